@@ -1,0 +1,165 @@
+//! Executes a parsed `Command`: the fio-style run and the subcommands.
+//! Returns the process exit code; every error is one line on stderr.
+
+use std::io::Write;
+
+use super::{help, Command, RunArgs};
+use crate::job;
+use crate::report;
+use crate::run::{self, plan, RunOptions};
+
+/// Exit codes.
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_FAIL: i32 = 1;
+
+fn fail(msg: &str) -> i32 {
+    eprintln!("iomark: {msg}");
+    EXIT_FAIL
+}
+
+pub fn execute(cmd: Command) -> i32 {
+    match cmd {
+        Command::Help => {
+            print!("{}", help::usage());
+            EXIT_OK
+        }
+        Command::Version => {
+            println!("iomark-{}", env!("CARGO_PKG_VERSION"));
+            EXIT_OK
+        }
+        Command::CmdHelp(None) => {
+            print!("{}", help::cmdhelp_all());
+            EXIT_OK
+        }
+        Command::CmdHelp(Some(name)) => match help::cmdhelp_one(&name) {
+            Ok(s) => {
+                print!("{s}");
+                EXIT_OK
+            }
+            Err(e) => fail(&e),
+        },
+        Command::EngHelp(e) => match help::enghelp(e.as_deref()) {
+            Ok(s) => {
+                print!("{s}");
+                EXIT_OK
+            }
+            Err(e) => fail(&e),
+        },
+        Command::Run(args) => run_jobs(*args),
+        Command::Sub(name, rest) => match name.as_str() {
+            "quick" => crate::suite::quick::main(rest),
+            other => fail(&format!("unknown subcommand '{other}'")),
+        },
+    }
+}
+
+/// Writes to `--output` or stdout.
+pub struct Sink {
+    file: Option<std::fs::File>,
+}
+
+impl Sink {
+    pub fn new(path: Option<&std::path::Path>) -> Result<Sink, String> {
+        let file = match path {
+            Some(p) => Some(std::fs::File::create(p).map_err(|e| {
+                format!(
+                    "cannot write output file '{}': {}",
+                    p.display(),
+                    job::jobfile::io_reason(&e)
+                )
+            })?),
+            None => None,
+        };
+        Ok(Sink { file })
+    }
+
+    pub fn is_stdout(&self) -> bool {
+        self.file.is_none()
+    }
+
+    pub fn write(&mut self, s: &str) {
+        let r = match &mut self.file {
+            Some(f) => f.write_all(s.as_bytes()),
+            None => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(s.as_bytes()).and_then(|_| out.flush())
+            }
+        };
+        if let Err(e) = r {
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                eprintln!("iomark: cannot write output: {e}");
+            }
+        }
+    }
+}
+
+fn run_jobs(args: RunArgs) -> i32 {
+    let list = match job::build_jobs(&args.sources) {
+        Ok(l) => l,
+        Err(e) => return fail(&e.to_string()),
+    };
+    if args.showcmd {
+        println!("{}", help::showcmd(&args.sources));
+        return EXIT_OK;
+    }
+    if args.parse_only {
+        return EXIT_OK;
+    }
+    if args.readonly {
+        if let Some(j) = list.jobs.iter().find(|j| j.io.rw.writes()) {
+            return fail(&format!(
+                "job '{}' writes (rw={}) but --readonly was given",
+                j.name,
+                j.io.rw.name()
+            ));
+        }
+    }
+    if let Some(max) = args.max_jobs {
+        let n: u32 = list.jobs.iter().map(|j| j.ctl.numjobs).sum();
+        if n > max {
+            return fail(&format!("{n} jobs exceed --max-jobs={max}"));
+        }
+    }
+    let plan = match plan::plan(&list.jobs) {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
+    let mut sink = match Sink::new(args.output.as_deref()) {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let f = args.formats;
+    if f.normal {
+        sink.write(&crate::report::normal::run_header(&plan));
+    }
+    let opts = RunOptions {
+        fake_clock_step: args.fake_clock_ns,
+        notices_to_stdout: f.normal && sink.is_stdout() && !f.json && !f.json_plus && !f.terse,
+        progress: args.eta,
+        eta_newline: args.eta_newline,
+        quiet: false,
+    };
+    let result = run::run(plan, &opts);
+    for jr in &result.jobs {
+        if let Some(msg) = &jr.outcome.error_msg {
+            eprintln!("iomark: job '{}': {msg}", jr.job.name());
+        }
+    }
+    let rep = report::build(&result, &list.global_options);
+    if f.normal {
+        sink.write(&report::normal::render(&rep));
+    }
+    if f.json || f.json_plus {
+        let doc = report::json::document(&rep, f.json_plus);
+        sink.write(&report::json::to_string(&doc));
+    }
+    if result.interrupted {
+        let sig = run::signals::which();
+        return 128 + if sig == 0 { libc::SIGINT } else { sig };
+    }
+    if result.failed() {
+        EXIT_FAIL
+    } else {
+        EXIT_OK
+    }
+}

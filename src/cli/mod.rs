@@ -1,0 +1,350 @@
+//! The command line: fio's argument stream (options before the first
+//! `--name` are global, each `--name=` starts a job, positional arguments
+//! are job files) plus iomark's subcommands.
+//!
+//! Parsing only: turns argv into a `Command`; running it is `commands`.
+
+pub mod commands;
+pub mod help;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use crate::job::{options, Assignment, JobSources, Origin};
+use crate::run::progress::ProgressMode;
+
+/// Output formats selected with `--output-format`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Formats {
+    pub normal: bool,
+    pub terse: bool,
+    pub json: bool,
+    pub json_plus: bool,
+}
+
+impl Formats {
+    pub fn parse(v: &str) -> Result<Formats, String> {
+        let mut f = Formats::default();
+        for part in v.split(',').map(str::trim) {
+            match part {
+                "normal" => f.normal = true,
+                "terse" => f.terse = true,
+                "json" => f.json = true,
+                "json+" => f.json_plus = true,
+                _ => {
+                    return Err(format!(
+                        "--output-format: '{part}' is not one of: normal, terse, json, json+"
+                    ))
+                }
+            }
+        }
+        Ok(f)
+    }
+}
+
+/// Settings of a fio-style run that are not job options.
+#[derive(Clone, Debug)]
+pub struct RunArgs {
+    pub sources: JobSources,
+    pub formats: Formats,
+    pub output: Option<PathBuf>,
+    pub terse_version: u32,
+    pub append_terse: bool,
+    pub eta: ProgressMode,
+    pub eta_newline: bool,
+    pub status_interval_ms: u64,
+    pub parse_only: bool,
+    pub showcmd: bool,
+    pub readonly: bool,
+    pub warnings_fatal: bool,
+    pub fake_clock_ns: Option<u64>,
+    pub max_jobs: Option<u32>,
+}
+
+impl Default for RunArgs {
+    fn default() -> Self {
+        RunArgs {
+            sources: JobSources::default(),
+            formats: Formats {
+                normal: true,
+                ..Formats::default()
+            },
+            output: None,
+            terse_version: 3,
+            append_terse: false,
+            eta: ProgressMode::Auto,
+            eta_newline: false,
+            status_interval_ms: 0,
+            parse_only: false,
+            showcmd: false,
+            readonly: false,
+            warnings_fatal: false,
+            fake_clock_ns: None,
+            max_jobs: None,
+        }
+    }
+}
+
+/// What the user asked for.
+#[derive(Clone, Debug)]
+pub enum Command {
+    Run(Box<RunArgs>),
+    Help,
+    Version,
+    CmdHelp(Option<String>),
+    EngHelp(Option<String>),
+    /// `iomark SUBCOMMAND …` with the remaining arguments.
+    Sub(String, Vec<OsString>),
+}
+
+pub const SUBCOMMANDS: &[&str] = &["quick"];
+
+/// fio command-line options iomark does not provide, with the reason.
+const UNSUPPORTED_CLI: &[(&str, &str)] = &[
+    (
+        "server",
+        "client/server mode is not supported; run iomark on each host",
+    ),
+    (
+        "client",
+        "client/server mode is not supported; run iomark on each host",
+    ),
+    ("daemonize", "client/server mode is not supported"),
+    ("remote-config", "client/server mode is not supported"),
+    ("idle-prof", "CPU idleness profiling is not supported"),
+    ("inflate-log", "compressed logs are not supported"),
+    ("trigger-file", "triggers are not supported"),
+    ("trigger-timeout", "triggers are not supported"),
+    ("trigger", "triggers are not supported"),
+    ("trigger-remote", "triggers are not supported"),
+    ("crctest", "checksum self-tests are not supported"),
+    ("merge-blktrace-only", "blktrace merging is not supported"),
+    (
+        "alloc-size",
+        "iomark needs no shared memory pool; drop this option",
+    ),
+    ("debug", "fio's debug categories are not supported"),
+    ("latency-log", "use write_lat_log instead"),
+    ("aux-path", "iomark keeps no state files"),
+];
+
+fn err(msg: impl Into<String>) -> String {
+    msg.into()
+}
+
+fn os_to_string(v: OsString, what: &str) -> Result<String, String> {
+    v.into_string()
+        .map_err(|_| err(format!("{what}: the value is not valid UTF-8")))
+}
+
+/// Parses the whole command line (without argv[0]).
+pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
+    if let Some(first) = args.first().and_then(|a| a.to_str()) {
+        if SUBCOMMANDS.contains(&first) {
+            return Ok(Command::Sub(first.to_string(), args[1..].to_vec()));
+        }
+    }
+    use lexopt::Arg;
+    let mut p = lexopt::Parser::from_args(args);
+    let mut run = RunArgs::default();
+    let mut current: Option<(String, Vec<Assignment>)> = None;
+    let mut jobfiles: Vec<PathBuf> = Vec::new();
+    let mut formats_set = false;
+    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
+        match arg {
+            Arg::Short('h') => return Ok(Command::Help),
+            Arg::Short(c) => return Err(format!("unknown option '-{c}' (see iomark --help)")),
+            Arg::Value(v) => jobfiles.push(PathBuf::from(v)),
+            Arg::Long(name) => {
+                let name = name.to_string();
+                match name.as_str() {
+                    "help" => return Ok(Command::Help),
+                    "version" => return Ok(Command::Version),
+                    "cmdhelp" => {
+                        let v = p
+                            .optional_value()
+                            .map(|v| os_to_string(v, "--cmdhelp"))
+                            .transpose()?;
+                        return Ok(Command::CmdHelp(v.filter(|s| s != "all")));
+                    }
+                    "enghelp" => {
+                        let v = p
+                            .optional_value()
+                            .map(|v| os_to_string(v, "--enghelp"))
+                            .transpose()?;
+                        return Ok(Command::EngHelp(v));
+                    }
+                    "output" => {
+                        run.output = Some(PathBuf::from(p.value().map_err(|e| e.to_string())?))
+                    }
+                    "output-format" => {
+                        let v =
+                            os_to_string(p.value().map_err(|e| e.to_string())?, "--output-format")?;
+                        run.formats = Formats::parse(&v)?;
+                        formats_set = true;
+                    }
+                    "minimal" => {
+                        run.formats = Formats {
+                            terse: true,
+                            ..Formats::default()
+                        };
+                        formats_set = true;
+                    }
+                    "append-terse" => run.append_terse = true,
+                    "terse-version" => {
+                        let v =
+                            os_to_string(p.value().map_err(|e| e.to_string())?, "--terse-version")?;
+                        run.terse_version = match v.trim() {
+                            "2" => 2,
+                            "3" => 3,
+                            "4" => 4,
+                            "5" => 5,
+                            _ => {
+                                return Err(format!(
+                                    "--terse-version: '{v}' is not one of: 2, 3, 4, 5"
+                                ))
+                            }
+                        };
+                    }
+                    "eta" => {
+                        let v = os_to_string(p.value().map_err(|e| e.to_string())?, "--eta")?;
+                        run.eta = match v.as_str() {
+                            "auto" => ProgressMode::Auto,
+                            "always" => ProgressMode::Always,
+                            "never" => ProgressMode::Never,
+                            _ => {
+                                return Err(format!(
+                                    "--eta: '{v}' is not one of: auto, always, never"
+                                ))
+                            }
+                        };
+                    }
+                    "eta-newline" => {
+                        let v = p
+                            .optional_value()
+                            .map(|v| os_to_string(v, "--eta-newline"))
+                            .transpose()?;
+                        run.eta_newline = true;
+                        if let Some(v) = v {
+                            crate::job::value::parse_time_us(&v, crate::job::value::TimeUnit::Sec)
+                                .map_err(|e| format!("--eta-newline: {e}"))?;
+                        }
+                    }
+                    "eta-interval" => {
+                        let v =
+                            os_to_string(p.value().map_err(|e| e.to_string())?, "--eta-interval")?;
+                        crate::job::value::parse_time_us(&v, crate::job::value::TimeUnit::Msec)
+                            .map_err(|e| format!("--eta-interval: {e}"))?;
+                    }
+                    "status-interval" => {
+                        let v = os_to_string(
+                            p.value().map_err(|e| e.to_string())?,
+                            "--status-interval",
+                        )?;
+                        let us =
+                            crate::job::value::parse_time_us(&v, crate::job::value::TimeUnit::Sec)
+                                .map_err(|e| format!("--status-interval: {e}"))?;
+                        run.status_interval_ms = us / 1000;
+                    }
+                    "section" => {
+                        let v = os_to_string(p.value().map_err(|e| e.to_string())?, "--section")?;
+                        run.sources.sections.push(v);
+                    }
+                    "parse-only" => run.parse_only = true,
+                    "showcmd" => run.showcmd = true,
+                    "readonly" => run.readonly = true,
+                    "warnings-fatal" => run.warnings_fatal = true,
+                    "bandwidth-log" => {
+                        run.sources.global.push(Assignment {
+                            key: "write_bw_log".into(),
+                            value: Some("agg".into()),
+                            origin: Origin::cli(),
+                        });
+                    }
+                    "max-jobs" => {
+                        let v = os_to_string(p.value().map_err(|e| e.to_string())?, "--max-jobs")?;
+                        run.max_jobs = Some(
+                            v.parse()
+                                .map_err(|_| format!("--max-jobs: '{v}' is not a number"))?,
+                        );
+                    }
+                    "fake-clock" => {
+                        // Hidden: deterministic timings for snapshot tests.
+                        let v =
+                            os_to_string(p.value().map_err(|e| e.to_string())?, "--fake-clock")?;
+                        run.fake_clock_ns =
+                            Some(v.parse().map_err(|_| {
+                                format!("--fake-clock: '{v}' is not a number of ns")
+                            })?);
+                    }
+                    "name" => {
+                        let v = os_to_string(p.value().map_err(|e| e.to_string())?, "--name")?;
+                        if v.trim().is_empty() {
+                            return Err("--name needs a job name".into());
+                        }
+                        if let Some(job) = current.take() {
+                            run.sources.cli_jobs.push(job);
+                        }
+                        current = Some((v, Vec::new()));
+                    }
+                    other => {
+                        if let Some((_, why)) = UNSUPPORTED_CLI.iter().find(|(n, _)| *n == other) {
+                            return Err(format!(
+                                "option '--{other}' is not supported by iomark: {why}"
+                            ));
+                        }
+                        let def = options::lookup(other)
+                            .ok_or_else(|| options::unknown_option_message(other))?;
+                        let value = if def.value_optional() {
+                            p.optional_value()
+                                .map(|v| os_to_string(v, other))
+                                .transpose()?
+                        } else {
+                            match p.optional_value() {
+                                Some(v) => Some(os_to_string(v, other)?),
+                                None => match p.value() {
+                                    Ok(v) => Some(os_to_string(v, other)?),
+                                    Err(_) => {
+                                        return Err(format!(
+                                            "option '{}' needs a value ({})",
+                                            def.name,
+                                            def.kind.describe()
+                                        ))
+                                    }
+                                },
+                            }
+                        };
+                        let a = Assignment {
+                            key: other.to_string(),
+                            value: value.map(|v| crate::job::jobfile::expand_vars(&v)),
+                            origin: Origin::cli(),
+                        };
+                        match &mut current {
+                            Some((_, items)) => items.push(a),
+                            None => run.sources.global.push(a),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if let Some(job) = current.take() {
+        run.sources.cli_jobs.push(job);
+    }
+    if run.append_terse && !formats_set {
+        run.formats.terse = true;
+    }
+    for f in jobfiles {
+        let sections = if f.as_os_str() == "-" {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .map_err(|e| format!("cannot read job file from stdin: {e}"))?;
+            crate::job::jobfile::parse_jobfile_text(&text, std::path::Path::new("<stdin>"))
+                .map_err(|e| e.to_string())?
+        } else {
+            crate::job::jobfile::read_jobfile(&f).map_err(|e| e.to_string())?
+        };
+        run.sources.files.push((f, sections));
+    }
+    Ok(Command::Run(Box::new(run)))
+}

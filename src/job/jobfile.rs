@@ -1,0 +1,368 @@
+//! The job file reader: turns fio's ini-like text into ordered sections of
+//! `key[=value]` entries, each remembering its file and line.
+//!
+//! It handles `[section]` headers (several `[global]` sections included),
+//! `;` and `#` comments (whole lines, and trailing ones after a value),
+//! keys without values, `include FILE` (nested, relative to the including
+//! file, no sections inside), `${VAR}` environment expansion and the
+//! `$pagesize`, `$mb_memory` and `$ncpus` keywords. It does not interpret
+//! option names or values: that is the option table's job.
+
+use std::path::{Path, PathBuf};
+
+use super::error::{JobError, Origin};
+
+/// One `key` or `key=value` line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub key: String,
+    pub value: Option<String>,
+    pub origin: Origin,
+}
+
+/// A `[name]` section with its entries in file order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Section {
+    pub name: String,
+    pub origin: Origin,
+    pub entries: Vec<Entry>,
+}
+
+impl Section {
+    pub fn is_global(&self) -> bool {
+        self.name == "global"
+    }
+}
+
+const MAX_INCLUDE_DEPTH: usize = 16;
+const MAX_LINE: usize = 8192;
+
+/// Reads a job file from disk.
+pub fn read_jobfile(path: &Path) -> Result<Vec<Section>, JobError> {
+    let text = std::fs::read(path).map_err(|e| {
+        JobError::plain(format!(
+            "cannot read job file '{}': {}",
+            path.display(),
+            io_reason(&e)
+        ))
+    })?;
+    let text = String::from_utf8_lossy(&text);
+    parse_jobfile_text(&text, path)
+}
+
+pub(crate) fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => {
+            let s = e.to_string();
+            match s.find(" (os error") {
+                Some(i) => s[..i].to_lowercase(),
+                None => s,
+            }
+        }
+    }
+}
+
+/// Parses job file text; `path` names it in errors and anchors includes.
+pub fn parse_jobfile_text(text: &str, path: &Path) -> Result<Vec<Section>, JobError> {
+    let mut sections: Vec<Section> = Vec::new();
+    let mut stack = vec![path.to_path_buf()];
+    parse_into(text, path, &mut sections, false, &mut stack)?;
+    Ok(sections)
+}
+
+fn parse_into(
+    text: &str,
+    path: &Path,
+    sections: &mut Vec<Section>,
+    in_include: bool,
+    stack: &mut Vec<PathBuf>,
+) -> Result<(), JobError> {
+    for (idx, raw) in text.lines().enumerate() {
+        let origin = Origin::file(path, idx + 1);
+        if raw.len() > MAX_LINE {
+            return Err(JobError::at(
+                &origin,
+                format!("line is longer than {MAX_LINE} bytes"),
+            ));
+        }
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with(';') || line.starts_with('#') {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix('[') {
+            if in_include {
+                return Err(JobError::at(
+                    &origin,
+                    "an included file may not contain [sections]".to_string(),
+                ));
+            }
+            let name = rest.strip_suffix(']').map(str::trim).ok_or_else(|| {
+                JobError::at(
+                    &origin,
+                    format!("section header '{line}' is missing its closing ']'"),
+                )
+            })?;
+            if name.is_empty() {
+                return Err(JobError::at(&origin, "empty section name '[]'".to_string()));
+            }
+            if name.contains(['[', ']']) {
+                return Err(JobError::at(
+                    &origin,
+                    format!("section header '{line}' has a stray bracket"),
+                ));
+            }
+            sections.push(Section {
+                name: name.to_string(),
+                origin,
+                entries: Vec::new(),
+            });
+            continue;
+        }
+        if let Some(target) = include_target(line) {
+            let target = strip_comment(target).trim();
+            if target.is_empty() {
+                return Err(JobError::at(
+                    &origin,
+                    "include needs a file name".to_string(),
+                ));
+            }
+            let target = expand_vars(target);
+            let inc = resolve_include(path, &target);
+            if stack.len() > MAX_INCLUDE_DEPTH || stack.contains(&inc) {
+                return Err(JobError::at(
+                    &origin,
+                    format!(
+                        "include of '{}' is recursive or nested too deeply",
+                        inc.display()
+                    ),
+                ));
+            }
+            if sections.is_empty() {
+                return Err(JobError::at(
+                    &origin,
+                    "include before any [section]".to_string(),
+                ));
+            }
+            let inc_text = std::fs::read(&inc).map_err(|e| {
+                JobError::at(
+                    &origin,
+                    format!(
+                        "cannot read included file '{}': {}",
+                        inc.display(),
+                        io_reason(&e)
+                    ),
+                )
+            })?;
+            stack.push(inc.clone());
+            parse_into(
+                &String::from_utf8_lossy(&inc_text),
+                &inc,
+                sections,
+                true,
+                stack,
+            )?;
+            stack.pop();
+            continue;
+        }
+        let Some(section) = sections.last_mut() else {
+            return Err(JobError::at(
+                &origin,
+                format!("'{line}' appears before any [section] header"),
+            ));
+        };
+        let (key, value) = match line.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(strip_comment(v).trim())),
+            None => (strip_comment(line).trim(), None),
+        };
+        if key.is_empty() {
+            return Err(JobError::at(
+                &origin,
+                format!("'{line}' has no option name before '='"),
+            ));
+        }
+        section.entries.push(Entry {
+            key: key.to_string(),
+            value: value.map(expand_vars),
+            origin,
+        });
+    }
+    Ok(())
+}
+
+fn include_target(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("include")?;
+    if rest.starts_with(char::is_whitespace) && !rest.trim_start().starts_with('=') {
+        Some(rest.trim())
+    } else {
+        None
+    }
+}
+
+fn resolve_include(from: &Path, target: &str) -> PathBuf {
+    let t = Path::new(target);
+    if t.is_absolute() {
+        return t.to_path_buf();
+    }
+    match from.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => {
+            let candidate = dir.join(t);
+            if candidate.exists() || !t.exists() {
+                candidate
+            } else {
+                t.to_path_buf()
+            }
+        }
+        _ => t.to_path_buf(),
+    }
+}
+
+/// Removes a trailing `;` or `#` comment that follows whitespace, so values
+/// such as `filename=a#b` keep their characters.
+fn strip_comment(v: &str) -> &str {
+    let b = v.as_bytes();
+    for i in 0..b.len() {
+        if (b[i] == b';' || b[i] == b'#') && (i == 0 || b[i - 1].is_ascii_whitespace()) {
+            return &v[..i];
+        }
+    }
+    v
+}
+
+/// Expands `${VAR}` (unset variables become empty, as fio does) and the
+/// reserved keywords `$pagesize`, `$mb_memory` and `$ncpus`.
+pub fn expand_vars(v: &str) -> String {
+    if !v.contains('$') {
+        return v.to_string();
+    }
+    let mut out = String::with_capacity(v.len());
+    let mut rest = v;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        if let Some(body) = after.strip_prefix('{') {
+            if let Some(end) = body.find('}') {
+                let name = &body[..end];
+                if let Ok(val) = std::env::var(name) {
+                    out.push_str(&val);
+                }
+                rest = &body[end + 1..];
+                continue;
+            }
+        }
+        let mut matched = false;
+        for (kw, val) in [
+            ("pagesize", sysinfo_pagesize as fn() -> u64),
+            ("mb_memory", sysinfo_mb_memory),
+            ("ncpus", sysinfo_ncpus),
+        ] {
+            if let Some(tail) = after.strip_prefix(kw) {
+                out.push_str(&val().to_string());
+                rest = tail;
+                matched = true;
+                break;
+            }
+        }
+        if !matched {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+pub fn sysinfo_pagesize() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let v = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if v > 0 {
+        v as u64
+    } else {
+        4096
+    }
+}
+
+pub fn sysinfo_mb_memory() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let (pages, size) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    if pages > 0 && size > 0 {
+        (pages as u64 * size as u64) >> 20
+    } else {
+        0
+    }
+}
+
+pub fn sysinfo_ncpus() -> u64 {
+    std::thread::available_parallelism()
+        .map(|n| n.get() as u64)
+        .unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Vec<Section>, JobError> {
+        parse_jobfile_text(text, Path::new("t.fio"))
+    }
+
+    #[test]
+    fn sections_comments_and_bare_keys() {
+        let s = parse("; c\n[global]\nbs=4k ; note\n# c\n[job1]\ntime_based\nrw = randread\n[global]\n[job1]\n").unwrap();
+        let names: Vec<&str> = s.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["global", "job1", "global", "job1"]);
+        assert_eq!(s[0].entries[0].value.as_deref(), Some("4k"));
+        assert_eq!(s[1].entries[0].key, "time_based");
+        assert_eq!(s[1].entries[0].value, None);
+        assert_eq!(s[1].entries[1].value.as_deref(), Some("randread"));
+        assert_eq!(s[1].entries[1].origin.line, 7);
+    }
+
+    #[test]
+    fn values_keep_inner_hashes() {
+        let s = parse("[a]\nfilename=/tmp/a#b\n").unwrap();
+        assert_eq!(s[0].entries[0].value.as_deref(), Some("/tmp/a#b"));
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e = parse("[a]\nbs=4k\n[oops\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.fio:3: section header '[oops' is missing its closing ']'"
+        );
+        let e = parse("bs=4k\n").unwrap_err();
+        assert!(e.to_string().starts_with("t.fio:1:"));
+    }
+
+    #[test]
+    fn env_and_keywords_expand() {
+        std::env::set_var("IOMARK_TEST_BS", "8k");
+        assert_eq!(expand_vars("${IOMARK_TEST_BS}"), "8k");
+        assert_eq!(expand_vars("${IOMARK_SURELY_UNSET_VAR}"), "");
+        assert_eq!(expand_vars("$ncpus"), sysinfo_ncpus().to_string());
+        assert_eq!(expand_vars("a$b"), "a$b");
+    }
+
+    #[test]
+    fn includes_are_spliced_into_the_section() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("inc.fio"), "iodepth=4\n").unwrap();
+        std::fs::write(dir.path().join("main.fio"), "[a]\ninclude inc.fio\nbs=4k\n").unwrap();
+        let s = read_jobfile(&dir.path().join("main.fio")).unwrap();
+        let keys: Vec<&str> = s[0].entries.iter().map(|e| e.key.as_str()).collect();
+        assert_eq!(keys, ["iodepth", "bs"]);
+        std::fs::write(dir.path().join("bad.fio"), "[x]\n").unwrap();
+        std::fs::write(dir.path().join("main2.fio"), "[a]\ninclude bad.fio\n").unwrap();
+        assert!(read_jobfile(&dir.path().join("main2.fio")).is_err());
+        std::fs::write(dir.path().join("loop.fio"), "include loop.fio\n").unwrap();
+        std::fs::write(dir.path().join("main3.fio"), "[a]\ninclude loop.fio\n").unwrap();
+        assert!(read_jobfile(&dir.path().join("main3.fio")).is_err());
+    }
+}

@@ -1,0 +1,5 @@
+//! (to be filled)
+
+use super::OptDef;
+
+pub const OPTS: &[OptDef] = &[];

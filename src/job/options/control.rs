@@ -1,0 +1,254 @@
+//! Job description and control: names, clones, groups, dependencies,
+//! units, CPU placement and priority.
+
+use super::{boolean, opt, uint, uint_in, Category::*, Kind, OptDef};
+use crate::job::spec::CpusPolicy;
+use crate::job::value::parse_choice;
+
+pub const OPTS: &[OptDef] = &[
+    opt(
+        "name",
+        Job,
+        Kind::Str,
+        "Name of the job (starts a new job on the command line)",
+        |s, v| {
+            if v.trim().is_empty() {
+                return Err("the job name must not be empty".into());
+            }
+            s.name = v.to_string();
+            Ok(())
+        },
+    ),
+    opt(
+        "description",
+        Job,
+        Kind::Str,
+        "Free-text description printed with the job",
+        |s, v| {
+            s.description = v.to_string();
+            Ok(())
+        },
+    ),
+    opt(
+        "numjobs",
+        Job,
+        Kind::Int,
+        "Number of clones of this job, each doing the same workload",
+        |s, v| {
+            s.ctl.numjobs = uint_in(v, 1, 65536)? as u32;
+            Ok(())
+        },
+    )
+    .default("1"),
+    opt(
+        "stonewall",
+        Job,
+        Kind::Switch,
+        "Wait for all earlier jobs to finish before starting; starts a new reporting group",
+        |s, v| {
+            s.ctl.stonewall = boolean(v)?;
+            Ok(())
+        },
+    )
+    .alias(&["wait_for_previous"]),
+    opt(
+        "new_group",
+        Job,
+        Kind::Switch,
+        "Start a new reporting group with this job",
+        |s, v| {
+            s.ctl.new_group = boolean(v)?;
+            Ok(())
+        },
+    ),
+    opt(
+        "wait_for",
+        Job,
+        Kind::Str,
+        "Start only after the named job has finished",
+        |s, v| {
+            s.ctl.wait_for = Some(v.trim().to_string()).filter(|n| !n.is_empty());
+            Ok(())
+        },
+    ),
+    opt(
+        "exitall",
+        Job,
+        Kind::Switch,
+        "When this job finishes, stop all other running jobs",
+        |s, v| {
+            s.ctl.exitall = boolean(v)?;
+            Ok(())
+        },
+    ),
+    opt(
+        "exitall_on_error",
+        Job,
+        Kind::Switch,
+        "When this job fails with an I/O error, stop all other running jobs",
+        |s, v| {
+            s.ctl.exitall_on_error = boolean(v)?;
+            Ok(())
+        },
+    ),
+    opt(
+        "thread",
+        Job,
+        Kind::Switch,
+        "Run jobs as threads (iomark always runs jobs as threads; accepted for compatibility)",
+        |s, v| {
+            s.ctl.thread = boolean(v)?;
+            Ok(())
+        },
+    ),
+    opt(
+        "kb_base",
+        Job,
+        Kind::Choice(&[
+            ("1024", "k means 1024 (IEC binary units)"),
+            ("1000", "k means 1000 (SI decimal units)"),
+        ]),
+        "Unit base for k/m/g in values and for printed sizes",
+        |s, v| {
+            s.ctl.kb_base = match uint(v)? {
+                b @ (1000 | 1024) => b,
+                _ => {
+                    return Err(format!(
+                        "'{v}' is not a valid unit base (expected 1024 or 1000)"
+                    ))
+                }
+            };
+            Ok(())
+        },
+    )
+    .default("1024")
+    .early(),
+    opt(
+        "unit_base",
+        Job,
+        Kind::Choice(&[
+            ("0", "auto-detect (bytes)"),
+            ("8", "report in bits"),
+            ("1", "report in bytes"),
+        ]),
+        "Report bandwidth in bits (8) or bytes (1)",
+        |s, v| {
+            s.ctl.unit_base = match uint(v)? {
+                b @ (0 | 1 | 8) => b as u32,
+                _ => {
+                    return Err(format!(
+                        "'{v}' is not a valid unit base (expected 0, 1 or 8)"
+                    ))
+                }
+            };
+            Ok(())
+        },
+    )
+    .default("0"),
+    opt(
+        "cpus_allowed",
+        Cpu,
+        Kind::List,
+        "CPUs the job may run on, as a list with ranges (0,2-3)",
+        |s, v| {
+            s.ctl.cpus_allowed = Some(parse_cpu_list(v)?);
+            Ok(())
+        },
+    )
+    .alias(&["cpumask_list"]),
+    opt(
+        "cpumask",
+        Cpu,
+        Kind::Int,
+        "CPUs the job may run on, as a bit mask",
+        |s, v| {
+            let mask = uint(v)?;
+            if mask == 0 {
+                return Err("the CPU mask must select at least one CPU".into());
+            }
+            s.ctl.cpus_allowed = Some((0..64).filter(|i| mask & (1u64 << i) != 0).collect());
+            Ok(())
+        },
+    ),
+    opt(
+        "cpus_allowed_policy",
+        Cpu,
+        Kind::Choice(&[
+            ("shared", "all clones share the CPU set"),
+            ("split", "each clone gets its own CPU from the set"),
+        ]),
+        "How clones use the cpus_allowed set",
+        |s, v| {
+            s.ctl.cpus_allowed_policy = parse_choice(
+                v,
+                &[("shared", CpusPolicy::Shared), ("split", CpusPolicy::Split)],
+            )?;
+            Ok(())
+        },
+    )
+    .default("shared"),
+    opt(
+        "nice",
+        Cpu,
+        Kind::Int,
+        "Run the job at this nice value (-20 to 19)",
+        |s, v| {
+            let n = crate::job::value::parse_int(v)?;
+            if !(-20..=19).contains(&n) {
+                return Err(format!("'{v}' is out of range (expected -20 to 19)"));
+            }
+            s.ctl.nice = n as i32;
+            Ok(())
+        },
+    )
+    .default("0"),
+    opt(
+        "prio",
+        Cpu,
+        Kind::Int,
+        "I/O priority level within the class (0 highest to 7 lowest)",
+        |s, v| {
+            s.ctl.prio = Some(uint_in(v, 0, 7)? as u32);
+            Ok(())
+        },
+    ),
+    opt(
+        "prioclass",
+        Cpu,
+        Kind::Int,
+        "I/O priority class (1 realtime, 2 best effort, 3 idle)",
+        |s, v| {
+            s.ctl.prioclass = Some(uint_in(v, 0, 3)? as u32);
+            Ok(())
+        },
+    ),
+];
+
+/// Parses "0,2-3,8" into CPU numbers.
+pub fn parse_cpu_list(v: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a, b),
+            None => (part, part),
+        };
+        let a: usize = a
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{part}' is not a CPU number or range"))?;
+        let b: usize = b
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{part}' is not a CPU number or range"))?;
+        if a > b || b >= 4096 {
+            return Err(format!("'{part}' is not a valid CPU range"));
+        }
+        out.extend(a..=b);
+    }
+    if out.is_empty() {
+        return Err(format!("'{v}' selects no CPUs"));
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}

@@ -1,0 +1,223 @@
+//! Files and targets: names, directories, sizes, offsets and the life
+//! cycle of the files a job creates.
+
+use super::{boolean, opt, size, uint, uint_in, Category::*, Kind, OptDef};
+use crate::job::spec::{FallocateMode, FileService};
+use crate::job::value::{parse_choice, parse_size_or_percent, parse_size_range, SizeOrPercent};
+
+/// Splits a ':'-separated list, honouring `\:` as a literal colon.
+pub fn split_colon_list(v: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = v.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                cur.push(':');
+                chars.next();
+            }
+            ':' => out.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out.into_iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn parse_file_service(v: &str) -> Result<FileService, String> {
+    let (kind, arg) = match v.split_once(':') {
+        Some((k, a)) => (k.trim(), Some(a.trim())),
+        None => (v.trim(), None),
+    };
+    let count = |a: Option<&str>| -> Result<u32, String> {
+        match a {
+            Some(a) => Ok(uint_in(a, 1, u32::MAX as u64)? as u32),
+            None => Ok(1),
+        }
+    };
+    let float = |a: Option<&str>, def: f64| -> Result<f64, String> {
+        match a {
+            Some(a) => a
+                .parse::<f64>()
+                .map_err(|_| format!("'{a}' is not a number")),
+            None => Ok(def),
+        }
+    };
+    Ok(match kind {
+        "random" => FileService::Random(count(arg)?),
+        "roundrobin" => FileService::RoundRobin(count(arg)?),
+        "sequential" => FileService::Sequential(count(arg)?),
+        "zipf" => FileService::Zipf(float(arg, 1.2)?),
+        "pareto" => FileService::Pareto(float(arg, 0.2)?),
+        "normal" => FileService::Normal(float(arg, 0.0)?),
+        "gauss" => FileService::Gauss(float(arg, 0.0)?),
+        _ => {
+            return Err(format!(
+                "'{v}' is not one of: random, roundrobin, sequential, zipf, pareto, normal, gauss (optionally with :N)"
+            ))
+        }
+    })
+}
+
+pub const OPTS: &[OptDef] = &[
+    opt("filename", Files, Kind::Str, "File or device to do I/O to; several are separated by ':'", |s, v| {
+        let names = split_colon_list(v);
+        if names.is_empty() {
+            return Err("needs at least one file name".into());
+        }
+        s.file.filenames = names;
+        Ok(())
+    }),
+    opt("directory", Files, Kind::Str, "Directory for the job's files; several are separated by ':'", |s, v| {
+        let dirs = split_colon_list(v);
+        if dirs.is_empty() {
+            return Err("needs a directory".into());
+        }
+        s.file.directories = dirs;
+        Ok(())
+    }),
+    opt("filename_format", Files, Kind::Str, "Pattern for generated file names ($jobname, $jobnum, $filenum, $clientuid)", |s, v| {
+        if v.trim().is_empty() {
+            return Err("the format must not be empty".into());
+        }
+        s.file.filename_format = v.trim().to_string();
+        Ok(())
+    })
+    .default("$jobname.$jobnum.$filenum"),
+    opt("unique_filename", Files, Kind::Bool, "Prefix generated names with the client's address in client/server mode", |s, v| {
+        s.file.unique_filename = boolean(v)?;
+        Ok(())
+    })
+    .default("1"),
+    opt("lockfile", Files, Kind::Choice(&[("none", "no locking"), ("exclusive", "one I/O at a time per file"), ("readwrite", "many readers or one writer")]), "Lock files while doing I/O to them", |s, v| {
+        let base = v.split(':').next().unwrap_or("");
+        parse_choice(base, &[("none", ()), ("exclusive", ()), ("readwrite", ())])?;
+        s.file.lockfile = base.to_string();
+        Ok(())
+    })
+    .default("none"),
+    opt("nrfiles", Files, Kind::Int, "Number of files the job's size is spread over", |s, v| {
+        s.file.nrfiles = uint_in(v, 1, 1 << 24)? as u32;
+        Ok(())
+    })
+    .alias(&["nr_files"])
+    .default("1"),
+    opt("openfiles", Files, Kind::Int, "How many files to keep open at once (0: all)", |s, v| {
+        s.file.openfiles = uint(v)? as u32;
+        Ok(())
+    })
+    .default("0"),
+    opt("file_service_type", Files, Kind::Str, "How the next file is chosen: random, roundrobin, sequential (with :N ios per switch), zipf, pareto, normal, gauss", |s, v| {
+        s.file.file_service = parse_file_service(v)?;
+        Ok(())
+    })
+    .default("roundrobin"),
+    opt("size", Files, Kind::Size, "Total size of the job's files (or a percentage of an existing file or device)", |s, v| {
+        let sz = parse_size_or_percent(v, s.kb_base())?;
+        if sz == SizeOrPercent::Bytes(0) {
+            return Err("the size must be larger than zero".into());
+        }
+        s.file.size = Some(sz);
+        Ok(())
+    }),
+    opt("io_size", Files, Kind::Size, "Total amount of I/O to do, if different from size", |s, v| {
+        s.file.io_size = Some(parse_size_or_percent(v, s.kb_base())?);
+        Ok(())
+    })
+    .alias(&["io_limit"]),
+    opt("filesize", Files, Kind::Range, "Size of each file, or a range to pick sizes from", |s, v| {
+        s.file.filesize = Some(parse_size_range(v, s.kb_base())?);
+        Ok(())
+    }),
+    opt("offset", Files, Kind::Size, "Start I/O at this offset in each file (bytes or percentage)", |s, v| {
+        s.file.offset = parse_size_or_percent(v, s.kb_base())?;
+        Ok(())
+    })
+    .alias(&["fileoffset"])
+    .default("0"),
+    opt("offset_increment", Files, Kind::Size, "Add this much to offset for each clone (numjobs)", |s, v| {
+        s.file.offset_increment = parse_size_or_percent(v, s.kb_base())?;
+        Ok(())
+    })
+    .default("0"),
+    opt("number_ios", Files, Kind::Int, "Stop after this many I/Os, even if size is not reached", |s, v| {
+        s.file.number_ios = size(s, v)?;
+        Ok(())
+    })
+    .default("0"),
+    opt("fill_device", Files, Kind::Bool, "Write until the device or filesystem is full (ENOSPC ends the job cleanly)", |s, v| {
+        s.file.fill_device = boolean(v)?;
+        Ok(())
+    })
+    .alias(&["fill_fs"])
+    .default("0"),
+    opt("file_append", Files, Kind::Bool, "Do I/O after the end of the existing file", |s, v| {
+        s.file.file_append = boolean(v)?;
+        Ok(())
+    })
+    .default("0"),
+    opt("create_on_open", Files, Kind::Bool, "Create files when they are opened for I/O, not before the job starts", |s, v| {
+        s.file.create_on_open = boolean(v)?;
+        Ok(())
+    })
+    .default("0"),
+    opt("create_only", Files, Kind::Bool, "Only lay out the files, do no I/O", |s, v| {
+        s.file.create_only = boolean(v)?;
+        Ok(())
+    })
+    .default("0"),
+    opt("create_serialize", Files, Kind::Bool, "Lay out the files of clones one after another", |s, v| {
+        s.file.create_serialize = boolean(v)?;
+        Ok(())
+    })
+    .default("1"),
+    opt("allow_file_create", Files, Kind::Bool, "Allow creating files that do not exist", |s, v| {
+        s.file.allow_file_create = boolean(v)?;
+        Ok(())
+    })
+    .default("1"),
+    opt("allow_mounted_write", Files, Kind::Bool, "Allow writes to a device that holds a mounted filesystem", |s, v| {
+        s.file.allow_mounted_write = boolean(v)?;
+        Ok(())
+    })
+    .default("0"),
+    opt("pre_read", Files, Kind::Bool, "Read the files into the page cache before starting", |s, v| {
+        s.file.pre_read = boolean(v)?;
+        Ok(())
+    })
+    .default("0"),
+    opt("overwrite", Files, Kind::Bool, "Write the whole file before a write job, so it writes over existing blocks", |s, v| {
+        s.file.overwrite = boolean(v)?;
+        Ok(())
+    })
+    .default("0"),
+    opt("fallocate", Files, Kind::Choice(&[("none", "do not preallocate"), ("native", "fallocate(2), falling back to none"), ("posix", "posix_fallocate(3)"), ("keep", "fallocate(2) keeping the file size"), ("truncate", "ftruncate(2) to the size"), ("0", "same as none"), ("1", "same as posix")]), "How to preallocate files when laying them out", |s, v| {
+        s.file.fallocate = parse_choice(
+            v,
+            &[
+                ("none", FallocateMode::None),
+                ("native", FallocateMode::Native),
+                ("posix", FallocateMode::Posix),
+                ("keep", FallocateMode::Keep),
+                ("truncate", FallocateMode::Truncate),
+                ("0", FallocateMode::None),
+                ("1", FallocateMode::Posix),
+            ],
+        )?;
+        Ok(())
+    })
+    .default("native"),
+    opt("unlink", Files, Kind::Bool, "Remove the job's files when it finishes", |s, v| {
+        s.file.unlink = boolean(v)?;
+        Ok(())
+    })
+    .default("0"),
+    opt("unlink_each_loop", Files, Kind::Bool, "Remove the job's files after each loop", |s, v| {
+        s.file.unlink_each_loop = boolean(v)?;
+        Ok(())
+    })
+    .default("0"),
+];

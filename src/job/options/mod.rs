@@ -1,0 +1,426 @@
+//! The option table: one declarative entry per fio option (name, aliases,
+//! type, default, help, category, engines, support) with a typed setter.
+//!
+//! The same table drives job files and the command line, `--cmdhelp`,
+//! `--showcmd`, defaults and the "job options" echo. An option iomark does
+//! not implement is still listed, marked unsupported, so using it gives a
+//! clear error naming it instead of being ignored. Options are split by
+//! family into the files beside this one.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use super::spec::JobSpec;
+use super::value::TimeUnit;
+
+mod buffers;
+mod control;
+mod engines;
+mod files;
+mod io;
+mod logs;
+mod stats;
+mod sync;
+mod timing;
+mod unsupported;
+mod verify;
+
+/// Sets a field of the spec from the option's text value.
+pub type Setter = fn(&mut JobSpec, &str) -> Result<(), String>;
+
+/// The value type, for help output and for bare-key handling.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    Str,
+    Int,
+    Size,
+    /// A size per direction: `read,write,trim`.
+    SizeDdir,
+    Time(TimeUnit),
+    Bool,
+    /// Bare key means "on" (`time_based`, `group_reporting`, …).
+    Switch,
+    Range,
+    Split,
+    Percent,
+    Float,
+    Choice(&'static [(&'static str, &'static str)]),
+    List,
+}
+
+impl Kind {
+    pub fn describe(&self) -> String {
+        match self {
+            Kind::Str => "string".into(),
+            Kind::Int => "integer".into(),
+            Kind::Size => "size (integer with optional k/m/g/t/p unit)".into(),
+            Kind::SizeDdir => "size, or read,write,trim sizes".into(),
+            Kind::Time(u) => format!(
+                "time (integer with optional unit us/ms/s/m/h/d; bare numbers in {})",
+                match u {
+                    TimeUnit::Sec => "seconds",
+                    TimeUnit::Msec => "milliseconds",
+                    TimeUnit::Usec => "microseconds",
+                }
+            ),
+            Kind::Bool => "boolean (0 or 1)".into(),
+            Kind::Switch => "switch (bare, or 0/1)".into(),
+            Kind::Range => "range (LOW-HIGH)".into(),
+            Kind::Split => "split (SIZE/PERCENT:SIZE/PERCENT…)".into(),
+            Kind::Percent => "percentage (0-100)".into(),
+            Kind::Float => "decimal number".into(),
+            Kind::Choice(_) => "one of a set of words".into(),
+            Kind::List => "list".into(),
+        }
+    }
+}
+
+/// Groups options in help output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Category {
+    Job,
+    Files,
+    Io,
+    Engine,
+    Timing,
+    Rate,
+    Sync,
+    Buffers,
+    Verify,
+    Stats,
+    Logs,
+    Cpu,
+    Zones,
+    Misc,
+}
+
+impl Category {
+    pub fn title(self) -> &'static str {
+        match self {
+            Category::Job => "Job description and control",
+            Category::Files => "Files and targets",
+            Category::Io => "I/O type, sizes and offsets",
+            Category::Engine => "I/O engine",
+            Category::Timing => "Run time and think time",
+            Category::Rate => "Rate limits",
+            Category::Sync => "Caching and sync",
+            Category::Buffers => "Buffer contents",
+            Category::Verify => "Verification",
+            Category::Stats => "Statistics and reporting",
+            Category::Logs => "Logs and traces",
+            Category::Cpu => "CPU, NUMA and priority",
+            Category::Zones => "Zones",
+            Category::Misc => "Miscellaneous",
+        }
+    }
+}
+
+/// Whether iomark implements an option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Support {
+    Yes,
+    /// Listed for completeness; using it is an error giving this reason.
+    No(&'static str),
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct OptDef {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub kind: Kind,
+    /// The default as text, "" when there is none.
+    pub default: &'static str,
+    pub help: &'static str,
+    pub category: Category,
+    /// Engines the option belongs to; empty for job options.
+    pub engines: &'static [&'static str],
+    pub support: Support,
+    /// Applied before the other options of a section (kb_base, ioengine),
+    /// since other values depend on them.
+    pub early: bool,
+    pub set: Setter,
+}
+
+fn reject(_: &mut JobSpec, _: &str) -> Result<(), String> {
+    Err("not supported".into())
+}
+
+/// An implemented option.
+pub const fn opt(
+    name: &'static str,
+    cat: Category,
+    kind: Kind,
+    help: &'static str,
+    set: Setter,
+) -> OptDef {
+    OptDef {
+        name,
+        aliases: &[],
+        kind,
+        default: "",
+        help,
+        category: cat,
+        engines: &[],
+        support: Support::Yes,
+        early: false,
+        set,
+    }
+}
+
+/// A documented option that iomark does not implement.
+pub const fn unsupported(
+    name: &'static str,
+    cat: Category,
+    help: &'static str,
+    reason: &'static str,
+) -> OptDef {
+    OptDef {
+        name,
+        aliases: &[],
+        kind: Kind::Str,
+        default: "",
+        help,
+        category: cat,
+        engines: &[],
+        support: Support::No(reason),
+        early: false,
+        set: reject,
+    }
+}
+
+impl OptDef {
+    pub const fn alias(mut self, aliases: &'static [&'static str]) -> Self {
+        self.aliases = aliases;
+        self
+    }
+
+    pub const fn default(mut self, d: &'static str) -> Self {
+        self.default = d;
+        self
+    }
+
+    pub const fn engines(mut self, e: &'static [&'static str]) -> Self {
+        self.engines = e;
+        self
+    }
+
+    pub const fn early(mut self) -> Self {
+        self.early = true;
+        self
+    }
+
+    pub fn is_supported(&self) -> bool {
+        self.support == Support::Yes
+    }
+
+    /// Whether the command line takes this option's value only with '='.
+    pub fn value_optional(&self) -> bool {
+        matches!(self.kind, Kind::Switch)
+    }
+}
+
+/// Every option, grouped by family.
+pub fn all() -> impl Iterator<Item = &'static OptDef> {
+    [
+        control::OPTS,
+        files::OPTS,
+        io::OPTS,
+        engines::OPTS,
+        timing::OPTS,
+        sync::OPTS,
+        buffers::OPTS,
+        verify::OPTS,
+        stats::OPTS,
+        logs::OPTS,
+        unsupported::OPTS,
+    ]
+    .into_iter()
+    .flat_map(|s| s.iter())
+}
+
+fn index() -> &'static HashMap<&'static str, &'static OptDef> {
+    static INDEX: OnceLock<HashMap<&'static str, &'static OptDef>> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        let mut m = HashMap::new();
+        for d in all() {
+            m.insert(d.name, d);
+            for a in d.aliases {
+                m.insert(*a, d);
+            }
+        }
+        m
+    })
+}
+
+/// Finds an option by name or alias (case-sensitive, as fio).
+pub fn lookup(name: &str) -> Option<&'static OptDef> {
+    index().get(name).copied()
+}
+
+/// The closest option name to a misspelt one, if any is close enough.
+pub fn suggest(name: &str) -> Option<&'static str> {
+    let lname = name.to_ascii_lowercase();
+    if let Some(d) = lookup(&lname) {
+        return Some(d.name);
+    }
+    let mut best: Option<(usize, &'static str)> = None;
+    for key in index().keys() {
+        let d = edit_distance(&lname, key);
+        if best.is_none_or(|(bd, bk)| d < bd || (d == bd && *key < bk)) {
+            best = Some((d, key));
+        }
+    }
+    let limit = (name.len() / 3).max(2);
+    best.filter(|(d, _)| *d <= limit)
+        .map(|(_, k)| lookup(k).map(|d| d.name).unwrap_or(k))
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    // Optimal string alignment distance: insert, delete, substitute, swap.
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// Error text for an option name that is not in the table.
+pub fn unknown_option_message(name: &str) -> String {
+    match suggest(name) {
+        Some(s) => format!("unknown option '{name}' (did you mean '{s}'?)"),
+        None => format!("unknown option '{name}' (see iomark --cmdhelp for the list)"),
+    }
+}
+
+/// Applies one assignment to `spec`. `value` is `None` for a bare key.
+pub fn apply(spec: &mut JobSpec, def: &OptDef, value: Option<&str>) -> Result<(), String> {
+    if let Support::No(reason) = def.support {
+        return Err(format!(
+            "option '{}' is not supported by iomark: {reason}",
+            def.name
+        ));
+    }
+    let value = match value {
+        Some(v) => v,
+        None if def.value_optional() => "1",
+        None => {
+            return Err(format!(
+                "option '{}' needs a value ({})",
+                def.name,
+                def.kind.describe()
+            ));
+        }
+    };
+    (def.set)(spec, value).map_err(|e| format!("option '{}': {e}", def.name))
+}
+
+/// The names of options that are implemented, for tests and docs.
+pub fn supported_names() -> Vec<&'static str> {
+    all().filter(|d| d.is_supported()).map(|d| d.name).collect()
+}
+
+/// Builds a spec with every option's default applied; used to check that
+/// the defaults in the table agree with `JobSpec::default()`.
+pub fn spec_from_table_defaults() -> Result<JobSpec, String> {
+    let mut spec = JobSpec::default();
+    for d in all().filter(|d| d.is_supported() && !d.default.is_empty()) {
+        (d.set)(&mut spec, d.default).map_err(|e| format!("default of '{}': {e}", d.name))?;
+    }
+    Ok(spec)
+}
+
+// Shared helpers for setters.
+
+pub(crate) fn size(s: &JobSpec, v: &str) -> Result<u64, String> {
+    super::value::parse_size(v, s.kb_base())
+}
+
+pub(crate) fn boolean(v: &str) -> Result<bool, String> {
+    super::value::parse_bool(v)
+}
+
+pub(crate) fn uint(v: &str) -> Result<u64, String> {
+    let n = super::value::parse_int(v)?;
+    u64::try_from(n).map_err(|_| format!("'{v}' must not be negative"))
+}
+
+pub(crate) fn uint_in(v: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    let n = uint(v)?;
+    if n < lo || n > hi {
+        return Err(format!("'{v}' is out of range (expected {lo} to {hi})"));
+    }
+    Ok(n)
+}
+
+pub(crate) fn time_us(v: &str, unit: TimeUnit) -> Result<u64, String> {
+    super::value::parse_time_us(v, unit)
+}
+
+/// Parses a per-direction value list, applying `f` to each given field.
+pub(crate) fn per_ddir<T: Copy>(
+    cur: &mut [T; 3],
+    v: &str,
+    f: impl Fn(&str) -> Result<T, String>,
+) -> Result<(), String> {
+    let parts = super::value::split_per_ddir(v)?;
+    for (i, p) in parts.iter().enumerate() {
+        if let Some(p) = p {
+            cur[i] = f(p)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_aliases_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for d in all() {
+            assert!(seen.insert(d.name), "duplicate option {}", d.name);
+            for a in d.aliases {
+                assert!(seen.insert(*a), "duplicate alias {a}");
+            }
+        }
+    }
+
+    #[test]
+    fn table_defaults_match_spec_defaults() {
+        let from_table = spec_from_table_defaults().unwrap();
+        assert_eq!(from_table, JobSpec::default());
+    }
+
+    #[test]
+    fn every_option_has_help() {
+        for d in all() {
+            assert!(!d.help.is_empty(), "{} has no help", d.name);
+        }
+    }
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(suggest("iodpeth"), Some("iodepth"));
+        assert_eq!(suggest("blocksiz"), Some("bs"));
+        assert_eq!(suggest("RW"), Some("rw"));
+        assert_eq!(suggest("zzzzzzzzzzzz"), None);
+    }
+}

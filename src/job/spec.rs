@@ -1,0 +1,706 @@
+//! `JobSpec`: one job's fully parsed, validated description. Built by the
+//! option table from defaults plus assignments; immutable once a run starts.
+//!
+//! Fields are grouped by family (files, I/O pattern, timing, …) so each
+//! family's options live beside the fields they set. Defaults equal fio's.
+
+use super::value::{SizeOrPercent, SplitEntry};
+
+/// I/O direction, indexing per-direction arrays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Ddir {
+    Read = 0,
+    Write = 1,
+    Trim = 2,
+}
+
+impl Ddir {
+    pub const ALL: [Ddir; 3] = [Ddir::Read, Ddir::Write, Ddir::Trim];
+
+    pub fn idx(self) -> usize {
+        self as usize
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Ddir::Read => "read",
+            Ddir::Write => "write",
+            Ddir::Trim => "trim",
+        }
+    }
+}
+
+/// The `rw` pattern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RwPattern {
+    Read,
+    Write,
+    Trim,
+    RandRead,
+    RandWrite,
+    RandTrim,
+    ReadWrite,
+    RandRw,
+    TrimWrite,
+    RandTrimWrite,
+}
+
+impl RwPattern {
+    pub const CHOICES: &'static [(&'static str, RwPattern)] = &[
+        ("read", RwPattern::Read),
+        ("write", RwPattern::Write),
+        ("trim", RwPattern::Trim),
+        ("randread", RwPattern::RandRead),
+        ("randwrite", RwPattern::RandWrite),
+        ("randtrim", RwPattern::RandTrim),
+        ("rw", RwPattern::ReadWrite),
+        ("readwrite", RwPattern::ReadWrite),
+        ("randrw", RwPattern::RandRw),
+        ("trimwrite", RwPattern::TrimWrite),
+        ("randtrimwrite", RwPattern::RandTrimWrite),
+    ];
+
+    pub fn name(self) -> &'static str {
+        Self::CHOICES
+            .iter()
+            .find(|(_, p)| *p == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("read")
+    }
+
+    pub fn is_random(self) -> bool {
+        matches!(
+            self,
+            RwPattern::RandRead
+                | RwPattern::RandWrite
+                | RwPattern::RandTrim
+                | RwPattern::RandRw
+                | RwPattern::RandTrimWrite
+        )
+    }
+
+    pub fn has(self, d: Ddir) -> bool {
+        use RwPattern::*;
+        match d {
+            Ddir::Read => matches!(self, Read | RandRead | ReadWrite | RandRw),
+            Ddir::Write => matches!(
+                self,
+                Write | RandWrite | ReadWrite | RandRw | TrimWrite | RandTrimWrite
+            ),
+            Ddir::Trim => matches!(self, Trim | RandTrim | TrimWrite | RandTrimWrite),
+        }
+    }
+
+    /// True for patterns that mix reads and writes by `rwmixread`.
+    pub fn is_mixed(self) -> bool {
+        matches!(self, RwPattern::ReadWrite | RwPattern::RandRw)
+    }
+
+    pub fn writes(self) -> bool {
+        self.has(Ddir::Write) || self.has(Ddir::Trim)
+    }
+}
+
+/// `rw_sequencer`: how the `:N` suffix of `rw` is applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RwSequencer {
+    Sequential,
+    Identical,
+}
+
+/// `random_distribution`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RandomDistribution {
+    Random,
+    Zipf(f64),
+    Pareto(f64),
+    Normal(f64),
+    /// `zoned:` entries: (percent of accesses, percent of range).
+    Zoned(Vec<(f64, f64)>),
+    /// `zoned_abs:` entries: (percent of accesses, size in bytes).
+    ZonedAbs(Vec<(f64, u64)>),
+}
+
+/// `random_generator`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RandomGenerator {
+    Tausworthe,
+    Lfsr,
+    Tausworthe64,
+}
+
+/// `file_service_type`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FileService {
+    Random(u32),
+    RoundRobin(u32),
+    Sequential(u32),
+    Zipf(f64),
+    Pareto(f64),
+    Normal(f64),
+    Gauss(f64),
+}
+
+/// `fallocate`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FallocateMode {
+    None,
+    Native,
+    Posix,
+    Keep,
+    Truncate,
+}
+
+/// `io_submit_mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubmitMode {
+    Inline,
+    Offload,
+}
+
+/// `rate_process`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RateProcess {
+    Linear,
+    Poisson,
+}
+
+/// `thinktime_blocks_type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThinkBlocksType {
+    Complete,
+    Issue,
+}
+
+/// `zonemode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZoneMode {
+    None,
+    Strided,
+}
+
+/// `cpus_allowed_policy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpusPolicy {
+    Shared,
+    Split,
+}
+
+/// Block size choice for one direction.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BlockSizes {
+    /// `bs` (lo == hi) or `bsrange` (lo < hi).
+    Range { lo: u64, hi: u64 },
+    /// `bssplit`.
+    Split(Vec<SplitEntry>),
+}
+
+impl BlockSizes {
+    pub fn min(&self) -> u64 {
+        match self {
+            BlockSizes::Range { lo, .. } => *lo,
+            BlockSizes::Split(v) => v.iter().map(|e| e.lo).min().unwrap_or(4096),
+        }
+    }
+
+    pub fn max(&self) -> u64 {
+        match self {
+            BlockSizes::Range { hi, .. } => *hi,
+            BlockSizes::Split(v) => v.iter().map(|e| e.hi).max().unwrap_or(4096),
+        }
+    }
+
+    pub fn is_fixed(&self) -> bool {
+        self.min() == self.max()
+    }
+}
+
+/// `steadystate` criterion.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SteadyState {
+    Iops { limit: f64, percent: bool },
+    IopsSlope { limit: f64, percent: bool },
+    Bw { limit: f64, percent: bool },
+    BwSlope { limit: f64, percent: bool },
+}
+
+/// `verify` method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VerifyKind {
+    None,
+    Md5,
+    Crc64,
+    Crc32c,
+    Crc32cIntel,
+    Crc32,
+    Crc16,
+    Crc7,
+    XxHash,
+    Sha1,
+    Sha256,
+    Sha512,
+    Sha3_224,
+    Sha3_256,
+    Sha3_384,
+    Sha3_512,
+    Meta,
+    Pattern,
+    Null,
+}
+
+/// Targets and layout of the files a job does I/O to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileOpts {
+    /// `filename`: explicit targets (split on ':'), empty for generated names.
+    pub filenames: Vec<String>,
+    /// `directory`: ':'-separated directories for the files.
+    pub directories: Vec<String>,
+    pub filename_format: String,
+    pub nrfiles: u32,
+    pub openfiles: u32,
+    pub file_service: FileService,
+    /// `size`; `None` means "the existing file's size".
+    pub size: Option<SizeOrPercent>,
+    /// `io_size` / `io_limit`.
+    pub io_size: Option<SizeOrPercent>,
+    /// `filesize` range.
+    pub filesize: Option<(u64, u64)>,
+    pub offset: SizeOrPercent,
+    pub offset_increment: SizeOrPercent,
+    pub number_ios: u64,
+    pub fill_device: bool,
+    pub file_append: bool,
+    pub create_on_open: bool,
+    pub create_only: bool,
+    pub create_serialize: bool,
+    pub allow_file_create: bool,
+    pub allow_mounted_write: bool,
+    pub pre_read: bool,
+    pub overwrite: bool,
+    pub fallocate: FallocateMode,
+    pub unlink: bool,
+    pub unlink_each_loop: bool,
+    pub unique_filename: bool,
+    pub lockfile: String,
+}
+
+impl Default for FileOpts {
+    fn default() -> Self {
+        FileOpts {
+            filenames: Vec::new(),
+            directories: Vec::new(),
+            filename_format: "$jobname.$jobnum.$filenum".into(),
+            nrfiles: 1,
+            openfiles: 0,
+            file_service: FileService::RoundRobin(1),
+            size: None,
+            io_size: None,
+            filesize: None,
+            offset: SizeOrPercent::Bytes(0),
+            offset_increment: SizeOrPercent::Bytes(0),
+            number_ios: 0,
+            fill_device: false,
+            file_append: false,
+            create_on_open: false,
+            create_only: false,
+            create_serialize: true,
+            allow_file_create: true,
+            allow_mounted_write: false,
+            pre_read: false,
+            overwrite: false,
+            fallocate: FallocateMode::Native,
+            unlink: false,
+            unlink_each_loop: false,
+            unique_filename: true,
+            lockfile: "none".into(),
+        }
+    }
+}
+
+/// The I/O pattern: direction, sizes, offsets, randomness, depth.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IoOpts {
+    pub rw: RwPattern,
+    /// The `:N` suffix of `rw` (0 when not given): bytes to skip after
+    /// each sequential I/O, or I/Os per new random offset.
+    pub rw_nr: u64,
+    pub rw_sequencer: RwSequencer,
+    pub rwmixread: f64,
+    pub bs: [BlockSizes; 3],
+    pub blockalign: [Option<u64>; 3],
+    pub bs_unaligned: bool,
+    pub bs_is_seq_rand: bool,
+    pub norandommap: bool,
+    pub randrepeat: bool,
+    pub allrandrepeat: bool,
+    pub randseed: Option<u64>,
+    pub random_generator: RandomGenerator,
+    pub random_distribution: RandomDistribution,
+    pub percentage_random: [f64; 3],
+    pub iodepth: u32,
+    pub iodepth_batch_submit: u32,
+    pub iodepth_batch_complete_min: u32,
+    pub iodepth_batch_complete_max: u32,
+    pub iodepth_low: u32,
+    pub io_submit_mode: SubmitMode,
+    pub serialize_overlap: bool,
+    pub zonemode: ZoneMode,
+    pub zonesize: u64,
+    pub zonerange: u64,
+    pub zoneskip: u64,
+    pub loops: u64,
+    pub ioengine: String,
+    pub trim_percentage: f64,
+    pub trim_backlog: u64,
+}
+
+impl Default for IoOpts {
+    fn default() -> Self {
+        let bs = BlockSizes::Range { lo: 4096, hi: 4096 };
+        IoOpts {
+            rw: RwPattern::Read,
+            rw_nr: 0,
+            rw_sequencer: RwSequencer::Sequential,
+            rwmixread: 50.0,
+            bs: [bs.clone(), bs.clone(), bs],
+            blockalign: [None; 3],
+            bs_unaligned: false,
+            bs_is_seq_rand: false,
+            norandommap: false,
+            randrepeat: true,
+            allrandrepeat: false,
+            randseed: None,
+            random_generator: RandomGenerator::Tausworthe,
+            random_distribution: RandomDistribution::Random,
+            percentage_random: [100.0; 3],
+            iodepth: 1,
+            iodepth_batch_submit: 1,
+            iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_max: 0,
+            iodepth_low: 0,
+            io_submit_mode: SubmitMode::Inline,
+            serialize_overlap: false,
+            zonemode: ZoneMode::None,
+            zonesize: 0,
+            zonerange: 0,
+            zoneskip: 0,
+            loops: 1,
+            ioengine: "psync".into(),
+            trim_percentage: 0.0,
+            trim_backlog: 0,
+        }
+    }
+}
+
+/// Run time and pacing: runtime, ramp, delays, rate limits, think time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimeOpts {
+    /// All times in microseconds.
+    pub runtime_us: u64,
+    pub time_based: bool,
+    pub ramp_time_us: u64,
+    pub startdelay_us: (u64, u64),
+    pub thinktime_us: u64,
+    pub thinktime_spin_us: u64,
+    pub thinktime_blocks: u64,
+    pub thinktime_blocks_type: ThinkBlocksType,
+    pub thinktime_iotime_us: u64,
+    /// Bytes per second per direction.
+    pub rate: [u64; 3],
+    pub rate_min: [u64; 3],
+    pub rate_iops: [u64; 3],
+    pub rate_iops_min: [u64; 3],
+    pub rate_process: RateProcess,
+    pub rate_cycle_ms: u64,
+    pub rate_ignore_thinktime: bool,
+}
+
+impl Default for TimeOpts {
+    fn default() -> Self {
+        TimeOpts {
+            runtime_us: 0,
+            time_based: false,
+            ramp_time_us: 0,
+            startdelay_us: (0, 0),
+            thinktime_us: 0,
+            thinktime_spin_us: 0,
+            thinktime_blocks: 1,
+            thinktime_blocks_type: ThinkBlocksType::Complete,
+            thinktime_iotime_us: 0,
+            rate: [0; 3],
+            rate_min: [0; 3],
+            rate_iops: [0; 3],
+            rate_iops_min: [0; 3],
+            rate_process: RateProcess::Linear,
+            rate_cycle_ms: 1000,
+            rate_ignore_thinktime: false,
+        }
+    }
+}
+
+/// Caching and durability.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyncOpts {
+    pub direct: bool,
+    pub invalidate: bool,
+    /// `sync`: 0 none, or `libc::O_SYNC` / `libc::O_DSYNC`.
+    pub sync_flags: i32,
+    pub fsync: u64,
+    pub fdatasync: u64,
+    pub end_fsync: bool,
+    pub fsync_on_close: bool,
+    pub sync_file_range: Option<(u32, u64)>,
+    pub write_barrier: u64,
+}
+
+impl Default for SyncOpts {
+    fn default() -> Self {
+        SyncOpts {
+            direct: false,
+            invalidate: true,
+            sync_flags: 0,
+            fsync: 0,
+            fdatasync: 0,
+            end_fsync: false,
+            fsync_on_close: false,
+            sync_file_range: None,
+            write_barrier: 0,
+        }
+    }
+}
+
+/// Contents of write buffers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BufferOpts {
+    pub zero_buffers: bool,
+    pub refill_buffers: bool,
+    pub scramble_buffers: bool,
+    pub buffer_pattern: Vec<u8>,
+    pub buffer_compress_percentage: u32,
+    pub buffer_compress_chunk: u64,
+    pub dedupe_percentage: u32,
+    pub iomem_align: u64,
+}
+
+impl Default for BufferOpts {
+    fn default() -> Self {
+        BufferOpts {
+            zero_buffers: false,
+            refill_buffers: false,
+            scramble_buffers: true,
+            buffer_pattern: Vec::new(),
+            buffer_compress_percentage: 0,
+            buffer_compress_chunk: 512,
+            dedupe_percentage: 0,
+            iomem_align: 0,
+        }
+    }
+}
+
+/// Data integrity checking.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VerifyOpts {
+    pub verify: VerifyKind,
+    pub do_verify: bool,
+    pub verify_pattern: Vec<u8>,
+    pub verify_interval: u64,
+    pub verify_offset: u64,
+    pub verify_fatal: bool,
+    pub verify_dump: bool,
+    pub verify_backlog: u64,
+    pub verify_only: bool,
+    pub verify_state_save: bool,
+}
+
+impl Default for VerifyOpts {
+    fn default() -> Self {
+        VerifyOpts {
+            verify: VerifyKind::None,
+            do_verify: true,
+            verify_pattern: Vec::new(),
+            verify_interval: 0,
+            verify_offset: 0,
+            verify_fatal: false,
+            verify_dump: false,
+            verify_backlog: 0,
+            verify_only: false,
+            verify_state_save: true,
+        }
+    }
+}
+
+/// Statistics and reporting knobs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatOpts {
+    pub percentile_list: Vec<f64>,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    pub disable_lat: bool,
+    pub disable_clat: bool,
+    pub disable_slat: bool,
+    pub disable_bw: bool,
+    pub gtod_reduce: bool,
+    pub significant_figures: u32,
+    pub bwavgtime_ms: u64,
+    pub iopsavgtime_ms: u64,
+    pub group_reporting: bool,
+    pub unified_rw_reporting: u8,
+    pub stats: bool,
+    pub steadystate: Option<SteadyState>,
+    pub ss_dur_us: u64,
+    pub ss_ramp_us: u64,
+    pub latency_target_us: u64,
+    pub latency_window_us: u64,
+    pub latency_percentile: f64,
+    pub latency_run: bool,
+    pub max_latency_us: [u64; 3],
+}
+
+pub const DEFAULT_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+impl Default for StatOpts {
+    fn default() -> Self {
+        StatOpts {
+            percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
+            disable_lat: false,
+            disable_clat: false,
+            disable_slat: false,
+            disable_bw: false,
+            gtod_reduce: false,
+            significant_figures: 4,
+            bwavgtime_ms: 500,
+            iopsavgtime_ms: 500,
+            group_reporting: false,
+            unified_rw_reporting: 0,
+            stats: true,
+            steadystate: None,
+            ss_dur_us: 0,
+            ss_ramp_us: 0,
+            latency_target_us: 0,
+            latency_window_us: 0,
+            latency_percentile: 100.0,
+            latency_run: false,
+            max_latency_us: [0; 3],
+        }
+    }
+}
+
+/// Time-series log files.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct LogOpts {
+    pub write_bw_log: Option<String>,
+    pub write_iops_log: Option<String>,
+    pub write_lat_log: Option<String>,
+    pub write_hist_log: Option<String>,
+    pub log_avg_msec: u64,
+    pub log_hist_msec: u64,
+    pub log_hist_coarseness: u32,
+    pub log_max_value: bool,
+    pub log_offset: bool,
+    pub log_prio: bool,
+    pub log_unix_epoch: bool,
+    pub log_alternate_epoch: bool,
+    pub per_job_logs: bool,
+    pub write_iolog: Option<String>,
+    pub read_iolog: Option<String>,
+    pub replay_no_stall: bool,
+    pub replay_time_scale: u64,
+    pub replay_redirect: Option<String>,
+    pub replay_align: u64,
+    pub replay_scale: u64,
+}
+
+/// Job control: grouping, dependencies, CPU placement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobControl {
+    pub numjobs: u32,
+    pub stonewall: bool,
+    pub new_group: bool,
+    pub wait_for: Option<String>,
+    pub exitall: bool,
+    pub exitall_on_error: bool,
+    pub thread: bool,
+    pub cpus_allowed: Option<Vec<usize>>,
+    pub cpus_allowed_policy: CpusPolicy,
+    pub nice: i32,
+    pub prio: Option<u32>,
+    pub prioclass: Option<u32>,
+    pub continue_on_error: String,
+    pub kb_base: u64,
+    pub unit_base: u32,
+}
+
+impl Default for JobControl {
+    fn default() -> Self {
+        JobControl {
+            numjobs: 1,
+            stonewall: false,
+            new_group: false,
+            wait_for: None,
+            exitall: false,
+            exitall_on_error: false,
+            thread: false,
+            cpus_allowed: None,
+            cpus_allowed_policy: CpusPolicy::Shared,
+            nice: 0,
+            prio: None,
+            prioclass: None,
+            continue_on_error: "none".into(),
+            kb_base: 1024,
+            unit_base: 0,
+        }
+    }
+}
+
+/// Options that belong to one engine (`hipri`, `fixedbufs`, …).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct EngineOpts {
+    pub hipri: bool,
+    pub hipri_percentage: u32,
+    pub uncached: u32,
+    pub nowait: bool,
+    pub fixedbufs: bool,
+    pub registerfiles: bool,
+    pub sqthread_poll: bool,
+    pub sqthread_poll_cpu: Option<u32>,
+    pub nonvectored: i32,
+    pub force_async: u32,
+    pub userspace_reap: bool,
+    pub cmdprio_percentage: u32,
+}
+
+/// One job, as the options describe it.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct JobSpec {
+    pub name: String,
+    pub description: String,
+    pub file: FileOpts,
+    pub io: IoOpts,
+    pub time: TimeOpts,
+    pub sync: SyncOpts,
+    pub buf: BufferOpts,
+    pub verify: VerifyOpts,
+    pub stat: StatOpts,
+    pub log: LogOpts,
+    pub ctl: JobControl,
+    pub engine: EngineOpts,
+    /// Options set in this job's own section, in order, as
+    /// (canonical name, value text): fio's "job options" echo.
+    pub job_options: Vec<(String, String)>,
+    /// Canonical names of every option assigned (globals included), for
+    /// checks such as engine-specific options.
+    pub set_options: Vec<&'static str>,
+}
+
+impl JobSpec {
+    pub fn kb_base(&self) -> u64 {
+        self.ctl.kb_base
+    }
+}

@@ -1,0 +1,433 @@
+//! Value parsers for fio's option types: sizes with unit suffixes, times,
+//! booleans, ranges, splits, percentages and `( )` arithmetic.
+//!
+//! Every parser takes the option's text value (already `${VAR}`-expanded)
+//! and returns a typed value or a message that names the expected form. The
+//! caller adds the option name and the file:line.
+
+use super::expr;
+
+/// How `k`, `m`, `g` … scale a number: fio's `kb_base`.
+///
+/// With 1024 (the default) `k` is 1024 and `ki`/`kib` is 1000; with 1000
+/// the two swap, as fio documents.
+pub fn unit_multiplier(suffix: &str, kb_base: u64) -> Option<u64> {
+    let s = suffix.to_ascii_lowercase();
+    let s = s.trim();
+    if s.is_empty() || s == "b" {
+        return Some(1);
+    }
+    let mut chars = s.chars();
+    let letter = chars.next()?;
+    let rest: String = chars.collect();
+    let pow = match letter {
+        'k' => 1,
+        'm' => 2,
+        'g' => 3,
+        't' => 4,
+        'p' => 5,
+        'e' => 6,
+        _ => return None,
+    };
+    let swapped = match rest.as_str() {
+        "" | "b" => false,
+        "i" | "ib" => true,
+        _ => return None,
+    };
+    let base: u64 = match (kb_base, swapped) {
+        (1000, false) | (1024, true) => 1000,
+        _ => 1024,
+    };
+    base.checked_pow(pow)
+}
+
+/// Splits "12.5kib" into ("12.5", "kib"), "0x1000" into ("0x1000", "").
+fn split_number(s: &str) -> (&str, &str) {
+    let b = s.as_bytes();
+    if b.len() > 2 && b[0] == b'0' && (b[1] == b'x' || b[1] == b'X') {
+        let end = 2 + b[2..].iter().take_while(|c| c.is_ascii_hexdigit()).count();
+        return (&s[..end], &s[end..]);
+    }
+    let end = b
+        .iter()
+        .take_while(|c| c.is_ascii_digit() || **c == b'.')
+        .count();
+    (&s[..end], &s[end..])
+}
+
+fn parse_plain_number(num: &str) -> Option<f64> {
+    if let Some(hex) = num.strip_prefix("0x").or_else(|| num.strip_prefix("0X")) {
+        return u64::from_str_radix(hex, 16).ok().map(|v| v as f64);
+    }
+    if num.is_empty() || num.chars().filter(|c| *c == '.').count() > 1 || num == "." {
+        return None;
+    }
+    num.parse::<f64>().ok()
+}
+
+/// A size or count in bytes with an optional unit suffix (`4k`, `1MiB`,
+/// `0x1000`, `1.5g`), or a `( )` arithmetic expression.
+pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
+    let s = s.trim();
+    if s.starts_with('(') {
+        let v = expr::eval(s, &|suffix| {
+            unit_multiplier(suffix, kb_base).map(|m| m as f64)
+        })?;
+        return f64_to_u64(v, s);
+    }
+    let (num, suffix) = split_number(s);
+    let n = parse_plain_number(num)
+        .ok_or_else(|| format!("'{s}' is not a size (expected a number with an optional k/m/g/t/p suffix, e.g. 4k or 1g)"))?;
+    let mult = unit_multiplier(suffix, kb_base).ok_or_else(|| {
+        format!("'{s}' has an unknown unit '{suffix}' (expected b, k, m, g, t or p, optionally with i or ib)")
+    })?;
+    f64_to_u64(n * mult as f64, s)
+}
+
+fn f64_to_u64(v: f64, text: &str) -> Result<u64, String> {
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("'{text}' must not be negative"));
+    }
+    if v >= 1.8e19 {
+        return Err(format!("'{text}' is too large"));
+    }
+    Ok(v.round() as u64)
+}
+
+/// A plain integer (no units), possibly in hex or an expression.
+pub fn parse_int(s: &str) -> Result<i64, String> {
+    let s = s.trim();
+    if s.starts_with('(') {
+        let v = expr::eval(s, &|suffix| {
+            if suffix.is_empty() {
+                Some(1.0)
+            } else {
+                None
+            }
+        })?;
+        return Ok(v.round() as i64);
+    }
+    let (neg, body) = match s.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, s),
+    };
+    let v = if let Some(hex) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        i64::from_str_radix(hex, 16).ok()
+    } else {
+        body.parse::<i64>().ok()
+    };
+    let v = v.ok_or_else(|| format!("'{s}' is not a whole number"))?;
+    Ok(if neg { -v } else { v })
+}
+
+/// Unit of a bare number for a time option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeUnit {
+    Sec,
+    Msec,
+    Usec,
+}
+
+impl TimeUnit {
+    fn usec(self) -> f64 {
+        match self {
+            TimeUnit::Sec => 1e6,
+            TimeUnit::Msec => 1e3,
+            TimeUnit::Usec => 1.0,
+        }
+    }
+}
+
+fn time_suffix_usec(suffix: &str) -> Option<f64> {
+    Some(match suffix.to_ascii_lowercase().trim() {
+        "d" => 86_400e6,
+        "h" => 3_600e6,
+        "m" | "min" => 60e6,
+        "s" | "sec" => 1e6,
+        "ms" | "msec" => 1e3,
+        "us" | "usec" => 1.0,
+        "ns" | "nsec" => 1e-3,
+        _ => return None,
+    })
+}
+
+/// A time with an optional unit (`d h m s ms us`); a bare number is in
+/// `unit`. Returns microseconds. Inside `( )` bare numbers are microseconds,
+/// as fio documents.
+pub fn parse_time_us(s: &str, unit: TimeUnit) -> Result<u64, String> {
+    let s = s.trim();
+    if s.starts_with('(') {
+        let v = expr::eval(s, &|suffix| {
+            if suffix.is_empty() {
+                Some(1.0)
+            } else {
+                time_suffix_usec(suffix)
+            }
+        })?;
+        return f64_to_u64(v, s);
+    }
+    let (num, suffix) = split_number(s);
+    let n = parse_plain_number(num).ok_or_else(|| {
+        format!("'{s}' is not a time (expected a number with an optional unit: us, ms, s, m, h, d)")
+    })?;
+    let mult = if suffix.is_empty() {
+        unit.usec()
+    } else {
+        time_suffix_usec(suffix).ok_or_else(|| {
+            format!("'{s}' has an unknown time unit '{suffix}' (expected us, ms, s, m, h or d)")
+        })?
+    };
+    f64_to_u64(n * mult, s)
+}
+
+/// fio booleans: 1/0; true/false, yes/no and on/off are also accepted.
+pub fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        other => {
+            // fio accepts any integer and treats non-zero as true.
+            match other.parse::<i64>() {
+                Ok(v) => Ok(v != 0),
+                Err(_) => Err(format!("'{s}' is not a boolean (expected 1 or 0)")),
+            }
+        }
+    }
+}
+
+/// A percentage `0..=100`, written `50` or `50%`; fractions allowed.
+pub fn parse_percent(s: &str) -> Result<f64, String> {
+    let t = s.trim().trim_end_matches('%');
+    let v: f64 = t
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage (expected a number from 0 to 100)"))?;
+    if !(0.0..=100.0).contains(&v) {
+        return Err(format!("'{s}' is out of range (expected 0 to 100)"));
+    }
+    Ok(v)
+}
+
+/// A size that may instead be given as a percentage (`size=50%`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SizeOrPercent {
+    Bytes(u64),
+    Percent(f64),
+}
+
+pub fn parse_size_or_percent(s: &str, kb_base: u64) -> Result<SizeOrPercent, String> {
+    let t = s.trim();
+    if t.ends_with('%') {
+        return parse_percent(t).map(SizeOrPercent::Percent);
+    }
+    parse_size(t, kb_base).map(SizeOrPercent::Bytes)
+}
+
+/// A range `lo-hi` or `lo:hi` of sizes; a single value gives `lo == hi`.
+/// Swaps the ends when given backwards, as fio does.
+pub fn parse_size_range(s: &str, kb_base: u64) -> Result<(u64, u64), String> {
+    let t = s.trim();
+    let parts: Vec<&str> = split_range(t);
+    let (lo, hi) = match parts.as_slice() {
+        [one] => {
+            let v = parse_size(one, kb_base)?;
+            (v, v)
+        }
+        [a, b] => (parse_size(a, kb_base)?, parse_size(b, kb_base)?),
+        _ => {
+            return Err(format!(
+                "'{s}' is not a range (expected LOW-HIGH, e.g. 4k-16k)"
+            ))
+        }
+    };
+    Ok(if lo <= hi { (lo, hi) } else { (hi, lo) })
+}
+
+/// Splits on the range separator (`-` or `:`) outside parentheses.
+fn split_range(s: &str) -> Vec<&str> {
+    let mut depth = 0i32;
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            '-' | ':' if depth == 0 && i > 0 => {
+                return vec![&s[..i], &s[i + 1..]];
+            }
+            _ => {}
+        }
+    }
+    vec![s]
+}
+
+/// Values given per direction: `A` (all), `A,B` (read, write; trim takes
+/// read's), `A,B,C`; an empty field keeps the previous (default) value.
+pub fn split_per_ddir(s: &str) -> Result<[Option<&str>; 3], String> {
+    let parts: Vec<&str> = s.split(',').collect();
+    if parts.len() > 3 {
+        return Err(format!(
+            "'{s}' has more than three comma-separated values (read,write,trim)"
+        ));
+    }
+    let f = |i: usize| parts.get(i).map(|p| p.trim()).filter(|p| !p.is_empty());
+    Ok(match parts.len() {
+        1 => [f(0), f(0), f(0)],
+        2 => [f(0), f(1), f(0)],
+        _ => [f(0), f(1), f(2)],
+    })
+}
+
+/// One `bssplit` entry: block size (or a range) and its share in percent
+/// (0 means "share the remainder evenly").
+#[derive(Clone, Debug, PartialEq)]
+pub struct SplitEntry {
+    pub lo: u64,
+    pub hi: u64,
+    pub perc: f64,
+}
+
+/// `4k/50:64k/40:1m/` — entries separated by `:`, each `SIZE[/PCT]`. Entries
+/// without a percentage share what is left equally. Sizes may be ranges
+/// written `4k-8k` (with `-`).
+pub fn parse_split(s: &str, kb_base: u64) -> Result<Vec<SplitEntry>, String> {
+    let mut out = Vec::new();
+    for part in s.split(':').map(str::trim).filter(|p| !p.is_empty()) {
+        let (size, perc) = match part.split_once('/') {
+            Some((a, b)) => (a, b.trim()),
+            None => (part, ""),
+        };
+        let (lo, hi) = match size.split_once('-') {
+            Some((a, b)) => (parse_size(a, kb_base)?, parse_size(b, kb_base)?),
+            None => {
+                let v = parse_size(size, kb_base)?;
+                (v, v)
+            }
+        };
+        let perc = if perc.is_empty() {
+            0.0
+        } else {
+            parse_percent(perc).map_err(|e| format!("in split entry '{part}': {e}"))?
+        };
+        out.push(SplitEntry { lo, hi, perc });
+    }
+    if out.is_empty() {
+        return Err(format!(
+            "'{s}' is an empty split (expected SIZE/PERCENT:SIZE/PERCENT…)"
+        ));
+    }
+    let total: f64 = out.iter().map(|e| e.perc).sum();
+    if total > 100.0 + 1e-9 {
+        return Err(format!(
+            "'{s}' has shares adding up to {total}%, more than 100%"
+        ));
+    }
+    let unset = out.iter().filter(|e| e.perc == 0.0).count();
+    if unset > 0 {
+        let each = (100.0 - total) / unset as f64;
+        for e in out.iter_mut().filter(|e| e.perc == 0.0) {
+            e.perc = each;
+        }
+    } else if (total - 100.0).abs() > 1e-6 {
+        return Err(format!("'{s}' has shares adding up to {total}%, not 100%"));
+    }
+    Ok(out)
+}
+
+/// Parses one of a fixed set of words, with an error listing them.
+pub fn parse_choice<T: Copy>(s: &str, choices: &[(&str, T)]) -> Result<T, String> {
+    let t = s.trim();
+    choices
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(t))
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
+            format!("'{s}' is not one of: {}", names.join(", "))
+        })
+}
+
+/// Formats a byte count the way fio does in its text reports: `4096B`,
+/// `16.0MiB`, with the unit base chosen by `kb_base`.
+pub fn human_bytes(n: u64, base1000: bool) -> String {
+    let (base, units): (f64, [&str; 6]) = if base1000 {
+        (1000.0, ["B", "kB", "MB", "GB", "TB", "PB"])
+    } else {
+        (1024.0, ["B", "KiB", "MiB", "GiB", "TiB", "PiB"])
+    };
+    let mut v = n as f64;
+    let mut i = 0;
+    while v >= base && i < units.len() - 1 && (v / base).fract() == 0.0 {
+        v /= base;
+        i += 1;
+    }
+    format!("{}{}", v as u64, units[i])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_follow_kb_base() {
+        assert_eq!(parse_size("4k", 1024), Ok(4096));
+        assert_eq!(parse_size("4K", 1024), Ok(4096));
+        assert_eq!(parse_size("4kb", 1024), Ok(4096));
+        assert_eq!(parse_size("4KiB", 1024), Ok(4000));
+        assert_eq!(parse_size("1mi", 1024), Ok(1_000_000));
+        assert_eq!(parse_size("1k", 1000), Ok(1000));
+        assert_eq!(parse_size("1ki", 1000), Ok(1024));
+        assert_eq!(parse_size("1t", 1024), Ok(1 << 40));
+        assert_eq!(parse_size("0x1000", 1024), Ok(4096));
+        assert_eq!(parse_size("4096b", 1024), Ok(4096));
+        assert_eq!(parse_size("1.5g", 1024), Ok(1_610_612_736));
+        assert!(parse_size("4q", 1024).is_err());
+        assert!(parse_size("4k5", 1024).is_err());
+        assert!(parse_size("-4k", 1024).is_err());
+        assert!(parse_size("", 1024).is_err());
+    }
+
+    #[test]
+    fn arithmetic_in_sizes() {
+        assert_eq!(parse_size("((1+1)*4k)", 1024), Ok(8192));
+        assert_eq!(parse_size("(2^10)", 1024), Ok(1024));
+        assert!(parse_size("(1+", 1024).is_err());
+    }
+
+    #[test]
+    fn times() {
+        assert_eq!(parse_time_us("10", TimeUnit::Sec), Ok(10_000_000));
+        assert_eq!(parse_time_us("1m", TimeUnit::Sec), Ok(60_000_000));
+        assert_eq!(parse_time_us("500ms", TimeUnit::Sec), Ok(500_000));
+        assert_eq!(parse_time_us("100us", TimeUnit::Sec), Ok(100));
+        assert_eq!(parse_time_us("1h", TimeUnit::Sec), Ok(3_600_000_000));
+        assert_eq!(parse_time_us("1d", TimeUnit::Sec), Ok(86_400_000_000));
+        assert_eq!(parse_time_us("10", TimeUnit::Usec), Ok(10));
+        assert_eq!(parse_time_us("10", TimeUnit::Msec), Ok(10_000));
+        assert_eq!(parse_time_us("5sec", TimeUnit::Sec), Ok(5_000_000));
+        assert_eq!(parse_time_us("(1000*2)", TimeUnit::Sec), Ok(2000));
+        assert!(parse_time_us("10x", TimeUnit::Sec).is_err());
+    }
+
+    #[test]
+    fn ranges_and_splits() {
+        assert_eq!(parse_size_range("4k-16k", 1024), Ok((4096, 16384)));
+        assert_eq!(parse_size_range("16k:4k", 1024), Ok((4096, 16384)));
+        assert_eq!(parse_size_range("8k", 1024), Ok((8192, 8192)));
+        let s = parse_split("4k/50:64k/", 1024).unwrap();
+        assert_eq!(s[1].perc, 50.0);
+        assert!(parse_split("4k/60:8k/60", 1024).is_err());
+        assert!(parse_split("4k/50:8k/20", 1024).is_err());
+        assert_eq!(
+            split_per_ddir("4k,8k").unwrap(),
+            [Some("4k"), Some("8k"), Some("4k")]
+        );
+        assert_eq!(split_per_ddir(",8k").unwrap(), [None, Some("8k"), None]);
+    }
+
+    #[test]
+    fn bools_and_percents() {
+        assert_eq!(parse_bool("1"), Ok(true));
+        assert_eq!(parse_bool("0"), Ok(false));
+        assert!(parse_bool("maybe").is_err());
+        assert_eq!(parse_percent("50%"), Ok(50.0));
+        assert!(parse_percent("150").is_err());
+    }
+}

@@ -1,0 +1,19 @@
+//! iomark: a storage I/O benchmark that runs fio job files and fio-style
+//! command lines, does the same I/O, and reports in fio's formats.
+//!
+//! Data flow: `cli` / `job` parse into `JobSpec`s → `run::plan` lays out
+//! groups, clones and files → `run::worker` threads drive an `engine` with
+//! offsets from `workload` and record `stats` → `report` writes the
+//! formats. `suite` builds presets and comparisons on top.
+
+// Per-direction arrays are indexed by direction number throughout.
+#![allow(clippy::needless_range_loop)]
+
+pub mod cli;
+pub mod engine;
+pub mod job;
+pub mod report;
+pub mod run;
+pub mod stats;
+pub mod suite;
+pub mod workload;

@@ -1,0 +1,254 @@
+//! Laying out and opening a job's files: creating or extending regular
+//! files before the timed phase (written with data when the job reads,
+//! otherwise sized without writing), open flags from the job's options,
+//! and dropping cached pages (`invalidate`).
+
+use std::io::Write;
+use std::os::fd::RawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use super::plan::{PlannedFile, PlannedJob, TargetKind};
+use crate::engine::{Engine, OpenFile};
+use crate::job::spec::{FallocateMode, RwPattern};
+use crate::job::value::human_bytes;
+use crate::workload::rng::Rng;
+
+/// A file open for I/O.
+#[derive(Debug)]
+pub struct OpenedFile {
+    pub fd: RawFd,
+    pub data: usize,
+    pub size: u64,
+}
+
+/// Whether laying out a file must write its data (not only size it).
+fn layout_writes_data(job: &PlannedJob, no_extend: bool) -> bool {
+    let s = &job.spec;
+    s.io.rw.has(crate::job::spec::Ddir::Read)
+        || s.file.overwrite
+        || no_extend
+        || s.verify.verify_only
+}
+
+fn sys_err(what: &str, path: &Path, e: std::io::Error) -> String {
+    format!(
+        "{what} '{}': {}",
+        path.display(),
+        crate::job::jobfile::io_reason(&e)
+    )
+}
+
+/// Fills `buf` with incompressible data.
+pub fn fill_random(buf: &mut [u8], rng: &mut Rng) {
+    for chunk in buf.chunks_mut(8) {
+        let v = rng.next_u64().to_le_bytes();
+        chunk.copy_from_slice(&v[..chunk.len()]);
+    }
+}
+
+/// Creates or extends the regular files of a job that are too small.
+/// Returns the notices to print ("Laying out IO file …").
+pub fn layout(
+    job: &PlannedJob,
+    no_extend: bool,
+    done: &mut Vec<std::path::PathBuf>,
+) -> Result<Vec<String>, String> {
+    let mut notes = Vec::new();
+    let s = &job.spec;
+    let mut todo: Vec<&PlannedFile> = Vec::new();
+    for f in &job.files {
+        if done.contains(&f.path) {
+            continue;
+        }
+        // Re-check: an earlier job may have created it.
+        let existing = std::fs::metadata(&f.path).map(|m| m.len()).ok();
+        let needs = match f.kind {
+            TargetKind::Regular | TargetKind::Missing => {
+                existing.is_none_or(|sz| sz < f.needed_size)
+            }
+            _ => false,
+        };
+        if needs {
+            if existing.is_none() && !s.file.allow_file_create {
+                return Err(format!(
+                    "job '{}': '{}' does not exist and allow_file_create=0",
+                    s.name,
+                    f.path.display()
+                ));
+            }
+            if s.file.create_on_open && !layout_writes_data(job, no_extend) {
+                // Created when opened.
+                continue;
+            }
+            todo.push(f);
+        }
+    }
+    if todo.is_empty() {
+        return Ok(notes);
+    }
+    let total: u64 = todo.iter().map(|f| f.needed_size).sum();
+    notes.push(format!(
+        "{}: Laying out IO file{} ({} file{} / {})",
+        s.name,
+        if todo.len() > 1 { "s" } else { "" },
+        todo.len(),
+        if todo.len() > 1 { "s" } else { "" },
+        human_bytes(total, false)
+    ));
+    let write_data = layout_writes_data(job, no_extend);
+    let mut rng = Rng::stream(job.seed, 77);
+    let chunk = 1usize << 20;
+    let mut buf = vec![0u8; chunk];
+    for f in todo {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o644)
+            .open(&f.path)
+            .map_err(|e| sys_err("cannot create", &f.path, e))?;
+        let existing = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if write_data {
+            use std::io::{Seek, SeekFrom};
+            file.seek(SeekFrom::Start(existing))
+                .map_err(|e| sys_err("cannot seek in", &f.path, e))?;
+            let mut left = f.needed_size - existing;
+            while left > 0 {
+                let n = left.min(chunk as u64) as usize;
+                if s.buf.zero_buffers {
+                    buf[..n].fill(0);
+                } else {
+                    fill_random(&mut buf[..n], &mut rng);
+                }
+                file.write_all(&buf[..n])
+                    .map_err(|e| sys_err("cannot lay out", &f.path, e))?;
+                left -= n as u64;
+            }
+            file.sync_data()
+                .map_err(|e| sys_err("cannot sync", &f.path, e))?;
+        } else {
+            preallocate(&file, s.file.fallocate, existing, f.needed_size, &f.path)?;
+        }
+        done.push(f.path.clone());
+    }
+    Ok(notes)
+}
+
+fn preallocate(
+    file: &std::fs::File,
+    mode: FallocateMode,
+    from: u64,
+    to: u64,
+    path: &Path,
+) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    let len = (to - from) as libc::off_t;
+    // SAFETY: plain syscalls on an open descriptor.
+    unsafe {
+        match mode {
+            FallocateMode::Native | FallocateMode::Posix => {
+                let r = if mode == FallocateMode::Posix {
+                    libc::posix_fallocate(fd, from as libc::off_t, len)
+                } else if libc::fallocate(fd, 0, from as libc::off_t, len) == 0 {
+                    0
+                } else {
+                    -1
+                };
+                if r != 0 {
+                    // Filesystems without preallocation: fall back to size only.
+                    file.set_len(to)
+                        .map_err(|e| sys_err("cannot size", path, e))?;
+                }
+            }
+            FallocateMode::Keep => {
+                libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, from as libc::off_t, len);
+                file.set_len(to)
+                    .map_err(|e| sys_err("cannot size", path, e))?;
+            }
+            FallocateMode::None | FallocateMode::Truncate => {
+                file.set_len(to)
+                    .map_err(|e| sys_err("cannot size", path, e))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Open flags for a job's files.
+pub fn open_flags(job: &PlannedJob) -> i32 {
+    let s = &job.spec;
+    let writes = s.io.rw.writes() && s.io.rw != RwPattern::Read;
+    let mut flags = if writes { libc::O_RDWR } else { libc::O_RDONLY };
+    if writes && s.file.allow_file_create {
+        flags |= libc::O_CREAT;
+    }
+    if s.sync.direct {
+        flags |= libc::O_DIRECT;
+    }
+    flags |= s.sync.sync_flags;
+    flags
+}
+
+/// Opens every file of the job through its engine.
+pub fn open_all(job: &PlannedJob, engine: &mut dyn Engine) -> Result<Vec<OpenedFile>, String> {
+    let flags = open_flags(job);
+    let mut out = Vec::with_capacity(job.files.len());
+    for f in &job.files {
+        let of = OpenFile {
+            path: &f.path,
+            flags,
+            size: f.needed_size,
+            is_blockdev: f.kind == TargetKind::Block,
+        };
+        let (fd, data) = engine.open(&of).map_err(|e| {
+            if e.raw_os_error() == Some(libc::EINVAL) && job.spec.sync.direct {
+                format!(
+                    "cannot open '{}' with direct=1: the filesystem does not support direct I/O (use direct=0)",
+                    f.path.display()
+                )
+            } else {
+                sys_err("cannot open", &f.path, e)
+            }
+        })?;
+        if fd >= 0 && f.kind == TargetKind::Regular && job.spec.file.create_on_open {
+            // SAFETY: fstat/ftruncate on the descriptor just opened.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            if unsafe { libc::fstat(fd, &mut st) } == 0 && (st.st_size as u64) < f.needed_size {
+                unsafe { libc::ftruncate(fd, f.needed_size as libc::off_t) };
+            }
+        }
+        out.push(OpenedFile {
+            fd,
+            data,
+            size: f.needed_size,
+        });
+    }
+    Ok(out)
+}
+
+/// Drops cached pages of the job's regions (regular files and devices).
+pub fn invalidate(job: &PlannedJob, files: &[OpenedFile]) {
+    for (pf, of) in job.files.iter().zip(files) {
+        if of.fd < 0 {
+            continue;
+        }
+        match pf.kind {
+            TargetKind::Regular | TargetKind::Missing => {
+                // SAFETY: advisory call on an open descriptor.
+                unsafe {
+                    libc::posix_fadvise(of.fd, 0, 0, libc::POSIX_FADV_DONTNEED);
+                }
+            }
+            TargetKind::Block => {
+                const BLKFLSBUF: libc::c_ulong = 0x1261;
+                // SAFETY: BLKFLSBUF takes no argument; failure is harmless.
+                unsafe {
+                    libc::ioctl(of.fd, BLKFLSBUF, 0);
+                }
+            }
+            _ => {}
+        }
+    }
+}

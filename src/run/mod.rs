@@ -1,0 +1,215 @@
+//! Running a plan: phase by phase (stonewall), lay out files, start one
+//! worker thread per job clone, watch for Ctrl-C/SIGTERM and `exitall`,
+//! show progress, and collect each clone's outcome.
+
+pub mod clock;
+pub mod files;
+pub mod plan;
+pub mod progress;
+pub mod signals;
+pub mod worker;
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use plan::{Plan, PlannedJob};
+use worker::{Outcome, Progress, RunShared};
+
+/// A finished clone: what was planned and what happened.
+#[derive(Debug)]
+pub struct JobRun {
+    pub job: PlannedJob,
+    pub outcome: Outcome,
+}
+
+/// Everything a run produced, for the reports.
+#[derive(Debug, Default)]
+pub struct RunResult {
+    pub jobs: Vec<JobRun>,
+    pub interrupted: bool,
+    /// Unix time (s) when the run started.
+    pub start_unix: u64,
+    /// Block devices under the jobs' files, for disk statistics.
+    pub disk_names: Vec<String>,
+}
+
+impl RunResult {
+    pub fn failed(&self) -> bool {
+        self.jobs.iter().any(|j| j.outcome.error != 0)
+    }
+}
+
+/// Options for how a run behaves (not what it does).
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Fake clock step in ns (deterministic output for tests).
+    pub fake_clock_step: Option<u64>,
+    /// Where "Laying out IO file" notices go: true means stdout.
+    pub notices_to_stdout: bool,
+    pub progress: progress::ProgressMode,
+    pub eta_newline: bool,
+    /// Don't print notices at all.
+    pub quiet: bool,
+}
+
+/// Runs the plan to completion (or interruption).
+pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
+    signals::install();
+    let shared = Arc::new(RunShared::new(opts.fake_clock_step));
+    let start_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let progresses: Vec<Arc<Progress>> = plan
+        .jobs
+        .iter()
+        .map(|_| Arc::new(Progress::default()))
+        .collect();
+    let mut outcomes: Vec<Option<Outcome>> = plan.jobs.iter().map(|_| None).collect();
+    let mut laid_out = Vec::new();
+    let mut reporter = progress::Reporter::new(opts.progress, opts.eta_newline);
+
+    for phase in 0..plan.phases() {
+        let idxs: Vec<usize> = (0..plan.jobs.len())
+            .filter(|&i| plan.jobs[i].phase == phase)
+            .collect();
+        if shared.stop.load(Ordering::Relaxed) || signals::received() {
+            break;
+        }
+        // Lay out files before the clock starts.
+        let mut ready = Vec::new();
+        for &i in &idxs {
+            let job = &plan.jobs[i];
+            let no_extend = false;
+            match files::layout(job, no_extend, &mut laid_out) {
+                Ok(notes) => {
+                    for n in notes {
+                        if opts.quiet {
+                        } else if opts.notices_to_stdout {
+                            println!("{n}");
+                        } else {
+                            eprintln!("{n}");
+                        }
+                    }
+                    ready.push(i);
+                }
+                Err(m) => {
+                    outcomes[i] = Some(Outcome {
+                        error: libc::EIO,
+                        error_msg: Some(m),
+                        ..Outcome::default()
+                    });
+                }
+            }
+        }
+        let barrier = Arc::new(Barrier::new(ready.len()));
+        let mut handles = Vec::new();
+        for &i in &ready {
+            let job = plan.jobs[i].clone();
+            let shared = shared.clone();
+            let progress = progresses[i].clone();
+            let barrier = barrier.clone();
+            let h = std::thread::Builder::new()
+                .name(format!("iomark:{}", job.name()))
+                .spawn(move || {
+                    apply_placement(&job);
+                    worker::run_job(&job, &shared, &progress, &barrier)
+                });
+            match h {
+                Ok(h) => handles.push((i, h)),
+                Err(e) => {
+                    outcomes[i] = Some(Outcome {
+                        error: libc::EAGAIN,
+                        error_msg: Some(format!(
+                            "cannot start a thread for job '{}': {e}",
+                            plan.jobs[i].name()
+                        )),
+                        ..Outcome::default()
+                    });
+                }
+            }
+        }
+        // Watch: signals, exitall, progress.
+        while !handles.is_empty() {
+            if signals::received() && !shared.stop.load(Ordering::Relaxed) {
+                shared.interrupted.store(true, Ordering::Relaxed);
+                shared.stop.store(true, Ordering::Relaxed);
+            }
+            let mut k = 0;
+            while k < handles.len() {
+                if handles[k].1.is_finished() {
+                    let (i, h) = handles.swap_remove(k);
+                    let out = h.join().unwrap_or_else(|_| Outcome {
+                        error: libc::EFAULT,
+                        error_msg: Some("worker thread panicked".into()),
+                        ..Outcome::default()
+                    });
+                    let spec = &plan.jobs[i].spec;
+                    if spec.ctl.exitall || (spec.ctl.exitall_on_error && out.error != 0) {
+                        shared.stop.store(true, Ordering::Relaxed);
+                    }
+                    outcomes[i] = Some(out);
+                } else {
+                    k += 1;
+                }
+            }
+            reporter.tick(&plan, &progresses);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    reporter.finish();
+    let interrupted = shared.interrupted.load(Ordering::Relaxed);
+    let disk_names = Vec::new();
+    let jobs = plan
+        .jobs
+        .into_iter()
+        .zip(outcomes)
+        .filter_map(|(job, o)| {
+            o.map(|mut outcome| {
+                outcome.interrupted |= interrupted;
+                JobRun { job, outcome }
+            })
+        })
+        .collect();
+    RunResult {
+        jobs,
+        interrupted,
+        start_unix,
+        disk_names,
+    }
+}
+
+/// CPU affinity and nice value for the calling worker thread.
+fn apply_placement(job: &PlannedJob) {
+    let ctl = &job.spec.ctl;
+    if let Some(cpus) = &ctl.cpus_allowed {
+        let chosen: Vec<usize> = match ctl.cpus_allowed_policy {
+            crate::job::spec::CpusPolicy::Shared => cpus.clone(),
+            crate::job::spec::CpusPolicy::Split => vec![cpus[job.clone as usize % cpus.len()]],
+        };
+        // SAFETY: cpu_set_t is plain data; sched_setaffinity(0) applies to this thread.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for c in chosen {
+                libc::CPU_SET(c, &mut set);
+            }
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+    }
+    if ctl.nice != 0 {
+        // SAFETY: setpriority on this thread's id.
+        unsafe {
+            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+            libc::setpriority(libc::PRIO_PROCESS, tid, ctl.nice);
+        }
+    }
+    if let Some(class) = ctl.prioclass.or(ctl.prio.map(|_| 2)) {
+        let level = ctl.prio.unwrap_or(4);
+        let ioprio = (class << 13) | level;
+        // SAFETY: ioprio_set(IOPRIO_WHO_PROCESS, 0 = this thread, value).
+        unsafe {
+            libc::syscall(libc::SYS_ioprio_set, 1, 0, ioprio);
+        }
+    }
+}

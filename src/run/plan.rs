@@ -1,0 +1,404 @@
+//! The run plan: reporting groups and execution phases (stonewall), job
+//! clones (numjobs), and for each clone the files it uses, their sizes and
+//! the region of each it does I/O to.
+//!
+//! Planning only looks at the targets (stat, device size); it creates and
+//! writes nothing. Errors name the job and the file.
+
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::job::spec::JobSpec;
+use crate::job::value::{human_bytes, SizeOrPercent};
+use crate::workload::rng::Rng;
+use crate::workload::Region;
+
+/// What a target path is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetKind {
+    Regular,
+    Block,
+    Char,
+    Missing,
+    /// The null engine: nothing is opened.
+    None,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedFile {
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    /// Size the target has now (0 when missing).
+    pub existing_size: u64,
+    /// Size the file must have before I/O (regular files are extended).
+    pub needed_size: u64,
+    pub region: Region,
+}
+
+#[derive(Clone, Debug)]
+pub struct PlannedJob {
+    pub spec: Arc<JobSpec>,
+    /// Index of the job (section) this clone belongs to.
+    pub job_index: usize,
+    pub clone: u32,
+    /// Reporting group id (fio's groupid).
+    pub group: u32,
+    /// Execution phase: a stonewall starts a new one.
+    pub phase: u32,
+    pub files: Vec<PlannedFile>,
+    /// Bytes per pass (io_size, or the sum of the regions).
+    pub pass_bytes: u64,
+    /// Seed for this clone's random streams.
+    pub seed: u64,
+}
+
+impl PlannedJob {
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    pub jobs: Vec<PlannedJob>,
+}
+
+impl Plan {
+    pub fn phases(&self) -> u32 {
+        self.jobs.iter().map(|j| j.phase + 1).max().unwrap_or(0)
+    }
+}
+
+/// Size of a block device in bytes.
+pub fn blockdev_size(path: &Path) -> std::io::Result<u64> {
+    use std::os::fd::AsRawFd;
+    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+    let f = std::fs::File::open(path)?;
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64.
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64, &mut size) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(size)
+}
+
+fn probe(path: &Path) -> Result<(TargetKind, u64), String> {
+    match std::fs::metadata(path) {
+        Ok(m) => {
+            let ft = m.file_type();
+            if ft.is_block_device() {
+                let size = blockdev_size(path)
+                    .map_err(|e| format!("cannot get the size of '{}': {e}", path.display()))?;
+                Ok((TargetKind::Block, size))
+            } else if ft.is_char_device() {
+                Ok((TargetKind::Char, 0))
+            } else if ft.is_dir() {
+                Err(format!(
+                    "'{}' is a directory (use directory= for a place to create files)",
+                    path.display()
+                ))
+            } else {
+                Ok((TargetKind::Regular, m.len()))
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((TargetKind::Missing, 0)),
+        Err(e) => Err(format!(
+            "cannot access '{}': {}",
+            path.display(),
+            crate::job::jobfile::io_reason(&e)
+        )),
+    }
+}
+
+/// Expands `filename_format` for one file.
+fn format_name(fmt: &str, job: &str, clone: u32, filenum: u32) -> String {
+    fmt.replace("$jobname", job)
+        .replace("$jobnum", &clone.to_string())
+        .replace("$filenum", &filenum.to_string())
+        .replace("$clientuid", "0")
+}
+
+fn file_paths(spec: &JobSpec, clone: u32) -> Vec<PathBuf> {
+    let dirs = &spec.file.directories;
+    let in_dir = |i: usize, name: &str| -> PathBuf {
+        if dirs.is_empty() || Path::new(name).is_absolute() {
+            PathBuf::from(name)
+        } else {
+            Path::new(&dirs[i % dirs.len()]).join(name)
+        }
+    };
+    if !spec.file.filenames.is_empty() {
+        return spec
+            .file
+            .filenames
+            .iter()
+            .enumerate()
+            .map(|(i, n)| in_dir(i, n))
+            .collect();
+    }
+    (0..spec.file.nrfiles)
+        .map(|i| {
+            in_dir(
+                i as usize,
+                &format_name(&spec.file.filename_format, &spec.name, clone, i),
+            )
+        })
+        .collect()
+}
+
+fn percent_of(p: f64, total: u64) -> u64 {
+    (total as f64 * p / 100.0) as u64
+}
+
+/// Plans one clone's files.
+fn plan_files(spec: &JobSpec, clone: u32, seed: u64) -> Result<(Vec<PlannedFile>, u64), String> {
+    let job = &spec.name;
+    let diskless = spec.io.ioengine == "null";
+    let paths = if diskless && spec.file.filenames.is_empty() {
+        (0..spec.file.nrfiles)
+            .map(|i| PathBuf::from(format_name(&spec.file.filename_format, job, clone, i)))
+            .collect()
+    } else {
+        file_paths(spec, clone)
+    };
+    let n = paths.len() as u64;
+    let mut probed = Vec::with_capacity(paths.len());
+    for p in &paths {
+        probed.push(if diskless {
+            (TargetKind::None, 0)
+        } else {
+            probe(p)?
+        });
+    }
+    let mut rng = Rng::stream(seed, 99);
+    // Size of each file's region.
+    let per_file: Vec<u64> = match (spec.file.size, spec.file.filesize) {
+        (_, Some((lo, hi))) => (0..n)
+            .map(|_| {
+                if lo == hi {
+                    lo
+                } else {
+                    lo + rng.below(hi - lo + 1)
+                }
+            })
+            .collect(),
+        (Some(SizeOrPercent::Bytes(total)), None) => vec![total / n.max(1); n as usize],
+        (Some(SizeOrPercent::Percent(p)), None) => {
+            let mut v = Vec::new();
+            for (path, (kind, size)) in paths.iter().zip(&probed) {
+                if matches!(
+                    kind,
+                    TargetKind::Missing | TargetKind::None | TargetKind::Char
+                ) {
+                    return Err(format!(
+                        "job '{job}': size={p}% needs an existing file or device, and '{}' has no size",
+                        path.display()
+                    ));
+                }
+                v.push(percent_of(p, *size));
+            }
+            v
+        }
+        (None, None) => {
+            let mut v = Vec::new();
+            for (path, (kind, size)) in paths.iter().zip(&probed) {
+                match kind {
+                    TargetKind::Regular | TargetKind::Block if *size > 0 => v.push(*size),
+                    _ => {
+                        return Err(format!(
+                            "job '{job}': no size given and '{}' {} (set size= or filesize=)",
+                            path.display(),
+                            if *kind == TargetKind::Missing {
+                                "does not exist"
+                            } else {
+                                "has no known size"
+                            }
+                        ))
+                    }
+                }
+            }
+            v
+        }
+    };
+    let mut files = Vec::with_capacity(paths.len());
+    let mut total = 0u64;
+    for ((path, (kind, existing)), want) in paths.into_iter().zip(probed).zip(per_file) {
+        let base_off = match spec.file.offset {
+            SizeOrPercent::Bytes(b) => b,
+            SizeOrPercent::Percent(p) => percent_of(p, existing),
+        };
+        let inc = match spec.file.offset_increment {
+            SizeOrPercent::Bytes(b) => b,
+            SizeOrPercent::Percent(p) => percent_of(p, existing),
+        };
+        let start = base_off + inc * clone as u64;
+        let (len, needed) = match kind {
+            TargetKind::Block => {
+                if start >= existing {
+                    return Err(format!(
+                        "job '{job}': offset {start} is beyond the end of '{}' ({})",
+                        path.display(),
+                        human_bytes(existing, false)
+                    ));
+                }
+                let end = if spec.file.size.is_some() || spec.file.filesize.is_some() {
+                    (start + want).min(existing)
+                } else {
+                    existing
+                };
+                (end - start, existing)
+            }
+            TargetKind::Regular if spec.file.size.is_none() && spec.file.filesize.is_none() => {
+                if start >= existing {
+                    return Err(format!(
+                        "job '{job}': offset {start} is beyond the end of '{}' ({})",
+                        path.display(),
+                        human_bytes(existing, false)
+                    ));
+                }
+                (existing - start, existing)
+            }
+            _ => (want, start + want),
+        };
+        if len == 0 {
+            return Err(format!(
+                "job '{job}': '{}' leaves no bytes to do I/O to",
+                path.display()
+            ));
+        }
+        total += len;
+        files.push(PlannedFile {
+            path,
+            kind,
+            existing_size: existing,
+            needed_size: needed,
+            region: Region { start, len },
+        });
+    }
+    let pass = match spec.file.io_size {
+        Some(SizeOrPercent::Bytes(b)) if b > 0 => b,
+        Some(SizeOrPercent::Percent(p)) => percent_of(p, total).max(1),
+        _ => total,
+    };
+    Ok((files, pass))
+}
+
+/// Builds the plan for a list of jobs.
+pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
+    let mut plan = Plan::default();
+    let mut group = 0u32;
+    let mut phase = 0u32;
+    for (ji, spec) in jobs.iter().enumerate() {
+        if ji > 0 {
+            if spec.ctl.stonewall {
+                phase += 1;
+                group += 1;
+            } else if spec.ctl.new_group {
+                group += 1;
+            }
+        }
+        let spec = Arc::new(spec.clone());
+        for clone in 0..spec.ctl.numjobs {
+            let base_seed = match spec.io.randseed {
+                Some(s) => s,
+                None if spec.io.randrepeat => 0x89,
+                None => {
+                    let t = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map(|d| d.as_nanos() as u64)
+                        .unwrap_or(0);
+                    t ^ (std::process::id() as u64) << 32
+                }
+            };
+            let seed = base_seed
+                .wrapping_add((plan.jobs.len() as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let (files, pass_bytes) = plan_files(&spec, clone, seed)?;
+            plan.jobs.push(PlannedJob {
+                spec: spec.clone(),
+                job_index: ji,
+                clone,
+                group,
+                phase,
+                files,
+                pass_bytes,
+                seed,
+            });
+        }
+    }
+    Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::options::{apply, lookup};
+
+    fn spec(opts: &[(&str, &str)]) -> JobSpec {
+        let mut s = JobSpec {
+            name: "t".into(),
+            ..JobSpec::default()
+        };
+        for (k, v) in opts {
+            apply(&mut s, lookup(k).unwrap(), Some(v)).unwrap();
+        }
+        s
+    }
+
+    #[test]
+    fn clones_get_their_own_files_and_groups_follow_stonewall() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        let a = spec(&[
+            ("size", "1m"),
+            ("numjobs", "2"),
+            ("directory", d),
+            ("nrfiles", "2"),
+        ]);
+        let mut b = spec(&[("size", "1m"), ("directory", d), ("stonewall", "1")]);
+        b.name = "b".into();
+        let p = plan(&[a, b]).unwrap();
+        assert_eq!(p.jobs.len(), 3);
+        assert_eq!(p.jobs[1].files[1].path, dir.path().join("t.1.1"));
+        assert_eq!(
+            p.jobs[0].files[0].region,
+            Region {
+                start: 0,
+                len: 512 << 10
+            }
+        );
+        assert_eq!(p.jobs[0].pass_bytes, 1 << 20);
+        assert_eq!((p.jobs[2].group, p.jobs[2].phase), (1, 1));
+        assert_eq!(p.phases(), 2);
+    }
+
+    #[test]
+    fn offset_shifts_the_region_and_grows_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        let s = spec(&[
+            ("size", "1m"),
+            ("offset", "256k"),
+            ("filename", f.to_str().unwrap()),
+            ("numjobs", "2"),
+            ("offset_increment", "1m"),
+        ]);
+        let p = plan(&[s]).unwrap();
+        assert_eq!(
+            p.jobs[1].files[0].region,
+            Region {
+                start: (1 << 20) + (256 << 10),
+                len: 1 << 20
+            }
+        );
+        assert_eq!(p.jobs[0].files[0].needed_size, (1 << 20) + (256 << 10));
+    }
+
+    #[test]
+    fn missing_size_is_an_error_naming_the_file() {
+        let s = spec(&[("filename", "/nonexistent/iomark/x")]);
+        let e = plan(&[s]).unwrap_err();
+        assert!(e.contains("does not exist"), "{e}");
+    }
+}

@@ -1,0 +1,273 @@
+//! Latency histogram with fio's log-linear layout: values below 128 ns get
+//! one bucket each; above that, every power of two is split into 64 equal
+//! buckets, over 29 groups (so the top bucket starts near 17.2 s). A
+//! percentile is reported as the midpoint of the bucket it falls in, which
+//! keeps iomark's percentiles and json+ `bins` comparable with fio's.
+//!
+//! Recording is a handful of integer operations and no allocation; merging
+//! is a bucket-wise sum, exact across clones, jobs and groups.
+
+/// Bits of linear resolution per power of two.
+pub const BITS: u32 = 6;
+/// Buckets per group.
+pub const PER_GROUP: usize = 1 << BITS;
+/// Number of groups.
+pub const GROUPS: usize = 29;
+/// Total number of buckets.
+pub const NR: usize = GROUPS * PER_GROUP;
+
+/// Bucket index for a value (ns).
+#[inline]
+pub fn bucket_of(v: u64) -> usize {
+    if v < (2 * PER_GROUP) as u64 {
+        return v as usize;
+    }
+    let msb = 63 - v.leading_zeros();
+    let shift = msb - BITS;
+    let idx = (shift as usize + 1) * PER_GROUP + ((v >> shift) as usize & (PER_GROUP - 1));
+    idx.min(NR - 1)
+}
+
+/// Representative value (midpoint) of a bucket.
+pub fn bucket_value(idx: usize) -> u64 {
+    if idx < 2 * PER_GROUP {
+        return idx as u64;
+    }
+    let shift = (idx / PER_GROUP - 1) as u32;
+    let within = (idx % PER_GROUP) as f64;
+    let base = 1u64 << (shift + BITS);
+    base + ((within + 0.5) * (1u64 << shift) as f64) as u64
+}
+
+/// Running min/max/mean/stddev of samples; exact and mergeable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub n: u64,
+    pub min: u64,
+    pub max: u64,
+    pub sum: u128,
+    pub sumsq: u128,
+}
+
+impl Summary {
+    #[inline]
+    pub fn add(&mut self, v: u64) {
+        if self.n == 0 || v < self.min {
+            self.min = v;
+        }
+        if v > self.max {
+            self.max = v;
+        }
+        self.n += 1;
+        self.sum += v as u128;
+        self.sumsq += (v as u128) * (v as u128);
+    }
+
+    pub fn merge(&mut self, o: &Summary) {
+        if o.n == 0 {
+            return;
+        }
+        if self.n == 0 || o.min < self.min {
+            self.min = o.min;
+        }
+        self.max = self.max.max(o.max);
+        self.n += o.n;
+        self.sum += o.sum;
+        self.sumsq += o.sumsq;
+    }
+
+    pub fn mean(&self) -> f64 {
+        if self.n == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.n as f64
+        }
+    }
+
+    /// Sample standard deviation (n - 1 in the denominator), as fio.
+    pub fn stddev(&self) -> f64 {
+        if self.n < 2 {
+            return 0.0;
+        }
+        let n = self.n as u128;
+        // n*sumsq - sum^2 is exact in u128 for any realistic run.
+        let num = n
+            .saturating_mul(self.sumsq)
+            .saturating_sub(self.sum * self.sum);
+        (num as f64 / (self.n as f64 * (self.n - 1) as f64)).sqrt()
+    }
+}
+
+/// A latency histogram plus its summary statistics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Histogram {
+    buckets: Box<[u64]>,
+    pub summary: Summary,
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Histogram {
+    pub fn new() -> Self {
+        Histogram {
+            buckets: vec![0u64; NR].into_boxed_slice(),
+            summary: Summary::default(),
+        }
+    }
+
+    #[inline]
+    pub fn record(&mut self, v: u64) {
+        self.summary.add(v);
+        // SAFETY: bucket_of never returns an index >= NR.
+        unsafe {
+            *self.buckets.get_unchecked_mut(bucket_of(v)) += 1;
+        }
+    }
+
+    pub fn count(&self) -> u64 {
+        self.summary.n
+    }
+
+    pub fn merge(&mut self, o: &Histogram) {
+        for (a, b) in self.buckets.iter_mut().zip(o.buckets.iter()) {
+            *a += *b;
+        }
+        self.summary.merge(&o.summary);
+    }
+
+    pub fn buckets(&self) -> &[u64] {
+        &self.buckets
+    }
+
+    /// Adds raw bucket counts (used when reading fio json+ `bins`).
+    pub fn add_to_bucket(&mut self, idx: usize, count: u64) {
+        if idx < NR {
+            self.buckets[idx] += count;
+        }
+    }
+
+    /// Percentile values for a sorted list of percentiles: for each, the
+    /// midpoint of the first bucket where the running count reaches
+    /// `p / 100 * N`.
+    pub fn percentiles(&self, list: &[f64]) -> Vec<u64> {
+        let total: u64 = self.buckets.iter().sum();
+        let mut out = vec![0u64; list.len()];
+        if total == 0 || list.is_empty() {
+            return out;
+        }
+        let mut j = 0;
+        let mut cum = 0u64;
+        for (i, &c) in self.buckets.iter().enumerate() {
+            cum += c;
+            while j < list.len() && cum as f64 >= list[j] / 100.0 * total as f64 {
+                out[j] = bucket_value(i);
+                j += 1;
+            }
+            if j == list.len() {
+                break;
+            }
+        }
+        // Any percentile not reached (rounding above 100%) takes the top.
+        if j < list.len() {
+            let top = self.buckets.iter().rposition(|&c| c > 0).unwrap_or(0);
+            for o in &mut out[j..] {
+                *o = bucket_value(top);
+            }
+        }
+        out
+    }
+
+    /// Non-empty buckets as (midpoint value, count): json+ `bins`.
+    pub fn bins(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.buckets
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(i, c)| (bucket_value(i), *c))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_contiguous_and_monotonic() {
+        let mut last = 0;
+        for v in 0..200_000u64 {
+            let b = bucket_of(v);
+            assert!(b == last || b == last + 1, "gap at {v}");
+            last = b;
+        }
+        assert_eq!(bucket_of(127), 127);
+        assert_eq!(bucket_of(128), 128);
+        assert_eq!(bucket_of(u64::MAX), NR - 1);
+    }
+
+    #[test]
+    fn midpoints_sit_inside_their_buckets() {
+        for idx in 0..NR - 1 {
+            let v = bucket_value(idx);
+            assert_eq!(bucket_of(v), idx, "midpoint of {idx} is {v}");
+        }
+        // Relative error of a midpoint stays under 1/128.
+        for v in [1_000u64, 24_266, 1_000_000, 54_510_695, 9_000_000_000] {
+            let m = bucket_value(bucket_of(v)) as f64;
+            assert!((m - v as f64).abs() / (v as f64) < 1.0 / 64.0);
+        }
+    }
+
+    #[test]
+    fn percentiles_use_bucket_midpoints() {
+        let mut h = Histogram::new();
+        for v in 1..=100u64 {
+            h.record(v * 1000);
+        }
+        let p = h.percentiles(&[50.0, 99.0, 100.0]);
+        assert_eq!(p[0], bucket_value(bucket_of(50_000)));
+        assert_eq!(p[1], bucket_value(bucket_of(99_000)));
+        assert_eq!(p[2], bucket_value(bucket_of(100_000)));
+        assert_eq!(h.summary.min, 1000);
+        assert_eq!(h.summary.max, 100_000);
+        assert!((h.summary.mean() - 50_500.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn merge_equals_single_histogram() {
+        let mut parts = vec![
+            Histogram::new(),
+            Histogram::new(),
+            Histogram::new(),
+            Histogram::new(),
+        ];
+        let mut all = Histogram::new();
+        let mut x = 12345u64;
+        for i in 0..40_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let v = (x >> 40) % 5_000_000;
+            parts[i % 4].record(v);
+            all.record(v);
+        }
+        let mut merged = Histogram::new();
+        for p in &parts {
+            merged.merge(p);
+        }
+        assert_eq!(merged, all);
+    }
+
+    #[test]
+    fn stddev_matches_two_pass() {
+        let vals = [5u64, 7, 9, 100, 3000];
+        let mut s = Summary::default();
+        vals.iter().for_each(|v| s.add(*v));
+        let mean = vals.iter().sum::<u64>() as f64 / 5.0;
+        let var = vals.iter().map(|v| (*v as f64 - mean).powi(2)).sum::<f64>() / 4.0;
+        assert!((s.stddev() - var.sqrt()).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,251 @@
+//! Statistics a worker collects for its job: per-direction counters and
+//! latency histograms, sync latencies, queue-depth and latency
+//! distributions, bandwidth/IOPS samples and CPU usage.
+//!
+//! Each worker owns its `JobStats` and updates it without locks; the run
+//! merges them once at the end (per job, per group, for group_reporting).
+
+pub mod histogram;
+pub mod samples;
+
+use histogram::Histogram;
+pub use samples::SampleStats;
+
+/// Figures for one direction (read, write or trim).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DirStats {
+    pub bytes: u64,
+    pub ios: u64,
+    pub short_ios: u64,
+    pub drop_ios: u64,
+    pub slat: Histogram,
+    pub clat: Histogram,
+    pub lat: Histogram,
+    /// Per-interval bandwidth (KiB/s) and IOPS samples.
+    pub bw_samples: SampleStats,
+    pub iops_samples: SampleStats,
+    /// Milliseconds over which this direction's I/O was measured.
+    pub runtime_ms: u64,
+}
+
+impl DirStats {
+    pub fn merge(&mut self, o: &DirStats) {
+        self.bytes += o.bytes;
+        self.ios += o.ios;
+        self.short_ios += o.short_ios;
+        self.drop_ios += o.drop_ios;
+        self.slat.merge(&o.slat);
+        self.clat.merge(&o.clat);
+        self.lat.merge(&o.lat);
+        self.bw_samples.merge(&o.bw_samples);
+        self.iops_samples.merge(&o.iops_samples);
+        self.runtime_ms = self.runtime_ms.max(o.runtime_ms);
+    }
+}
+
+/// Buckets of fio's "IO depths" line: 1, 2, 4, 8, 16, 32, >=64.
+pub const DEPTH_BUCKETS: usize = 7;
+
+/// Index of the depth bucket for a queue depth.
+#[inline]
+pub fn depth_bucket(depth: u32) -> usize {
+    match depth {
+        0..=1 => 0,
+        2..=3 => 1,
+        4..=7 => 2,
+        8..=15 => 3,
+        16..=31 => 4,
+        32..=63 => 5,
+        _ => 6,
+    }
+}
+
+/// Buckets of fio's "submit"/"complete" lines: 0, 4, 8, 16, 32, 64, >=64
+/// (the count of I/Os per submit or reap call, by upper bound).
+#[inline]
+pub fn batch_bucket(n: u32) -> usize {
+    match n {
+        0 => 0,
+        1..=4 => 1,
+        5..=8 => 2,
+        9..=16 => 3,
+        17..=32 => 4,
+        33..=64 => 5,
+        _ => 6,
+    }
+}
+
+/// Upper bounds of the latency distribution buckets per unit:
+/// 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000 (and for ms 2000, >=2000).
+pub const LAT_EDGES: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+
+/// Latency distribution: nsec[10], usec[10], msec[12].
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct LatDist {
+    pub nsec: [u64; 10],
+    pub usec: [u64; 10],
+    pub msec: [u64; 12],
+}
+
+fn edge_index(v: u64) -> usize {
+    LAT_EDGES.iter().position(|e| v < *e).unwrap_or(9)
+}
+
+impl LatDist {
+    /// Counts one latency (ns) in the first bucket whose bound exceeds it.
+    #[inline]
+    pub fn add(&mut self, ns: u64) {
+        if ns < 1000 {
+            self.nsec[edge_index(ns)] += 1;
+        } else if ns < 1_000_000 {
+            self.usec[edge_index(ns / 1000)] += 1;
+        } else {
+            let ms = ns / 1_000_000;
+            let i = if ms < 1000 {
+                edge_index(ms)
+            } else if ms < 2000 {
+                10
+            } else {
+                11
+            };
+            self.msec[i] += 1;
+        }
+    }
+
+    pub fn merge(&mut self, o: &LatDist) {
+        self.nsec.iter_mut().zip(o.nsec).for_each(|(a, b)| *a += b);
+        self.usec.iter_mut().zip(o.usec).for_each(|(a, b)| *a += b);
+        self.msec.iter_mut().zip(o.msec).for_each(|(a, b)| *a += b);
+    }
+
+    pub fn total(&self) -> u64 {
+        self.nsec.iter().chain(&self.usec).chain(&self.msec).sum()
+    }
+}
+
+/// Everything measured for one job (or a merge of jobs).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JobStats {
+    pub dir: [DirStats; 3],
+    /// Latencies of fsync/fdatasync/sync_file_range.
+    pub sync_lat: Histogram,
+    pub sync_ios: u64,
+    pub depth: [u64; DEPTH_BUCKETS],
+    pub submit: [u64; DEPTH_BUCKETS],
+    pub complete: [u64; DEPTH_BUCKETS],
+    pub submit_calls: u64,
+    pub complete_calls: u64,
+    /// Number of I/O units counted in the depth distribution.
+    pub depth_total: u64,
+    pub lat_dist: LatDist,
+    /// CPU time in microseconds.
+    pub usr_us: u64,
+    pub sys_us: u64,
+    pub ctx: u64,
+    pub majf: u64,
+    pub minf: u64,
+    /// Measured run time of the job (after ramp), ms.
+    pub runtime_ms: u64,
+    /// Wall time from job start to end, ms (fio's "elapsed" is in s).
+    pub elapsed_ms: u64,
+}
+
+impl JobStats {
+    pub fn merge(&mut self, o: &JobStats) {
+        for (a, b) in self.dir.iter_mut().zip(o.dir.iter()) {
+            a.merge(b);
+        }
+        self.sync_lat.merge(&o.sync_lat);
+        self.sync_ios += o.sync_ios;
+        for i in 0..DEPTH_BUCKETS {
+            self.depth[i] += o.depth[i];
+            self.submit[i] += o.submit[i];
+            self.complete[i] += o.complete[i];
+        }
+        self.submit_calls += o.submit_calls;
+        self.complete_calls += o.complete_calls;
+        self.depth_total += o.depth_total;
+        self.lat_dist.merge(&o.lat_dist);
+        self.usr_us += o.usr_us;
+        self.sys_us += o.sys_us;
+        self.ctx += o.ctx;
+        self.majf += o.majf;
+        self.minf += o.minf;
+        self.runtime_ms = self.runtime_ms.max(o.runtime_ms);
+        self.elapsed_ms = self.elapsed_ms.max(o.elapsed_ms);
+    }
+
+    pub fn total_ios(&self) -> u64 {
+        self.dir.iter().map(|d| d.ios).sum()
+    }
+}
+
+/// CPU usage of the calling thread.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ThreadUsage {
+    pub usr_us: u64,
+    pub sys_us: u64,
+    pub ctx: u64,
+    pub majf: u64,
+    pub minf: u64,
+}
+
+impl ThreadUsage {
+    pub fn now() -> Self {
+        // SAFETY: getrusage fills the zeroed struct.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
+            return ThreadUsage::default();
+        }
+        let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+        ThreadUsage {
+            usr_us: us(ru.ru_utime),
+            sys_us: us(ru.ru_stime),
+            ctx: (ru.ru_nvcsw + ru.ru_nivcsw) as u64,
+            majf: ru.ru_majflt as u64,
+            minf: ru.ru_minflt as u64,
+        }
+    }
+
+    pub fn since(self, start: ThreadUsage) -> ThreadUsage {
+        ThreadUsage {
+            usr_us: self.usr_us.saturating_sub(start.usr_us),
+            sys_us: self.sys_us.saturating_sub(start.sys_us),
+            ctx: self.ctx.saturating_sub(start.ctx),
+            majf: self.majf.saturating_sub(start.majf),
+            minf: self.minf.saturating_sub(start.minf),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_distribution_buckets() {
+        let mut d = LatDist::default();
+        d.add(1); // <2ns
+        d.add(3_000); // 2..4 us -> "4"
+        d.add(760_000); // 750..1000 us -> "1000"
+        d.add(1_500_000_000); // 1.5 s -> "2000"
+        d.add(3_000_000_000); // >= 2 s
+        assert_eq!(d.nsec[0], 1);
+        assert_eq!(d.usec[1], 1);
+        assert_eq!(d.usec[9], 1);
+        assert_eq!(d.msec[10], 1);
+        assert_eq!(d.msec[11], 1);
+        assert_eq!(d.total(), 5);
+    }
+
+    #[test]
+    fn depth_and_batch_buckets() {
+        assert_eq!(depth_bucket(1), 0);
+        assert_eq!(depth_bucket(16), 4);
+        assert_eq!(depth_bucket(100), 6);
+        assert_eq!(batch_bucket(0), 0);
+        assert_eq!(batch_bucket(1), 1);
+        assert_eq!(batch_bucket(4), 1);
+        assert_eq!(batch_bucket(5), 2);
+    }
+}
