@@ -108,17 +108,35 @@ pub enum RwSequencer {
     Identical,
 }
 
-/// `random_distribution`.
+/// `random_distribution` for one direction. The optional second value of
+/// zipf, pareto and normal is the centre: where in the range (0 to 1) the
+/// most likely offsets lie.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RandomDistribution {
     Random,
-    Zipf(f64),
-    Pareto(f64),
-    Normal(f64),
+    Zipf {
+        theta: f64,
+        center: Option<f64>,
+    },
+    Pareto {
+        h: f64,
+        center: Option<f64>,
+    },
+    Normal {
+        dev: f64,
+        center: Option<f64>,
+    },
     /// `zoned:` entries: (percent of accesses, percent of range).
     Zoned(Vec<(f64, f64)>),
     /// `zoned_abs:` entries: (percent of accesses, size in bytes).
     ZonedAbs(Vec<(f64, u64)>),
+}
+
+impl RandomDistribution {
+    /// Non-uniform distributions pick offsets without the random map.
+    pub fn is_uniform(&self) -> bool {
+        matches!(self, RandomDistribution::Random)
+    }
 }
 
 /// `random_generator`.
@@ -139,6 +157,28 @@ pub enum FileService {
     Pareto(f64),
     Normal(f64),
     Gauss(f64),
+}
+
+/// `exit_what`: which jobs `exitall` stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// The jobs of the finishing job's reporting group.
+    Group,
+    /// Every running job; later stonewalled jobs still run.
+    Stonewall,
+    /// Every job, running or not yet started.
+    All,
+}
+
+/// `continue_on_error`: which errors a job counts and carries on after.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContinueOn {
+    None,
+    Read,
+    Write,
+    Io,
+    Verify,
+    All,
 }
 
 /// `fallocate`.
@@ -266,6 +306,8 @@ pub struct FileOpts {
     /// `filesize` range.
     pub filesize: Option<(u64, u64)>,
     pub offset: SizeOrPercent,
+    /// Alignment of a percentage `offset` (0: the minimum block size).
+    pub offset_align: u64,
     pub offset_increment: SizeOrPercent,
     pub number_ios: u64,
     pub fill_device: bool,
@@ -297,6 +339,7 @@ impl Default for FileOpts {
             io_size: None,
             filesize: None,
             offset: SizeOrPercent::Bytes(0),
+            offset_align: 0,
             offset_increment: SizeOrPercent::Bytes(0),
             number_ios: 0,
             fill_device: false,
@@ -321,9 +364,10 @@ impl Default for FileOpts {
 #[derive(Clone, Debug, PartialEq)]
 pub struct IoOpts {
     pub rw: RwPattern,
-    /// The `:N` suffix of `rw` (0 when not given): bytes to skip after
-    /// each sequential I/O, or I/Os per new random offset.
-    pub rw_nr: u64,
+    /// The `:N` suffix of `rw` (0 when not given): for sequential patterns
+    /// the bytes to add after each I/O (negative runs backwards), for
+    /// random ones the number of I/Os per new random offset.
+    pub rw_nr: i64,
     pub rw_sequencer: RwSequencer,
     pub rwmixread: f64,
     pub bs: [BlockSizes; 3],
@@ -335,7 +379,8 @@ pub struct IoOpts {
     pub allrandrepeat: bool,
     pub randseed: Option<u64>,
     pub random_generator: RandomGenerator,
-    pub random_distribution: RandomDistribution,
+    /// Per direction (read, write, trim).
+    pub random_distribution: [RandomDistribution; 3],
     pub percentage_random: [f64; 3],
     pub iodepth: u32,
     pub iodepth_batch_submit: u32,
@@ -371,7 +416,11 @@ impl Default for IoOpts {
             allrandrepeat: false,
             randseed: None,
             random_generator: RandomGenerator::Tausworthe,
-            random_distribution: RandomDistribution::Random,
+            random_distribution: [
+                RandomDistribution::Random,
+                RandomDistribution::Random,
+                RandomDistribution::Random,
+            ],
             percentage_random: [100.0; 3],
             iodepth: 1,
             iodepth_batch_submit: 1,
@@ -450,7 +499,6 @@ pub struct SyncOpts {
     pub end_fsync: bool,
     pub fsync_on_close: bool,
     pub sync_file_range: Option<(u32, u64)>,
-    pub write_barrier: u64,
 }
 
 impl Default for SyncOpts {
@@ -464,7 +512,6 @@ impl Default for SyncOpts {
             end_fsync: false,
             fsync_on_close: false,
             sync_file_range: None,
-            write_barrier: 0,
         }
     }
 }
@@ -625,6 +672,7 @@ pub struct JobControl {
     pub new_group: bool,
     pub wait_for: Option<String>,
     pub exitall: bool,
+    pub exit_what: ExitWhat,
     pub exitall_on_error: bool,
     pub thread: bool,
     pub cpus_allowed: Option<Vec<usize>>,
@@ -632,7 +680,7 @@ pub struct JobControl {
     pub nice: i32,
     pub prio: Option<u32>,
     pub prioclass: Option<u32>,
-    pub continue_on_error: String,
+    pub continue_on_error: ContinueOn,
     pub kb_base: u64,
     pub unit_base: u32,
 }
@@ -645,6 +693,7 @@ impl Default for JobControl {
             new_group: false,
             wait_for: None,
             exitall: false,
+            exit_what: ExitWhat::Group,
             exitall_on_error: false,
             thread: false,
             cpus_allowed: None,
@@ -652,7 +701,7 @@ impl Default for JobControl {
             nice: 0,
             prio: None,
             prioclass: None,
-            continue_on_error: "none".into(),
+            continue_on_error: ContinueOn::None,
             kb_base: 1024,
             unit_base: 0,
         }

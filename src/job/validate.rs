@@ -19,6 +19,7 @@ pub fn validate(job: JobSpec) -> Result<JobSpec, String> {
             ));
         }
     }
+    crate::workload::check_job(&job)?;
     if job.name.is_empty() {
         return Err("the job has no name".into());
     }

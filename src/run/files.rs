@@ -1,7 +1,9 @@
 //! Laying out and opening a job's files: creating or extending regular
-//! files before the timed phase (written with data when the job reads,
-//! otherwise sized without writing), open flags from the job's options,
-//! and dropping cached pages (`invalidate`).
+//! files before the timed phase (written with data when the job reads or
+//! `overwrite` is set, otherwise preallocated as `fallocate` says), open
+//! flags from the job's options (`direct`, `sync`), reading them into the
+//! page cache (`pre_read`), dropping cached pages (`invalidate`) and
+//! removing them (`unlink`).
 
 use std::io::Write;
 use std::os::fd::RawFd;
@@ -191,41 +193,103 @@ pub fn open_flags(job: &PlannedJob) -> i32 {
     flags
 }
 
-/// Opens every file of the job through its engine.
-pub fn open_all(job: &PlannedJob, engine: &mut dyn Engine) -> Result<Vec<OpenedFile>, String> {
-    let flags = open_flags(job);
-    let mut out = Vec::with_capacity(job.files.len());
-    for f in &job.files {
-        let of = OpenFile {
-            path: &f.path,
-            flags,
-            size: f.needed_size,
-            is_blockdev: f.kind == TargetKind::Block,
-        };
-        let (fd, data) = engine.open(&of).map_err(|e| {
-            if e.raw_os_error() == Some(libc::EINVAL) && job.spec.sync.direct {
-                format!(
-                    "cannot open '{}' with direct=1: the filesystem does not support direct I/O (use direct=0)",
-                    f.path.display()
-                )
-            } else {
-                sys_err("cannot open", &f.path, e)
-            }
-        })?;
-        if fd >= 0 && f.kind == TargetKind::Regular && job.spec.file.create_on_open {
-            // SAFETY: fstat/ftruncate on the descriptor just opened.
-            let mut st: libc::stat = unsafe { std::mem::zeroed() };
-            if unsafe { libc::fstat(fd, &mut st) } == 0 && (st.st_size as u64) < f.needed_size {
-                unsafe { libc::ftruncate(fd, f.needed_size as libc::off_t) };
-            }
+/// A file slot that is not open (with `openfiles`, until its turn).
+pub const CLOSED: OpenedFile = OpenedFile {
+    fd: -1,
+    data: 0,
+    size: 0,
+};
+
+/// Opens file `i` of the job through its engine.
+pub fn open_one(
+    job: &PlannedJob,
+    engine: &mut dyn Engine,
+    i: usize,
+    flags: i32,
+) -> Result<OpenedFile, String> {
+    let f = &job.files[i];
+    let of = OpenFile {
+        path: &f.path,
+        flags,
+        size: f.needed_size,
+        is_blockdev: f.kind == TargetKind::Block,
+    };
+    let (fd, data) = engine.open(&of).map_err(|e| {
+        if e.raw_os_error() == Some(libc::EINVAL) && job.spec.sync.direct {
+            format!(
+                "cannot open '{}' with direct=1: the filesystem does not support direct I/O (use direct=0)",
+                f.path.display()
+            )
+        } else {
+            sys_err("cannot open", &f.path, e)
         }
-        out.push(OpenedFile {
-            fd,
-            data,
-            size: f.needed_size,
-        });
+    })?;
+    if fd >= 0 && f.kind == TargetKind::Regular && job.spec.file.create_on_open {
+        // SAFETY: fstat/ftruncate on the descriptor just opened.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd, &mut st) } == 0 && (st.st_size as u64) < f.needed_size {
+            unsafe { libc::ftruncate(fd, f.needed_size as libc::off_t) };
+        }
+    }
+    Ok(OpenedFile {
+        fd,
+        data,
+        size: f.needed_size,
+    })
+}
+
+/// Opens the files listed in `which` (the others stay closed).
+pub fn open_all(
+    job: &PlannedJob,
+    engine: &mut dyn Engine,
+    which: &[u32],
+) -> Result<Vec<OpenedFile>, String> {
+    let flags = open_flags(job);
+    let mut out: Vec<OpenedFile> = job.files.iter().map(|_| CLOSED).collect();
+    for &i in which {
+        out[i as usize] = open_one(job, engine, i as usize, flags)?;
     }
     Ok(out)
+}
+
+/// Reads the job's regions once so they are in the page cache
+/// (`pre_read`). Uses its own buffered descriptor.
+pub fn pre_read(job: &PlannedJob) -> Result<(), String> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; 1 << 20];
+    for f in &job.files {
+        if !matches!(
+            f.kind,
+            TargetKind::Regular | TargetKind::Block | TargetKind::Missing
+        ) {
+            continue;
+        }
+        let file = match std::fs::File::open(&f.path) {
+            Ok(file) => file,
+            // Created on open: nothing to read yet.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(sys_err("cannot pre-read", &f.path, e)),
+        };
+        let (mut pos, end) = (f.region.start, f.region.start + f.region.len);
+        while pos < end {
+            let n = ((end - pos) as usize).min(buf.len());
+            match file.read_at(&mut buf[..n], pos) {
+                Ok(0) => break,
+                Ok(k) => pos += k as u64,
+                Err(e) => return Err(sys_err("cannot pre-read", &f.path, e)),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Removes the job's regular files (`unlink`, `unlink_each_loop`).
+pub fn unlink_all(job: &PlannedJob) {
+    for f in &job.files {
+        if matches!(f.kind, TargetKind::Regular | TargetKind::Missing) {
+            let _ = std::fs::remove_file(&f.path);
+        }
+    }
 }
 
 /// Drops cached pages of the job's regions (regular files and devices).

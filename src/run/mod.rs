@@ -1,6 +1,8 @@
-//! Running a plan: phase by phase (stonewall), lay out files, start one
-//! worker thread per job clone, watch for Ctrl-C/SIGTERM and `exitall`,
-//! show progress, and collect each clone's outcome.
+//! Running a plan: start job clones as their dependencies finish (earlier
+//! stonewall phases, `wait_for`), lay out their files, run one worker
+//! thread per clone, watch for Ctrl-C/SIGTERM, `exitall` (scoped by
+//! `exit_what`) and `exitall_on_error`, show progress, and collect each
+//! clone's outcome. Clones that never start (stopped run) report zeros.
 
 pub mod clock;
 pub mod files;
@@ -10,11 +12,12 @@ pub mod signals;
 pub mod worker;
 
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::job::spec::ExitWhat;
 use plan::{Plan, PlannedJob};
-use worker::{Outcome, Progress, RunShared};
+use worker::{Outcome, Progress, RunShared, StartGate};
 
 /// A finished clone: what was planned and what happened.
 #[derive(Debug)]
@@ -53,6 +56,25 @@ pub struct RunOptions {
     pub quiet: bool,
 }
 
+/// Where a job clone is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Waiting,
+    Running,
+    Finished,
+}
+
+/// Whether a waiting clone may start: every job of an earlier stonewall
+/// phase has finished, and so has every clone of its `wait_for` job.
+fn ready(plan: &Plan, stages: &[Stage], i: usize) -> bool {
+    let job = &plan.jobs[i];
+    plan.jobs.iter().zip(stages).all(|(other, st)| {
+        let earlier_phase = other.phase < job.phase;
+        let waited = job.wait_for == Some(other.job_index);
+        !(earlier_phase || waited) || *st == Stage::Finished
+    })
+}
+
 /// Runs the plan to completion (or interruption).
 pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
     signals::install();
@@ -67,96 +89,76 @@ pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
         .map(|_| Arc::new(Progress::default()))
         .collect();
     let mut outcomes: Vec<Option<Outcome>> = plan.jobs.iter().map(|_| None).collect();
+    let mut stages = vec![Stage::Waiting; plan.jobs.len()];
     let mut laid_out = Vec::new();
     let mut reporter = progress::Reporter::new(opts.progress, opts.eta_newline);
+    let mut handles: Vec<(usize, std::thread::JoinHandle<Outcome>)> = Vec::new();
 
-    for phase in 0..plan.phases() {
-        let idxs: Vec<usize> = (0..plan.jobs.len())
-            .filter(|&i| plan.jobs[i].phase == phase)
+    loop {
+        if signals::received() && !shared.stop.load(Ordering::Relaxed) {
+            shared.interrupted.store(true, Ordering::Relaxed);
+            shared.stop.store(true, Ordering::Relaxed);
+        }
+        // Start every clone whose dependencies are done, together.
+        let startable: Vec<usize> = (0..plan.jobs.len())
+            .filter(|&i| stages[i] == Stage::Waiting && ready(&plan, &stages, i))
             .collect();
-        if shared.stop.load(Ordering::Relaxed) || signals::received() {
-            break;
-        }
-        // Lay out files before the clock starts.
-        let mut ready = Vec::new();
-        for &i in &idxs {
-            let job = &plan.jobs[i];
-            let no_extend = false;
-            match files::layout(job, no_extend, &mut laid_out) {
-                Ok(notes) => {
-                    for n in notes {
-                        if opts.quiet {
-                        } else if opts.notices_to_stdout {
-                            println!("{n}");
-                        } else {
-                            eprintln!("{n}");
-                        }
-                    }
-                    ready.push(i);
-                }
-                Err(m) => {
-                    outcomes[i] = Some(Outcome {
-                        error: libc::EIO,
-                        error_msg: Some(m),
-                        ..Outcome::default()
-                    });
-                }
+        if shared.stop.load(Ordering::Relaxed) {
+            // Stopped (signal, or exitall with exit_what=all): nothing new starts.
+            for i in startable {
+                stages[i] = Stage::Finished;
+                outcomes[i] = Some(Outcome::default());
             }
+        } else if !startable.is_empty() {
+            start_batch(
+                &plan,
+                &startable,
+                opts,
+                &shared,
+                &progresses,
+                &mut laid_out,
+                &mut stages,
+                &mut outcomes,
+                &mut handles,
+            );
+            continue;
         }
-        let barrier = Arc::new(Barrier::new(ready.len()));
-        let mut handles = Vec::new();
-        for &i in &ready {
-            let job = plan.jobs[i].clone();
-            let shared = shared.clone();
-            let progress = progresses[i].clone();
-            let barrier = barrier.clone();
-            let h = std::thread::Builder::new()
-                .name(format!("iomark:{}", job.name()))
-                .spawn(move || {
-                    apply_placement(&job);
-                    worker::run_job(&job, &shared, &progress, &barrier)
-                });
-            match h {
-                Ok(h) => handles.push((i, h)),
-                Err(e) => {
-                    outcomes[i] = Some(Outcome {
-                        error: libc::EAGAIN,
-                        error_msg: Some(format!(
-                            "cannot start a thread for job '{}': {e}",
-                            plan.jobs[i].name()
-                        )),
-                        ..Outcome::default()
-                    });
-                }
+        if handles.is_empty() {
+            if stages.iter().all(|s| *s == Stage::Finished) {
+                break;
             }
+            if !(0..plan.jobs.len())
+                .any(|i| stages[i] == Stage::Waiting && ready(&plan, &stages, i))
+            {
+                // Cannot happen with a valid plan; never spin.
+                break;
+            }
+            continue;
         }
-        // Watch: signals, exitall, progress.
-        while !handles.is_empty() {
-            if signals::received() && !shared.stop.load(Ordering::Relaxed) {
-                shared.interrupted.store(true, Ordering::Relaxed);
+        // Watch: finished clones, exitall, progress.
+        let mut k = 0;
+        while k < handles.len() {
+            if !handles[k].1.is_finished() {
+                k += 1;
+                continue;
+            }
+            let (i, h) = handles.swap_remove(k);
+            let out = h.join().unwrap_or_else(|_| Outcome {
+                error: libc::EFAULT,
+                error_msg: Some("worker thread panicked".into()),
+                ..Outcome::default()
+            });
+            stages[i] = Stage::Finished;
+            let spec = &plan.jobs[i].spec;
+            if spec.ctl.exitall_on_error && out.error != 0 {
                 shared.stop.store(true, Ordering::Relaxed);
+            } else if spec.ctl.exitall {
+                exit_all(&plan, i, &stages, &progresses, &shared);
             }
-            let mut k = 0;
-            while k < handles.len() {
-                if handles[k].1.is_finished() {
-                    let (i, h) = handles.swap_remove(k);
-                    let out = h.join().unwrap_or_else(|_| Outcome {
-                        error: libc::EFAULT,
-                        error_msg: Some("worker thread panicked".into()),
-                        ..Outcome::default()
-                    });
-                    let spec = &plan.jobs[i].spec;
-                    if spec.ctl.exitall || (spec.ctl.exitall_on_error && out.error != 0) {
-                        shared.stop.store(true, Ordering::Relaxed);
-                    }
-                    outcomes[i] = Some(out);
-                } else {
-                    k += 1;
-                }
-            }
-            reporter.tick(&plan, &progresses);
-            std::thread::sleep(Duration::from_millis(20));
+            outcomes[i] = Some(out);
         }
+        reporter.tick(&plan, &progresses);
+        std::thread::sleep(Duration::from_millis(10));
     }
     reporter.finish();
     let interrupted = shared.interrupted.load(Ordering::Relaxed);
@@ -180,13 +182,119 @@ pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
     }
 }
 
+/// `exitall`: job `i` finished; stop the jobs `exit_what` names.
+fn exit_all(
+    plan: &Plan,
+    i: usize,
+    stages: &[Stage],
+    progresses: &[Arc<Progress>],
+    shared: &RunShared,
+) {
+    let job = &plan.jobs[i];
+    match job.spec.ctl.exit_what {
+        ExitWhat::Group => {
+            for (j, other) in plan.jobs.iter().enumerate() {
+                if other.group == job.group && stages[j] == Stage::Running {
+                    progresses[j].stop.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+        ExitWhat::Stonewall => {
+            for (j, st) in stages.iter().enumerate() {
+                if *st == Stage::Running {
+                    progresses[j].stop.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+        ExitWhat::All => shared.stop.store(true, Ordering::Relaxed),
+    }
+}
+
+/// Lays out the files of `batch` and starts one thread per clone; they
+/// begin I/O together once all have set up.
+#[allow(clippy::too_many_arguments)]
+fn start_batch(
+    plan: &Plan,
+    batch: &[usize],
+    opts: &RunOptions,
+    shared: &Arc<RunShared>,
+    progresses: &[Arc<Progress>],
+    laid_out: &mut Vec<std::path::PathBuf>,
+    stages: &mut [Stage],
+    outcomes: &mut [Option<Outcome>],
+    handles: &mut Vec<(usize, std::thread::JoinHandle<Outcome>)>,
+) {
+    // Lay out files before the clock starts.
+    let mut ready = Vec::new();
+    for &i in batch {
+        let job = &plan.jobs[i];
+        let no_extend = false;
+        match files::layout(job, no_extend, laid_out) {
+            Ok(notes) => {
+                for n in notes {
+                    if opts.quiet {
+                    } else if opts.notices_to_stdout {
+                        println!("{n}");
+                    } else {
+                        eprintln!("{n}");
+                    }
+                }
+                ready.push(i);
+            }
+            Err(m) => {
+                stages[i] = Stage::Finished;
+                outcomes[i] = Some(Outcome {
+                    error: libc::EIO,
+                    error_msg: Some(m),
+                    ..Outcome::default()
+                });
+            }
+        }
+    }
+    let gate = Arc::new(StartGate::default());
+    let mut started = 0;
+    for &i in &ready {
+        let job = plan.jobs[i].clone();
+        let shared = shared.clone();
+        let progress = progresses[i].clone();
+        let g = gate.clone();
+        stages[i] = Stage::Running;
+        let h = std::thread::Builder::new()
+            .name(format!("iomark:{}", job.name()))
+            .spawn(move || {
+                apply_placement(&job);
+                worker::run_job(&job, &shared, &progress, &g)
+            });
+        match h {
+            Ok(h) => {
+                started += 1;
+                handles.push((i, h));
+            }
+            Err(e) => {
+                stages[i] = Stage::Finished;
+                outcomes[i] = Some(Outcome {
+                    error: libc::EAGAIN,
+                    error_msg: Some(format!(
+                        "cannot start a thread for job '{}': {e}",
+                        plan.jobs[i].name()
+                    )),
+                    ..Outcome::default()
+                });
+            }
+        }
+    }
+    gate.expect(started);
+}
+
 /// CPU affinity and nice value for the calling worker thread.
 fn apply_placement(job: &PlannedJob) {
     let ctl = &job.spec.ctl;
     if let Some(cpus) = &ctl.cpus_allowed {
         let chosen: Vec<usize> = match ctl.cpus_allowed_policy {
             crate::job::spec::CpusPolicy::Shared => cpus.clone(),
-            crate::job::spec::CpusPolicy::Split => vec![cpus[job.clone as usize % cpus.len()]],
+            crate::job::spec::CpusPolicy::Split => {
+                vec![cpus[job.worker_index as usize % cpus.len()]]
+            }
         };
         // SAFETY: cpu_set_t is plain data; sched_setaffinity(0) applies to this thread.
         unsafe {

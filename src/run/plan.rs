@@ -1,6 +1,8 @@
 //! The run plan: reporting groups and execution phases (stonewall), job
-//! clones (numjobs), and for each clone the files it uses, their sizes and
-//! the region of each it does I/O to.
+//! clones (numjobs), dependencies (`wait_for`), and for each clone the
+//! files it uses, their sizes, the region of each it does I/O to and how
+//! many bytes a loop does (size is spread evenly over `nrfiles`; with
+//! `filesize` each file gets its own size and `size` only caps the I/O).
 //!
 //! Planning only looks at the targets (stat, device size); it creates and
 //! writes nothing. Errors name the job and the file.
@@ -12,7 +14,7 @@ use std::sync::Arc;
 use crate::job::spec::JobSpec;
 use crate::job::value::{human_bytes, SizeOrPercent};
 use crate::workload::rng::Rng;
-use crate::workload::Region;
+use crate::workload::{Limits, Region};
 
 /// What a target path is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,8 +49,12 @@ pub struct PlannedJob {
     /// Execution phase: a stonewall starts a new one.
     pub phase: u32,
     pub files: Vec<PlannedFile>,
-    /// Bytes per pass (io_size, or the sum of the regions).
-    pub pass_bytes: u64,
+    /// How much I/O a loop does, and `io_size` when given.
+    pub limits: Limits,
+    /// Position of this clone among all the run's workers (CPU split).
+    pub worker_index: u32,
+    /// Index of the job (section) whose clones must all finish first.
+    pub wait_for: Option<usize>,
     /// Seed for this clone's random streams.
     pub seed: u64,
 }
@@ -152,8 +158,19 @@ fn percent_of(p: f64, total: u64) -> u64 {
     (total as f64 * p / 100.0) as u64
 }
 
-/// Plans one clone's files.
-fn plan_files(spec: &JobSpec, clone: u32, seed: u64) -> Result<(Vec<PlannedFile>, u64), String> {
+/// The smallest block size the job uses (alignment of sizes and offsets).
+fn min_bs(spec: &JobSpec) -> u64 {
+    crate::job::spec::Ddir::ALL
+        .iter()
+        .filter(|d| spec.io.rw.has(**d))
+        .map(|d| spec.io.bs[d.idx()].min())
+        .min()
+        .unwrap_or(4096)
+        .max(1)
+}
+
+/// Plans one clone's files and how much I/O it does.
+fn plan_files(spec: &JobSpec, clone: u32, seed: u64) -> Result<(Vec<PlannedFile>, Limits), String> {
     let job = &spec.name;
     let diskless = spec.io.ioengine == "null";
     let paths = if diskless && spec.file.filenames.is_empty() {
@@ -172,6 +189,7 @@ fn plan_files(spec: &JobSpec, clone: u32, seed: u64) -> Result<(Vec<PlannedFile>
             probe(p)?
         });
     }
+    let bs = min_bs(spec);
     let mut rng = Rng::stream(seed, 99);
     // Size of each file's region.
     let per_file: Vec<u64> = match (spec.file.size, spec.file.filesize) {
@@ -180,7 +198,13 @@ fn plan_files(spec: &JobSpec, clone: u32, seed: u64) -> Result<(Vec<PlannedFile>
                 if lo == hi {
                     lo
                 } else {
-                    lo + rng.below(hi - lo + 1)
+                    // A random size in the range, in whole blocks.
+                    let v = lo + rng.below(hi - lo + 1);
+                    if v >= bs {
+                        v / bs * bs
+                    } else {
+                        v
+                    }
                 }
             })
             .collect(),
@@ -222,18 +246,29 @@ fn plan_files(spec: &JobSpec, clone: u32, seed: u64) -> Result<(Vec<PlannedFile>
             v
         }
     };
+    let sized = spec.file.size.is_some() || spec.file.filesize.is_some();
+    let align = if spec.file.offset_align > 0 {
+        spec.file.offset_align
+    } else {
+        bs
+    };
     let mut files = Vec::with_capacity(paths.len());
     let mut total = 0u64;
     for ((path, (kind, existing)), want) in paths.into_iter().zip(probed).zip(per_file) {
+        // Percentages are of the target's size (the planned size when new).
+        let basis = if existing > 0 { existing } else { want };
         let base_off = match spec.file.offset {
             SizeOrPercent::Bytes(b) => b,
-            SizeOrPercent::Percent(p) => percent_of(p, existing),
+            SizeOrPercent::Percent(p) => percent_of(p, basis) / align * align,
         };
         let inc = match spec.file.offset_increment {
             SizeOrPercent::Bytes(b) => b,
-            SizeOrPercent::Percent(p) => percent_of(p, existing),
+            SizeOrPercent::Percent(p) => percent_of(p, basis),
         };
-        let start = base_off + inc * clone as u64;
+        let mut start = base_off + inc * clone as u64;
+        if spec.file.file_append && matches!(kind, TargetKind::Regular) {
+            start += existing;
+        }
         let (len, needed) = match kind {
             TargetKind::Block => {
                 if start >= existing {
@@ -243,14 +278,14 @@ fn plan_files(spec: &JobSpec, clone: u32, seed: u64) -> Result<(Vec<PlannedFile>
                         human_bytes(existing, false)
                     ));
                 }
-                let end = if spec.file.size.is_some() || spec.file.filesize.is_some() {
+                let end = if sized {
                     (start + want).min(existing)
                 } else {
                     existing
                 };
                 (end - start, existing)
             }
-            TargetKind::Regular if spec.file.size.is_none() && spec.file.filesize.is_none() => {
+            TargetKind::Regular if !sized => {
                 if start >= existing {
                     return Err(format!(
                         "job '{job}': offset {start} is beyond the end of '{}' ({})",
@@ -277,12 +312,20 @@ fn plan_files(spec: &JobSpec, clone: u32, seed: u64) -> Result<(Vec<PlannedFile>
             region: Region { start, len },
         });
     }
-    let pass = match spec.file.io_size {
-        Some(SizeOrPercent::Bytes(b)) if b > 0 => b,
-        Some(SizeOrPercent::Percent(p)) => percent_of(p, total).max(1),
+    let size_limit = match spec.file.size {
+        Some(SizeOrPercent::Bytes(b)) => b,
         _ => total,
     };
-    Ok((files, pass))
+    let io_size = match spec.file.io_size {
+        Some(SizeOrPercent::Bytes(b)) if b > 0 => Some(b),
+        Some(SizeOrPercent::Percent(p)) => Some(percent_of(p, total).max(1)),
+        _ => None,
+    };
+    let limits = Limits {
+        bytes: io_size.unwrap_or(size_limit),
+        io_size,
+    };
+    Ok((files, limits))
 }
 
 /// Builds the plan for a list of jobs.
@@ -299,6 +342,20 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
                 group += 1;
             }
         }
+        let wait_for = match &spec.ctl.wait_for {
+            Some(name) => Some(
+                jobs[..ji]
+                    .iter()
+                    .rposition(|j| &j.name == name)
+                    .ok_or_else(|| {
+                        format!(
+                            "job '{}': wait_for={name} names no job defined before it",
+                            spec.name
+                        )
+                    })?,
+            ),
+            None => None,
+        };
         let spec = Arc::new(spec.clone());
         for clone in 0..spec.ctl.numjobs {
             let base_seed = match spec.io.randseed {
@@ -314,7 +371,8 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
             };
             let seed = base_seed
                 .wrapping_add((plan.jobs.len() as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-            let (files, pass_bytes) = plan_files(&spec, clone, seed)?;
+            let (files, limits) = plan_files(&spec, clone, seed)?;
+            let worker_index = plan.jobs.len() as u32;
             plan.jobs.push(PlannedJob {
                 spec: spec.clone(),
                 job_index: ji,
@@ -322,7 +380,9 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
                 group,
                 phase,
                 files,
-                pass_bytes,
+                limits,
+                worker_index,
+                wait_for,
                 seed,
             });
         }
@@ -368,7 +428,7 @@ mod tests {
                 len: 512 << 10
             }
         );
-        assert_eq!(p.jobs[0].pass_bytes, 1 << 20);
+        assert_eq!(p.jobs[0].limits.bytes, 1 << 20);
         assert_eq!((p.jobs[2].group, p.jobs[2].phase), (1, 1));
         assert_eq!(p.phases(), 2);
     }

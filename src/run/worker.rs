@@ -1,23 +1,28 @@
 //! The worker: one thread per job clone. It opens the files, allocates the
-//! aligned buffer pool once, then loops: ask the workload for the next I/O,
-//! pace it (rate, think time), queue it on the engine, commit in batches,
-//! reap completions and account them in its own `JobStats`.
+//! aligned buffer pool once, then runs the job's loops and passes: ask the
+//! workload for the next I/O, pace it (`workload::pacing`: rate, think
+//! time, minimum rate), queue it on the engine, submit in batches
+//! (`iodepth_batch_submit`), reap completions when the queue is full
+//! (`iodepth_batch_complete_min/max`, down to `iodepth_low`) and account
+//! them in its own `JobStats`.
 //!
 //! Hot-path rules: no allocation, no lock, no syscall but the I/O itself
 //! and the clock read. Progress is published through relaxed atomics.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-use std::sync::Barrier;
+use std::sync::{Condvar, Mutex};
 
 use super::clock::Clock;
 use super::files::{self, OpenedFile};
 use super::plan::PlannedJob;
 use crate::engine::{self, Completion, Engine, IoUnit, Op, Queued};
-use crate::job::spec::{Ddir, RateProcess, ThinkBlocksType};
+use crate::job::spec::{ContinueOn, Ddir, ThinkBlocksType};
 use crate::stats::samples::IntervalSampler;
 use crate::stats::{batch_bucket, depth_bucket, JobStats, ThreadUsage};
+use crate::workload::fileservice::FileEvent;
+use crate::workload::pacing::{MinRate, Pacer, Thinker};
 use crate::workload::rng::Rng;
-use crate::workload::{Region, Workload};
+use crate::workload::{NextIo, Region, Workload};
 
 /// Job states shown in the progress line.
 pub mod state {
@@ -39,6 +44,8 @@ pub struct Progress {
     /// Planned bytes and runtime, for the ETA.
     pub planned_bytes: AtomicU64,
     pub planned_runtime_us: AtomicU64,
+    /// Set by the runner to stop this job (`exitall` of its group).
+    pub stop: AtomicBool,
 }
 
 /// What a worker reports when it ends.
@@ -51,6 +58,9 @@ pub struct Outcome {
     pub interrupted: bool,
     /// Unix time (ms) when the job started I/O.
     pub start_unix_ms: u64,
+    /// Errors counted and carried on after (`continue_on_error`); the
+    /// first of them is `error`.
+    pub total_err: u64,
 }
 
 /// Things every worker of a run shares.
@@ -70,6 +80,41 @@ impl RunShared {
             interrupted: AtomicBool::new(false),
             fake_clock_step,
             base: std::time::Instant::now(),
+        }
+    }
+}
+
+/// Lets the clones started together begin I/O together: each waits here
+/// after its setup until all have arrived. The runner says how many to
+/// expect once it has started them (a thread that failed to start is not
+/// waited for).
+#[derive(Debug, Default)]
+pub struct StartGate {
+    /// (expected, arrived); expected is None until the runner knows it.
+    count: Mutex<(Option<usize>, usize)>,
+    cv: Condvar,
+}
+
+impl StartGate {
+    /// A gate for `n` clones.
+    pub fn new(n: usize) -> Self {
+        let g = StartGate::default();
+        g.expect(n);
+        g
+    }
+
+    pub fn expect(&self, n: usize) {
+        let mut c = self.count.lock().unwrap_or_else(|e| e.into_inner());
+        c.0 = Some(n);
+        self.cv.notify_all();
+    }
+
+    pub fn wait(&self) {
+        let mut c = self.count.lock().unwrap_or_else(|e| e.into_inner());
+        c.1 += 1;
+        self.cv.notify_all();
+        while c.0.is_none_or(|n| c.1 < n) {
+            c = self.cv.wait(c).unwrap_or_else(|e| e.into_inner());
         }
     }
 }
@@ -105,52 +150,33 @@ impl Drop for Pool {
     }
 }
 
-/// Per-direction pacing for `rate` / `rate_iops`.
-struct Pacer {
-    bps: [u64; 3],
-    iops: [u64; 3],
-    poisson: bool,
-    next_ns: [u64; 3],
-    rng: Rng,
-}
-
-impl Pacer {
-    fn active(&self, d: usize) -> bool {
-        self.bps[d] > 0 || self.iops[d] > 0
-    }
-
-    /// Earliest time the next I/O of `len` bytes in `d` may start, and
-    /// advances the schedule.
-    fn schedule(&mut self, d: usize, len: u64, now: u64) -> u64 {
-        let mut gap = 0f64;
-        if self.bps[d] > 0 {
-            gap = gap.max(len as f64 * 1e9 / self.bps[d] as f64);
-        }
-        if self.iops[d] > 0 {
-            gap = gap.max(1e9 / self.iops[d] as f64);
-        }
-        if self.poisson {
-            // Exponentially distributed gaps with the same mean.
-            gap *= -(1.0 - self.rng.f64()).ln();
-        }
-        let at = self.next_ns[d];
-        // Do not bank more than one second of credit after a stall.
-        let base = at.max(now.saturating_sub(1_000_000_000));
-        self.next_ns[d] = base + gap as u64;
-        at
-    }
+/// How a pass ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PassEnd {
+    /// The workload had nothing more for this pass.
+    Done,
+    /// Time is up, the job was stopped, or it failed.
+    Stopped,
 }
 
 struct Worker<'a> {
     job: &'a PlannedJob,
     engine: Box<dyn Engine>,
     files: Vec<OpenedFile>,
+    open_flags: i32,
     units: Vec<IoUnit>,
     free: Vec<u32>,
+    /// Units queued or in flight (for `serialize_overlap`).
+    busy: Vec<bool>,
     uncommitted: Vec<u32>,
     completions: Vec<Completion>,
     inflight: u32,
     depth: u32,
+    batch_submit: u32,
+    complete_min: u32,
+    complete_max: u32,
+    low: u32,
+    serialize: bool,
     clock: Clock,
     stats: JobStats,
     measuring: bool,
@@ -162,9 +188,19 @@ struct Worker<'a> {
     shared: &'a RunShared,
     workload: Workload,
     pacer: Pacer,
-    think_count: u64,
+    thinker: Thinker,
+    /// Inside a pause (completions reaped then do not start another).
+    thinking: bool,
+    min_rate: Option<MinRate>,
+    /// Bytes and I/Os done since the start (ramp included).
+    done_bytes: [u64; 3],
+    done_ios: [u64; 3],
     error: i32,
     error_msg: Option<String>,
+    continue_on: ContinueOn,
+    total_err: u64,
+    /// An I/O the engine answered `Busy` to, issued again after a reap.
+    retry: Option<NextIo>,
     /// Record slat (async engines only).
     rec_slat: bool,
     rec_clat: bool,
@@ -186,9 +222,18 @@ fn errno_name(e: i32) -> String {
         .to_lowercase()
 }
 
+fn ddir_of(op: Op) -> Option<usize> {
+    match op {
+        Op::Read => Some(0),
+        Op::Write => Some(1),
+        Op::Trim => Some(2),
+        _ => None,
+    }
+}
+
 impl<'a> Worker<'a> {
     #[inline]
-    fn prep(&mut self, idx: u32, next: &crate::workload::NextIo, now: u64) {
+    fn prep(&mut self, idx: u32, next: &NextIo, now: u64) {
         let f = &self.files[next.file as usize];
         let u = &mut self.units[idx as usize];
         u.op = next.op;
@@ -207,47 +252,69 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// Whether an error on `op` is counted and carried on after.
+    fn tolerated(&self, op: Op, errno: i32) -> bool {
+        let non_fatal = errno == libc::EIO || errno == libc::EILSEQ;
+        non_fatal
+            && match self.continue_on {
+                ContinueOn::None | ContinueOn::Verify => false,
+                ContinueOn::Read => op == Op::Read,
+                ContinueOn::Write => op == Op::Write,
+                ContinueOn::Io | ContinueOn::All => true,
+            }
+    }
+
+    fn io_error_msg(&self, idx: u32, errno: i32) -> String {
+        let u = &self.units[idx as usize];
+        format!(
+            "{} error on '{}' at offset {}: {}",
+            match u.op {
+                Op::Read => "read",
+                Op::Write => "write",
+                Op::Trim => "trim",
+                _ => "sync",
+            },
+            self.job.files[u.file as usize].path.display(),
+            u.offset,
+            errno_name(errno)
+        )
+    }
+
     #[inline]
     fn account(&mut self, idx: u32, result: i64, now: u64) {
         let u = &self.units[idx as usize];
         let op = u.op;
         let lat = now.saturating_sub(u.start_ns);
         if result < 0 {
-            if self.error == 0 {
-                self.error = (-result) as i32;
-                self.error_msg = Some(format!(
-                    "{} error on '{}' at offset {}: {}",
-                    match op {
-                        Op::Read => "read",
-                        Op::Write => "write",
-                        Op::Trim => "trim",
-                        _ => "sync",
-                    },
-                    self.job.files[u.file as usize].path.display(),
-                    u.offset,
-                    errno_name(self.error)
-                ));
+            let errno = (-result) as i32;
+            if self.tolerated(op, errno) {
+                if self.total_err == 0 && self.error == 0 {
+                    self.error_msg = Some(self.io_error_msg(idx, errno));
+                }
+                self.total_err += 1;
+            } else if self.error == 0 {
+                self.error = errno;
+                self.error_msg = Some(self.io_error_msg(idx, errno));
             }
             return;
         }
-        let d = match op {
-            Op::Read => Ddir::Read,
-            Op::Write => Ddir::Write,
-            Op::Trim => Ddir::Trim,
-            _ => {
-                if self.measuring {
-                    self.stats.sync_lat.record(lat);
+        let Some(di) = ddir_of(op) else {
+            if self.measuring {
+                self.stats.sync_lat.record(lat);
+                // Only fsync counts as a sync I/O; the others are timed.
+                if op == Op::Fsync {
                     self.stats.sync_ios += 1;
                 }
-                return;
             }
+            return;
         };
         let bytes = result as u64;
         let short = bytes < u.len;
         let clat = now.saturating_sub(u.issue_ns);
         let slat = u.issue_ns.saturating_sub(u.start_ns);
+        self.done_bytes[di] += bytes;
+        self.done_ios[di] += 1;
         let p = self.progress;
-        let di = d.idx();
         p.bytes[di].fetch_add(bytes, Ordering::Relaxed);
         p.ios[di].fetch_add(1, Ordering::Relaxed);
         if !self.measuring {
@@ -298,10 +365,20 @@ impl<'a> Worker<'a> {
         {
             self.take_samples(now);
         }
+        if let Some(m) = &mut self.min_rate {
+            if m.due(now) {
+                if let Err(msg) = m.check(now, self.done_bytes, self.done_ios) {
+                    self.fail(libc::EIO, msg);
+                }
+            }
+        }
     }
 
     fn stopping(&self, now: u64) -> bool {
-        self.error != 0 || now >= self.end_ns || self.shared.stop.load(Ordering::Relaxed)
+        self.error != 0
+            || now >= self.end_ns
+            || self.shared.stop.load(Ordering::Relaxed)
+            || self.progress.stop.load(Ordering::Relaxed)
     }
 
     fn commit(&mut self) {
@@ -337,12 +414,12 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Reaps at least `min` completions.
+    /// Reaps at least `min` completions (0: only what is already done).
     fn reap(&mut self, min: u32) {
         if self.inflight == 0 {
             return;
         }
-        let max = self.inflight;
+        let max = self.complete_max.max(min).min(self.inflight);
         let mut comps = std::mem::take(&mut self.completions);
         let r = self.engine.reap(min.min(self.inflight), max, &mut comps);
         match r {
@@ -351,6 +428,7 @@ impl<'a> Worker<'a> {
                     let now = self.clock.now();
                     for c in comps.iter() {
                         self.account(c.idx, c.result, now);
+                        self.busy[c.idx as usize] = false;
                         self.free.push(c.idx);
                     }
                     self.inflight -= n;
@@ -359,8 +437,11 @@ impl<'a> Worker<'a> {
                         self.stats.complete_calls += 1;
                     }
                     self.after_completion(now);
-                    if self.think_on(ThinkBlocksType::Complete, n as u64) {
+                    if !self.thinking && self.thinker.due(ThinkBlocksType::Complete, n as u64, now)
+                    {
+                        self.completions = comps;
                         self.think();
+                        return;
                     }
                 }
             }
@@ -372,6 +453,7 @@ impl<'a> Worker<'a> {
         self.completions = comps;
     }
 
+    /// Submits what is queued and waits for everything in flight.
     fn drain(&mut self) {
         self.commit();
         while self.inflight > 0 && self.error == 0 {
@@ -387,87 +469,132 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn think_on(&mut self, kind: ThinkBlocksType, n: u64) -> bool {
-        let t = &self.job.spec.time;
-        if t.thinktime_us == 0 || t.thinktime_blocks_type != kind {
-            return false;
-        }
-        let before = self.think_count / t.thinktime_blocks;
-        self.think_count += n;
-        self.think_count / t.thinktime_blocks > before
-    }
-
+    /// Pauses for `thinktime` (after letting in-flight I/O complete).
     fn think(&mut self) {
-        let t = &self.job.spec.time;
-        let (total, spin) = (
-            t.thinktime_us * 1000,
-            t.thinktime_spin_us.min(t.thinktime_us) * 1000,
-        );
+        let (total, spin) = (self.thinker.total_ns, self.thinker.spin_ns);
+        self.thinking = true;
         self.drain();
+        self.thinking = false;
         let now = self.clock.now();
         if spin > 0 {
             self.clock.spin_until(now + spin);
         }
-        let end = (now + total).min(self.end_ns);
-        self.clock.sleep_until(end);
-        if t.rate_ignore_thinktime {
-            for n in &mut self.pacer.next_ns {
-                *n += total;
-            }
+        // Like fio, a pause is not cut short by the end of the runtime.
+        self.clock.sleep_until(now + total);
+        if self.job.spec.time.rate_ignore_thinktime {
+            self.pacer.shift(total);
         }
+        let t = self.clock.now();
+        self.thinker.paused(t);
     }
 
-    /// Issues I/O until the pass is done or time is up. Returns true when
-    /// the pass finished (rather than being stopped).
-    fn run_pass(&mut self) -> bool {
+    /// Opens and closes files as the workload's file service asks
+    /// (`openfiles`); in-flight I/O completes before a file is closed.
+    fn file_events(&mut self) {
+        let mut k = 0;
+        while k < self.workload.file_events().len() {
+            let ev = self.workload.file_events()[k];
+            k += 1;
+            match ev {
+                FileEvent::Open(i) => {
+                    let i = i as usize;
+                    if self.files[i].fd < 0 && !self.engine.caps().diskless {
+                        match files::open_one(self.job, self.engine.as_mut(), i, self.open_flags) {
+                            Ok(f) => self.files[i] = f,
+                            Err(m) => self.fail(libc::EIO, m),
+                        }
+                    }
+                }
+                FileEvent::Close(i) => {
+                    let i = i as usize;
+                    if self.files[i].fd >= 0 {
+                        self.drain();
+                        self.close_file(i);
+                    }
+                }
+            }
+        }
+        self.workload.file_events().clear();
+    }
+
+    fn close_file(&mut self, i: usize) {
+        let f = std::mem::replace(&mut self.files[i], files::CLOSED);
+        if f.fd >= 0 && self.job.spec.sync.fsync_on_close {
+            // SAFETY: fsync on an open descriptor.
+            unsafe { libc::fsync(f.fd) };
+        }
+        let _ = self.engine.close(f.fd, f.data, f.size);
+    }
+
+    /// True when `next` overlaps an I/O that is queued or in flight.
+    fn overlaps(&self, next: &NextIo) -> bool {
+        let end = next.offset + next.len;
+        self.busy.iter().enumerate().any(|(i, b)| {
+            let u = &self.units[i];
+            *b && u.file == next.file && u.offset < end && next.offset < u.offset + u.len
+        })
+    }
+
+    /// Issues I/O until the pass is done or the job must stop.
+    fn run_pass(&mut self) -> PassEnd {
         loop {
             let now = self.clock.now();
             if self.stopping(now) {
-                return false;
+                return PassEnd::Stopped;
             }
-            if !self.measuring && now >= self.ramp_end() {
+            if !self.measuring && now >= self.ramp_end_ns {
                 self.end_ramp(now);
             }
-            // Queue while there is room.
-            let next = match self.workload.next_io() {
-                Ok(n) => n,
-                Err(_) => {
-                    self.drain();
-                    return true;
-                }
-            };
-            let d = match next.op {
-                Op::Read => 0,
-                Op::Write => 1,
-                Op::Trim => 2,
-                _ => 3,
-            };
-            if d < 3 && self.pacer.active(d) {
-                let at = self.pacer.schedule(d, next.len, now);
-                if at > now {
-                    self.commit();
-                    while self.inflight > 0 && self.clock.now() < at {
-                        self.reap(1);
+            let retried = self.retry.is_some();
+            let next = match self.retry.take() {
+                Some(n) => n,
+                None => match self.workload.next_io() {
+                    Ok(n) => n,
+                    Err(_) => {
+                        self.drain();
+                        return PassEnd::Done;
                     }
-                    self.clock.sleep_until(at.min(self.end_ns));
-                    let now = self.clock.now();
-                    if self.stopping(now) {
-                        return false;
-                    }
+                },
+            };
+            if !self.workload.file_events().is_empty() {
+                self.file_events();
+                if self.error != 0 {
+                    return PassEnd::Stopped;
                 }
             }
-            if !next.op.is_data() {
-                // Syncs wait for the writes before them, as fio does.
+            if let Some(d) = ddir_of(next.op) {
+                if !retried && self.pacer.active(d) {
+                    let at = self.pacer.schedule(d, next.len, now);
+                    if at > now {
+                        self.commit();
+                        while self.inflight > 0 && self.clock.now() < at {
+                            self.reap(1);
+                        }
+                        self.clock.sleep_until(at.min(self.end_ns));
+                        let now = self.clock.now();
+                        if self.stopping(now) {
+                            return PassEnd::Stopped;
+                        }
+                    }
+                }
+                if self.serialize {
+                    while self.overlaps(&next) && self.error == 0 {
+                        self.commit();
+                        self.reap(1);
+                    }
+                }
+            } else {
+                // Syncs wait for the I/O before them.
                 self.drain();
             }
             let idx = match self.free.pop() {
                 Some(i) => i,
                 None => {
                     self.commit();
-                    self.reap(1);
+                    self.reap(self.complete_min.max(1));
                     match self.free.pop() {
                         Some(i) => i,
-                        None => return false,
+                        None => return PassEnd::Stopped,
                     }
                 }
             };
@@ -492,48 +619,56 @@ impl<'a> Worker<'a> {
                     self.account(idx, res, done);
                     self.free.push(idx);
                     self.after_completion(done);
-                    if self.think_on(ThinkBlocksType::Complete, 1) {
+                    if self.thinker.due(ThinkBlocksType::Complete, 1, done) {
                         self.think();
                     }
                 }
                 Queued::Queued => {
+                    self.busy[idx as usize] = true;
                     self.uncommitted.push(idx);
-                    let batch = self.job.spec.io.iodepth_batch_submit.max(1);
-                    if self.uncommitted.len() as u32 >= batch
+                    if self.uncommitted.len() as u32 >= self.batch_submit
                         || self.inflight + self.uncommitted.len() as u32 >= self.depth
                     {
                         self.commit();
                     }
                 }
                 Queued::Busy => {
+                    // Issue the same I/O again once something completed.
                     self.free.push(idx);
+                    self.retry = Some(next);
                     self.commit();
+                    if self.inflight == 0 {
+                        self.fail(
+                            libc::EIO,
+                            format!(
+                                "{} engine refused an I/O with nothing in flight",
+                                self.engine.name()
+                            ),
+                        );
+                        return PassEnd::Stopped;
+                    }
                     self.reap(1);
                     continue;
                 }
             }
-            if self.think_on(ThinkBlocksType::Issue, 1) {
+            if self.thinker.due(ThinkBlocksType::Issue, 1, now) {
                 self.think();
             }
-            // A full queue: reap down to the low-water mark.
             if self.inflight + self.uncommitted.len() as u32 >= self.depth {
+                // A full queue: reap at least one, then on down to iodepth_low.
                 self.commit();
-                let io = &self.job.spec.io;
-                let low = if io.iodepth_low == 0 {
-                    self.depth.saturating_sub(1)
-                } else {
-                    io.iodepth_low.min(self.depth - 1)
-                };
-                let min = io.iodepth_batch_complete_min.max(1);
-                while self.inflight > low && self.error == 0 {
+                let min = self.complete_min.max(1);
+                loop {
                     self.reap(min);
+                    if self.inflight <= self.low || self.error != 0 {
+                        break;
+                    }
                 }
+            } else if self.complete_min == 0 && self.inflight > 0 {
+                // Collect whatever is done before queueing more.
+                self.reap(0);
             }
         }
-    }
-
-    fn ramp_end(&self) -> u64 {
-        self.ramp_end_ns
     }
 
     fn end_ramp(&mut self, now: u64) {
@@ -544,15 +679,77 @@ impl<'a> Worker<'a> {
         self.measure_start_ns = now;
         self.progress.state.store(state::RUNNING, Ordering::Relaxed);
     }
+
+    /// `unlink_each_loop`: the files go away after a loop and are laid
+    /// out and opened again for the next.
+    fn recreate_files(&mut self) {
+        self.drain();
+        for i in 0..self.files.len() {
+            self.close_file(i);
+        }
+        files::unlink_all(self.job);
+        let mut laid = Vec::new();
+        if let Err(m) = files::layout(self.job, false, &mut laid) {
+            self.fail(libc::EIO, m);
+            return;
+        }
+        for i in self.workload.initially_open() {
+            match files::open_one(self.job, self.engine.as_mut(), i as usize, self.open_flags) {
+                Ok(f) => self.files[i as usize] = f,
+                Err(m) => {
+                    self.fail(libc::EIO, m);
+                    return;
+                }
+            }
+        }
+        self.workload.file_events().clear();
+    }
+
+    /// The job's loops and passes: `loops` loops of up to `size` (or
+    /// `io_size`) bytes each, then extra passes until `io_size` is done;
+    /// time-based jobs go round until the runtime ends.
+    fn run_loops(&mut self) {
+        let spec = &self.job.spec;
+        self.workload.start_loop();
+        self.workload.file_events().clear();
+        if spec.time.time_based {
+            self.run_pass();
+            return;
+        }
+        let loops = spec.io.loops.max(1);
+        for l in 0..loops {
+            if l > 0 {
+                if spec.file.unlink_each_loop {
+                    self.recreate_files();
+                    if self.error != 0 {
+                        return;
+                    }
+                }
+                self.workload.start_loop();
+                self.file_events();
+            }
+            if self.run_pass() == PassEnd::Stopped {
+                return;
+            }
+        }
+        while self.workload.wants_extra_pass() {
+            let before = self.workload.issued_bytes();
+            self.workload.start_extra_pass();
+            self.file_events();
+            if self.run_pass() == PassEnd::Stopped || self.workload.issued_bytes() == before {
+                return;
+            }
+        }
+    }
 }
 
 /// Runs one job clone from setup to its final fsync; waits on `start`
-/// after setup so all jobs of a phase begin together.
+/// after setup so all jobs started together begin together.
 pub fn run_job(
     job: &PlannedJob,
     shared: &RunShared,
     progress: &Progress,
-    start: &Barrier,
+    start: &StartGate,
 ) -> Outcome {
     progress.state.store(state::SETUP, Ordering::Relaxed);
     let setup = setup(job, shared, progress);
@@ -569,10 +766,6 @@ pub fn run_job(
         }
     };
     let usage0 = ThreadUsage::now();
-    let start_unix_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
     let spec = &job.spec;
     let t0 = w.clock.now();
     let (lo, hi) = spec.time.startdelay_us;
@@ -584,6 +777,10 @@ pub fn run_job(
         };
         w.clock.sleep_until(t0 + delay * 1000);
     }
+    let start_unix_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
     let begin = w.clock.now();
     w.ramp_end_ns = begin + spec.time.ramp_time_us * 1000;
     w.end_ns = if spec.time.runtime_us > 0 {
@@ -591,7 +788,11 @@ pub fn run_job(
     } else {
         u64::MAX
     };
-    w.pacer.next_ns = [begin; 3];
+    w.pacer.start(begin);
+    w.thinker.start(begin);
+    if let Some(m) = &mut w.min_rate {
+        m.start(begin);
+    }
     w.sampler.restart(begin, [0; 3], [0; 3]);
     w.iops_sampler.restart(begin, [0; 3], [0; 3]);
     w.measure_start_ns = begin;
@@ -602,28 +803,7 @@ pub fn run_job(
         progress.state.store(state::RAMP, Ordering::Relaxed);
     }
 
-    let loops = spec.io.loops.max(1);
-    let mut done_loops = 0;
-    loop {
-        let finished = w.run_pass();
-        if !finished || w.error != 0 {
-            break;
-        }
-        done_loops += 1;
-        let now = w.clock.now();
-        if spec.time.time_based {
-            if now >= w.end_ns {
-                break;
-            }
-        } else if done_loops >= loops {
-            break;
-        }
-        if spec.file.unlink_each_loop {
-            // Files are recreated on the next pass by the planner's layout;
-            // removing them mid-run is only done at the end.
-        }
-        w.workload.reset_pass();
-    }
+    w.run_loops();
     w.drain();
     if !w.measuring {
         // Ramp never ended (job shorter than ramp_time): nothing measured.
@@ -633,15 +813,13 @@ pub fn run_job(
         progress.state.store(state::FSYNC, Ordering::Relaxed);
         let fds: Vec<i32> = w.files.iter().map(|f| f.fd).filter(|fd| *fd >= 0).collect();
         for fd in fds {
-            {
-                // SAFETY: fsync on an open descriptor.
-                if unsafe { libc::fsync(fd) } < 0 {
-                    let e = std::io::Error::last_os_error();
-                    w.fail(
-                        e.raw_os_error().unwrap_or(libc::EIO),
-                        format!("end_fsync failed: {e}"),
-                    );
-                }
+            // SAFETY: fsync on an open descriptor.
+            if unsafe { libc::fsync(fd) } < 0 {
+                let e = std::io::Error::last_os_error();
+                w.fail(
+                    e.raw_os_error().unwrap_or(libc::EIO),
+                    format!("end_fsync failed: {e}"),
+                );
             }
         }
     }
@@ -661,16 +839,15 @@ pub fn run_job(
     stats.ctx = usage.ctx;
     stats.majf = usage.majf;
     stats.minf = usage.minf;
-    close_files(&mut w);
+    for i in 0..w.files.len() {
+        w.close_file(i);
+    }
     if spec.file.unlink || spec.file.unlink_each_loop {
-        for f in &job.files {
-            if matches!(
-                f.kind,
-                super::plan::TargetKind::Regular | super::plan::TargetKind::Missing
-            ) {
-                let _ = std::fs::remove_file(&f.path);
-            }
-        }
+        files::unlink_all(job);
+    }
+    if w.error == 0 && w.total_err > 0 {
+        // Errors carried on after: the job reports the first of them.
+        w.error = libc::EIO;
     }
     let interrupted = shared.interrupted.load(Ordering::Relaxed);
     progress.state.store(
@@ -687,17 +864,7 @@ pub fn run_job(
         error_msg: w.error_msg.take(),
         interrupted,
         start_unix_ms,
-    }
-}
-
-fn close_files(w: &mut Worker) {
-    let on_close = w.job.spec.sync.fsync_on_close;
-    for f in std::mem::take(&mut w.files) {
-        if f.fd >= 0 && on_close {
-            // SAFETY: fsync on an open descriptor.
-            unsafe { libc::fsync(f.fd) };
-        }
-        let _ = w.engine.close(f.fd, f.data, f.size);
+        total_err: w.total_err,
     }
 }
 
@@ -744,7 +911,15 @@ fn setup<'a>(
                 format!("{} engine setup failed: {e}", engine.name()),
             )
         })?;
-    let files = files::open_all(job, engine.as_mut()).map_err(|m| (libc::EIO, m))?;
+    let regions: Vec<Region> = job.files.iter().map(|f| f.region).collect();
+    let mut workload = Workload::new(spec, &regions, job.limits, job.seed);
+    workload.file_events().clear();
+    if spec.file.pre_read && !caps.diskless {
+        files::pre_read(job).map_err(|m| (libc::EIO, m))?;
+    }
+    let open_flags = files::open_flags(job);
+    let files = files::open_all(job, engine.as_mut(), &workload.initially_open())
+        .map_err(|m| (libc::EIO, m))?;
     let fds: Vec<i32> = files.iter().map(|f| f.fd).collect();
     engine.files_opened(&fds).map_err(|e| {
         (
@@ -752,34 +927,54 @@ fn setup<'a>(
             format!("{} engine setup failed: {e}", engine.name()),
         )
     })?;
-    if spec.sync.invalidate && !caps.diskless {
+    // Pre-read data stays cached: that is its point.
+    if spec.sync.invalidate && !spec.file.pre_read && !caps.diskless {
         files::invalidate(job, &files);
     }
     let clock = match shared.fake_clock_step {
         Some(step) => Clock::fake(step),
         None => Clock::real(shared.base),
     };
-    let regions: Vec<Region> = job.files.iter().map(|f| f.region).collect();
-    let workload = Workload::new(spec, &regions, job.pass_bytes, job.seed);
     let ddirs = [Ddir::Read, Ddir::Write, Ddir::Trim].map(|d| spec.io.rw.has(d));
     let st = &spec.stat;
     progress
         .planned_bytes
-        .store(job.pass_bytes * spec.io.loops.max(1), Ordering::Relaxed);
+        .store(job.limits.bytes * spec.io.loops.max(1), Ordering::Relaxed);
     progress.planned_runtime_us.store(
         spec.time.runtime_us + spec.time.ramp_time_us,
         Ordering::Relaxed,
     );
+    let io = &spec.io;
+    let batch_submit = match io.iodepth_batch_submit {
+        0 => depth,
+        n => n.min(depth),
+    };
+    let complete_min = io.iodepth_batch_complete_min.min(depth);
+    let complete_max = match io.iodepth_batch_complete_max {
+        0 => complete_min.max(1),
+        m => m.min(depth).max(1),
+    };
+    let low = match io.iodepth_low {
+        0 => depth,
+        l => l.min(depth),
+    };
     Ok(Worker {
         job,
         engine,
         files,
+        open_flags,
         units,
         free: (0..depth).rev().collect(),
+        busy: vec![false; depth as usize],
         uncommitted: Vec::with_capacity(depth as usize),
         completions: Vec::with_capacity(depth as usize),
         inflight: 0,
         depth,
+        batch_submit,
+        complete_min,
+        complete_max,
+        low,
+        serialize: io.serialize_overlap && depth > 1,
         clock,
         stats: JobStats::default(),
         measuring: false,
@@ -790,16 +985,17 @@ fn setup<'a>(
         progress,
         shared,
         workload,
-        pacer: Pacer {
-            bps: spec.time.rate,
-            iops: spec.time.rate_iops,
-            poisson: spec.time.rate_process == RateProcess::Poisson,
-            next_ns: [0; 3],
-            rng: Rng::stream(job.seed, 21),
-        },
-        think_count: 0,
+        pacer: Pacer::new(spec, job.seed),
+        thinker: Thinker::new(spec),
+        thinking: false,
+        min_rate: MinRate::new(spec),
+        done_bytes: [0; 3],
+        done_ios: [0; 3],
         error: 0,
         error_msg: None,
+        continue_on: spec.ctl.continue_on_error,
+        total_err: 0,
+        retry: None,
         rec_slat: !caps.sync && !st.disable_slat,
         rec_clat: !st.disable_clat,
         rec_lat: !st.disable_lat,

@@ -1,18 +1,35 @@
 //! What to issue next: direction, file, offset and length of every I/O,
-//! and when a sync is due. Owns the per-file cursors and random maps and
-//! the counters that decide when a pass is done.
+//! and when a sync is due. Owns the per-file targets (cursors, random
+//! maps, generators), the file chooser and the counters that decide when
+//! a pass and a loop are done.
 //!
-//! It does no I/O and reads no clock except through arguments; the worker
-//! (`run::worker`) asks it for the next I/O and tells it when a new pass
-//! (loop, or time_based repeat) starts.
+//! The rules follow what fio does for the same job: a loop issues I/O
+//! while fewer than `size` (or `io_size`) bytes and `number_ios` I/Os were
+//! issued and some file still has work; after `loops` loops, further
+//! passes run while `io_size` is not yet reached. A sync (`fsync`,
+//! `fdatasync`, `sync_file_range`) takes the slot of the next I/O when the
+//! write count is a multiple of its interval and the previous operation
+//! was not a sync; it goes to the file of that next I/O.
+//!
+//! It does no I/O and reads no clock; the worker (`run::worker`) asks it
+//! for the next I/O and tells it when a loop or extra pass starts. Nothing
+//! here allocates after `new`.
 
+pub mod bs;
+pub mod dist;
+pub mod fileservice;
+pub mod lfsr;
+pub mod pacing;
 pub mod randmap;
 pub mod rng;
+pub mod target;
 
 use crate::engine::Op;
-use crate::job::spec::{BlockSizes, Ddir, JobSpec, RwPattern, RwSequencer};
-use randmap::RandomMap;
+use crate::job::spec::{Ddir, JobSpec, RandomGenerator, RwPattern, RwSequencer, ZoneMode};
+use bs::BlockSizer;
+use fileservice::{FileChooser, FileEvent};
 use rng::Rng;
+use target::{FileTarget, TargetCfg};
 
 /// The region of one file that the job does I/O to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,55 +47,88 @@ pub struct NextIo {
     pub len: u64,
 }
 
-/// Why `next` returned nothing.
+/// Why `next_io` returned nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exhausted {
-    /// This pass's bytes (or I/O count) are done.
+    /// This pass's bytes (or I/O count) are done, or every file is.
     PassDone,
 }
 
-struct FileCursor {
-    region: Region,
-    last_pos: [u64; 3],
-    map: Option<RandomMap>,
-    /// No more I/O in this file for this pass.
-    done: bool,
+/// Checks combinations of workload options that cannot work together;
+/// returns a one-line reason.
+pub fn check_job(spec: &JobSpec) -> Result<(), String> {
+    let io = &spec.io;
+    if io.zonemode == ZoneMode::None && (io.zonesize > 0 || io.zonerange > 0 || io.zoneskip > 0) {
+        return Err("zonesize, zonerange and zoneskip need zonemode=strided".into());
+    }
+    if io.zonemode == ZoneMode::Strided && io.zonesize == 0 {
+        return Err("zonemode=strided needs zonesize".into());
+    }
+    let t = &spec.time;
+    for d in Ddir::ALL {
+        let i = d.idx();
+        if t.rate[i] > 0 && t.rate_min[i] > t.rate[i] {
+            return Err(format!(
+                "rate_min ({}) is above rate ({}) for {}s",
+                t.rate_min[i],
+                t.rate[i],
+                d.name()
+            ));
+        }
+        if t.rate_iops[i] > 0 && t.rate_iops_min[i] > t.rate_iops[i] {
+            return Err(format!(
+                "rate_iops_min ({}) is above rate_iops ({}) for {}s",
+                t.rate_iops_min[i],
+                t.rate_iops[i],
+                d.name()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// How much a job does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes per loop: `io_size` when given, else `size`.
+    pub bytes: u64,
+    /// `io_size`, when given: passes continue after the loops until the
+    /// job has issued this much.
+    pub io_size: Option<u64>,
 }
 
 pub struct Workload {
     rw: RwPattern,
     rwmixread: f64,
-    bs: [BlockSizes; 3],
-    /// Granularity of random offsets and of the random map.
-    align: [u64; 3],
-    min_bs: u64,
-    seq_skip: u64,
+    sizer: BlockSizer,
+    files: Vec<FileTarget>,
+    chooser: FileChooser,
+    cfg: TargetCfg,
+    random_pct: [f64; 3],
+    /// `rw=randX:N`: I/Os per random offset, and how many follow-ups remain.
     rand_run: u64,
-    sequencer: RwSequencer,
-    percentage_random: [f64; 3],
-    use_map: bool,
-    files: Vec<FileCursor>,
-    cur_file: usize,
+    run_left: u64,
+    identical: bool,
     rng_dir: Rng,
     rng_off: Rng,
     rng_bs: Rng,
     rng_mix: Rng,
-    /// Bytes to issue per pass (all directions).
-    pass_bytes: u64,
+    rng_file: Rng,
+    limits: Limits,
     number_ios: u64,
-    issued_bytes: u64,
-    issued_ios: u64,
-    /// Random run state for `rw=randX:N`.
-    run_left: u64,
-    run_pos: Option<(usize, u64)>,
-    /// Sync scheduling.
+    time_based: bool,
+    loop_bytes: u64,
+    loop_ios: u64,
+    total_bytes: u64,
+    pass_ios: u64,
+    max_bs: u64,
     fsync_every: u64,
     fdatasync_every: u64,
-    sfr: Option<(u32, u64)>,
-    writes_since_sync: u64,
-    sync_pending: Option<Op>,
-    /// For trimwrite: the write that follows each trim.
-    pending_write: Option<NextIo>,
+    sfr_every: u64,
+    writes: u64,
+    last_was_sync: bool,
+    /// Data I/O held back behind a sync, and the write of a trimwrite.
+    pending: [Option<NextIo>; 2],
 }
 
 /// Purposes for random streams.
@@ -86,182 +136,307 @@ const STREAM_DIR: u64 = 1;
 const STREAM_OFF: u64 = 2;
 const STREAM_BS: u64 = 3;
 const STREAM_MIX: u64 = 4;
+const STREAM_FILE: u64 = 6;
 
 impl Workload {
-    /// `regions` are the files' I/O regions; `pass_bytes` the bytes per pass.
-    pub fn new(spec: &JobSpec, regions: &[Region], pass_bytes: u64, seed: u64) -> Self {
+    pub fn new(spec: &JobSpec, regions: &[Region], limits: Limits, seed: u64) -> Self {
         let io = &spec.io;
-        let min_bs = Ddir::ALL
+        let sizer = BlockSizer::new(io);
+        let used: Vec<Ddir> = Ddir::ALL
             .iter()
-            .filter(|d| io.rw.has(**d))
-            .map(|d| io.bs[d.idx()].min())
+            .copied()
+            .filter(|d| io.rw.has(*d))
+            .collect();
+        let min_bs = used
+            .iter()
+            .map(|d| sizer.min(*d))
             .min()
             .unwrap_or(4096)
             .max(1);
-        let align = [0, 1, 2].map(|i| io.blockalign[i].unwrap_or(io.bs[i].min()).max(1));
-        let use_map = io.rw.is_random() && !io.norandommap;
-        let map_unit = align
+        let max_bs = used
             .iter()
-            .copied()
+            .map(|d| sizer.max(*d))
+            .max()
+            .unwrap_or(4096)
+            .max(1);
+        let align = [Ddir::Read, Ddir::Write, Ddir::Trim].map(|d| {
+            io.blockalign[d.idx()]
+                .filter(|a| *a > 0)
+                .unwrap_or_else(|| sizer.min(d))
+        });
+        let unit = used
+            .iter()
+            .map(|d| align[d.idx()])
             .min()
             .unwrap_or(min_bs)
             .min(min_bs)
             .max(1);
-        let files = regions
+        let random = io.rw.is_random();
+        let cfg = TargetCfg {
+            unit,
+            align,
+            seq_add: if random { 0 } else { io.rw_nr },
+            use_map: !io.norandommap,
+            use_lfsr: io.random_generator == RandomGenerator::Lfsr,
+            zones: (io.zonemode == ZoneMode::Strided).then(|| {
+                let size = io.zonesize.max(1);
+                let range = if io.zonerange > 0 { io.zonerange } else { size };
+                (size, range, io.zoneskip)
+            }),
+        };
+        let files: Vec<FileTarget> = regions
             .iter()
-            .map(|r| FileCursor {
-                region: *r,
-                last_pos: [r.start; 3],
-                map: use_map.then(|| RandomMap::new(r.len / map_unit)),
-                done: false,
+            .enumerate()
+            .map(|(i, r)| {
+                FileTarget::new(
+                    *r,
+                    &cfg,
+                    &io.random_distribution,
+                    random,
+                    seed ^ (i as u64).wrapping_mul(0x9E37_79B9),
+                )
             })
             .collect();
+        let chooser = FileChooser::new(
+            spec.file.file_service,
+            files.len(),
+            spec.file.openfiles,
+            seed ^ 0xF11E,
+        );
         Workload {
             rw: io.rw,
             rwmixread: io.rwmixread,
-            bs: io.bs.clone(),
-            align,
-            min_bs: map_unit,
-            seq_skip: if io.rw.is_random() { 0 } else { io.rw_nr },
-            rand_run: io.rw_nr.max(1),
-            sequencer: io.rw_sequencer,
-            percentage_random: io.percentage_random,
-            use_map,
+            sizer,
             files,
-            cur_file: 0,
+            chooser,
+            cfg,
+            random_pct: io.percentage_random,
+            rand_run: if random { io.rw_nr.max(1) as u64 } else { 1 },
+            run_left: 0,
+            identical: io.rw_sequencer == RwSequencer::Identical,
             rng_dir: Rng::stream(seed, STREAM_DIR),
             rng_off: Rng::stream(seed, STREAM_OFF),
             rng_bs: Rng::stream(seed, STREAM_BS),
             rng_mix: Rng::stream(seed, STREAM_MIX),
-            pass_bytes,
+            rng_file: Rng::stream(seed, STREAM_FILE),
+            limits,
             number_ios: spec.file.number_ios,
-            issued_bytes: 0,
-            issued_ios: 0,
-            run_left: 0,
-            run_pos: None,
+            time_based: spec.time.time_based,
+            loop_bytes: 0,
+            loop_ios: 0,
+            total_bytes: 0,
+            pass_ios: 0,
+            max_bs,
             fsync_every: spec.sync.fsync,
             fdatasync_every: spec.sync.fdatasync,
-            sfr: spec.sync.sync_file_range,
-            writes_since_sync: 0,
-            sync_pending: None,
-            pending_write: None,
+            sfr_every: spec.sync.sync_file_range.map(|(_, n)| n).unwrap_or(0),
+            writes: 0,
+            last_was_sync: false,
+            pending: [None; 2],
         }
     }
 
-    /// Starts a new pass: cursors back to the start, random maps cleared.
-    pub fn reset_pass(&mut self) {
+    /// Starts a loop (the first, or one from `loops`): the loop's byte and
+    /// I/O counts restart and every file starts over.
+    pub fn start_loop(&mut self) {
+        self.loop_bytes = 0;
+        self.loop_ios = 0;
+        self.reset_files();
+    }
+
+    /// Whether another pass is due after the loops: `io_size` is set and
+    /// at least a maximum-size block of it is still to do.
+    pub fn wants_extra_pass(&self) -> bool {
+        let Some(io_size) = self.limits.io_size else {
+            return false;
+        };
+        if self.number_ios > 0 && self.loop_ios >= self.number_ios {
+            return false;
+        }
+        self.total_bytes < io_size && io_size - self.total_bytes >= self.max_bs
+    }
+
+    /// Starts an extra pass: the files start over, the loop's counts stay.
+    pub fn start_extra_pass(&mut self) {
+        self.reset_files();
+    }
+
+    fn reset_files(&mut self) {
         for f in &mut self.files {
-            f.last_pos = [f.region.start; 3];
-            f.done = false;
-            if let Some(m) = &mut f.map {
-                m.clear();
-            }
+            f.reset();
         }
-        self.issued_bytes = 0;
-        self.issued_ios = 0;
+        self.chooser.reset();
         self.run_left = 0;
-        self.run_pos = None;
-        self.cur_file = 0;
-        self.pending_write = None;
+        self.pass_ios = 0;
+        self.pending = [None; 2];
     }
 
+    /// I/Os issued in the current pass.
+    pub fn pass_ios(&self) -> u64 {
+        self.pass_ios
+    }
+
+    /// Bytes issued since the job started.
     pub fn issued_bytes(&self) -> u64 {
-        self.issued_bytes
+        self.total_bytes
+    }
+
+    /// The largest block the job issues.
+    pub fn max_bs(&self) -> u64 {
+        self.max_bs
+    }
+
+    /// Files to open before the first I/O (all, unless `openfiles`).
+    pub fn initially_open(&self) -> Vec<u32> {
+        if self.chooser.limits_open() {
+            self.chooser
+                .initially_open()
+                .iter()
+                .map(|f| *f as u32)
+                .collect()
+        } else {
+            (0..self.files.len() as u32).collect()
+        }
+    }
+
+    /// Files the worker must open or may close now (only with `openfiles`).
+    #[inline]
+    pub fn file_events(&mut self) -> &mut Vec<FileEvent> {
+        self.chooser.events()
+    }
+
+    fn budget_left(&self) -> bool {
+        if self.time_based {
+            return true;
+        }
+        self.loop_bytes < self.limits.bytes
+            && (self.number_ios == 0 || self.loop_ios < self.number_ios)
+    }
+
+    fn push_pending(&mut self, io: NextIo) {
+        if self.pending[0].is_none() {
+            self.pending[0] = Some(io);
+        } else {
+            self.pending[1] = Some(io);
+        }
     }
 
     /// The next I/O (or sync) to issue, or why there is none.
     pub fn next_io(&mut self) -> Result<NextIo, Exhausted> {
-        if let Some(op) = self.sync_pending.take() {
-            let file = self.cur_file as u32;
-            return Ok(NextIo {
-                op,
-                file,
-                offset: 0,
-                len: 0,
-            });
+        if let Some(p) = self.pending[0].take() {
+            self.pending[0] = self.pending[1].take();
+            return Ok(self.issue(p));
         }
-        if let Some(w) = self.pending_write.take() {
-            return Ok(self.account(w));
-        }
-        if self.issued_bytes >= self.pass_bytes
-            || (self.number_ios > 0 && self.issued_ios >= self.number_ios)
-        {
+        if !self.budget_left() {
             return Err(Exhausted::PassDone);
         }
+        let io = self.next_data_io()?;
+        let trimwrite = matches!(self.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite);
+        if let Some(op) = self.sync_due() {
+            // The sync goes first, to the file of the I/O it precedes.
+            self.push_pending(io);
+            if trimwrite {
+                self.push_pending(NextIo {
+                    op: Op::Write,
+                    ..io
+                });
+            }
+            return Ok(self.issue(NextIo {
+                op,
+                file: io.file,
+                offset: 0,
+                len: 0,
+            }));
+        }
+        if trimwrite {
+            self.push_pending(NextIo {
+                op: Op::Write,
+                ..io
+            });
+        }
+        Ok(self.issue(io))
+    }
+
+    fn sync_due(&self) -> Option<Op> {
+        if self.writes == 0 || self.last_was_sync {
+            return None;
+        }
+        let n = self.writes;
+        if self.fsync_every > 0 && n % self.fsync_every == 0 {
+            Some(Op::Fsync)
+        } else if self.fdatasync_every > 0 && n % self.fdatasync_every == 0 {
+            Some(Op::Fdatasync)
+        } else if self.sfr_every > 0 && n % self.sfr_every == 0 {
+            Some(Op::SyncFileRange)
+        } else {
+            None
+        }
+    }
+
+    fn next_data_io(&mut self) -> Result<NextIo, Exhausted> {
         let ddir = self.pick_ddir();
-        let nfiles = self.files.len();
-        for _ in 0..nfiles.max(1) * 2 {
-            if self.files.iter().all(|f| f.done) {
-                // Every file finished before the byte budget: wrap for more.
-                if self.issued_bytes == 0 {
-                    return Err(Exhausted::PassDone);
+        let random = self.is_random_io(ddir);
+        let len = self.sizer.pick(&mut self.rng_bs, ddir, random);
+        loop {
+            let Some(fi) = self.chooser.choose(&mut self.rng_file) else {
+                if self.time_based && self.pass_ios > 0 {
+                    // Time-based jobs go round again until the time is up.
+                    self.reset_files();
+                    continue;
                 }
-                self.rewind_files();
-            }
-            let fi = self.cur_file;
-            if self.files[fi].done {
-                self.cur_file = (self.cur_file + 1) % nfiles;
-                continue;
-            }
-            match self.offset_in(fi, ddir) {
+                return Err(Exhausted::PassDone);
+            };
+            match self.offset_in(fi, ddir, len, random) {
                 Some((offset, len)) => {
-                    if nfiles > 1 {
-                        self.cur_file = (self.cur_file + 1) % nfiles;
-                    }
                     let op = match ddir {
                         Ddir::Read => Op::Read,
                         Ddir::Write => Op::Write,
                         Ddir::Trim => Op::Trim,
                     };
-                    let io = NextIo {
+                    return Ok(NextIo {
                         op,
                         file: fi as u32,
                         offset,
                         len,
-                    };
-                    if matches!(self.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite) {
-                        self.pending_write = Some(NextIo {
-                            op: Op::Write,
-                            ..io
-                        });
-                    }
-                    return Ok(self.account(io));
+                    });
                 }
-                None => {
-                    self.files[fi].done = true;
-                }
-            }
-        }
-        Err(Exhausted::PassDone)
-    }
-
-    /// Resets cursors (not counters) when the files are exhausted but the
-    /// pass needs more bytes (io_size larger than size).
-    fn rewind_files(&mut self) {
-        for f in &mut self.files {
-            f.last_pos = [f.region.start; 3];
-            f.done = false;
-            if let Some(m) = &mut f.map {
-                m.clear();
+                None => self.chooser.file_done(fi),
             }
         }
     }
 
-    fn account(&mut self, io: NextIo) -> NextIo {
-        self.issued_bytes += io.len;
-        self.issued_ios += 1;
-        if io.op == Op::Write {
-            self.writes_since_sync += 1;
-            let n = self.writes_since_sync;
-            if self.fsync_every > 0 && n % self.fsync_every == 0 {
-                self.sync_pending = Some(Op::Fsync);
-            } else if self.fdatasync_every > 0 && n % self.fdatasync_every == 0 {
-                self.sync_pending = Some(Op::Fdatasync);
-            } else if let Some((_, every)) = self.sfr {
-                if n % every == 0 {
-                    self.sync_pending = Some(Op::SyncFileRange);
-                }
+    fn offset_in(&mut self, fi: usize, d: Ddir, len: u64, random: bool) -> Option<(u64, u64)> {
+        let f = &mut self.files[fi];
+        if self.cfg.zones.is_some() {
+            return f.zoned(d, len, random, &self.cfg, &mut self.rng_off);
+        }
+        if !self.rw.is_random() {
+            return f.sequential(d, len, self.sizer.is_fixed(d), self.sizer.min(d), &self.cfg);
+        }
+        if random {
+            f.random(d, len, &self.cfg, &mut self.rng_off)
+        } else {
+            f.follow(d, len, self.identical && self.rand_run > 1)
+        }
+    }
+
+    fn issue(&mut self, io: NextIo) -> NextIo {
+        if io.op.is_data() {
+            // The write that repeats a trimwrite's trim does not count again.
+            let paired = io.op == Op::Write
+                && matches!(self.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite);
+            if !paired {
+                self.loop_bytes += io.len;
+                self.total_bytes += io.len;
+                self.loop_ios += 1;
             }
+            self.pass_ios += 1;
+            if io.op == Op::Write {
+                self.writes += 1;
+            }
+            self.last_was_sync = false;
+        } else {
+            self.last_was_sync = true;
         }
         io
     }
@@ -288,123 +463,21 @@ impl Workload {
         }
     }
 
-    fn pick_len(&mut self, d: Ddir) -> u64 {
-        match &self.bs[d.idx()] {
-            BlockSizes::Range { lo, hi } if lo == hi => *lo,
-            BlockSizes::Range { lo, hi } => {
-                let v = lo + self.rng_bs.below(hi - lo + 1);
-                // Keep lengths multiples of the minimum block size.
-                (v / lo * lo).clamp(*lo, *hi)
-            }
-            BlockSizes::Split(entries) => {
-                let p = self.rng_bs.percent();
-                let mut acc = 0.0;
-                for e in entries {
-                    acc += e.perc;
-                    if p < acc {
-                        return if e.lo == e.hi {
-                            e.lo
-                        } else {
-                            e.lo + self.rng_bs.below(e.hi - e.lo + 1) / e.lo * e.lo
-                        };
-                    }
-                }
-                entries.last().map(|e| e.hi).unwrap_or(4096)
-            }
-        }
-    }
-
+    /// Whether this I/O of a random pattern takes a new random offset (as
+    /// opposed to following the last one: `rw=randX:N`, `percentage_random`).
     fn is_random_io(&mut self, d: Ddir) -> bool {
         if !self.rw.is_random() {
             return false;
         }
-        let p = self.percentage_random[d.idx()];
-        p >= 100.0 || (p > 0.0 && self.rng_mix.percent() < p)
-    }
-
-    /// Offset and length for the next I/O of `d` in file `fi`, or `None`
-    /// when the file has nothing left for this pass.
-    fn offset_in(&mut self, fi: usize, d: Ddir) -> Option<(u64, u64)> {
-        let mut len = self.pick_len(d);
-        let region = self.files[fi].region;
-        let end = region.start + region.len;
-        if self.is_random_io(d) {
-            // rw=randX:N: N I/Os per random offset, sequential or identical.
+        if self.rand_run > 1 {
             if self.run_left > 0 {
-                if let Some((rf, pos)) = self.run_pos {
-                    if rf == fi {
-                        self.run_left -= 1;
-                        let off = match self.sequencer {
-                            RwSequencer::Identical => pos,
-                            RwSequencer::Sequential => pos,
-                        };
-                        if off + len <= end {
-                            if self.sequencer == RwSequencer::Sequential {
-                                self.run_pos = Some((fi, off + len));
-                            }
-                            return Some((off, len));
-                        }
-                    }
-                }
+                self.run_left -= 1;
+                return false;
             }
-            let off = self.random_offset(fi, d, len)?;
-            if off + len > end {
-                len = end - off;
-            }
-            if self.rand_run > 1 {
-                self.run_left = self.rand_run - 1;
-                let next = match self.sequencer {
-                    RwSequencer::Sequential => off + len,
-                    RwSequencer::Identical => off,
-                };
-                self.run_pos = Some((fi, next));
-            }
-            return Some((off, len));
+            self.run_left = self.rand_run - 1;
         }
-        let f = &mut self.files[fi];
-        let pos = f.last_pos[d.idx()];
-        if pos >= end || pos + self.min_bs.min(len) > end {
-            return None;
-        }
-        if pos + len > end {
-            if self.bs[d.idx()].is_fixed() {
-                return None;
-            }
-            len = (end - pos) / self.min_bs * self.min_bs;
-            if len == 0 {
-                return None;
-            }
-        }
-        f.last_pos[d.idx()] = pos + len + self.seq_skip;
-        Some((pos, len))
-    }
-
-    fn random_offset(&mut self, fi: usize, d: Ddir, len: u64) -> Option<u64> {
-        let unit = self.min_bs;
-        let align = self.align[d.idx()].max(unit);
-        let f = &mut self.files[fi];
-        let region = f.region;
-        if self.use_map {
-            let map = f.map.as_mut()?;
-            let nblocks = map.nblocks();
-            if nblocks == 0 {
-                return None;
-            }
-            let step = (align / unit).max(1);
-            let slots = nblocks.div_ceil(step);
-            let start = self.rng_off.below(slots) * step;
-            let b = map.next_free(start)?;
-            let span = len.div_ceil(unit).max(1);
-            for i in 0..span {
-                map.mark(b + i);
-            }
-            return Some(region.start + b * unit);
-        }
-        let slots = region.len.saturating_sub(len) / align + 1;
-        if region.len < unit {
-            return None;
-        }
-        Some(region.start + self.rng_off.below(slots) * align)
+        let p = self.random_pct[d.idx()];
+        p >= 100.0 || (p > 0.0 && self.rng_mix.percent() < p)
     }
 }
 
@@ -421,6 +494,17 @@ mod tests {
         s
     }
 
+    fn one(len: u64) -> Vec<Region> {
+        vec![Region { start: 0, len }]
+    }
+
+    fn limits(bytes: u64) -> Limits {
+        Limits {
+            bytes,
+            io_size: None,
+        }
+    }
+
     fn drain(w: &mut Workload) -> Vec<NextIo> {
         let mut v = Vec::new();
         while let Ok(io) = w.next_io() {
@@ -429,19 +513,16 @@ mod tests {
         v
     }
 
+    fn run(opts: &[(&str, &str)], regions: &[Region], lim: Limits) -> Vec<NextIo> {
+        let s = spec(opts);
+        let mut w = Workload::new(&s, regions, lim, 1);
+        w.start_loop();
+        drain(&mut w)
+    }
+
     #[test]
     fn sequential_covers_region_in_order() {
-        let s = spec(&[("rw", "read"), ("bs", "4k")]);
-        let mut w = Workload::new(
-            &s,
-            &[Region {
-                start: 0,
-                len: 64 << 10,
-            }],
-            64 << 10,
-            1,
-        );
-        let ios = drain(&mut w);
+        let ios = run(&[("rw", "read")], &one(64 << 10), limits(64 << 10));
         assert_eq!(ios.len(), 16);
         assert!(ios
             .iter()
@@ -450,18 +531,39 @@ mod tests {
     }
 
     #[test]
-    fn random_map_touches_each_block_once() {
-        let s = spec(&[("rw", "randwrite"), ("bs", "4k")]);
-        let mut w = Workload::new(
-            &s,
-            &[Region {
-                start: 0,
-                len: 1 << 20,
-            }],
-            1 << 20,
-            9,
+    fn no_partial_last_block_with_a_fixed_size() {
+        let ios = run(
+            &[("rw", "write"), ("bs", "3k")],
+            &one(1 << 20),
+            limits(1 << 20),
         );
-        let mut offs: Vec<u64> = drain(&mut w).iter().map(|i| i.offset).collect();
+        assert_eq!(ios.len(), 341);
+    }
+
+    #[test]
+    fn norandommap_issues_until_the_bytes_are_reached() {
+        let ios = run(
+            &[("rw", "randwrite"), ("bs", "3k"), ("norandommap", "1")],
+            &one(1 << 20),
+            limits(1 << 20),
+        );
+        assert_eq!(ios.len(), 342);
+        let ios = run(
+            &[("rw", "randwrite"), ("bs", "3k")],
+            &one(1 << 20),
+            limits(1 << 20),
+        );
+        assert_eq!(ios.len(), 341);
+    }
+
+    #[test]
+    fn random_map_touches_each_block_once() {
+        let ios = run(
+            &[("rw", "randwrite"), ("bs", "4k")],
+            &one(1 << 20),
+            limits(1 << 20),
+        );
+        let mut offs: Vec<u64> = ios.iter().map(|i| i.offset).collect();
         assert_eq!(offs.len(), 256);
         offs.sort();
         offs.dedup();
@@ -469,68 +571,131 @@ mod tests {
     }
 
     #[test]
-    fn fsync_every_n_writes() {
-        let s = spec(&[("rw", "write"), ("fsync", "4")]);
-        let mut w = Workload::new(
-            &s,
-            &[Region {
-                start: 0,
-                len: 64 << 10,
-            }],
-            64 << 10,
-            1,
+    fn lfsr_touches_each_block_once_without_a_map() {
+        let ios = run(
+            &[
+                ("rw", "randread"),
+                ("random_generator", "lfsr"),
+                ("norandommap", "1"),
+            ],
+            &one(1 << 20),
+            limits(1 << 20),
         );
-        let ios = drain(&mut w);
-        assert_eq!(ios.iter().filter(|i| i.op == Op::Fsync).count(), 4);
+        let mut offs: Vec<u64> = ios.iter().map(|i| i.offset).collect();
+        offs.sort();
+        offs.dedup();
+        assert_eq!(offs.len(), 256);
+    }
+
+    #[test]
+    fn fsync_every_n_writes_but_not_after_the_last() {
+        let ios = run(
+            &[("rw", "write"), ("fsync", "4")],
+            &one(64 << 10),
+            limits(64 << 10),
+        );
+        assert_eq!(ios.iter().filter(|i| i.op == Op::Fsync).count(), 3);
         assert_eq!(ios[4].op, Op::Fsync);
     }
 
     #[test]
-    fn mix_follows_rwmixread() {
-        let s = spec(&[("rw", "randrw"), ("rwmixread", "70")]);
-        let mut w = Workload::new(
-            &s,
-            &[Region {
-                start: 0,
-                len: 64 << 20,
-            }],
-            64 << 20,
-            3,
-        );
+    fn a_due_sync_repeats_after_reads_until_the_next_write() {
+        // After the 2nd write a sync is due; reads that follow do not clear it.
+        let s = spec(&[("rw", "randrw"), ("fsync", "2"), ("rwmixread", "50")]);
+        let mut w = Workload::new(&s, &one(1 << 20), limits(1 << 20), 5);
+        w.start_loop();
         let ios = drain(&mut w);
+        let mut writes = 0;
+        let mut last = Op::Read;
+        for io in &ios {
+            if io.op.is_data() && last != Op::Fsync && writes > 0 && writes % 2 == 0 {
+                panic!("a sync was due before {io:?}");
+            }
+            if io.op == Op::Write {
+                writes += 1;
+            }
+            last = io.op;
+        }
+    }
+
+    #[test]
+    fn mix_follows_rwmixread() {
+        let ios = run(
+            &[("rw", "randrw"), ("rwmixread", "70")],
+            &one(64 << 20),
+            limits(64 << 20),
+        );
         let reads = ios.iter().filter(|i| i.op == Op::Read).count() as f64;
         let share = reads / ios.len() as f64;
         assert!((share - 0.7).abs() < 0.02, "read share {share}");
     }
 
     #[test]
-    fn io_size_beyond_size_wraps() {
+    fn io_size_continues_in_extra_passes() {
         let s = spec(&[("rw", "read")]);
-        let mut w = Workload::new(
-            &s,
-            &[Region {
-                start: 0,
-                len: 16 << 10,
-            }],
-            64 << 10,
-            1,
-        );
-        assert_eq!(drain(&mut w).len(), 16);
+        let lim = Limits {
+            bytes: 1536 << 10,
+            io_size: Some(1536 << 10),
+        };
+        let mut w = Workload::new(&s, &one(1 << 20), lim, 1);
+        w.start_loop();
+        let mut n = drain(&mut w).len();
+        while w.wants_extra_pass() {
+            w.start_extra_pass();
+            n += drain(&mut w).len();
+        }
+        assert_eq!(n, 384);
     }
 
     #[test]
     fn sequential_holes() {
-        let s = spec(&[("rw", "write:4k")]);
-        let mut w = Workload::new(
-            &s,
-            &[Region {
-                start: 0,
-                len: 32 << 10,
-            }],
-            16 << 10,
-            1,
-        );
-        let offs: Vec<u64> = drain(&mut w).iter().map(|i| i.offset).collect();
+        let ios = run(&[("rw", "write:4k")], &one(32 << 10), limits(16 << 10));
+        let offs: Vec<u64> = ios.iter().map(|i| i.offset).collect();
         assert_eq!(offs, vec![0, 8192, 16384, 24576]);
+    }
+
+    #[test]
+    fn random_runs_follow_the_random_offset() {
+        let ios = run(&[("rw", "randread:4")], &one(1 << 20), limits(64 << 10));
+        for run in ios.chunks(4) {
+            for (i, io) in run.iter().enumerate() {
+                assert_eq!(io.offset, run[0].offset + i as u64 * 4096);
+            }
+        }
+        let ios = run(
+            &[("rw", "randread:4"), ("rw_sequencer", "identical")],
+            &one(1 << 20),
+            limits(64 << 10),
+        );
+        for run in ios.chunks(4) {
+            assert!(run.iter().all(|io| io.offset == run[0].offset));
+        }
+    }
+
+    #[test]
+    fn files_are_served_round_robin_and_finish_independently() {
+        let regions = [
+            Region {
+                start: 0,
+                len: 8 << 10,
+            },
+            Region {
+                start: 0,
+                len: 12 << 10,
+            },
+        ];
+        let ios = run(&[("rw", "read")], &regions, limits(20 << 10));
+        let files: Vec<u32> = ios.iter().map(|i| i.file).collect();
+        assert_eq!(files, [0, 1, 0, 1, 1]);
+    }
+
+    #[test]
+    fn number_ios_ends_a_loop() {
+        let ios = run(
+            &[("rw", "write"), ("number_ios", "10")],
+            &one(1 << 20),
+            limits(1 << 20),
+        );
+        assert_eq!(ios.len(), 10);
     }
 }

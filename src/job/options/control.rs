@@ -2,7 +2,7 @@
 //! units, CPU placement and priority.
 
 use super::{boolean, opt, uint, uint_in, Category::*, Kind, OptDef};
-use crate::job::spec::CpusPolicy;
+use crate::job::spec::{ContinueOn, CpusPolicy, ExitWhat};
 use crate::job::value::parse_choice;
 
 pub const OPTS: &[OptDef] = &[
@@ -82,6 +82,63 @@ pub const OPTS: &[OptDef] = &[
         },
     ),
     opt(
+        "exit_what",
+        Job,
+        Kind::Choice(&[
+            ("group", "stop the jobs of the finishing job's group"),
+            (
+                "stonewall",
+                "stop every running job; later stonewalled jobs still run",
+            ),
+            ("all", "stop every job, including those not started yet"),
+        ]),
+        "Which jobs exitall stops",
+        |s, v| {
+            s.ctl.exit_what = parse_choice(
+                v,
+                &[
+                    ("group", ExitWhat::Group),
+                    ("stonewall", ExitWhat::Stonewall),
+                    ("all", ExitWhat::All),
+                ],
+            )?;
+            Ok(())
+        },
+    )
+    .default("group"),
+    opt(
+        "continue_on_error",
+        Job,
+        Kind::Choice(&[
+            ("none", "stop the job at the first error"),
+            ("read", "count read errors and carry on"),
+            ("write", "count write errors and carry on"),
+            ("io", "count read, write and sync errors and carry on"),
+            ("verify", "count verify errors and carry on"),
+            ("all", "count every error and carry on"),
+            ("0", "same as none"),
+            ("1", "same as all"),
+        ]),
+        "Keep running after non-fatal I/O errors (EIO, EILSEQ), counting them",
+        |s, v| {
+            s.ctl.continue_on_error = parse_choice(
+                v,
+                &[
+                    ("none", ContinueOn::None),
+                    ("read", ContinueOn::Read),
+                    ("write", ContinueOn::Write),
+                    ("io", ContinueOn::Io),
+                    ("verify", ContinueOn::Verify),
+                    ("all", ContinueOn::All),
+                    ("0", ContinueOn::None),
+                    ("1", ContinueOn::All),
+                ],
+            )?;
+            Ok(())
+        },
+    )
+    .default("none"),
+    opt(
         "exitall_on_error",
         Job,
         Kind::Switch,
@@ -100,7 +157,8 @@ pub const OPTS: &[OptDef] = &[
             s.ctl.thread = boolean(v)?;
             Ok(())
         },
-    ),
+    )
+    .alias(&["threads"]),
     opt(
         "kb_base",
         Job,

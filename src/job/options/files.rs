@@ -138,6 +138,11 @@ pub const OPTS: &[OptDef] = &[
     })
     .alias(&["fileoffset"])
     .default("0"),
+    opt("offset_align", Files, Kind::Size, "Round a percentage offset down to this alignment (0: the minimum block size)", |s, v| {
+        s.file.offset_align = size(s, v)?;
+        Ok(())
+    })
+    .default("0"),
     opt("offset_increment", Files, Kind::Size, "Add this much to offset for each clone (numjobs)", |s, v| {
         s.file.offset_increment = parse_size_or_percent(v, s.kb_base())?;
         Ok(())

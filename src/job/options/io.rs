@@ -22,47 +22,63 @@ const RW_CHOICES: &[(&str, &str)] = &[
     ("randtrimwrite", "random trim then write of the same blocks"),
 ];
 
-fn parse_distribution(v: &str) -> Result<RandomDistribution, String> {
+/// Parses one direction's distribution: `random`, `zipf:T[:C]`,
+/// `pareto:H[:C]`, `normal:D[:C]`, `zoned:A/R:…`, `zoned_abs:A/SIZE:…`.
+fn parse_distribution(v: &str, kb: u64) -> Result<RandomDistribution, String> {
     let v = v.trim();
-    let (kind, arg) = match v.split_once(':') {
-        Some((k, a)) => (k.trim(), Some(a.trim())),
+    // The name ends at the first ':' (or '=', as in zoned_abs=… in fio's docs).
+    let (kind, arg) = match v.find([':', '=']) {
+        Some(i) => (v[..i].trim(), Some(v[i + 1..].trim())),
         None => (v, None),
     };
-    let num = |what: &str| -> Result<f64, String> {
-        let a = arg.ok_or_else(|| format!("'{v}' needs a value, e.g. {what}"))?;
-        a.parse::<f64>()
-            .map_err(|_| format!("'{a}' is not a number (in '{v}')"))
+    let value_and_center = |example: &str| -> Result<(f64, Option<f64>), String> {
+        let a = arg.ok_or_else(|| format!("'{v}' needs a value, e.g. {example}"))?;
+        let (x, c) = match a.split_once(':') {
+            Some((x, c)) => (x.trim(), Some(c.trim())),
+            None => (a, None),
+        };
+        let x = x
+            .parse::<f64>()
+            .map_err(|_| format!("'{x}' is not a number (in '{v}')"))?;
+        let c = match c {
+            Some(c) => {
+                let c = c
+                    .parse::<f64>()
+                    .map_err(|_| format!("'{c}' is not a number (in '{v}')"))?;
+                if !(0.0..=1.0).contains(&c) {
+                    return Err(format!("the centre in '{v}' must be between 0 and 1"));
+                }
+                Some(c)
+            }
+            None => None,
+        };
+        Ok((x, c))
     };
     Ok(match kind {
         "random" => RandomDistribution::Random,
         "zipf" => {
-            let t = num("zipf:1.2")?;
-            if t <= 0.0 || t == 1.0 {
+            let (theta, center) = value_and_center("zipf:1.2")?;
+            if theta <= 0.0 || theta == 1.0 {
                 return Err(format!("zipf theta must be positive and not 1 (got '{v}')"));
             }
-            RandomDistribution::Zipf(t)
+            RandomDistribution::Zipf { theta, center }
         }
         "pareto" => {
-            let h = num("pareto:0.2")?;
+            let (h, center) = value_and_center("pareto:0.2")?;
             if !(h > 0.0 && h < 1.0) {
                 return Err(format!("pareto power must be between 0 and 1 (got '{v}')"));
             }
-            RandomDistribution::Pareto(h)
+            RandomDistribution::Pareto { h, center }
         }
         "normal" | "gauss" => {
-            let d = num("normal:10")?;
-            if !(0.0..=100.0).contains(&d) {
+            let (dev, center) = value_and_center("normal:10")?;
+            if !(0.0..=100.0).contains(&dev) {
                 return Err(format!("normal deviation must be 0 to 100 (got '{v}')"));
             }
-            RandomDistribution::Normal(d)
+            RandomDistribution::Normal { dev, center }
         }
         "zoned" | "zoned_abs" => {
             let a = arg.ok_or_else(|| format!("'{v}' needs zones, e.g. zoned:60/10:40/90"))?;
-            if a.contains(',') {
-                return Err(format!(
-                    "'{v}': per-direction zones are not supported; give one zone list"
-                ));
-            }
             let mut access_total = 0.0;
             let mut zones = Vec::new();
             for z in a.split(':').map(str::trim).filter(|z| !z.is_empty()) {
@@ -78,11 +94,25 @@ fn parse_distribution(v: &str) -> Result<RandomDistribution, String> {
                     "zone access percentages in '{v}' must add up to 100"
                 ));
             }
+            if zones.len() > 256 {
+                return Err(format!("'{v}' has more than 256 zones"));
+            }
             if kind == "zoned" {
+                // A zone without a range takes what the others leave.
+                let given: f64 = zones
+                    .iter()
+                    .filter(|(_, r)| !r.is_empty())
+                    .map(|(_, r)| parse_percent(r).unwrap_or(0.0))
+                    .sum();
+                let unset = zones.iter().filter(|(_, r)| r.is_empty()).count();
                 let mut zs = Vec::new();
                 let mut range_total = 0.0;
                 for (p, r) in zones {
-                    let r = parse_percent(&r)?;
+                    let r = if r.is_empty() {
+                        ((100.0 - given) / unset as f64).max(0.0)
+                    } else {
+                        parse_percent(&r)?
+                    };
                     range_total += r;
                     zs.push((p, r));
                 }
@@ -93,7 +123,10 @@ fn parse_distribution(v: &str) -> Result<RandomDistribution, String> {
             } else {
                 let mut zs = Vec::new();
                 for (p, r) in zones {
-                    zs.push((p, crate::job::value::parse_size(&r, 1024)?));
+                    if r.is_empty() {
+                        return Err(format!("zone '{p}/' in '{v}' needs a size"));
+                    }
+                    zs.push((p, crate::job::value::parse_size(&r, kb)?));
                 }
                 RandomDistribution::ZonedAbs(zs)
             }
@@ -106,25 +139,44 @@ fn parse_distribution(v: &str) -> Result<RandomDistribution, String> {
     })
 }
 
-pub const OPTS: &[OptDef] = &[
-    opt("rw", Io, Kind::Choice(RW_CHOICES), "I/O pattern; an optional ':N' suffix sets the offset modifier", |s, v| {
-        let (pat, nr) = match v.split_once(':') {
-            Some((p, n)) => (p, Some(n)),
-            None => (v, None),
-        };
-        s.io.rw = parse_choice(pat, RwPattern::CHOICES)?;
-        s.io.rw_nr = match nr {
-            Some(n) => {
-                let n = size(s, n)?;
-                if n == 0 {
-                    return Err(format!("'{v}': the ':N' modifier must be at least 1"));
-                }
-                n
+/// `rw` with its optional `:N` suffix.
+fn parse_rw(s: &mut crate::job::spec::JobSpec, v: &str) -> Result<(), String> {
+    let (pat, nr) = match v.split_once(':') {
+        Some((p, n)) => (p, Some(n.trim())),
+        None => (v, None),
+    };
+    let rw = parse_choice(pat, RwPattern::CHOICES)?;
+    let nr = match nr {
+        Some(n) => {
+            let (neg, mag) = match n.strip_prefix('-') {
+                Some(m) => (true, m),
+                None => (false, n),
+            };
+            let m = size(s, mag)?;
+            if m == 0 {
+                return Err(format!("'{v}': the ':N' modifier must not be zero"));
             }
-            None => 0,
-        };
-        Ok(())
-    })
+            if neg && rw.is_random() {
+                return Err(format!(
+                    "'{v}': a negative ':N' only applies to sequential patterns"
+                ));
+            }
+            let m = i64::try_from(m).map_err(|_| format!("'{v}': ':N' is too large"))?;
+            if neg {
+                -m
+            } else {
+                m
+            }
+        }
+        None => 0,
+    };
+    s.io.rw = rw;
+    s.io.rw_nr = nr;
+    Ok(())
+}
+
+pub const OPTS: &[OptDef] = &[
+    opt("rw", Io, Kind::Choice(RW_CHOICES), "I/O pattern; an optional ':N' suffix skips N bytes after each sequential I/O (negative runs backwards) or makes N I/Os per random offset", parse_rw)
     .alias(&["readwrite"])
     .default("read"),
     opt("rw_sequencer", Io, Kind::Choice(&[("sequential", "the :N I/Os continue sequentially"), ("identical", "the :N I/Os repeat the same offset")]), "How the ':N' suffix of rw changes offsets", |s, v| {
@@ -230,8 +282,16 @@ pub const OPTS: &[OptDef] = &[
         Ok(())
     })
     .default("tausworthe"),
-    opt("random_distribution", Io, Kind::Str, "Distribution of random offsets: random, zipf:T, pareto:H, normal:D, zoned:…, zoned_abs:…", |s, v| {
-        s.io.random_distribution = parse_distribution(v)?;
+    opt("random_distribution", Io, Kind::Str, "Distribution of random offsets: random, zipf:T[:C], pareto:H[:C], normal:D[:C], zoned:…, zoned_abs:… (read,write,trim lists allowed)", |s, v| {
+        let kb = s.kb_base();
+        let parts = split_per_ddir(v)?;
+        let mut cur = s.io.random_distribution.clone();
+        for (i, p) in parts.iter().enumerate() {
+            if let Some(p) = p {
+                cur[i] = parse_distribution(p, kb)?;
+            }
+        }
+        s.io.random_distribution = cur;
         Ok(())
     })
     .default("random"),
@@ -247,30 +307,34 @@ pub const OPTS: &[OptDef] = &[
         Ok(())
     })
     .default("1"),
-    opt("iodepth_batch_submit", Io, Kind::Int, "How many I/Os to submit at once (0 means 1)", |s, v| {
+    opt("iodepth_batch_submit", Io, Kind::Int, "How many I/Os to queue before submitting them together (0: iodepth)", |s, v| {
         s.io.iodepth_batch_submit = uint_in(v, 0, 65536)? as u32;
         Ok(())
     })
     .alias(&["iodepth_batch"])
     .default("1"),
-    opt("iodepth_batch_complete_min", Io, Kind::Int, "Wait for at least this many completions at once", |s, v| {
+    opt("iodepth_batch_complete_min", Io, Kind::Int, "Wait for at least this many completions when reaping (0: only collect what is done, never wait)", |s, v| {
         s.io.iodepth_batch_complete_min = uint_in(v, 0, 65536)? as u32;
         Ok(())
     })
     .alias(&["iodepth_batch_complete"])
     .default("1"),
-    opt("iodepth_batch_complete_max", Io, Kind::Int, "Reap at most this many completions at once (0: iodepth)", |s, v| {
+    opt("iodepth_batch_complete_max", Io, Kind::Int, "Collect at most this many completions per reap (0: the same as iodepth_batch_complete_min, at least 1)", |s, v| {
         s.io.iodepth_batch_complete_max = uint_in(v, 0, 65536)? as u32;
         Ok(())
     })
     .default("0"),
-    opt("iodepth_low", Io, Kind::Int, "When the queue is full, drain it to this depth before queueing again", |s, v| {
+    opt("iodepth_low", Io, Kind::Int, "When the queue is full, let it drain to this depth before queueing again (0: iodepth)", |s, v| {
         s.io.iodepth_low = uint_in(v, 0, 65536)? as u32;
         Ok(())
     })
     .default("0"),
-    opt("io_submit_mode", Io, Kind::Choice(&[("inline", "the job thread submits and reaps"), ("offload", "a separate thread submits")]), "Who submits the I/O", |s, v| {
-        s.io.io_submit_mode = parse_choice(v, &[("inline", SubmitMode::Inline), ("offload", SubmitMode::Offload)])?;
+    opt("io_submit_mode", Io, Kind::Choice(&[("inline", "the job thread submits and reaps"), ("offload", "submitter threads issue the I/O (not supported by iomark)")]), "Who submits the I/O", |s, v| {
+        let mode = parse_choice(v, &[("inline", SubmitMode::Inline), ("offload", SubmitMode::Offload)])?;
+        if mode == SubmitMode::Offload {
+            return Err("'offload' is not supported by iomark; use inline (rate-limited jobs keep their schedule inline)".into());
+        }
+        s.io.io_submit_mode = mode;
         Ok(())
     })
     .default("inline"),
@@ -291,9 +355,6 @@ pub const OPTS: &[OptDef] = &[
     .default("none"),
     opt("zonesize", Zones, Kind::Size, "How much to do in each zone", |s, v| {
         s.io.zonesize = size(s, v)?;
-        if s.io.zonemode == ZoneMode::None && s.io.zonesize > 0 {
-            s.io.zonemode = ZoneMode::Strided;
-        }
         Ok(())
     })
     .default("0"),
@@ -339,6 +400,10 @@ mod tests {
         assert_eq!((s.io.rw, s.io.rw_nr), (RwPattern::RandRead, 8));
         set(&mut s, "readwrite", "write:4k").unwrap();
         assert_eq!((s.io.rw, s.io.rw_nr), (RwPattern::Write, 4096));
+        set(&mut s, "rw", "read:-8k").unwrap();
+        assert_eq!((s.io.rw, s.io.rw_nr), (RwPattern::Read, -8192));
+        assert!(set(&mut s, "rw", "randread:-8").is_err());
+        assert!(set(&mut s, "rw", "read:0").is_err());
         assert!(set(&mut s, "rw", "sideways").is_err());
     }
 
@@ -367,9 +432,37 @@ mod tests {
         set(&mut s, "rwmixwrite", "30").unwrap();
         assert_eq!(s.io.rwmixread, 70.0);
         set(&mut s, "random_distribution", "zipf:1.2").unwrap();
-        assert_eq!(s.io.random_distribution, RandomDistribution::Zipf(1.2));
+        assert_eq!(
+            s.io.random_distribution[0],
+            RandomDistribution::Zipf {
+                theta: 1.2,
+                center: None
+            }
+        );
+        set(&mut s, "random_distribution", "normal:10:0.25,pareto:0.3").unwrap();
+        assert_eq!(
+            s.io.random_distribution[0],
+            RandomDistribution::Normal {
+                dev: 10.0,
+                center: Some(0.25)
+            }
+        );
+        assert_eq!(
+            s.io.random_distribution[1],
+            RandomDistribution::Pareto {
+                h: 0.3,
+                center: None
+            }
+        );
         set(&mut s, "random_distribution", "zoned:60/10:30/20:10/70").unwrap();
+        set(&mut s, "random_distribution", "zoned:50/5:30/15:20/").unwrap();
+        assert_eq!(
+            s.io.random_distribution[2],
+            RandomDistribution::Zoned(vec![(50.0, 5.0), (30.0, 15.0), (20.0, 80.0)])
+        );
+        set(&mut s, "random_distribution", "zoned_abs=60/20G:40/100G").unwrap();
         assert!(set(&mut s, "random_distribution", "zoned:60/10:30/20").is_err());
         assert!(set(&mut s, "random_distribution", "pareto:3").is_err());
+        assert!(set(&mut s, "random_distribution", "zipf:1.2:2").is_err());
     }
 }

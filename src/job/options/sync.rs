@@ -1,6 +1,6 @@
 //! Caching and durability: direct I/O, cache invalidation and syncs.
 
-use super::{boolean, opt, size, Category::*, Kind, OptDef};
+use super::{boolean, opt, size, unsupported, Category::*, Kind, OptDef};
 use crate::job::value::parse_choice;
 
 pub const OPTS: &[OptDef] = &[
@@ -137,15 +137,10 @@ pub const OPTS: &[OptDef] = &[
             Ok(())
         },
     ),
-    opt(
+    unsupported(
         "write_barrier",
         Sync,
-        Kind::Int,
         "Make every Nth write a barrier write",
-        |s, v| {
-            s.sync.write_barrier = size(s, v)?;
-            Ok(())
-        },
-    )
-    .default("0"),
+        "barrier writes need a SCSI generic (sg) target, which iomark does not drive; use fsync or fdatasync for ordering points",
+    ),
 ];

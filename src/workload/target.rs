@@ -1,0 +1,412 @@
+//! Offsets inside one file: sequential cursors (with `rw=…:N` holes and
+//! backwards runs), random offsets (uniform with or without the random
+//! map, `lfsr`, or a non-uniform distribution), and strided zones.
+//!
+//! A `FileTarget` keeps one file's cursors, map and generators for the
+//! current pass. It decides nothing about directions, lengths or files;
+//! the workload asks it for an offset for a given direction and length.
+
+use super::dist::BlockPicker;
+use super::lfsr::Lfsr;
+use super::randmap::RandomMap;
+use super::rng::Rng;
+use super::Region;
+use crate::job::spec::{Ddir, RandomDistribution};
+
+/// Settings shared by every file of a job.
+#[derive(Clone, Debug)]
+pub struct TargetCfg {
+    /// Granularity of random offsets and of the random map (the smallest
+    /// block size or alignment the job uses).
+    pub unit: u64,
+    /// Alignment of random offsets per direction (`blockalign`).
+    pub align: [u64; 3],
+    /// Bytes added after each sequential I/O (negative: backwards).
+    pub seq_add: i64,
+    pub use_map: bool,
+    pub use_lfsr: bool,
+    /// `zonemode=strided`: (zonesize, zonerange, zoneskip).
+    pub zones: Option<(u64, u64, u64)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct FileTarget {
+    pub region: Region,
+    nblocks: u64,
+    /// Start and end of the last I/O of each direction.
+    last_start: [u64; 3],
+    last_end: [u64; 3],
+    fresh: [bool; 3],
+    map: Option<RandomMap>,
+    lfsr: Option<Lfsr>,
+    pickers: [Option<BlockPicker>; 3],
+    zone_start: u64,
+    zone_pos: u64,
+    zone_done: u64,
+}
+
+impl FileTarget {
+    pub fn new(
+        region: Region,
+        cfg: &TargetCfg,
+        dists: &[RandomDistribution; 3],
+        random: bool,
+        seed: u64,
+    ) -> Self {
+        let nblocks = region.len / cfg.unit.max(1);
+        let any_uniform = dists.iter().any(|d| d.is_uniform());
+        let map = (random && cfg.use_map && !cfg.use_lfsr && any_uniform)
+            .then(|| RandomMap::new(nblocks));
+        let lfsr = (random && cfg.use_lfsr).then(|| Lfsr::new(nblocks, seed));
+        let pickers = [0, 1, 2].map(|i| {
+            (random && !dists[i].is_uniform())
+                .then(|| BlockPicker::new(&dists[i], nblocks, cfg.unit, seed ^ i as u64))
+        });
+        let mut t = FileTarget {
+            region,
+            nblocks,
+            last_start: [region.start; 3],
+            last_end: [region.start; 3],
+            fresh: [true; 3],
+            map,
+            lfsr,
+            pickers,
+            zone_start: region.start,
+            zone_pos: region.start,
+            zone_done: 0,
+        };
+        t.reset();
+        t
+    }
+
+    /// Back to the start of the region for a new pass.
+    pub fn reset(&mut self) {
+        let s = self.region.start;
+        self.last_start = [s; 3];
+        self.last_end = [s; 3];
+        self.fresh = [true; 3];
+        if let Some(m) = &mut self.map {
+            m.clear();
+        }
+        if let Some(l) = &mut self.lfsr {
+            l.reset();
+        }
+        self.zone_start = s;
+        self.zone_pos = s;
+        self.zone_done = 0;
+    }
+
+    fn end(&self) -> u64 {
+        self.region.start + self.region.len
+    }
+
+    fn record(&mut self, d: Ddir, off: u64, len: u64) -> Option<(u64, u64)> {
+        let i = d.idx();
+        self.last_start[i] = off;
+        self.last_end[i] = off + len;
+        self.fresh[i] = false;
+        Some((off, len))
+    }
+
+    /// The next sequential I/O of a sequential pattern, or `None` when the
+    /// file has nothing left in this pass. `fixed` lengths never shrink to
+    /// fit the end; variable ones are cut to a multiple of `min_len`.
+    pub fn sequential(
+        &mut self,
+        d: Ddir,
+        len: u64,
+        fixed: bool,
+        min_len: u64,
+        cfg: &TargetCfg,
+    ) -> Option<(u64, u64)> {
+        let (start, end) = (self.region.start, self.end());
+        let i = d.idx();
+        let pos = if self.fresh[i] {
+            start
+        } else {
+            let last = self.last_end[i];
+            if last >= end {
+                return None;
+            }
+            let p = last as i64 + cfg.seq_add;
+            if cfg.seq_add > 0 && p >= end as i64 {
+                start
+            } else if cfg.seq_add < 0 && p < start as i64 {
+                // Backwards runs wrap to the end.
+                (end as i64 + cfg.seq_add).max(start as i64) as u64
+            } else {
+                p as u64
+            }
+        };
+        let mut len = len;
+        if pos + len > end {
+            if fixed {
+                return None;
+            }
+            len = (end - pos) / min_len * min_len;
+            if len == 0 {
+                return None;
+            }
+        }
+        self.record(d, pos, len)
+    }
+
+    /// A non-random I/O in a random job (`percentage_random`, `rw=randX:N`):
+    /// it continues after the last I/O of the direction (or repeats its
+    /// offset when `identical`), wrapping at the end of the region.
+    pub fn follow(&mut self, d: Ddir, len: u64, identical: bool) -> Option<(u64, u64)> {
+        let (start, end) = (self.region.start, self.end());
+        let i = d.idx();
+        let mut pos = if identical {
+            self.last_start[i]
+        } else {
+            self.last_end[i]
+        };
+        let len = len.min(self.region.len);
+        if pos + len > end {
+            pos = start;
+        }
+        self.record(d, pos, len)
+    }
+
+    /// A random offset, or `None` when the random map (or lfsr) has given
+    /// every block in this pass.
+    pub fn random(
+        &mut self,
+        d: Ddir,
+        len: u64,
+        cfg: &TargetCfg,
+        rng: &mut Rng,
+    ) -> Option<(u64, u64)> {
+        let (start, end) = (self.region.start, self.end());
+        let unit = cfg.unit.max(1);
+        if self.region.len == 0 {
+            return None;
+        }
+        if let Some(l) = &mut self.lfsr {
+            let b = l.next_block()?;
+            let off = start + b * unit;
+            return self.record(d, off, len.min(end - off));
+        }
+        if let Some(p) = &self.pickers[d.idx()] {
+            let b = p.pick(rng);
+            let off = start + b * unit;
+            return self.record(d, off, len.min(end - off));
+        }
+        if let Some(map) = &mut self.map {
+            if self.nblocks == 0 {
+                return None;
+            }
+            let step = (cfg.align[d.idx()] / unit).max(1);
+            let slots = self.nblocks.div_ceil(step);
+            let b = map.next_free(rng.below(slots) * step)?;
+            // Cut the I/O at the first block already done (or the end).
+            let want = len.div_ceil(unit).max(1);
+            let mut run = 0;
+            while run < want && b + run < self.nblocks && !map.is_used(b + run) {
+                map.mark(b + run);
+                run += 1;
+            }
+            let off = start + b * unit;
+            let len = len.min(run * unit).min(end - off);
+            return self.record(d, off, len);
+        }
+        let align = cfg.align[d.idx()].max(1);
+        if len >= self.region.len {
+            return self.record(d, start, self.region.len);
+        }
+        let slots = (self.region.len - len) / align + 1;
+        let off = start + rng.below(slots) * align;
+        self.record(d, off, len)
+    }
+
+    /// `zonemode=strided`: `zonesize` bytes of I/O in each zone of
+    /// `zonerange` bytes, then on to the next zone `zoneskip` bytes further,
+    /// back to the first after the last.
+    pub fn zoned(
+        &mut self,
+        d: Ddir,
+        len: u64,
+        random: bool,
+        cfg: &TargetCfg,
+        rng: &mut Rng,
+    ) -> Option<(u64, u64)> {
+        let (size, range, skip) = cfg.zones?;
+        let (start, end) = (self.region.start, self.end());
+        if self.region.len == 0 {
+            return None;
+        }
+        if self.zone_done >= size {
+            self.zone_start += range + skip;
+            if self.zone_start >= end {
+                self.zone_start = start;
+            }
+            self.zone_pos = self.zone_start;
+            self.zone_done = 0;
+        }
+        let zs = self.zone_start;
+        let ze = (zs + range).min(end);
+        let len = len.min(ze - zs);
+        let off = if random {
+            self.random_in_zone(d, len, zs, ze, cfg, rng)
+        } else {
+            let mut pos = self.zone_pos;
+            if pos + len > ze {
+                pos = zs;
+            }
+            self.zone_pos = pos + len;
+            pos
+        };
+        self.zone_done += len;
+        self.record(d, off, len)
+    }
+
+    fn random_in_zone(
+        &mut self,
+        d: Ddir,
+        len: u64,
+        zs: u64,
+        ze: u64,
+        cfg: &TargetCfg,
+        rng: &mut Rng,
+    ) -> u64 {
+        let unit = cfg.unit.max(1);
+        let (b_lo, b_hi) = (
+            (zs - self.region.start) / unit,
+            (ze - self.region.start) / unit,
+        );
+        if let Some(map) = &mut self.map {
+            if b_hi > b_lo {
+                let pick = b_lo + rng.below(b_hi - b_lo);
+                let found = map
+                    .next_free(pick)
+                    .filter(|b| (b_lo..b_hi).contains(b))
+                    .or_else(|| map.next_free(b_lo).filter(|b| (b_lo..b_hi).contains(b)));
+                if let Some(b) = found {
+                    map.mark(b);
+                    return self.region.start + b * unit;
+                }
+            }
+        }
+        let align = cfg.align[d.idx()].max(1);
+        let slots = (ze - zs).saturating_sub(len) / align + 1;
+        zs + rng.below(slots) * align
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> TargetCfg {
+        TargetCfg {
+            unit: 4096,
+            align: [4096; 3],
+            seq_add: 0,
+            use_map: true,
+            use_lfsr: false,
+            zones: None,
+        }
+    }
+
+    const UNIFORM: [RandomDistribution; 3] = [
+        RandomDistribution::Random,
+        RandomDistribution::Random,
+        RandomDistribution::Random,
+    ];
+
+    fn k(v: u64) -> u64 {
+        v * 1024
+    }
+
+    fn seq_offsets(len_region: u64, add: i64, n: usize) -> Vec<u64> {
+        let c = TargetCfg {
+            seq_add: add,
+            ..cfg()
+        };
+        let region = Region {
+            start: 0,
+            len: len_region,
+        };
+        let mut t = FileTarget::new(region, &c, &UNIFORM, false, 1);
+        (0..n)
+            .map_while(|_| t.sequential(Ddir::Read, 4096, true, 4096, &c))
+            .map(|(o, _)| o / 1024)
+            .collect()
+    }
+
+    #[test]
+    fn holes_wrap_to_the_start_but_stop_when_the_last_io_ends_at_the_end() {
+        assert_eq!(
+            seq_offsets(k(64), 4096, 10),
+            [0, 8, 16, 24, 32, 40, 48, 56, 0, 8]
+        );
+        assert_eq!(seq_offsets(k(60), 4096, 10), [0, 8, 16, 24, 32, 40, 48, 56]);
+    }
+
+    #[test]
+    fn backwards_runs_wrap_to_the_end() {
+        assert_eq!(
+            seq_offsets(k(32), -8192, 9),
+            [0, 24, 20, 16, 12, 8, 4, 0, 24]
+        );
+    }
+
+    #[test]
+    fn variable_lengths_are_cut_at_the_end() {
+        let c = cfg();
+        let region = Region {
+            start: 0,
+            len: k(20),
+        };
+        let mut t = FileTarget::new(region, &c, &UNIFORM, false, 1);
+        assert_eq!(
+            t.sequential(Ddir::Write, k(16), false, 4096, &c),
+            Some((0, k(16)))
+        );
+        assert_eq!(
+            t.sequential(Ddir::Write, k(16), false, 4096, &c),
+            Some((k(16), k(4)))
+        );
+        assert_eq!(t.sequential(Ddir::Write, k(16), false, 4096, &c), None);
+    }
+
+    #[test]
+    fn random_lengths_stop_at_blocks_already_done() {
+        let c = cfg();
+        let region = Region {
+            start: 0,
+            len: k(64),
+        };
+        let mut t = FileTarget::new(region, &c, &UNIFORM, true, 1);
+        let mut rng = Rng::new(3);
+        let mut total = 0;
+        let mut covered = [false; 16];
+        while let Some((off, len)) = t.random(Ddir::Write, k(12), &c, &mut rng) {
+            for b in off / 4096..(off + len) / 4096 {
+                assert!(!covered[b as usize], "block {b} twice");
+                covered[b as usize] = true;
+            }
+            total += len;
+        }
+        assert_eq!(total, k(64));
+    }
+
+    #[test]
+    fn zones_do_zonesize_then_skip() {
+        let c = TargetCfg {
+            zones: Some((k(8), k(16), k(16))),
+            ..cfg()
+        };
+        let region = Region {
+            start: 0,
+            len: k(96),
+        };
+        let mut t = FileTarget::new(region, &c, &UNIFORM, false, 1);
+        let mut rng = Rng::new(1);
+        let offs: Vec<u64> = (0..8)
+            .map(|_| t.zoned(Ddir::Read, 4096, false, &c, &mut rng).unwrap().0 / 1024)
+            .collect();
+        assert_eq!(offs, [0, 4, 32, 36, 64, 68, 0, 4]);
+    }
+}
