@@ -4,7 +4,8 @@
 //! `stat_type`) and `filedelete` (`unlink`).
 //!
 //! The operation happens when the worker opens the file; the worker times
-//! that call and records it as a completion latency. The job's blocks are
+//! that call and records it as a completion latency. `filecreate`'s files
+//! are not laid out beforehand (`engine::lays_out_files`). The job's blocks are
 //! then only counted, with no data moved, so `total_ios` and `io_bytes`
 //! follow the job's size and block size as with any other engine.
 
@@ -64,7 +65,6 @@ impl Engine for FileOpEngine {
         Caps {
             sync: true,
             file_op: true,
-            no_layout: self.kind == Kind::Create,
             ..Caps::default()
         }
     }

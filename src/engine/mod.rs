@@ -130,8 +130,6 @@ pub struct Caps {
     /// a file is the measured operation, and its latency is recorded as
     /// a completion latency; the job's blocks are only counted.
     pub file_op: bool,
-    /// The engine creates the files itself: they are not laid out.
-    pub no_layout: bool,
     /// Takes buffers of the whole pool at `init` (fixed buffers).
     pub registers_buffers: bool,
 }

@@ -212,7 +212,9 @@ impl<'a> Worker<'a> {
     }
 
     #[inline]
-    fn account(&mut self, idx: u32, result: i64, now: u64) {
+    /// Accounts a finished I/O; `queued` is false when the engine did it
+    /// inside `queue` (no submission latency to record).
+    fn account(&mut self, idx: u32, result: i64, now: u64, queued: bool) {
         let u = &self.units[idx as usize];
         let op = u.op;
         let lat = now.saturating_sub(u.start_ns);
@@ -266,7 +268,7 @@ impl<'a> Worker<'a> {
         if self.rec_clat {
             ds.clat.record(clat);
         }
-        if self.rec_slat {
+        if self.rec_slat && queued {
             ds.slat.record(slat);
         }
         if self.rec_lat {
@@ -362,7 +364,7 @@ impl<'a> Worker<'a> {
                 if n > 0 {
                     let now = self.clock.now();
                     for c in comps.iter() {
-                        self.account(c.idx, c.result, now);
+                        self.account(c.idx, c.result, now, true);
                         self.free.push(c.idx);
                     }
                     self.inflight -= n;
@@ -505,7 +507,7 @@ impl<'a> Worker<'a> {
                         self.stats.depth[depth_bucket(self.inflight + 1)] += 1;
                         self.stats.depth_total += 1;
                     }
-                    self.account(idx, res, done);
+                    self.account(idx, res, done, false);
                     self.free.push(idx);
                     self.after_completion(done);
                     if self.think_on(ThinkBlocksType::Complete, 1) {
