@@ -106,7 +106,9 @@ pub enum Queued {
     Completed,
     /// Accepted; it completes later through `reap`.
     Queued,
-    /// Cannot take more now; reap, then try again.
+    /// Cannot take this one now (no room, or a sync/trim that must wait
+    /// for queued I/O). The worker commits, reaps, then offers the same
+    /// I/O again. Only valid while the engine has I/O queued or in flight.
     Busy,
 }
 

@@ -350,7 +350,17 @@ fn pvsync2_and_mmap_options_work() {
         true,
         &[&["--hipri"], &["--hipri", "--hipri_percentage=50"]],
     );
-    options_work("pvsync2", false, &[&["--uncached=1"]]);
+    // RWF_NOWAIT reads succeed when the data is cached: the first job
+    // reads the file into the cache, the second must not have to wait.
+    options_work(
+        "pvsync2",
+        false,
+        &[
+            &["--uncached=1"],
+            &["--invalidate=0"],
+            &["--nowait=1", "--invalidate=0"],
+        ],
+    );
     options_work("mmap", false, &[&["--thp=0"]]);
 }
 
