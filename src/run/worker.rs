@@ -205,6 +205,8 @@ struct Worker<'a> {
     rec_slat: bool,
     rec_clat: bool,
     rec_lat: bool,
+    /// File-operation engines: I/Os are counted, not timed.
+    rec_dist: bool,
     sfr_flags: u32,
     end_ns: u64,
     ramp_end_ns: u64,
@@ -280,8 +282,10 @@ impl<'a> Worker<'a> {
         )
     }
 
+    /// Accounts a finished I/O; `queued` is false when the engine did it
+    /// inside `queue` (no submission latency to record).
     #[inline]
-    fn account(&mut self, idx: u32, result: i64, now: u64) {
+    fn account(&mut self, idx: u32, result: i64, now: u64, queued: bool) {
         let u = &self.units[idx as usize];
         let op = u.op;
         let lat = now.saturating_sub(u.start_ns);
@@ -329,13 +333,15 @@ impl<'a> Worker<'a> {
         if self.rec_clat {
             ds.clat.record(clat);
         }
-        if self.rec_slat {
+        if self.rec_slat && queued {
             ds.slat.record(slat);
         }
         if self.rec_lat {
             ds.lat.record(lat);
         }
-        self.stats.lat_dist.add(lat);
+        if self.rec_dist {
+            self.stats.lat_dist.add(lat);
+        }
     }
 
     fn take_samples(&mut self, now: u64) {
@@ -427,7 +433,7 @@ impl<'a> Worker<'a> {
                 if n > 0 {
                     let now = self.clock.now();
                     for c in comps.iter() {
-                        self.account(c.idx, c.result, now);
+                        self.account(c.idx, c.result, now, true);
                         self.busy[c.idx as usize] = false;
                         self.free.push(c.idx);
                     }
@@ -616,7 +622,7 @@ impl<'a> Worker<'a> {
                         self.stats.depth[depth_bucket(self.inflight + 1)] += 1;
                         self.stats.depth_total += 1;
                     }
-                    self.account(idx, res, done);
+                    self.account(idx, res, done, false);
                     self.free.push(idx);
                     self.after_completion(done);
                     if self.thinker.due(ThinkBlocksType::Complete, 1, done) {
@@ -878,7 +884,11 @@ fn setup<'a>(
     let caps = engine.caps();
     let depth = if caps.sync { 1 } else { spec.io.iodepth.max(1) };
     let max_bs = spec.io.bs.iter().map(|b| b.max()).max().unwrap_or(4096);
-    let align = 4096usize.max(spec.buf.iomem_align as usize);
+    let align = engine::align::buffer_alignment(
+        spec.sync.direct,
+        spec.buf.iomem_align,
+        job.files.iter().map(|f| f.path.as_path()),
+    ) as usize;
     let unit_size = (max_bs as usize).div_ceil(align) * align;
     let mut pool = Pool::new(depth as usize, unit_size, align).map_err(|m| (libc::ENOMEM, m))?;
     if !spec.buf.zero_buffers {
@@ -937,6 +947,14 @@ fn setup<'a>(
     };
     let ddirs = [Ddir::Read, Ddir::Write, Ddir::Trim].map(|d| spec.io.rw.has(d));
     let st = &spec.stat;
+    let mut stats = JobStats::default();
+    if caps.file_op && !st.disable_clat {
+        // The open (create, stat, unlink) is what these engines measure.
+        let d = if ddirs[0] { 0 } else { 1 };
+        for f in files.iter().filter(|f| f.fd >= 0 || f.open_ns > 0) {
+            stats.dir[d].clat.record(f.open_ns);
+        }
+    }
     progress
         .planned_bytes
         .store(job.limits.bytes * spec.io.loops.max(1), Ordering::Relaxed);
@@ -976,7 +994,7 @@ fn setup<'a>(
         low,
         serialize: io.serialize_overlap && depth > 1,
         clock,
-        stats: JobStats::default(),
+        stats,
         measuring: false,
         sampler: IntervalSampler::new(st.bwavgtime_ms, 0),
         iops_sampler: IntervalSampler::new(st.iopsavgtime_ms, 0),
@@ -996,9 +1014,10 @@ fn setup<'a>(
         continue_on: spec.ctl.continue_on_error,
         total_err: 0,
         retry: None,
-        rec_slat: !caps.sync && !st.disable_slat,
-        rec_clat: !st.disable_clat,
-        rec_lat: !st.disable_lat,
+        rec_slat: !caps.sync && !caps.file_op && !st.disable_slat,
+        rec_clat: !caps.file_op && !st.disable_clat,
+        rec_lat: !caps.file_op && !st.disable_lat,
+        rec_dist: !caps.file_op,
         sfr_flags: spec.sync.sync_file_range.map(|(f, _)| f).unwrap_or(0),
         end_ns: u64::MAX,
         ramp_end_ns: 0,

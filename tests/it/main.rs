@@ -3,4 +3,7 @@
 
 mod common;
 
+mod engines;
+mod loopdev;
+mod safety;
 mod seed_workloads;
