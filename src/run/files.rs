@@ -140,6 +140,9 @@ pub fn layout(
     Ok(notes)
 }
 
+/// Sizes a new or short file as `fallocate` says: `none` leaves it to
+/// grow with the writes, `keep` reserves blocks without changing the
+/// size, `truncate` only sets the size, `native`/`posix` reserve and size.
 fn preallocate(
     file: &std::fs::File,
     mode: FallocateMode,
@@ -150,6 +153,7 @@ fn preallocate(
     use std::os::fd::AsRawFd;
     let fd = file.as_raw_fd();
     let len = (to - from) as libc::off_t;
+    let size = |f: &std::fs::File| f.set_len(to).map_err(|e| sys_err("cannot size", path, e));
     // SAFETY: plain syscalls on an open descriptor.
     unsafe {
         match mode {
@@ -163,19 +167,14 @@ fn preallocate(
                 };
                 if r != 0 {
                     // Filesystems without preallocation: fall back to size only.
-                    file.set_len(to)
-                        .map_err(|e| sys_err("cannot size", path, e))?;
+                    size(file)?;
                 }
             }
             FallocateMode::Keep => {
                 libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, from as libc::off_t, len);
-                file.set_len(to)
-                    .map_err(|e| sys_err("cannot size", path, e))?;
             }
-            FallocateMode::None | FallocateMode::Truncate => {
-                file.set_len(to)
-                    .map_err(|e| sys_err("cannot size", path, e))?;
-            }
+            FallocateMode::Truncate => size(file)?,
+            FallocateMode::None => {}
         }
     }
     Ok(())

@@ -8,6 +8,7 @@
 //! writes nothing. Errors name the job and the file. It ends with the
 //! engines' preflight checks and the data-safety checks (`safety`).
 
+use std::collections::HashMap;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -171,7 +172,16 @@ fn min_bs(spec: &JobSpec) -> u64 {
 }
 
 /// Plans one clone's files and how much I/O it does.
-fn plan_files(spec: &JobSpec, clone: u32, seed: u64) -> Result<(Vec<PlannedFile>, Limits), String> {
+///
+/// `created` holds the sizes earlier jobs will give files that do not
+/// exist yet, so a later job's `size=N%`, percentage offsets and
+/// `file_append` see the file as it will be when that job starts.
+fn plan_files(
+    spec: &JobSpec,
+    clone: u32,
+    seed: u64,
+    created: &HashMap<PathBuf, u64>,
+) -> Result<(Vec<PlannedFile>, Limits), String> {
     let job = &spec.name;
     let diskless = spec.io.ioengine == "null";
     let paths = if diskless && spec.file.filenames.is_empty() {
@@ -187,7 +197,10 @@ fn plan_files(spec: &JobSpec, clone: u32, seed: u64) -> Result<(Vec<PlannedFile>
         probed.push(if diskless {
             (TargetKind::None, 0)
         } else {
-            probe(p)?
+            match (probe(p)?, created.get(p)) {
+                ((TargetKind::Missing, _), Some(size)) => (TargetKind::Regular, *size),
+                (found, _) => found,
+            }
         });
     }
     let bs = min_bs(spec);
@@ -332,6 +345,7 @@ fn plan_files(spec: &JobSpec, clone: u32, seed: u64) -> Result<(Vec<PlannedFile>
 /// Builds the plan for a list of jobs.
 pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
     let mut plan = Plan::default();
+    let mut created: HashMap<PathBuf, u64> = HashMap::new();
     let mut group = 0u32;
     let mut phase = 0u32;
     for (ji, spec) in jobs.iter().enumerate() {
@@ -372,7 +386,13 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
             };
             let seed = base_seed
                 .wrapping_add((plan.jobs.len() as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-            let (files, limits) = plan_files(&spec, clone, seed)?;
+            let (files, limits) = plan_files(&spec, clone, seed, &created)?;
+            for f in &files {
+                if matches!(f.kind, TargetKind::Regular | TargetKind::Missing) {
+                    let e = created.entry(f.path.clone()).or_insert(0);
+                    *e = (*e).max(f.needed_size.max(f.existing_size));
+                }
+            }
             let worker_index = plan.jobs.len() as u32;
             plan.jobs.push(PlannedJob {
                 spec: spec.clone(),

@@ -188,6 +188,8 @@ struct Worker<'a> {
     shared: &'a RunShared,
     workload: Workload,
     pacer: Pacer,
+    /// Some direction is rate limited.
+    paced: bool,
     thinker: Thinker,
     /// Inside a pause (completions reaped then do not start another).
     thinking: bool,
@@ -552,6 +554,9 @@ impl<'a> Worker<'a> {
                 self.end_ramp(now);
             }
             let retried = self.retry.is_some();
+            if self.paced {
+                self.workload.set_ready(self.pacer.ready_mask(now));
+            }
             let next = match self.retry.take() {
                 Some(n) => n,
                 None => match self.workload.next_io() {
@@ -848,7 +853,7 @@ pub fn run_job(
     for i in 0..w.files.len() {
         w.close_file(i);
     }
-    if spec.file.unlink || spec.file.unlink_each_loop {
+    if spec.file.unlink {
         files::unlink_all(job);
     }
     if w.error == 0 && w.total_err > 0 {
@@ -1004,6 +1009,12 @@ fn setup<'a>(
         shared,
         workload,
         pacer: Pacer::new(spec, job.seed),
+        paced: spec
+            .time
+            .rate
+            .iter()
+            .chain(&spec.time.rate_iops)
+            .any(|r| *r > 0),
         thinker: Thinker::new(spec),
         thinking: false,
         min_rate: MinRate::new(spec),

@@ -127,8 +127,10 @@ pub struct Workload {
     sfr_every: u64,
     writes: u64,
     last_was_sync: bool,
-    /// Data I/O held back behind a sync, and the write of a trimwrite.
-    pending: [Option<NextIo>; 2],
+    /// The write that follows a trimwrite's trim.
+    pending: Option<NextIo>,
+    /// Directions the rate limiter lets go now (bits 0..3).
+    ready: u8,
 }
 
 /// Purposes for random streams.
@@ -176,7 +178,8 @@ impl Workload {
             unit,
             align,
             seq_add: if random { 0 } else { io.rw_nr },
-            use_map: !io.norandommap,
+            // Like fio, any blockalign turns the random map off.
+            use_map: !io.norandommap && io.blockalign.iter().all(|a| a.is_none()),
             use_lfsr: io.random_generator == RandomGenerator::Lfsr,
             zones: (io.zonemode == ZoneMode::Strided).then(|| {
                 let size = io.zonesize.max(1);
@@ -232,7 +235,8 @@ impl Workload {
             sfr_every: spec.sync.sync_file_range.map(|(_, n)| n).unwrap_or(0),
             writes: 0,
             last_was_sync: false,
-            pending: [None; 2],
+            pending: None,
+            ready: 0b111,
         }
     }
 
@@ -268,7 +272,8 @@ impl Workload {
         self.chooser.reset();
         self.run_left = 0;
         self.pass_ios = 0;
-        self.pending = [None; 2];
+        self.pending = None;
+        self.last_was_sync = false;
     }
 
     /// I/Os issued in the current pass.
@@ -313,48 +318,51 @@ impl Workload {
             && (self.number_ios == 0 || self.loop_ios < self.number_ios)
     }
 
-    fn push_pending(&mut self, io: NextIo) {
-        if self.pending[0].is_none() {
-            self.pending[0] = Some(io);
-        } else {
-            self.pending[1] = Some(io);
-        }
-    }
-
     /// The next I/O (or sync) to issue, or why there is none.
     pub fn next_io(&mut self) -> Result<NextIo, Exhausted> {
-        if let Some(p) = self.pending[0].take() {
-            self.pending[0] = self.pending[1].take();
+        if let Some(p) = self.pending.take() {
             return Ok(self.issue(p));
         }
         if !self.budget_left() {
             return Err(Exhausted::PassDone);
         }
-        let io = self.next_data_io()?;
-        let trimwrite = matches!(self.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite);
         if let Some(op) = self.sync_due() {
-            // The sync goes first, to the file of the I/O it precedes.
-            self.push_pending(io);
-            if trimwrite {
-                self.push_pending(NextIo {
-                    op: Op::Write,
-                    ..io
-                });
-            }
+            // A sync takes the next file's turn.
+            let Some(fi) = self.choose_file() else {
+                return Err(Exhausted::PassDone);
+            };
             return Ok(self.issue(NextIo {
                 op,
-                file: io.file,
+                file: fi as u32,
                 offset: 0,
                 len: 0,
             }));
         }
-        if trimwrite {
-            self.push_pending(NextIo {
+        let io = self.next_data_io()?;
+        if matches!(self.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite) {
+            self.pending = Some(NextIo {
                 op: Op::Write,
                 ..io
             });
         }
         Ok(self.issue(io))
+    }
+
+    /// Directions the rate limiter lets go now (bit per direction); a
+    /// mixed job picks a ready direction over one that must wait.
+    #[inline]
+    pub fn set_ready(&mut self, mask: u8) {
+        self.ready = mask;
+    }
+
+    fn choose_file(&mut self) -> Option<usize> {
+        loop {
+            match self.chooser.choose(&mut self.rng_file) {
+                Some(f) => return Some(f),
+                None if self.time_based && self.pass_ios > 0 => self.reset_files(),
+                None => return None,
+            }
+        }
     }
 
     fn sync_due(&self) -> Option<Op> {
@@ -378,12 +386,8 @@ impl Workload {
         let random = self.is_random_io(ddir);
         let len = self.sizer.pick(&mut self.rng_bs, ddir, random);
         loop {
-            let Some(fi) = self.chooser.choose(&mut self.rng_file) else {
-                if self.time_based && self.pass_ios > 0 {
-                    // Time-based jobs go round again until the time is up.
-                    self.reset_files();
-                    continue;
-                }
+            // Time-based jobs go round again until the time is up.
+            let Some(fi) = self.choose_file() else {
                 return Err(Exhausted::PassDone);
             };
             match self.offset_in(fi, ddir, len, random) {
@@ -450,7 +454,7 @@ impl Workload {
             | RwPattern::TrimWrite
             | RwPattern::RandTrimWrite => Ddir::Trim,
             RwPattern::ReadWrite | RwPattern::RandRw => {
-                if self.rwmixread >= 100.0 {
+                let d = if self.rwmixread >= 100.0 {
                     Ddir::Read
                 } else if self.rwmixread <= 0.0 {
                     Ddir::Write
@@ -458,6 +462,19 @@ impl Workload {
                     Ddir::Read
                 } else {
                     Ddir::Write
+                };
+                // A rate-limited direction that must wait yields to one
+                // that may go now.
+                let other = if d == Ddir::Read {
+                    Ddir::Write
+                } else {
+                    Ddir::Read
+                };
+                let ready = |x: Ddir| self.ready & (1 << x.idx()) != 0;
+                if !ready(d) && ready(other) && self.rwmixread > 0.0 && self.rwmixread < 100.0 {
+                    other
+                } else {
+                    d
                 }
             }
         }

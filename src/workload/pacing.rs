@@ -41,6 +41,23 @@ impl Pacer {
         self.bps[d] > 0 || self.iops[d] > 0
     }
 
+    /// True when some direction is rate limited.
+    pub fn any(&self) -> bool {
+        (0..3).any(|d| self.active(d))
+    }
+
+    /// Directions whose next I/O may start at `now` (bit per direction).
+    #[inline]
+    pub fn ready_mask(&self, now: u64) -> u8 {
+        (0..3).fold(0, |m, d| {
+            if !self.active(d) || self.next_ns[d] <= now {
+                m | (1 << d)
+            } else {
+                m
+            }
+        })
+    }
+
     /// Earliest time the next I/O of `len` bytes in direction `d` may
     /// start; advances the schedule by one I/O.
     #[inline]

@@ -3,6 +3,8 @@
 
 mod common;
 
+mod compat;
+
 mod engines;
 mod loopdev;
 mod safety;

@@ -1,0 +1,471 @@
+//! fio compatibility suite: each case runs the same job under fio and
+//! under iomark (in separate temporary directories, at the same time) and
+//! compares what they did, per job and direction:
+//!
+//! - `Exact`: `total_ios` and `io_bytes` equal, the same number of syncs,
+//!   the same files left behind with the same sizes;
+//! - `Ios(p)`: I/O counts within `p` (random mixes, block size splits),
+//!   bytes still exact;
+//! - `Mix(p)`: counts and bytes within `p` (random direction mixes);
+//! - `Alloc(p)`: counts exact, the same files, and the space the written
+//!   files occupy (the distinct blocks a distribution touched) within `p`;
+//! - `Iops(p)`: achieved IOPS within `p` (`rate_iops`, `rate`);
+//! - `Runtime(p)`: each job's runtime within `p` (runtime, ramp_time,
+//!   thinktime);
+//! - `Custom`: a check written for the case (exitall and friends).
+//!
+//! Every check also requires the same job list and the same error codes.
+//! Sizes are MiBs and runtimes at most two seconds; cases run a few at a
+//! time. The suite skips (with a message) when fio is not installed.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::*;
+use crate::require_fio;
+
+/// Where a run's output goes (inside its directory).
+const OUT: &str = "out.json";
+const ERR: &str = "err.txt";
+
+/// Longest a single run may take.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+#[derive(Clone, Copy)]
+enum Check {
+    Exact,
+    Ios(f64),
+    Mix(f64),
+    Alloc(f64),
+    Iops(f64),
+    Runtime(f64),
+    Custom(fn(&Outcome, &Outcome) -> Result<(), String>),
+}
+use Check::*;
+
+/// A case: a command line (`--name=…` options) or a job file.
+struct Case {
+    name: &'static str,
+    job: &'static str,
+    check: Check,
+}
+
+const fn case(name: &'static str, job: &'static str, check: Check) -> Case {
+    Case { name, job, check }
+}
+
+/// Cases that start with '[' are job files; the others are arguments.
+const CASES: &[Case] = &[
+    // Queue depth and batching.
+    case("qd-libaio-16", "--ioengine=libaio --direct=1 --iodepth=16 --rw=randread --size=4m", Exact),
+    case("qd-batch-submit-complete", "--ioengine=libaio --direct=1 --iodepth=16 --iodepth_batch_submit=8 --iodepth_batch_complete_min=4 --iodepth_batch_complete_max=16 --rw=randwrite --size=4m", Exact),
+    case("qd-iodepth-low", "--ioengine=libaio --direct=1 --iodepth=16 --iodepth_low=4 --rw=read --size=4m", Exact),
+    case("qd-complete-poll", "--ioengine=libaio --direct=1 --iodepth=8 --iodepth_batch_complete_min=0 --rw=randread --size=2m", Exact),
+    case("qd-null-32", "--ioengine=null --iodepth=32 --rw=randrw --size=64m --norandommap", Mix(0.03)),
+    // Offsets and sizes.
+    case("seq-read", "--rw=read --bs=4k --size=2m", Exact),
+    case("size-over-nrfiles", "--rw=write --bs=4k --size=1m --nrfiles=3", Exact),
+    case("last-partial-block", "--rw=write --bs=3k --size=1m", Exact),
+    case("randmap-every-block-once", "--rw=randwrite --bs=3k --size=1m", Exact),
+    case("norandommap", "--rw=randwrite --bs=3k --size=1m --norandommap", Exact),
+    case("randread-nrfiles", "--rw=randread --size=1000k --nrfiles=3", Exact),
+    case("io_size-beyond-size", "--rw=write --size=1m --io_size=2050k", Exact),
+    case("io_size-and-loops", "--rw=write --size=1m --io_size=2560k --loops=2", Exact),
+    case("io_size-below-size-loops", "--rw=randwrite --size=1m --io_size=768k --loops=3", Exact),
+    case("number_ios-per-loop", "--rw=write --size=1m --number_ios=100 --loops=2", Exact),
+    case("number_ios-stops-io_size", "--rw=write --size=1m --number_ios=100 --io_size=3m", Exact),
+    case("loops", "--rw=randread --size=1m --loops=3", Exact),
+    case("offset-increment-shared-file", "--rw=write --size=1m --numjobs=3 --filename=shared --offset_increment=256k", Exact),
+    case("offset-grows-files", "--rw=write --size=1m --numjobs=2 --offset=512k", Exact),
+    case("filesize-with-size-cap", "--rw=write --size=200k --filesize=100k --nrfiles=4", Exact),
+    case("filesize-fixed", "--rw=randwrite --filesize=96k --nrfiles=5", Exact),
+    case("bs-read-write", "--ioengine=null --rw=rw --bs=4k,16k --size=64m", Mix(0.03)),
+    case("bsrange-seq", "--ioengine=null --rw=write --bsrange=4k-16k --size=64m", Ios(0.03)),
+    case("bsrange-rand", "--ioengine=null --rw=randwrite --bsrange=4k-16k --size=64m", Ios(0.03)),
+    case("bssplit-rand", "--ioengine=null --rw=randwrite --bssplit=4k/50:12k/50 --size=64m", Ios(0.03)),
+    case("blockalign", "--rw=randwrite --bs=8k --blockalign=4k --size=1m", Exact),
+    case("percentage_random", "--rw=randread --percentage_random=50 --size=1m", Exact),
+    case("rw-holes", "--rw=write:4k --size=64k", Exact),
+    case("rw-holes-end", "--rw=write:4k --size=60k", Exact),
+    case("rw-backwards", "--rw=read:-8k --size=64k", Exact),
+    case("rw-rand-runs", "--rw=randread:4 --size=256k", Exact),
+    case("rw_sequencer-identical", "--rw=randwrite:4 --rw_sequencer=identical --size=256k", Exact),
+    case("lfsr", "--rw=randwrite --random_generator=lfsr --size=1m --fallocate=none --end_fsync=1", Alloc(0.0)),
+    case("zipf", "--rw=randwrite --random_distribution=zipf:1.2 --size=16m --fallocate=none --end_fsync=1", Alloc(0.05)),
+    case("pareto", "--rw=randwrite --random_distribution=pareto:0.2 --size=16m --fallocate=none --end_fsync=1", Alloc(0.05)),
+    case("normal", "--rw=randwrite --random_distribution=normal:10 --size=16m --fallocate=none --end_fsync=1", Alloc(0.05)),
+    case("zoned", "--rw=randwrite --random_distribution=zoned:60/10:30/20:10/70 --size=16m --fallocate=none --end_fsync=1", Alloc(0.05)),
+    case("zoned_abs", "--rw=randwrite --random_distribution=zoned_abs:50/1m:50/15m --size=16m --fallocate=none --end_fsync=1", Alloc(0.05)),
+    case("zonemode-strided", "--rw=write --zonemode=strided --zonesize=16k --zonerange=64k --size=1m --fallocate=none --end_fsync=1", Alloc(0.0)),
+    case("zoneskip", "--rw=randwrite --zonemode=strided --zonesize=16k --zoneskip=48k --size=1m --fallocate=none --end_fsync=1", Alloc(0.0)),
+    case("file_service-random", "--rw=write --nrfiles=4 --size=1m --file_service_type=random", Exact),
+    case("file_service-sequential", "--rw=randread --nrfiles=4 --size=1m --file_service_type=sequential", Exact),
+    case("file_service-roundrobin-n", "--rw=write --nrfiles=3 --filesize=40k --file_service_type=roundrobin:2", Exact),
+    case("openfiles", "--rw=write --nrfiles=4 --size=1m --openfiles=1", Exact),
+    case("filename_format", "--rw=write --nrfiles=2 --numjobs=2 --size=256k --filename_format=data.$jobnum.$filenum.bin", Exact),
+    case("size-percent-offset-percent", "[make]\nrw=write\nsize=1m\nfilename=f\n[part]\nstonewall\nrw=read\nfilename=f\nsize=50%\noffset=25%\n", Exact),
+    case("file_append", "[make]\nrw=write\nsize=512k\nfilename=f\n[append]\nstonewall\nrw=write\nfilename=f\nsize=256k\nfile_append=1\n", Exact),
+    // Timing and pacing.
+    case("runtime-time_based", "--rw=randread --size=4m --runtime=1 --time_based", Runtime(0.10)),
+    case("ramp_time", "--rw=read --size=4m --runtime=1 --time_based --ramp_time=1", Runtime(0.10)),
+    case("startdelay", "--rw=read --size=256k --rate_iops=128 --startdelay=1", Custom(same_elapsed)),
+    case("thinktime", "--rw=read --size=32k --thinktime=100ms", Runtime(0.10)),
+    case("thinktime_blocks", "--rw=write --size=128k --thinktime=100ms --thinktime_blocks=4", Runtime(0.10)),
+    case("thinktime-issue-qd", "--ioengine=libaio --iodepth=4 --rw=read --size=256k --thinktime=100ms --thinktime_blocks=8 --thinktime_blocks_type=issue", Runtime(0.10)),
+    case("rate_iops", "--ioengine=null --rw=randread --size=64m --rate_iops=500 --runtime=1", Iops(0.05)),
+    case("rate-bytes", "--ioengine=null --rw=write --size=8m --rate=2m --runtime=1", Iops(0.05)),
+    case("rate-per-direction", "--ioengine=null --rw=randrw --size=64m --rate_iops=400,200 --runtime=1", Iops(0.05)),
+    case("rate_process-poisson", "--ioengine=null --rw=randread --size=64m --rate_iops=5000 --rate_process=poisson --runtime=2", Iops(0.05)),
+    case("rate_iops_min-fails", "--ioengine=null --rw=read --size=64m --time_based --runtime=4 --thinktime=10ms --rate_iops_min=200 --rate_cycle=100", Runtime(0.10)),
+    // Sync and cache.
+    case("fsync", "--rw=write --size=64k --fsync=4", Exact),
+    case("fdatasync", "--rw=write --size=64k --fdatasync=4", Exact),
+    case("fsync-and-fdatasync", "--rw=write --size=64k --fsync=4 --fdatasync=2", Exact),
+    case("sync_file_range", "--rw=write --size=64k --sync_file_range=write:4", Exact),
+    case("fsync-nrfiles", "--rw=write --size=64k --fsync=5 --nrfiles=2", Exact),
+    case("fsync-across-passes", "--rw=write --size=16k --io_size=48k --fsync=2", Exact),
+    case("end_fsync-fsync_on_close", "--rw=randwrite --size=256k --end_fsync=1 --fsync_on_close=1", Exact),
+    case("direct", "--rw=randread --size=1m --direct=1", Exact),
+    case("buffered-sync-dsync", "--rw=write --size=256k --buffered=1 --sync=dsync", Exact),
+    case("sync-osync", "--rw=randwrite --size=256k --sync=sync", Exact),
+    case("invalidate-off", "--rw=read --size=1m --invalidate=0", Exact),
+    case("pre_read", "--rw=randread --size=1m --pre_read=1", Exact),
+    case("create_on_open", "--rw=write --size=256k --nrfiles=2 --create_on_open=1", Exact),
+    case("overwrite", "--rw=randwrite --size=256k --overwrite=1", Exact),
+    case("fallocate-modes", "[global]\nrw=write\nsize=256k\n[none]\nfallocate=none\n[posix]\nfallocate=posix\n[keep]\nfallocate=keep\n[truncate]\nfallocate=truncate\n", Exact),
+    case("unlink", "--rw=write --size=256k --nrfiles=2 --unlink=1", Exact),
+    case("unlink_each_loop", "--rw=write --size=256k --loops=2 --unlink_each_loop=1", Exact),
+    case("trimwrite", "--ioengine=null --rw=trimwrite --size=1m", Exact),
+    // Jobs and groups.
+    case("numjobs", "--rw=randwrite --size=512k --numjobs=4", Exact),
+    case("thread", "--rw=read --size=512k --numjobs=2 --thread", Exact),
+    case("global-stonewall", "[global]\nbs=8k\nsize=512k\n[w]\nrw=write\nfilename=f\n[r]\nstonewall\nrw=randread\nfilename=f\n[rw]\nstonewall\nrw=randwrite\nnumjobs=2\n", Exact),
+    case("mixed-engines", "[global]\nsize=512k\n[p]\nioengine=psync\nrw=write\n[s]\nioengine=sync\nrw=randwrite\n[n]\nioengine=null\nrw=randread\nsize=8m\n[a]\nioengine=libaio\niodepth=8\ndirect=1\nrw=randread\n", Exact),
+    case("group_reporting", "[global]\nsize=256k\ngroup_reporting\n[a]\nrw=write\nnumjobs=2\n[b]\nnew_group\nrw=randwrite\nnumjobs=3\n", Exact),
+    case("wait_for", "[global]\nsize=512k\nfilename=data\n[writers]\nrw=write\nbs=128k\n[readers]\nwait_for=writers\nrw=randread\nnumjobs=2\n", Exact),
+    case("exitall", "[global]\nioengine=null\nsize=1g\nexitall=1\n[slow]\nrw=read\nnumber_ios=50\nthinktime=2000\n[fast]\nrw=randread\ntime_based\nruntime=5\n[later]\nstonewall\nrw=read\nsize=1m\n", Custom(exitall)),
+    case("exit_what-all", "[global]\nioengine=null\nsize=1g\nexitall=1\nexit_what=all\n[slow]\nrw=read\nnumber_ios=50\nthinktime=2000\n[fast]\nrw=randread\ntime_based\nruntime=5\n[never]\nstonewall\nrw=read\nsize=1m\n", Custom(exitall)),
+    case("exitall_on_error", "[bad]\nrw=write\nfilename=/dev/full\nsize=1m\nexitall_on_error=1\n[good]\nioengine=null\nrw=read\nsize=1g\ntime_based\nruntime=5\n", Custom(exitall_on_error)),
+    case("cpus_allowed-split", "--rw=read --size=256k --numjobs=2 --cpus_allowed=0 --cpus_allowed_policy=split", Exact),
+    case("nice-prio", "--rw=randread --size=256k --nice=5 --prio=4 --prioclass=2", Exact),
+];
+
+/// What one tool did for a case.
+struct Outcome {
+    json: Value,
+    wall_ms: f64,
+    /// Files left in the directory: name -> (size, allocated bytes).
+    files: BTreeMap<String, (u64, u64)>,
+}
+
+fn parse_json(text: &str) -> Option<Value> {
+    let start = text.find("{\n").or_else(|| text.find('{'))?;
+    serde_json::from_str(&text[start..]).ok()
+}
+
+fn list_files(dir: &Path) -> BTreeMap<String, (u64, u64)> {
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name == "job.fio" || name == OUT || name == ERR {
+            continue;
+        }
+        if let Ok(m) = e.metadata() {
+            if m.is_file() {
+                out.insert(name, (m.len(), m.blocks() * 512));
+            }
+        }
+    }
+    out
+}
+
+fn run_tool(mut cmd: Command, dir: &Path, job: &str) -> Result<Outcome, String> {
+    let args: Vec<String> = if job.starts_with('[') {
+        std::fs::write(dir.join("job.fio"), job).map_err(|e| e.to_string())?;
+        vec!["job.fio".into()]
+    } else {
+        let mut a = vec!["--name=job".to_string()];
+        a.extend(job.split_whitespace().map(str::to_string));
+        a
+    };
+    // Output goes to files: a full pipe must not stall a run.
+    let out = std::fs::File::create(dir.join(OUT)).map_err(|e| e.to_string())?;
+    let err = std::fs::File::create(dir.join(ERR)).map_err(|e| e.to_string())?;
+    let t0 = Instant::now();
+    let mut child = cmd
+        .args(&args)
+        .arg("--output-format=json")
+        .current_dir(dir)
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::from(err))
+        .spawn()
+        .map_err(|e| format!("cannot run: {e}"))?;
+    // Never hang the suite: a run that takes far too long is a failure.
+    loop {
+        if child.try_wait().map_err(|e| e.to_string())?.is_some() {
+            break;
+        }
+        if t0.elapsed() > TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("still running after {} s", TIMEOUT.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    let wall_ms = t0.elapsed().as_secs_f64() * 1000.0;
+    let stdout = std::fs::read_to_string(dir.join(OUT)).unwrap_or_default();
+    let json = parse_json(&stdout).ok_or_else(|| {
+        let stderr = std::fs::read_to_string(dir.join(ERR)).unwrap_or_default();
+        format!("no JSON (exit {:?}): {}", status.code(), stderr.trim())
+    })?;
+    Ok(Outcome {
+        json,
+        wall_ms,
+        files: list_files(dir),
+    })
+}
+
+fn jobs(o: &Outcome) -> &Vec<Value> {
+    static EMPTY: Vec<Value> = Vec::new();
+    o.json["jobs"].as_array().unwrap_or(&EMPTY)
+}
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(0.0)
+}
+
+fn within(a: f64, b: f64, frac: f64) -> bool {
+    (a - b).abs() <= frac * a.abs().max(b.abs()) + 1e-9
+}
+
+const DIRS: [&str; 3] = ["read", "write", "trim"];
+
+/// Compares two runs of the same case.
+fn compare(check: Check, fio: &Outcome, ours: &Outcome) -> Result<(), String> {
+    let (a, b) = (jobs(fio), jobs(ours));
+    if a.len() != b.len() {
+        return Err(format!("fio reported {} jobs, iomark {}", a.len(), b.len()));
+    }
+    for (x, y) in a.iter().zip(b) {
+        let name = x["jobname"].as_str().unwrap_or("?");
+        if x["error"] != y["error"] {
+            return Err(format!(
+                "job {name}: error {} (fio) vs {} (iomark)",
+                x["error"], y["error"]
+            ));
+        }
+        let counts = |frac_ios: f64, frac_bytes: f64| -> Result<(), String> {
+            for d in DIRS {
+                for (key, frac) in [("total_ios", frac_ios), ("io_bytes", frac_bytes)] {
+                    let (p, q) = (num(&x[d][key]), num(&y[d][key]));
+                    if !within(p, q, frac) {
+                        return Err(format!("job {name}: {d} {key} {p} (fio) vs {q} (iomark)"));
+                    }
+                }
+            }
+            Ok(())
+        };
+        match check {
+            Exact | Alloc(_) => {
+                counts(0.0, 0.0)?;
+                let (p, q) = (num(&x["sync"]["total_ios"]), num(&y["sync"]["total_ios"]));
+                if p != q {
+                    return Err(format!("job {name}: fsyncs {p} (fio) vs {q} (iomark)"));
+                }
+                let (p, q) = (
+                    num(&x["sync"]["lat_ns"]["N"]),
+                    num(&y["sync"]["lat_ns"]["N"]),
+                );
+                if p != q {
+                    return Err(format!("job {name}: syncs timed {p} (fio) vs {q} (iomark)"));
+                }
+            }
+            Ios(f) => counts(f, 0.0)?,
+            Mix(f) => counts(f, f)?,
+            Iops(f) => {
+                for d in DIRS {
+                    let (p, q) = (num(&x[d]["iops"]), num(&y[d]["iops"]));
+                    if !within(p, q, f) {
+                        return Err(format!(
+                            "job {name}: {d} IOPS {p:.1} (fio) vs {q:.1} (iomark)"
+                        ));
+                    }
+                }
+            }
+            Runtime(f) => {
+                let (p, q) = (num(&x["job_runtime"]), num(&y["job_runtime"]));
+                if !within(p, q, f) {
+                    return Err(format!(
+                        "job {name}: runtime {p} ms (fio) vs {q} ms (iomark)"
+                    ));
+                }
+            }
+            Custom(_) => {}
+        }
+    }
+    match check {
+        Exact => {
+            let sizes = |o: &Outcome| -> BTreeMap<String, u64> {
+                o.files.iter().map(|(k, v)| (k.clone(), v.0)).collect()
+            };
+            if sizes(fio) != sizes(ours) {
+                return Err(format!(
+                    "files differ: fio {:?} vs iomark {:?}",
+                    sizes(fio),
+                    sizes(ours)
+                ));
+            }
+        }
+        Alloc(f) => {
+            // Names must match; sizes follow the highest block written.
+            let names = |o: &Outcome| o.files.keys().cloned().collect::<Vec<_>>();
+            if names(fio) != names(ours) {
+                return Err(format!(
+                    "files differ: fio {:?} vs iomark {:?}",
+                    names(fio),
+                    names(ours)
+                ));
+            }
+            let used = |o: &Outcome| o.files.values().map(|v| v.1).sum::<u64>() as f64;
+            if !within(used(fio), used(ours), f) {
+                return Err(format!(
+                    "space used by written blocks {} (fio) vs {} (iomark)",
+                    used(fio),
+                    used(ours)
+                ));
+            }
+        }
+        Custom(c) => c(fio, ours)?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// startdelay: the job's life (whole seconds, as fio reports it) includes
+/// the delay: 1 s of delay and 0.5 s of I/O make 2 s, not 1.
+fn same_elapsed(fio: &Outcome, ours: &Outcome) -> Result<(), String> {
+    let (p, q) = (
+        num(&jobs(fio)[0]["elapsed"]),
+        num(&jobs(ours)[0]["elapsed"]),
+    );
+    if p != q || p < 2.0 {
+        return Err(format!("elapsed {p} s (fio) vs {q} s (iomark)"));
+    }
+    Ok(())
+}
+
+/// exitall: when `slow` (50 I/Os) ends, the job running beside it stops
+/// long before its 5 s runtime; the stonewalled job after them runs
+/// (or, with exit_what=all, never starts and reports nothing).
+fn exitall(fio: &Outcome, ours: &Outcome) -> Result<(), String> {
+    for (tool, o) in [("fio", fio), ("iomark", ours)] {
+        let j = jobs(o);
+        if j.len() != 3 || num(&j[0]["read"]["total_ios"]) != 50.0 {
+            return Err(format!("{tool}: expected 3 jobs, the first with 50 reads"));
+        }
+        let fast = num(&j[1]["job_runtime"]);
+        if fast > 2500.0 {
+            return Err(format!("{tool}: the second job ran {fast} ms, not stopped"));
+        }
+    }
+    let later = |o: &Outcome| num(&jobs(o)[2]["read"]["total_ios"]);
+    if later(fio) != later(ours) {
+        return Err(format!(
+            "stonewalled job: {} reads (fio) vs {} (iomark)",
+            later(fio),
+            later(ours)
+        ));
+    }
+    Ok(())
+}
+
+/// exitall_on_error: the failing job's error stops the other job early.
+fn exitall_on_error(fio: &Outcome, ours: &Outcome) -> Result<(), String> {
+    for (tool, o) in [("fio", fio), ("iomark", ours)] {
+        let j = jobs(o);
+        if j.len() != 2 || num(&j[0]["error"]) == 0.0 {
+            return Err(format!("{tool}: expected the first job to fail"));
+        }
+        let good = num(&j[1]["job_runtime"]);
+        if good > 2500.0 {
+            return Err(format!("{tool}: the second job ran {good} ms, not stopped"));
+        }
+    }
+    Ok(())
+}
+
+fn run_case(c: &Case) -> Result<String, String> {
+    let (d1, d2) = (tempdir(), tempdir());
+    let (fio, ours) = std::thread::scope(|s| {
+        let f = s.spawn(|| run_tool(Command::new("fio"), d1.path(), c.job));
+        let o = run_tool(iomark(), d2.path(), c.job);
+        (f.join().expect("fio runner"), o)
+    });
+    let fio = fio.map_err(|e| format!("fio: {e}"))?;
+    let ours = ours.map_err(|e| format!("iomark: {e}"))?;
+    compare(c.check, &fio, &ours)?;
+    let total = |o: &Outcome| -> f64 {
+        jobs(o)
+            .iter()
+            .map(|j| DIRS.iter().map(|d| num(&j[*d]["total_ios"])).sum::<f64>())
+            .sum()
+    };
+    Ok(format!(
+        "{} I/Os (fio {}), {:.0} ms (fio {:.0} ms)",
+        total(&ours),
+        total(&fio),
+        ours.wall_ms,
+        fio.wall_ms
+    ))
+}
+
+/// Runs the cases a few at a time; reports every mismatch at the end.
+fn run_all(cases: &[&Case]) {
+    let next = AtomicUsize::new(0);
+    let failures = Mutex::new(Vec::new());
+    let workers = 3;
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(c) = cases.get(i) else { break };
+                match run_case(c) {
+                    Ok(what) => eprintln!("compat ok   {:<32} {what}", c.name),
+                    Err(e) => {
+                        eprintln!("compat FAIL {:<32} {e}", c.name);
+                        failures.lock().unwrap().push(format!("{}: {e}", c.name));
+                    }
+                }
+            });
+        }
+    });
+    let f = failures.into_inner().unwrap();
+    assert!(
+        f.is_empty(),
+        "{} case(s) differ from fio:\n{}",
+        f.len(),
+        f.join("\n")
+    );
+}
+
+#[test]
+fn iomark_does_the_same_io_as_fio() {
+    require_fio!();
+    assert!(CASES.len() >= 40);
+    // IOMARK_COMPAT=substring runs only the matching cases.
+    match std::env::var("IOMARK_COMPAT") {
+        Ok(f) => {
+            let picked: Vec<&Case> = CASES.iter().filter(|c| c.name.contains(&f)).collect();
+            run_all(&picked);
+        }
+        Err(_) => run_all(&CASES.iter().collect::<Vec<_>>()),
+    }
+}
