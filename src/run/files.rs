@@ -132,7 +132,8 @@ pub fn layout(
             }
             file.sync_data()
                 .map_err(|e| sys_err("cannot sync", &f.path, e))?;
-        } else {
+        } else if !s.file.fill_device {
+            // fill_device writes until the space runs out: reserve nothing.
             preallocate(&file, s.file.fallocate, existing, f.needed_size, &f.path)?;
         }
         done.push(f.path.clone());

@@ -156,6 +156,27 @@ fn file_paths(spec: &JobSpec, clone: u32) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Size used with `fill_device` where nothing bounds the target.
+const FILL_UNBOUNDED: u64 = 1 << 60;
+
+/// Free bytes on the filesystem that holds (or will hold) `path`.
+fn free_space(path: &Path) -> u64 {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return FILL_UNBOUNDED;
+    };
+    // SAFETY: statvfs fills the zeroed struct for a valid C path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return FILL_UNBOUNDED;
+    }
+    (st.f_bavail as u64).saturating_mul(st.f_frsize as u64)
+}
+
 fn percent_of(p: f64, total: u64) -> u64 {
     (total as f64 * p / 100.0) as u64
 }
@@ -239,6 +260,20 @@ fn plan_files(
             }
             v
         }
+        (None, None) if spec.file.fill_device => {
+            // Until the device or filesystem is full (ENOSPC ends the job).
+            let mut v = Vec::new();
+            for (path, (kind, size)) in paths.iter().zip(&probed) {
+                v.push(match kind {
+                    TargetKind::Block => *size,
+                    TargetKind::Regular | TargetKind::Missing => {
+                        (free_space(path).saturating_add(*size) / n.max(1)).max(bs)
+                    }
+                    _ => FILL_UNBOUNDED,
+                });
+            }
+            v
+        }
         (None, None) => {
             let mut v = Vec::new();
             for (path, (kind, size)) in paths.iter().zip(&probed) {
@@ -260,7 +295,7 @@ fn plan_files(
             v
         }
     };
-    let sized = spec.file.size.is_some() || spec.file.filesize.is_some();
+    let sized = spec.file.size.is_some() || spec.file.filesize.is_some() || spec.file.fill_device;
     let align = if spec.file.offset_align > 0 {
         spec.file.offset_align
     } else {

@@ -201,6 +201,8 @@ struct Worker<'a> {
     error_msg: Option<String>,
     continue_on: ContinueOn,
     total_err: u64,
+    /// `fill_device` met ENOSPC: the job is done.
+    filled: bool,
     /// An I/O the engine answered `Busy` to, issued again after a reap.
     retry: Option<NextIo>,
     /// Record slat (async engines only).
@@ -224,6 +226,19 @@ fn errno_name(e: i32) -> String {
         .next()
         .unwrap_or("")
         .to_lowercase()
+}
+
+/// Whether an error on `op` is counted and carried on after: only the
+/// non-fatal errors (EIO, EILSEQ), of the kinds `continue_on_error` names.
+fn tolerated(on: ContinueOn, op: Op, errno: i32) -> bool {
+    let non_fatal = errno == libc::EIO || errno == libc::EILSEQ;
+    non_fatal
+        && match on {
+            ContinueOn::None | ContinueOn::Verify => false,
+            ContinueOn::Read => op == Op::Read,
+            ContinueOn::Write => op == Op::Write,
+            ContinueOn::Io | ContinueOn::All => true,
+        }
 }
 
 fn ddir_of(op: Op) -> Option<usize> {
@@ -256,18 +271,6 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Whether an error on `op` is counted and carried on after.
-    fn tolerated(&self, op: Op, errno: i32) -> bool {
-        let non_fatal = errno == libc::EIO || errno == libc::EILSEQ;
-        non_fatal
-            && match self.continue_on {
-                ContinueOn::None | ContinueOn::Verify => false,
-                ContinueOn::Read => op == Op::Read,
-                ContinueOn::Write => op == Op::Write,
-                ContinueOn::Io | ContinueOn::All => true,
-            }
-    }
-
     fn io_error_msg(&self, idx: u32, errno: i32) -> String {
         let u = &self.units[idx as usize];
         format!(
@@ -293,7 +296,18 @@ impl<'a> Worker<'a> {
         let lat = now.saturating_sub(u.start_ns);
         if result < 0 {
             let errno = (-result) as i32;
-            if self.tolerated(op, errno) {
+            // A failed I/O still counts as issued (no bytes), as in fio.
+            if let Some(di) = ddir_of(op) {
+                if self.measuring {
+                    self.stats.dir[di].ios += 1;
+                }
+            }
+            if errno == libc::ENOSPC && op == Op::Write && self.job.spec.file.fill_device {
+                // fill_device: the target is full, which ends the job.
+                self.filled = true;
+                return;
+            }
+            if tolerated(self.continue_on, op, errno) {
                 if self.total_err == 0 && self.error == 0 {
                     self.error_msg = Some(self.io_error_msg(idx, errno));
                 }
@@ -384,6 +398,7 @@ impl<'a> Worker<'a> {
 
     fn stopping(&self, now: u64) -> bool {
         self.error != 0
+            || self.filled
             || now >= self.end_ns
             || self.shared.stop.load(Ordering::Relaxed)
             || self.progress.stop.load(Ordering::Relaxed)
@@ -814,7 +829,9 @@ pub fn run_job(
         progress.state.store(state::RAMP, Ordering::Relaxed);
     }
 
-    w.run_loops();
+    if !spec.file.create_only {
+        w.run_loops();
+    }
     w.drain();
     if !w.measuring {
         // Ramp never ended (job shorter than ramp_time): nothing measured.
@@ -1024,6 +1041,7 @@ fn setup<'a>(
         error_msg: None,
         continue_on: spec.ctl.continue_on_error,
         total_err: 0,
+        filled: false,
         retry: None,
         rec_slat: !caps.sync && !caps.file_op && !st.disable_slat,
         rec_clat: !caps.file_op && !st.disable_clat,
@@ -1035,4 +1053,46 @@ fn setup<'a>(
         measure_start_ns: 0,
         _pool: pool,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_non_fatal_errors_of_the_named_kind_are_carried_on_after() {
+        assert!(tolerated(ContinueOn::All, Op::Write, libc::EIO));
+        assert!(tolerated(ContinueOn::Io, Op::Fsync, libc::EILSEQ));
+        assert!(tolerated(ContinueOn::Read, Op::Read, libc::EIO));
+        assert!(!tolerated(ContinueOn::Read, Op::Write, libc::EIO));
+        assert!(!tolerated(ContinueOn::Write, Op::Write, libc::ENOSPC));
+        assert!(!tolerated(ContinueOn::None, Op::Read, libc::EIO));
+        assert!(!tolerated(ContinueOn::Verify, Op::Read, libc::EIO));
+    }
+
+    #[test]
+    fn start_gate_waits_for_everyone_expected() {
+        let g = std::sync::Arc::new(StartGate::default());
+        let done = std::sync::Arc::new(AtomicU64::new(0));
+        let hs: Vec<_> = (0..3)
+            .map(|_| {
+                let (g, done) = (g.clone(), done.clone());
+                std::thread::spawn(move || {
+                    g.wait();
+                    done.fetch_add(1, Ordering::SeqCst);
+                })
+            })
+            .collect();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(
+            done.load(Ordering::SeqCst),
+            0,
+            "started before the count was known"
+        );
+        g.expect(3);
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(done.load(Ordering::SeqCst), 3);
+    }
 }

@@ -142,6 +142,9 @@ const CASES: &[Case] = &[
     case("fallocate-modes", "[global]\nrw=write\nsize=256k\n[none]\nfallocate=none\n[posix]\nfallocate=posix\n[keep]\nfallocate=keep\n[truncate]\nfallocate=truncate\n", Exact),
     case("unlink", "--rw=write --size=256k --nrfiles=2 --unlink=1", Exact),
     case("unlink_each_loop", "--rw=write --size=256k --loops=2 --unlink_each_loop=1", Exact),
+    case("continue_on_error-enospc-is-fatal", "--rw=write --filename=/dev/full --size=64k --continue_on_error=all", Exact),
+    case("fill_device", "--rw=write --filename=/dev/full --fill_device=1", Exact),
+    case("create_only", "--rw=write --size=1m --nrfiles=2 --create_only=1", Exact),
     case("trimwrite", "--ioengine=null --rw=trimwrite --size=1m", Exact),
     // Jobs and groups.
     case("numjobs", "--rw=randwrite --size=512k --numjobs=4", Exact),

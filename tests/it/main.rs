@@ -6,6 +6,7 @@ mod common;
 mod compat;
 
 mod engines;
+mod examples_run;
 mod loopdev;
 mod safety;
 mod seed_workloads;

@@ -95,6 +95,11 @@ pub const OPTS: &[OptDef] = &[
     opt("lockfile", Files, Kind::Choice(&[("none", "no locking"), ("exclusive", "one I/O at a time per file"), ("readwrite", "many readers or one writer")]), "Lock files while doing I/O to them", |s, v| {
         let base = v.split(':').next().unwrap_or("");
         parse_choice(base, &[("none", ()), ("exclusive", ()), ("readwrite", ())])?;
+        if base.trim() != "none" {
+            return Err(format!(
+                "lockfile={base} is not supported by iomark (it would lock the file around every I/O); use none"
+            ));
+        }
         s.file.lockfile = base.to_string();
         Ok(())
     })
