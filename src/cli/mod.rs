@@ -149,7 +149,6 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
     let mut run = RunArgs::default();
     let mut current: Option<(String, Vec<Assignment>)> = None;
     let mut jobfiles: Vec<PathBuf> = Vec::new();
-    let mut formats_set = false;
     while let Some(arg) = p.next().map_err(|e| e.to_string())? {
         match arg {
             Arg::Short('h') => return Ok(Command::Help),
@@ -181,14 +180,12 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
                         let v =
                             os_to_string(p.value().map_err(|e| e.to_string())?, "--output-format")?;
                         run.formats = Formats::parse(&v)?;
-                        formats_set = true;
                     }
                     "minimal" => {
                         run.formats = Formats {
                             terse: true,
                             ..Formats::default()
                         };
-                        formats_set = true;
                     }
                     "append-terse" => run.append_terse = true,
                     "terse-version" => {
@@ -331,7 +328,8 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
     if let Some(job) = current.take() {
         run.sources.cli_jobs.push(job);
     }
-    if run.append_terse && !formats_set {
+    if run.append_terse {
+        // The selected formats plus terse.
         run.formats.terse = true;
     }
     for f in jobfiles {

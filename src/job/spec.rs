@@ -533,6 +533,9 @@ impl Default for VerifyOpts {
 #[derive(Clone, Debug, PartialEq)]
 pub struct StatOpts {
     pub percentile_list: Vec<f64>,
+    /// Decimals shown for percentile names in the text report (the most
+    /// any entry of `percentile_list` was written with).
+    pub percentile_precision: u32,
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
@@ -566,6 +569,7 @@ impl Default for StatOpts {
     fn default() -> Self {
         StatOpts {
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            percentile_precision: 2,
             clat_percentiles: true,
             lat_percentiles: false,
             slat_percentiles: false,
@@ -593,7 +597,7 @@ impl Default for StatOpts {
 }
 
 /// Time-series log files.
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LogOpts {
     pub write_bw_log: Option<String>,
     pub write_iops_log: Option<String>,
@@ -607,6 +611,8 @@ pub struct LogOpts {
     pub log_prio: bool,
     pub log_unix_epoch: bool,
     pub log_alternate_epoch: bool,
+    /// Clock whose epoch Unix/alternate time stamps use (clock_gettime id).
+    pub log_alternate_epoch_clock_id: i32,
     pub per_job_logs: bool,
     pub write_iolog: Option<String>,
     pub read_iolog: Option<String>,
@@ -615,6 +621,34 @@ pub struct LogOpts {
     pub replay_redirect: Option<String>,
     pub replay_align: u64,
     pub replay_scale: u64,
+}
+
+impl Default for LogOpts {
+    fn default() -> Self {
+        LogOpts {
+            write_bw_log: None,
+            write_iops_log: None,
+            write_lat_log: None,
+            write_hist_log: None,
+            log_avg_msec: 0,
+            log_hist_msec: 0,
+            log_hist_coarseness: 0,
+            log_max_value: false,
+            log_offset: false,
+            log_prio: false,
+            log_unix_epoch: false,
+            log_alternate_epoch: false,
+            log_alternate_epoch_clock_id: 0,
+            per_job_logs: true,
+            write_iolog: None,
+            read_iolog: None,
+            replay_no_stall: false,
+            replay_time_scale: 0,
+            replay_redirect: None,
+            replay_align: 0,
+            replay_scale: 0,
+        }
+    }
 }
 
 /// Job control: grouping, dependencies, CPU placement.

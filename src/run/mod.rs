@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod files;
+pub mod monitor;
 pub mod plan;
 pub mod progress;
 pub mod signals;
@@ -30,8 +31,10 @@ pub struct RunResult {
     pub interrupted: bool,
     /// Unix time (s) when the run started.
     pub start_unix: u64,
-    /// Block devices under the jobs' files, for disk statistics.
-    pub disk_names: Vec<String>,
+    /// Disk statistics of the devices under the jobs' files.
+    pub disks: Vec<crate::stats::disk::DiskReport>,
+    /// The clock was fake: wall-clock figures must be fixed in reports.
+    pub fake_clock: bool,
 }
 
 impl RunResult {
@@ -51,6 +54,8 @@ pub struct RunOptions {
     pub eta_newline: bool,
     /// Don't print notices at all.
     pub quiet: bool,
+    /// `--status-interval`: interim results (see `monitor`).
+    pub status: Option<monitor::StatusHook>,
 }
 
 /// Runs the plan to completion (or interruption).
@@ -69,6 +74,14 @@ pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
     let mut outcomes: Vec<Option<Outcome>> = plan.jobs.iter().map(|_| None).collect();
     let mut laid_out = Vec::new();
     let mut reporter = progress::Reporter::new(opts.progress, opts.eta_newline);
+    // stats hook: disk counters, steady state, status snapshots.
+    let mut monitor = monitor::Monitor::new(
+        &plan,
+        &progresses,
+        opts.status.clone(),
+        opts.fake_clock_step.is_some(),
+        start_unix,
+    );
 
     for phase in 0..plan.phases() {
         let idxs: Vec<usize> = (0..plan.jobs.len())
@@ -155,19 +168,22 @@ pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
                 }
             }
             reporter.tick(&plan, &progresses);
+            monitor.tick(&plan, &progresses, &outcomes);
             std::thread::sleep(Duration::from_millis(20));
         }
     }
     reporter.finish();
     let interrupted = shared.interrupted.load(Ordering::Relaxed);
-    let disk_names = Vec::new();
+    let (disks, mut steady) = monitor.finish(plan.jobs.len());
     let jobs = plan
         .jobs
         .into_iter()
         .zip(outcomes)
-        .filter_map(|(job, o)| {
+        .enumerate()
+        .filter_map(|(i, (job, o))| {
             o.map(|mut outcome| {
                 outcome.interrupted |= interrupted;
+                outcome.stats.steady = steady[i].take();
                 JobRun { job, outcome }
             })
         })
@@ -176,7 +192,8 @@ pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
         jobs,
         interrupted,
         start_unix,
-        disk_names,
+        disks,
+        fake_clock: opts.fake_clock_step.is_some(),
     }
 }
 
