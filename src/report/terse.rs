@@ -36,11 +36,8 @@ fn lat_fields(out: &mut String, h: &Histogram) {
 
 fn dir_fields(out: &mut String, r: &JobReport, ds: &DirStats, agg_bw: u64, version: u32) {
     let st = &r.spec.stat;
-    let (bw, iops) = if ds.runtime_ms > 0 {
-        (bw_bytes(ds) / 1024, ds.ios * 1000 / ds.runtime_ms)
-    } else {
-        (0, 0)
-    };
+    let bw = bw_bytes(ds) / 1024;
+    let iops = (ds.ios * 1000).checked_div(ds.runtime_ms).unwrap_or(0);
     let _ = write!(out, ";{};{};{};{}", ds.bytes >> 10, bw, iops, ds.runtime_ms);
     lat_fields(out, &ds.slat);
     lat_fields(out, &ds.clat);

@@ -116,6 +116,7 @@ pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
                 }
             }
         }
+        monitor.phase_ready();
         let barrier = Arc::new(Barrier::new(ready.len()));
         let mut handles = Vec::new();
         for &i in &ready {

@@ -31,6 +31,7 @@ impl std::fmt::Debug for StatusHook {
 
 pub struct Monitor {
     steady: SteadyMonitor,
+    disk_paths: Vec<std::path::PathBuf>,
     disks: Option<DiskWatch>,
     status: Option<StatusHook>,
     next_status: Option<Instant>,
@@ -76,20 +77,32 @@ impl Monitor {
                 )
             })
             .collect();
-        let disks = (!fake_clock).then(|| {
-            DiskWatch::start(
-                plan.jobs
-                    .iter()
-                    .filter(|j| j.spec.io.ioengine != "null")
-                    .flat_map(|j| j.files.iter().map(|f| f.path.as_path())),
-            )
-        });
+        let disk_paths = if fake_clock {
+            Vec::new()
+        } else {
+            plan.jobs
+                .iter()
+                .filter(|j| j.spec.io.ioengine != "null")
+                .flat_map(|j| j.files.iter().map(|f| f.path.clone()))
+                .collect()
+        };
         Monitor {
             steady: SteadyMonitor::new(&ss),
-            disks,
+            disk_paths,
+            disks: None,
             next_status: status.as_ref().map(|s| Instant::now() + s.every),
             status,
             start_unix,
+        }
+    }
+
+    /// Called when a phase's files are laid out and its jobs are about to
+    /// start: the first time, the disk counters are read.
+    pub fn phase_ready(&mut self) {
+        if self.disks.is_none() && !self.disk_paths.is_empty() {
+            self.disks = Some(DiskWatch::start(
+                self.disk_paths.iter().map(|p| p.as_path()),
+            ));
         }
     }
 
@@ -120,7 +133,9 @@ impl Monitor {
             if now >= at {
                 self.next_status = Some(at + hook.every);
                 let interim = self.interim(plan, progresses, outcomes);
-                (hook.report)(&interim);
+                if !interim.jobs.is_empty() {
+                    (hook.report)(&interim);
+                }
             }
         }
     }

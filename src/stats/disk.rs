@@ -255,13 +255,13 @@ impl DiskWatch {
                     a.max_util = a.max_util.max(r.util);
                 }
             }
-            if a.slaves > 0 {
+            if let Some(n) = std::num::NonZeroU64::new(a.slaves) {
                 for k in 0..2 {
-                    a.ios[k] /= a.slaves;
-                    a.merges[k] /= a.slaves;
-                    a.ticks[k] /= a.slaves;
+                    a.ios[k] /= n;
+                    a.merges[k] /= n;
+                    a.ticks[k] /= n;
                 }
-                a.in_queue /= a.slaves;
+                a.in_queue /= n;
                 out[i].aggr = Some(a);
             }
         }

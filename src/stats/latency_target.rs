@@ -201,9 +201,8 @@ mod tests {
                 } else {
                     500_000
                 };
-                match t.io(now, lat) {
-                    Step::Fail { .. } => return (t.depth(), false),
-                    _ => {}
+                if let Step::Fail { .. } = t.io(now, lat) {
+                    return (t.depth(), false);
                 }
             }
             now += 1_000_000;

@@ -123,6 +123,7 @@ impl LogFile {
 
     /// Appends one histogram line: the bins of `now - last` (coarsened by
     /// summing `1 << coarseness` neighbours).
+    #[allow(clippy::too_many_arguments)]
     pub fn hist_line(
         &mut self,
         t_ms: u64,
@@ -516,9 +517,10 @@ mod tests {
     use super::*;
 
     fn spec() -> JobSpec {
-        let mut s = JobSpec::default();
-        s.name = "job".into();
-        s
+        JobSpec {
+            name: "job".into(),
+            ..JobSpec::default()
+        }
     }
 
     #[test]

@@ -235,9 +235,8 @@ impl Recorder {
         let max = self.max_latency_ns[d];
         if max > 0 && f.lat && lat.lat > max {
             self.fail_detail = Some(format!(
-                "latency of {} usec exceeds the maximum of {} usec (max_latency)",
-                lat.lat / 1000,
-                max / 1000
+                "latency of {} nsec exceeds the maximum of {} nsec (max_latency)",
+                lat.lat, max
             ));
             return Action::Fail(libc::ETIMEDOUT, "max latency exceeded");
         }
@@ -273,9 +272,7 @@ impl Recorder {
             Step::Done => Action::Stop,
             Step::Fail { lat_ns, target_ns } => {
                 self.fail_detail = Some(format!(
-                    "latency of {} usec exceeds the target of {} usec even at queue depth 1 (latency_target)",
-                    lat_ns / 1000,
-                    target_ns / 1000
+                    "latency of {lat_ns} nsec exceeds the target of {target_ns} nsec even at queue depth 1 (latency_target)"
                 ));
                 Action::Fail(libc::ETIMEDOUT, "latency target not met")
             }

@@ -182,6 +182,11 @@ struct Unit {
     stopped: bool,
 }
 
+/// A job as the monitor sees it: its steady-state settings (criterion,
+/// `ss_dur` and `ss_ramp` in µs), its group, and whether the group merges
+/// its jobs (`group_reporting`).
+pub type MonitoredJob = (Option<(SteadyState, u64, u64)>, u32, bool);
+
 /// What the monitor knows of a job at a tick.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct JobCounters {
@@ -194,7 +199,7 @@ pub struct JobCounters {
 impl SteadyMonitor {
     /// `jobs` lists, in run order, each job's steady-state settings and
     /// reporting group (with whether the group merges its jobs).
-    pub fn new(jobs: &[(Option<(SteadyState, u64, u64)>, u32, bool)]) -> SteadyMonitor {
+    pub fn new(jobs: &[MonitoredJob]) -> SteadyMonitor {
         let mut units: Vec<Unit> = Vec::new();
         for (i, (ss, group, grouped)) in jobs.iter().enumerate() {
             let Some((spec, dur, ramp)) = ss else {

@@ -3,4 +3,6 @@
 
 mod common;
 
+mod consumers;
+mod reports;
 mod seed_workloads;

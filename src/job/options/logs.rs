@@ -91,7 +91,6 @@ pub const OPTS: &[OptDef] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::job::spec::JobSpec;
 
     fn set(name: &str, v: Option<&str>) -> Result<JobSpec, String> {
