@@ -169,6 +169,8 @@ struct Worker<'a> {
     think_count: u64,
     error: i32,
     error_msg: Option<String>,
+    /// An I/O the engine answered `Busy` to, issued again after a reap.
+    retry: Option<crate::workload::NextIo>,
     sfr_flags: u32,
     end_ns: u64,
     ramp_end_ns: u64,
@@ -208,7 +210,9 @@ impl<'a> Worker<'a> {
     }
 
     #[inline]
-    fn account(&mut self, idx: u32, result: i64, now: u64) {
+    /// Accounts a finished I/O; `queued` is false when the engine did it
+    /// inside `queue` (no submission latency to record).
+    fn account(&mut self, idx: u32, result: i64, now: u64, queued: bool) {
         let u = &self.units[idx as usize];
         let op = u.op;
         let lat = now.saturating_sub(u.start_ns);
@@ -260,6 +264,7 @@ impl<'a> Worker<'a> {
             offset,
             start_ns,
             issue_ns,
+            queued,
         );
         if a != Action::Continue {
             self.pending = a;
@@ -348,7 +353,13 @@ impl<'a> Worker<'a> {
         if self.inflight == 0 {
             return;
         }
-        let max = self.inflight;
+        // iodepth_batch_complete_max defaults to the minimum (at least 1).
+        let io = &self.job.spec.io;
+        let cmax = match io.iodepth_batch_complete_max {
+            0 => io.iodepth_batch_complete_min.max(1),
+            m => m,
+        };
+        let max = cmax.max(min).min(self.inflight);
         let mut comps = std::mem::take(&mut self.completions);
         let r = self.engine.reap(min.min(self.inflight), max, &mut comps);
         match r {
@@ -356,7 +367,7 @@ impl<'a> Worker<'a> {
                 if n > 0 {
                     let now = self.clock.now();
                     for c in comps.iter() {
-                        self.account(c.idx, c.result, now);
+                        self.account(c.idx, c.result, now, true);
                         self.free.push(c.idx);
                     }
                     self.inflight -= n;
@@ -435,12 +446,16 @@ impl<'a> Worker<'a> {
                 self.end_ramp(now);
             }
             // Queue while there is room.
-            let next = match self.workload.next_io() {
-                Ok(n) => n,
-                Err(_) => {
-                    self.drain();
-                    return true;
-                }
+            let retried = self.retry.is_some();
+            let next = match self.retry.take() {
+                Some(n) => n,
+                None => match self.workload.next_io() {
+                    Ok(n) => n,
+                    Err(_) => {
+                        self.drain();
+                        return true;
+                    }
+                },
             };
             let d = match next.op {
                 Op::Read => 0,
@@ -448,7 +463,7 @@ impl<'a> Worker<'a> {
                 Op::Trim => 2,
                 _ => 3,
             };
-            if d < 3 && self.pacer.active(d) {
+            if d < 3 && !retried && self.pacer.active(d) {
                 let at = self.pacer.schedule(d, next.len, now);
                 if at > now {
                     self.commit();
@@ -495,7 +510,7 @@ impl<'a> Worker<'a> {
                         self.stats.depth[depth_bucket(self.inflight + 1)] += 1;
                         self.stats.depth_total += 1;
                     }
-                    self.account(idx, res, done);
+                    self.account(idx, res, done, false);
                     self.free.push(idx);
                     self.after_completion(done);
                     if self.think_on(ThinkBlocksType::Complete, 1) {
@@ -512,8 +527,20 @@ impl<'a> Worker<'a> {
                     }
                 }
                 Queued::Busy => {
+                    // Issue the same I/O again once something completed.
                     self.free.push(idx);
+                    self.retry = Some(next);
                     self.commit();
+                    if self.inflight == 0 {
+                        self.fail(
+                            libc::EIO,
+                            format!(
+                                "{} engine refused an I/O with nothing in flight",
+                                self.engine.name()
+                            ),
+                        );
+                        return false;
+                    }
                     self.reap(1);
                     continue;
                 }
@@ -530,7 +557,8 @@ impl<'a> Worker<'a> {
                 } else {
                     io.iodepth_low.min(self.depth - 1)
                 };
-                let min = io.iodepth_batch_complete_min.max(1);
+                // 0 polls for completions without waiting.
+                let min = io.iodepth_batch_complete_min;
                 while self.inflight > low && self.error == 0 {
                     self.reap(min);
                 }
@@ -544,7 +572,7 @@ impl<'a> Worker<'a> {
 
     fn end_ramp(&mut self, now: u64) {
         self.measuring = true;
-        self.rec.start_measuring(&mut self.stats, now);
+        self.rec.start_measuring(&mut self.stats, now, true);
         self.measure_start_ns = now;
         self.progress.state.store(state::RUNNING, Ordering::Relaxed);
     }
@@ -601,7 +629,8 @@ pub fn run_job(
     w.rec.begin(t0, w.end_ns);
     if spec.time.ramp_time_us == 0 {
         w.measuring = true;
-        w.rec.start_measuring(&mut w.stats, begin);
+        // Nothing to clear: keeps what setup measured (file-op opens).
+        w.rec.start_measuring(&mut w.stats, begin, false);
         progress.state.store(state::RUNNING, Ordering::Relaxed);
     } else {
         progress.state.store(state::RAMP, Ordering::Relaxed);
@@ -704,7 +733,11 @@ fn setup<'a>(
     let caps = engine.caps();
     let depth = if caps.sync { 1 } else { spec.io.iodepth.max(1) };
     let max_bs = spec.io.bs.iter().map(|b| b.max()).max().unwrap_or(4096);
-    let align = 4096usize.max(spec.buf.iomem_align as usize);
+    let align = engine::align::buffer_alignment(
+        spec.sync.direct,
+        spec.buf.iomem_align,
+        job.files.iter().map(|f| f.path.as_path()),
+    ) as usize;
     let unit_size = (max_bs as usize).div_ceil(align) * align;
     let mut pool = Pool::new(depth as usize, unit_size, align).map_err(|m| (libc::ENOMEM, m))?;
     if !spec.buf.zero_buffers {
@@ -760,11 +793,19 @@ fn setup<'a>(
         job.clone,
         &progress.link,
         depth,
-        caps.sync,
+        caps,
         shared.fake_clock_step.is_some(),
     )
     .map_err(|m| (libc::EIO, m))?;
     let depth_now = rec.initial_depth(depth);
+    let mut stats = JobStats::default();
+    if caps.file_op && !spec.stat.disable_clat {
+        // The open (create, stat, unlink) is what these engines measure.
+        let d = if spec.io.rw.has(Ddir::Read) { 0 } else { 1 };
+        for f in &files {
+            stats.dir[d].clat.record(f.open_ns);
+        }
+    }
     progress
         .planned_bytes
         .store(job.pass_bytes * spec.io.loops.max(1), Ordering::Relaxed);
@@ -783,7 +824,7 @@ fn setup<'a>(
         inflight: 0,
         depth: depth_now,
         clock,
-        stats: JobStats::default(),
+        stats,
         measuring: false,
         rec,
         pending: Action::Continue,
@@ -801,6 +842,7 @@ fn setup<'a>(
         think_count: 0,
         error: 0,
         error_msg: None,
+        retry: None,
         sfr_flags: spec.sync.sync_file_range.map(|(f, _)| f).unwrap_or(0),
         end_ns: u64::MAX,
         ramp_end_ns: 0,

@@ -252,6 +252,8 @@ impl JobStats {
         }
         if rec.clat {
             ds.clat.record(lat.clat);
+        }
+        if rec.dist {
             self.lat_dist.add(lat.clat);
         }
         if rec.lat {
@@ -336,6 +338,8 @@ pub struct RecordFlags {
     pub slat: bool,
     pub clat: bool,
     pub lat: bool,
+    /// Count the I/O in the latency distribution.
+    pub dist: bool,
 }
 
 /// CPU usage of the calling thread.

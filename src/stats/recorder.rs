@@ -65,13 +65,13 @@ pub struct Recorder {
 
 impl Recorder {
     /// `depth` is the queue depth the engine allows (1 for synchronous
-    /// engines); `sync_engine` says submission latency does not exist.
+    /// engines); `caps` says which latencies exist.
     pub fn new(
         spec: &JobSpec,
         clone: u32,
         link: &JobLink,
         depth: u32,
-        sync_engine: bool,
+        caps: crate::engine::Caps,
         fake_clock: bool,
     ) -> Result<Recorder, String> {
         let st = &spec.stat;
@@ -97,10 +97,13 @@ impl Recorder {
             }
         }
         Ok(Recorder {
+            // File-operation engines count operations and time only the
+            // opens (recorded by the worker at setup).
             flags: RecordFlags {
-                slat: !sync_engine && !st.disable_slat,
-                clat: !st.disable_clat,
-                lat: !st.disable_lat,
+                slat: !caps.sync && !caps.file_op && !st.disable_slat,
+                clat: !caps.file_op && !st.disable_clat,
+                lat: !caps.file_op && !st.disable_lat,
+                dist: !caps.file_op && !st.disable_clat,
             },
             ddirs: Ddir::ALL.map(|d| spec.io.rw.has(d)),
             sample: !st.disable_bw,
@@ -155,8 +158,10 @@ impl Recorder {
 
     /// Measuring starts (immediately, or at the end of `ramp_time`):
     /// statistics are cleared and every window restarts at `now`.
-    pub fn start_measuring(&mut self, stats: &mut JobStats, now: u64) {
-        stats.reset();
+    pub fn start_measuring(&mut self, stats: &mut JobStats, now: u64, reset: bool) {
+        if reset {
+            stats.reset();
+        }
         self.measuring_from = now;
         self.bw.restart(now, [0; 3], [0; 3]);
         self.iops.restart(now, [0; 3], [0; 3]);
@@ -211,13 +216,16 @@ impl Recorder {
         offset: u64,
         start_ns: u64,
         issue_ns: u64,
+        queued: bool,
     ) -> Action {
         let lat = IoLatency {
             slat: issue_ns.saturating_sub(start_ns),
             clat: now.saturating_sub(issue_ns),
             lat: now.saturating_sub(start_ns),
         };
-        let f = self.flags;
+        let mut f = self.flags;
+        // Done inside `queue`: there was no submission to time.
+        f.slat &= queued;
         stats.record_io(d, bytes, bytes < len, lat, f);
         if let Some(l) = &mut self.logs {
             l.io(
@@ -264,7 +272,7 @@ impl Recorder {
             } => {
                 stats.latency_depth = depth;
                 if reset {
-                    self.start_measuring(stats, now);
+                    self.start_measuring(stats, now, true);
                 }
                 self.update_due();
                 Action::Depth { depth, quiesce }

@@ -4,5 +4,8 @@
 mod common;
 
 mod consumers;
+mod engines;
+mod loopdev;
 mod reports;
+mod safety;
 mod seed_workloads;
