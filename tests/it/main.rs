@@ -5,6 +5,7 @@ mod common;
 
 mod consumers;
 mod engines;
+mod logs;
 mod loopdev;
 mod reports;
 mod safety;

@@ -562,3 +562,114 @@ fn steady_state_stops_the_job_and_is_reported() {
     // It stopped long before the 20 s runtime.
     assert!(job["job_runtime"].as_u64().unwrap() < 10_000, "{job}");
 }
+
+#[test]
+fn histogram_reproduces_fios_percentiles_from_fios_bins() {
+    require_fio!();
+    use iomark::stats::histogram::{bucket_of_midpoint, Histogram};
+    let dir = tempdir();
+    let o = std::process::Command::new("fio")
+        .current_dir(dir.path())
+        .args([
+            "--name=h",
+            "--ioengine=psync",
+            "--filename=h.dat",
+            "--rw=randrw",
+            "--size=4m",
+            "--fsync=8",
+            "--lat_percentiles=1",
+            "--percentile_list=1:5:10:25:50:75:90:95:99:99.5:99.9:99.95:99.99:100",
+            "--output-format=json+",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    let j: Value = serde_json::from_str(&text[text.find("{\n").unwrap()..]).unwrap();
+    let job = &j["jobs"][0];
+    let mut checked = 0;
+    for lat in [
+        &job["read"]["clat_ns"],
+        &job["read"]["lat_ns"],
+        &job["write"]["clat_ns"],
+        &job["write"]["lat_ns"],
+        &job["sync"]["lat_ns"],
+    ] {
+        let mut h = Histogram::new();
+        for (k, v) in lat["bins"].as_object().expect("bins") {
+            let mid: u64 = k.parse().unwrap();
+            let idx = bucket_of_midpoint(mid)
+                .unwrap_or_else(|| panic!("fio bin {mid} is not one of iomark's midpoints"));
+            h.add_to_bucket(idx, v.as_u64().unwrap());
+        }
+        let pm = lat["percentile"].as_object().unwrap();
+        let list: Vec<f64> = pm.keys().map(|k| k.parse().unwrap()).collect();
+        let fio_vals: Vec<u64> = pm.values().map(|v| v.as_u64().unwrap()).collect();
+        assert_eq!(h.percentiles(&list), fio_vals, "{lat}");
+        checked += list.len();
+    }
+    assert_eq!(checked, 5 * 14);
+}
+
+#[test]
+fn bandwidth_sample_counts_follow_fio() {
+    require_fio!();
+    let dir = tempdir();
+    let args = [
+        "--name=s",
+        "--ioengine=null",
+        "--rw=randrw",
+        "--size=1g",
+        "--time_based",
+        "--runtime=2",
+    ];
+    let fio = fio_json(dir.path(), &args);
+    let ours = run_json(dir.path(), &args);
+    for d in ["read", "write"] {
+        for k in ["bw_samples", "iops_samples"] {
+            let (a, b) = (
+                fio["jobs"][0][d][k].as_i64().unwrap(),
+                ours["jobs"][0][d][k].as_i64().unwrap(),
+            );
+            // 500 ms windows over 2 s: 3 samples (the one at the very end
+            // is not taken); timing noise may shift one.
+            assert!((a - b).abs() <= 1, "{d} {k}: fio {a}, iomark {b}");
+            assert!((2..=4).contains(&b), "{d} {k}: {b}");
+        }
+    }
+}
+
+#[test]
+fn disk_stats_name_the_devices_fio_names() {
+    require_fio!();
+    let dir = tempdir();
+    let args = [
+        "--name=d",
+        "--ioengine=psync",
+        "--filename=disk.dat",
+        "--rw=randwrite",
+        "--size=2m",
+        "--direct=1",
+    ];
+    let names = |j: &Value| -> Vec<String> {
+        j["disk_util"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|d| d["name"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let fio = fio_json(dir.path(), &args);
+    let ours = run_json(dir.path(), &args);
+    assert_eq!(names(&ours), names(&fio));
+    if let Some(d) = ours["disk_util"].as_array().and_then(|a| a.first()) {
+        // 512 direct 4 KiB writes went to this disk.
+        assert!(d["write_ios"].as_u64().unwrap() >= 512, "{d}");
+        let util = d["util"].as_f64().unwrap();
+        assert!((0.0..=100.0).contains(&util), "{d}");
+    } else {
+        eprintln!("note: the scratch directory is not on a block device; no disk stats");
+    }
+}
