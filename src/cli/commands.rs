@@ -164,6 +164,7 @@ fn run_jobs(args: RunArgs) -> i32 {
         eta_newline: args.eta_newline,
         quiet: false,
         status,
+        agg_bw_log: args.agg_bw_log,
     };
     let result = run::run(plan, &opts);
     for jr in &result.jobs {

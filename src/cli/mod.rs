@@ -59,6 +59,8 @@ pub struct RunArgs {
     pub warnings_fatal: bool,
     pub fake_clock_ns: Option<u64>,
     pub max_jobs: Option<u32>,
+    /// `--bandwidth-log`: aggregate bandwidth logs of all jobs.
+    pub agg_bw_log: bool,
 }
 
 impl Default for RunArgs {
@@ -81,6 +83,7 @@ impl Default for RunArgs {
             warnings_fatal: false,
             fake_clock_ns: None,
             max_jobs: None,
+            agg_bw_log: false,
         }
     }
 }
@@ -251,13 +254,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
                     "showcmd" => run.showcmd = true,
                     "readonly" => run.readonly = true,
                     "warnings-fatal" => run.warnings_fatal = true,
-                    "bandwidth-log" => {
-                        run.sources.global.push(Assignment {
-                            key: "write_bw_log".into(),
-                            value: Some("agg".into()),
-                            origin: Origin::cli(),
-                        });
-                    }
+                    "bandwidth-log" => run.agg_bw_log = true,
                     "max-jobs" => {
                         let v = os_to_string(p.value().map_err(|e| e.to_string())?, "--max-jobs")?;
                         run.max_jobs = Some(

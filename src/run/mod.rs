@@ -57,6 +57,8 @@ pub struct RunOptions {
     pub quiet: bool,
     /// `--status-interval`: interim results (see `monitor`).
     pub status: Option<monitor::StatusHook>,
+    /// `--bandwidth-log`: aggregate bandwidth logs (see `monitor`).
+    pub agg_bw_log: bool,
 }
 
 /// Runs the plan to completion (or interruption).
@@ -83,6 +85,11 @@ pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
         opts.fake_clock_step.is_some(),
         start_unix,
     );
+    if opts.agg_bw_log {
+        if let Err(m) = monitor.open_aggregate_logs() {
+            eprintln!("iomark: {m}");
+        }
+    }
 
     for phase in 0..plan.phases() {
         let idxs: Vec<usize> = (0..plan.jobs.len())
@@ -181,7 +188,7 @@ pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
     }
     reporter.finish();
     let interrupted = shared.interrupted.load(Ordering::Relaxed);
-    let (disks, mut steady) = monitor.finish(plan.jobs.len());
+    let (disks, mut steady) = monitor.finish(&progresses, plan.jobs.len());
     let jobs = plan
         .jobs
         .into_iter()

@@ -29,8 +29,18 @@ impl std::fmt::Debug for StatusHook {
     }
 }
 
+/// `--bandwidth-log`: every 500 ms, the bandwidth of all jobs together per
+/// direction, in `agg-read_bw.log`, `agg-write_bw.log`, `agg-trim_bw.log`.
+struct AggregateLogs {
+    files: Vec<std::fs::File>,
+    start: Instant,
+    last: Instant,
+    last_bytes: [u64; 3],
+}
+
 pub struct Monitor {
     steady: SteadyMonitor,
+    agg: Option<AggregateLogs>,
     disk_paths: Vec<std::path::PathBuf>,
     disks: Option<DiskWatch>,
     status: Option<StatusHook>,
@@ -88,12 +98,55 @@ impl Monitor {
         };
         Monitor {
             steady: SteadyMonitor::new(&ss),
+            agg: None,
             disk_paths,
             disks: None,
             next_status: status.as_ref().map(|s| Instant::now() + s.every),
             status,
             start_unix,
         }
+    }
+
+    /// Creates the aggregate bandwidth logs in the current directory.
+    pub fn open_aggregate_logs(&mut self) -> Result<(), String> {
+        let mut files = Vec::new();
+        for d in ["read", "write", "trim"] {
+            let name = format!("agg-{d}_bw.log");
+            files.push(
+                std::fs::File::create(&name)
+                    .map_err(|e| format!("cannot create log file '{name}': {e}"))?,
+            );
+        }
+        let now = Instant::now();
+        self.agg = Some(AggregateLogs {
+            files,
+            start: now,
+            last: now,
+            last_bytes: [0; 3],
+        });
+        Ok(())
+    }
+
+    fn aggregate_tick(&mut self, now: Instant, progresses: &[Arc<Progress>], last: bool) {
+        use std::io::Write;
+        let Some(a) = &mut self.agg else { return };
+        let ms = now.duration_since(a.last).as_millis() as u64;
+        if ms < 500 && !(last && ms > 0) {
+            return;
+        }
+        let t = now.duration_since(a.start).as_millis() as u64;
+        for d in 0..3 {
+            let bytes: u64 = progresses
+                .iter()
+                .map(|p| p.bytes[d].load(Ordering::Relaxed))
+                .sum();
+            let kib_s = bytes.saturating_sub(a.last_bytes[d]) * 1000 / ms / 1024;
+            a.last_bytes[d] = bytes;
+            if bytes > 0 {
+                let _ = writeln!(a.files[d], "{t}, {kib_s}, {d}, 0, 0");
+            }
+        }
+        a.last = now;
     }
 
     /// Called when a phase's files are laid out and its jobs are about to
@@ -114,6 +167,7 @@ impl Monitor {
         outcomes: &[Option<Outcome>],
     ) {
         let now = Instant::now();
+        self.aggregate_tick(now, progresses, false);
         if !self.steady.is_empty() {
             let stop = self.steady.tick(now, |i| {
                 let p = &progresses[i];
@@ -201,12 +255,14 @@ impl Monitor {
     /// Ends the run: disk figures, and the steady-state outcome of each
     /// job (by index).
     pub fn finish(
-        &self,
+        &mut self,
+        progresses: &[Arc<Progress>],
         n: usize,
     ) -> (
         Vec<DiskReport>,
         Vec<Option<crate::stats::steady::SteadyResult>>,
     ) {
+        self.aggregate_tick(Instant::now(), progresses, true);
         let disks = self.disks.as_ref().map(|d| d.finish()).unwrap_or_default();
         let ss = (0..n).map(|i| self.steady.result_for(i)).collect();
         (disks, ss)

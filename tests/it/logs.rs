@@ -214,3 +214,38 @@ fn max_latency_fails_the_job_with_etimedout() {
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON still complete");
     assert_eq!(j["jobs"][0]["error"], libc::ETIMEDOUT);
 }
+
+#[test]
+fn bandwidth_log_aggregates_all_jobs() {
+    let dir = tempdir();
+    let o = run_in(
+        dir.path(),
+        &[
+            "--bandwidth-log",
+            "--name=agg",
+            "--ioengine=null",
+            "--rw=randrw",
+            "--size=1g",
+            "--time_based",
+            "--runtime=1500ms",
+            "--numjobs=2",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (d, name) in ["agg-read_bw.log", "agg-write_bw.log"].iter().enumerate() {
+        let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
+        let lines: Vec<Vec<u64>> = text
+            .lines()
+            .map(|l| l.split(", ").map(|f| f.parse().unwrap()).collect())
+            .collect();
+        assert!(lines.len() >= 2, "{name}: {text}");
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.len() == 5 && l[2] == d as u64 && l[1] > 0),
+            "{text}"
+        );
+    }
+    let trim = std::fs::read_to_string(dir.path().join("agg-trim_bw.log")).unwrap();
+    assert!(trim.is_empty());
+}
