@@ -4,3 +4,6 @@
 mod common;
 
 mod seed_workloads;
+
+mod buffers;
+mod iolog;
