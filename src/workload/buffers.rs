@@ -19,7 +19,7 @@ pub const MAX_PATTERN: usize = 512;
 
 /// Bytes of random data generated once for pooled content; each write
 /// copies from a pseudo-random position in it.
-const RANDOM_POOL: usize = 4 << 20;
+const RANDOM_POOL: usize = 1 << 20;
 
 /// Parses a `buffer_pattern` value: any sequence of `0x` hex numbers,
 /// `"strings"`, `'file names'` (the file's bytes) and decimal integers
@@ -118,17 +118,35 @@ fn push_limited(out: &mut Vec<u8>, bytes: &[u8], v: &str) -> Result<(), String> 
     Ok(())
 }
 
-/// Fills `buf` with incompressible pseudo-random bytes.
+/// Fills `buf` with incompressible pseudo-random bytes. Bulk bytes come
+/// from four independent wyrand lanes seeded by `rng` (one multiply per
+/// 8 bytes, and the lanes pipeline), so refilling a buffer per write stays
+/// cheap.
 pub fn fill_random(buf: &mut [u8], rng: &mut Rng) {
-    let mut chunks = buf.chunks_exact_mut(8);
-    for c in &mut chunks {
-        c.copy_from_slice(&rng.next_u64().to_le_bytes());
+    const INC: u64 = 0xa076_1d64_78bd_642f;
+    const XOR: u64 = 0xe703_7ed1_a0b4_28db;
+    #[inline(always)]
+    fn wy(s: &mut u64) -> u64 {
+        *s = s.wrapping_add(INC);
+        let t = (*s as u128) * ((*s ^ XOR) as u128);
+        (t >> 64) as u64 ^ t as u64
     }
-    let rest = chunks.into_remainder();
-    if !rest.is_empty() {
-        let v = rng.next_u64().to_le_bytes();
-        let n = rest.len();
-        rest.copy_from_slice(&v[..n]);
+    let mut lanes = [
+        rng.next_u64(),
+        rng.next_u64(),
+        rng.next_u64(),
+        rng.next_u64(),
+    ];
+    let mut chunks = buf.chunks_exact_mut(32);
+    for c in &mut chunks {
+        for (k, lane) in lanes.iter_mut().enumerate() {
+            c[k * 8..k * 8 + 8].copy_from_slice(&wy(lane).to_le_bytes());
+        }
+    }
+    for c in chunks.into_remainder().chunks_mut(8) {
+        let v = wy(&mut lanes[0]).to_le_bytes();
+        let n = c.len();
+        c.copy_from_slice(&v[..n]);
     }
 }
 

@@ -14,7 +14,7 @@
 //! the job itself and reads no clock: times come in as arguments.
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -395,18 +395,21 @@ pub enum FileAction {
     Close,
 }
 
-/// Records a job's I/O as a version 3 iolog.
+/// Records a job's I/O as a version 3 iolog. Lines are formatted straight
+/// into one preallocated buffer, written out when it fills.
 pub struct IologWriter {
-    out: BufWriter<File>,
+    out: File,
     path: PathBuf,
     names: Vec<Box<[u8]>>,
     t0_ns: u64,
-    line: Vec<u8>,
+    buf: Vec<u8>,
     error: Option<String>,
 }
 
 /// Output buffer: one write system call per this many bytes of trace.
 const WRITE_BUFFER: usize = 1 << 20;
+/// Room kept for one more line (a path of up to 4 KiB and its numbers).
+const LINE_ROOM: usize = 4096 + 128;
 
 impl IologWriter {
     /// Opens `path` for appending, writes the header and an `add` line per
@@ -424,17 +427,17 @@ impl IologWriter {
                 )
             })?;
         let mut w = IologWriter {
-            out: BufWriter::with_capacity(WRITE_BUFFER, f),
+            out: f,
             path: path.to_path_buf(),
             names: files
                 .iter()
                 .map(|p| p.as_os_str().as_bytes().to_vec().into_boxed_slice())
                 .collect(),
             t0_ns: now_ns,
-            line: Vec::with_capacity(256),
+            buf: Vec::with_capacity(WRITE_BUFFER + LINE_ROOM),
             error: None,
         };
-        w.emit(b"fio version 3 iolog\n");
+        w.buf.extend_from_slice(b"fio version 3 iolog\n");
         for i in 0..files.len() {
             w.file(i as u32, FileAction::Add, now_ns);
         }
@@ -449,47 +452,45 @@ impl IologWriter {
             FileAction::Close => b"close",
         };
         self.start_line(file, now_ns);
-        self.line.extend_from_slice(act);
-        self.line.push(b'\n');
-        self.flush_line();
+        self.buf.extend_from_slice(act);
+        self.end_line();
     }
 
     /// Records one I/O at issue time. Syncs carry offset and length 0.
     #[inline]
     pub fn io(&mut self, op: Op, file: u32, offset: u64, len: u64, now_ns: u64) {
         self.start_line(file, now_ns);
-        self.line.extend_from_slice(op_name(op).as_bytes());
-        self.line.push(b' ');
+        self.buf.extend_from_slice(op_name(op).as_bytes());
+        self.buf.push(b' ');
         let (offset, len) = if op.is_data() { (offset, len) } else { (0, 0) };
-        push_num(&mut self.line, offset);
-        self.line.push(b' ');
-        push_num(&mut self.line, len);
-        self.line.push(b'\n');
-        self.flush_line();
+        push_num(&mut self.buf, offset);
+        self.buf.push(b' ');
+        push_num(&mut self.buf, len);
+        self.end_line();
     }
 
     #[inline]
     fn start_line(&mut self, file: u32, now_ns: u64) {
-        self.line.clear();
-        push_num(&mut self.line, now_ns.saturating_sub(self.t0_ns) / 1000);
-        self.line.push(b' ');
+        push_num(&mut self.buf, now_ns.saturating_sub(self.t0_ns) / 1000);
+        self.buf.push(b' ');
         if let Some(n) = self.names.get(file as usize) {
-            self.line.extend_from_slice(n);
+            self.buf.extend_from_slice(n);
         }
-        self.line.push(b' ');
+        self.buf.push(b' ');
     }
 
     #[inline]
-    fn flush_line(&mut self) {
-        let line = std::mem::take(&mut self.line);
-        self.emit(&line);
-        self.line = line;
+    fn end_line(&mut self) {
+        self.buf.push(b'\n');
+        if self.buf.len() >= WRITE_BUFFER {
+            self.write_out();
+        }
     }
 
-    #[inline]
-    fn emit(&mut self, bytes: &[u8]) {
+    /// Writes the buffered lines (after a write error they are dropped).
+    fn write_out(&mut self) {
         if self.error.is_none() {
-            if let Err(e) = self.out.write_all(bytes) {
+            if let Err(e) = self.out.write_all(&self.buf) {
                 self.error = Some(format!(
                     "cannot write write_iolog '{}': {}",
                     self.path.display(),
@@ -497,19 +498,12 @@ impl IologWriter {
                 ));
             }
         }
+        self.buf.clear();
     }
 
-    /// Flushes the trace; returns the first write error, if any.
+    /// Writes what is buffered; returns the first write error, if any.
     pub fn finish(mut self) -> Result<(), String> {
-        if self.error.is_none() {
-            if let Err(e) = self.out.flush() {
-                self.error = Some(format!(
-                    "cannot write write_iolog '{}': {}",
-                    self.path.display(),
-                    crate::job::jobfile::io_reason(&e)
-                ));
-            }
-        }
+        self.write_out();
         match self.error.take() {
             Some(e) => Err(e),
             None => Ok(()),
@@ -517,18 +511,29 @@ impl IologWriter {
     }
 }
 
-/// Appends the decimal digits of `n` (no allocation beyond capacity).
+/// Appends the decimal digits of `n`, two at a time.
 #[inline]
 fn push_num(out: &mut Vec<u8>, mut n: u64) {
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
     let mut tmp = [0u8; 20];
     let mut i = tmp.len();
-    loop {
+    while n >= 100 {
+        let p = (n % 100) as usize * 2;
+        n /= 100;
+        i -= 2;
+        tmp[i..i + 2].copy_from_slice(&PAIRS[p..p + 2]);
+    }
+    if n >= 10 {
+        let p = n as usize * 2;
+        i -= 2;
+        tmp[i..i + 2].copy_from_slice(&PAIRS[p..p + 2]);
+    } else {
         i -= 1;
-        tmp[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        tmp[i] = b'0' + n as u8;
     }
     out.extend_from_slice(&tmp[i..]);
 }
@@ -704,6 +709,15 @@ mod tests {
         n.next_io();
         assert_eq!(n.due_ns(5), None);
         assert_eq!(std::iter::from_fn(|| n.next_io()).count(), 4);
+    }
+
+    #[test]
+    fn numbers_format_like_display() {
+        for n in [0u64, 7, 10, 99, 100, 101, 4096, 123456789, u64::MAX] {
+            let mut v = Vec::new();
+            push_num(&mut v, n);
+            assert_eq!(String::from_utf8(v).unwrap(), n.to_string());
+        }
     }
 
     #[test]
