@@ -388,13 +388,26 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
                 (job.files, job.pass_bytes) = plan_files(&spec, clone, seed)?;
             }
             if let Some(w) = &spec.log.write_iolog {
+                if let Some(dir) = Path::new(w).parent().filter(|d| !d.as_os_str().is_empty()) {
+                    if !dir.is_dir() {
+                        return Err(format!(
+                            "job '{}': write_iolog '{w}': directory '{}' does not exist",
+                            spec.name,
+                            dir.display()
+                        ));
+                    }
+                }
                 if let Some((_, _, other)) = iologs
                     .iter()
                     .find(|(p, ph, _)| *p == Path::new(w) && *ph == phase)
                 {
+                    let who = if *other == spec.name {
+                        format!("every clone of job '{other}' (numjobs)")
+                    } else {
+                        format!("jobs '{other}' and '{}'", spec.name)
+                    };
                     return Err(format!(
-                        "write_iolog '{w}' is written by more than one job at once ('{other}' and '{}'); give each job its own file",
-                        spec.name
+                        "write_iolog '{w}' would be written by {who} at once; give each job its own file"
                     ));
                 }
                 iologs.push((PathBuf::from(w), phase, spec.name.clone()));

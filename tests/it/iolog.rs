@@ -262,6 +262,19 @@ fn bad_traces_are_clear_errors() {
         let e = stderr(&o);
         assert!(e.contains(want), "{args:?}: {e}");
     }
+    // One trace for several clones at once.
+    let o = run_in(
+        d,
+        &[
+            "--name=w",
+            "--size=64k",
+            "--rw=write",
+            "--numjobs=2",
+            "--write_iolog=y.log",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("numjobs"), "{}", stderr(&o));
     // Replaying a trace that a job of the same phase is writing.
     let job = "[w]\nfilename=data\nsize=64k\nrw=write\nwrite_iolog=x.log\n[r]\nread_iolog=x.log\n";
     std::fs::write(d.join("same.fio"), job).unwrap();
@@ -269,4 +282,33 @@ fn bad_traces_are_clear_errors() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("stonewall"), "{}", stderr(&o));
     assert!(!d.join("data").exists(), "a rejected job wrote its file");
+}
+
+#[test]
+fn clones_replay_their_own_traces() {
+    let dir = tempdir();
+    let d = dir.path();
+    let data = d.join("data");
+    std::fs::write(&data, vec![0u8; 65536]).unwrap();
+    let p = data.display();
+    let one = d.join("one.log");
+    let two = d.join("two.log");
+    std::fs::write(
+        &one,
+        format!("fio version 2 iolog\n{p} add\n{p} read 0 4096\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        &two,
+        format!("fio version 2 iolog\n{p} add\n{p} read 0 8192\n{p} read 8192 8192\n"),
+    )
+    .unwrap();
+    let traces = format!("--read_iolog={}:{}", one.display(), two.display());
+    let v = run_json(d, &["--name=r", &traces, "--numjobs=2"]);
+    let jobs = v["jobs"].as_array().unwrap();
+    let bytes: Vec<u64> = jobs
+        .iter()
+        .map(|j| j["read"]["io_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(bytes, vec![4096, 16384]);
 }
