@@ -217,6 +217,8 @@ struct Generator {
     working_set: Option<u64>,
     /// Content ids handed out so far (ids are 0, 1, 2, …).
     next_unique: u64,
+    /// The id of the latest write.
+    last_id: u64,
     rng: Rng,
     salt: u64,
 }
@@ -342,6 +344,7 @@ impl BufferFiller {
                 dedupe: b.dedupe_percentage.min(100) as u64,
                 working_set,
                 next_unique: 0,
+                last_id: 0,
                 rng: Rng::stream(seed, STREAM_DEDUPE),
                 salt,
             })
@@ -398,8 +401,23 @@ impl BufferFiller {
             }
             Mode::Generated(g) => {
                 let id = g.next_id();
+                g.last_id = id;
                 g.fill(buf, id);
             }
+        }
+    }
+
+    /// Fills `buf` with the same contents as the previous `fill_write`
+    /// (an I/O that is queued again into another buffer).
+    #[inline]
+    pub fn fill_write_again(&mut self, buf: &mut [u8], offset: u64) {
+        match &mut self.mode {
+            Mode::Static => {}
+            Mode::Scramble => {
+                self.seq -= 1;
+                self.fill_write(buf, offset);
+            }
+            Mode::Generated(g) => g.fill(buf, g.last_id),
         }
     }
 
@@ -494,6 +512,20 @@ mod tests {
         // Only a few words per sector change.
         let diff = a.iter().zip(&buf).filter(|(x, y)| x != y).count();
         assert!(diff <= 16 * 8, "{diff} bytes changed");
+    }
+
+    #[test]
+    fn a_retried_write_gets_the_same_contents() {
+        for opts in [&[][..], &[("dedupe_percentage", "50")][..]] {
+            let s = spec(opts);
+            let mut f = BufferFiller::new(&s, 4096, 1 << 20, 1);
+            let (mut a, mut b) = (vec![0u8; 4096], vec![0u8; 4096]);
+            f.init(&mut a);
+            b.copy_from_slice(&a);
+            f.fill_write(&mut a, 8192);
+            f.fill_write_again(&mut b, 8192);
+            assert_eq!(a, b, "{opts:?}");
+        }
     }
 
     #[test]
