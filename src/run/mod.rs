@@ -83,7 +83,7 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
         for &i in &idxs {
             if plan.jobs[i].needs_trace() {
                 // A trace written by an earlier phase of this run.
-                if let Err(m) = plan::resolve_replay(&mut plan.jobs[i]) {
+                if let Err(m) = plan::resolve_deferred_replay(&mut plan.jobs[i]) {
                     outcomes[i] = Some(Outcome {
                         error: libc::EINVAL,
                         error_msg: Some(m),

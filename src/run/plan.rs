@@ -69,6 +69,15 @@ impl PlannedJob {
     }
 }
 
+/// Loads a replay job's trace when its phase starts (an earlier phase
+/// wrote it), with the checks `plan` makes for the other jobs.
+pub fn resolve_deferred_replay(job: &mut PlannedJob) -> Result<(), String> {
+    resolve_replay(job)?;
+    super::safety::check(&Plan {
+        jobs: vec![job.clone()],
+    })
+}
+
 /// Loads the trace of a replay job and plans its files from it: the
 /// trace's files (or `replay_redirect`), used as they are, not laid out.
 pub fn resolve_replay(job: &mut PlannedJob) -> Result<(), String> {
@@ -78,6 +87,7 @@ pub fn resolve_replay(job: &mut PlannedJob) -> Result<(), String> {
     let trace = iolog::load(&name, &spec.log).map_err(|e| format!("job '{}': {e}", spec.name))?;
     let mut s = (**spec).clone();
     iolog::adjust_spec(&mut s, &trace);
+    crate::engine::preflight(&s)?;
     let diskless = s.io.ioengine == "null";
     let mut files = Vec::with_capacity(trace.files.len());
     for (i, path) in trace.files.iter().enumerate() {

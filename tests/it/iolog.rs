@@ -312,3 +312,41 @@ fn clones_replay_their_own_traces() {
         .collect();
     assert_eq!(bytes, vec![4096, 16384]);
 }
+
+#[test]
+fn a_replay_redirected_onto_a_device_holding_data_is_refused() {
+    use std::os::unix::fs::FileExt;
+    let dir = tempdir();
+    let d = dir.path();
+    let Some(dev) = crate::loopdev::LoopDev::new(d, 4 << 20) else {
+        return;
+    };
+    // An ext4 superblock magic.
+    let img = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&dev.image)
+        .unwrap();
+    img.write_at(&[0x53, 0xEF], 1080).unwrap();
+    let trace = d.join("t.log");
+    std::fs::write(&trace, "fio version 2 iolog\n/x add\n/x write 0 4096\n").unwrap();
+    let redirect = arg("replay_redirect", &dev.path);
+    let o = run_in(d, &["--name=r", &arg("read_iolog", &trace), &redirect]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("allow_destroy_data"), "{}", stderr(&o));
+    // The same when the trace is recorded by an earlier job of the run.
+    let job = format!(
+        "[rec]\nfilename=data\nsize=64k\nrw=write\nwrite_iolog=a.log\n\
+         [play]\nstonewall\nread_iolog=a.log\nreplay_redirect={}\n",
+        dev.path.display()
+    );
+    std::fs::write(d.join("chain.fio"), job).unwrap();
+    let o = run_in(d, &["chain.fio", "--output-format=json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("allow_destroy_data"), "{}", stderr(&o));
+    let mut head = vec![0u8; 1024];
+    std::fs::File::open(&dev.image)
+        .unwrap()
+        .read_exact_at(&mut head, 0)
+        .unwrap();
+    assert!(head.iter().all(|b| *b == 0), "the device was written");
+}
