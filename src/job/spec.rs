@@ -483,7 +483,19 @@ pub struct BufferOpts {
     pub buffer_compress_percentage: u32,
     pub buffer_compress_chunk: u64,
     pub dedupe_percentage: u32,
+    pub dedupe_mode: DedupeMode,
+    pub dedupe_working_set_percentage: u32,
     pub iomem_align: u64,
+}
+
+/// `dedupe_mode`: where duplicate write contents come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DedupeMode {
+    /// Repeat the most recent new contents.
+    Repeat,
+    /// Pick from the first new contents, a working set sized by
+    /// `dedupe_working_set_percentage` of the files.
+    WorkingSet,
 }
 
 impl Default for BufferOpts {
@@ -496,6 +508,8 @@ impl Default for BufferOpts {
             buffer_compress_percentage: 0,
             buffer_compress_chunk: 512,
             dedupe_percentage: 0,
+            dedupe_mode: DedupeMode::Repeat,
+            dedupe_working_set_percentage: 5,
             iomem_align: 0,
         }
     }
@@ -625,7 +639,13 @@ pub struct LogOpts {
     pub replay_redirect: Option<String>,
     pub replay_align: u64,
     pub replay_scale: u64,
+    /// `replay_skip`: trace records not to replay, as a mask of
+    /// `1 << Ddir::idx()` plus `REPLAY_SKIP_SYNC` for syncs.
+    pub replay_skip: u8,
 }
+
+/// `replay_skip` bit for sync records.
+pub const REPLAY_SKIP_SYNC: u8 = 1 << 3;
 
 impl Default for LogOpts {
     fn default() -> Self {
@@ -647,10 +667,11 @@ impl Default for LogOpts {
             write_iolog: None,
             read_iolog: None,
             replay_no_stall: false,
-            replay_time_scale: 0,
+            replay_time_scale: 100,
             replay_redirect: None,
             replay_align: 0,
-            replay_scale: 0,
+            replay_scale: 1,
+            replay_skip: 0,
         }
     }
 }

@@ -10,3 +10,6 @@ mod loopdev;
 mod reports;
 mod safety;
 mod seed_workloads;
+
+mod buffers;
+mod iolog;

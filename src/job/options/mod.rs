@@ -18,6 +18,7 @@ mod control;
 mod engines;
 mod files;
 mod io;
+mod iolog;
 mod logs;
 mod stats;
 mod sync;
@@ -235,6 +236,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         verify::OPTS,
         stats::OPTS,
         logs::OPTS,
+        iolog::OPTS,
         unsupported::OPTS,
     ]
     .into_iter()
