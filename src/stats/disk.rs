@@ -288,6 +288,63 @@ mod tests {
     }
 
     #[test]
+    fn md_and_dm_devices_get_averaged_slave_figures() {
+        let dir = std::env::temp_dir().join(format!("iomark-disk-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let stat = |name: &str, ios: u64, ticks: u64| {
+            let p = dir.join(name);
+            std::fs::write(
+                &p,
+                format!(
+                    "{ios} 1 8 {ticks} {ios} 2 16 {ticks} 0 {ticks} {}",
+                    2 * ticks
+                ),
+            )
+            .unwrap();
+            p
+        };
+        let zero = DiskCounters::default();
+        let dev = |name: &str, slaves: &[&str]| Watched {
+            name: name.into(),
+            stat: dir.join(name),
+            slaves: slaves.iter().map(|s| s.to_string()).collect(),
+            before: zero,
+        };
+        stat("md0", 100, 10);
+        stat("sda", 60, 40);
+        stat("sdb", 40, 20);
+        let w = DiskWatch {
+            devices: vec![
+                dev("md0", &["sda", "sdb"]),
+                dev("sda", &[]),
+                dev("sdb", &[]),
+            ],
+            started: Some(std::time::Instant::now() - std::time::Duration::from_millis(80)),
+        };
+        let r = w.finish();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(r.len(), 3);
+        assert_eq!(r[0].delta.ios, [100, 100]);
+        let a = r[0].aggr.expect("aggregate for md0");
+        assert_eq!(a.slaves, 2);
+        assert_eq!(a.ios, [50, 50]);
+        assert_eq!(a.merges, [1, 2]);
+        assert_eq!(a.ticks, [30, 30]);
+        assert_eq!(a.in_queue, 60);
+        // sda was busy 40 ms of about 80: the busiest slave's share.
+        assert!((a.max_util - r[1].util).abs() < 1e-9 && a.max_util > r[2].util);
+        assert!(r[1].aggr.is_none());
+        let text = crate::report::normal::disk_lines(&r);
+        assert!(
+            text.starts_with("    md0: ios=100/100, merge=1/2, ticks=10/10, in_queue=20, util=")
+        );
+        assert!(text.contains(
+            ", aggrios=50/50, aggrmerge=1/2, aggrticks=30/30, aggrin_queue=60, aggrutil="
+        ));
+        assert!(text.contains("\n  sda: ios=60/60"));
+    }
+
+    #[test]
     fn finds_the_disk_of_the_root_filesystem() {
         // Skips quietly where / is not on a block device (containers).
         if let Some(d) = disk_for_path(Path::new("/")) {

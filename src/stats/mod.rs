@@ -401,6 +401,45 @@ mod tests {
     }
 
     #[test]
+    fn four_clones_merged_equal_one_job_fed_everything() {
+        let rec = RecordFlags {
+            slat: true,
+            clat: true,
+            lat: true,
+            dist: true,
+        };
+        let mut clones: Vec<JobStats> = (0..4).map(|_| JobStats::default()).collect();
+        let mut all = JobStats::default();
+        let mut x = 987654321u64;
+        for i in 0..50_000usize {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let clat = (x >> 33) % 20_000_000;
+            let lat = IoLatency {
+                slat: clat / 7,
+                clat,
+                lat: clat + clat / 7,
+            };
+            let d = (x >> 20) as usize % 2;
+            clones[i % 4].record_io(d, 4096, false, lat, rec);
+            all.record_io(d, 4096, false, lat, rec);
+        }
+        let mut merged = JobStats::default();
+        for c in &clones {
+            merged.merge(c);
+        }
+        let list = crate::job::spec::DEFAULT_PERCENTILES;
+        for d in 0..2 {
+            let (m, a) = (&merged.dir[d], &all.dir[d]);
+            assert_eq!(m.clat, a.clat);
+            assert_eq!(m.slat, a.slat);
+            assert_eq!(m.lat, a.lat);
+            assert_eq!(m.clat.percentiles(&list), a.clat.percentiles(&list));
+            assert_eq!((m.ios, m.bytes), (a.ios, a.bytes));
+        }
+        assert_eq!(merged.lat_dist, all.lat_dist);
+    }
+
+    #[test]
     fn depth_and_batch_buckets() {
         assert_eq!(depth_bucket(1), 0);
         assert_eq!(depth_bucket(16), 4);

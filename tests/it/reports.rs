@@ -673,3 +673,32 @@ fn disk_stats_name_the_devices_fio_names() {
         eprintln!("note: the scratch directory is not on a block device; no disk stats");
     }
 }
+
+#[test]
+fn disk_stats_of_a_block_device_target() {
+    let dir = tempdir();
+    let Some(dev) = crate::loopdev::LoopDev::new(dir.path(), 8 << 20) else {
+        return;
+    };
+    let target = format!("--filename={}", dev.as_str());
+    let j = run_json(
+        dir.path(),
+        &[
+            "--name=bd",
+            "--ioengine=psync",
+            &target,
+            "--rw=read",
+            "--bs=4k",
+            "--size=4m",
+            "--direct=1",
+        ],
+    );
+    let name = dev.path.file_name().unwrap().to_str().unwrap();
+    let disks = j["disk_util"].as_array().expect("disk_util");
+    let d = disks
+        .iter()
+        .find(|d| d["name"] == name)
+        .unwrap_or_else(|| panic!("{name} not in {disks:?}"));
+    assert!(d["read_ios"].as_u64().unwrap() >= 1024, "{d}");
+    assert_eq!(d["write_ios"], 0, "{d}");
+}
