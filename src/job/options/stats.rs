@@ -157,7 +157,7 @@ pub const OPTS: &[OptDef] = &[
         Ok(())
     })
     .default("0"),
-    opt("significant_figures", Stats, Kind::Int, "Significant figures in terse and JSON latency figures (1-10)", |s, v| {
+    opt("significant_figures", Stats, Kind::Int, "Significant figures of the sizes, rates and IOPS in the text report (1-10)", |s, v| {
         s.stat.significant_figures = uint_in(v, 1, 10)? as u32;
         Ok(())
     })
