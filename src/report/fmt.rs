@@ -48,9 +48,13 @@ pub fn num2str(v: f64, width: usize, base: u64, unit: &str) -> String {
         return format!("{num}{}{unit}", prefixes[post]);
     }
     let decimals = (room - 1) as usize;
-    // The fraction is printed on its own and its digits after "0." kept,
-    // exactly as fio does (a fraction that rounds up to 1 shows as zeros).
+    // The fraction is printed on its own and its digits after the point
+    // kept; one that rounds up to 1 carries into the integer part
+    // (69.9995 MiB shows as 70.0MiB, 9.9996 as 10.00), as fio 3.33 does.
     let frac = format!("{:.*}", decimals, m as f64 / thousand as f64);
+    if frac.starts_with('1') {
+        num += 1;
+    }
     let digits = frac.get(2..).unwrap_or("");
     format!("{num}.{digits}{}{unit}", prefixes[post])
 }
@@ -218,6 +222,10 @@ mod tests {
         assert_eq!(num2str(16_777_216_000.0, 4, 1024, "B/s"), "15.6GiB/s");
         assert_eq!(num2str(8_388_608_000.0, 4, 1000, "bit/s"), "8389Mbit/s");
         assert_eq!(num2str(65536.0, 4, 1024, "B"), "64.0KiB");
+        // Fractions rounding up to 1 carry (checked against fio 3.33).
+        assert_eq!(num2str(73_399_296.0, 4, 1024, "B"), "70.0MiB");
+        assert_eq!(num2str(104_856_576.0, 4, 1024, "B"), "100.0MiB");
+        assert_eq!(num2str(10_484_736.0, 4, 1024, "B"), "10.00MiB");
     }
 
     #[test]

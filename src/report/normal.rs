@@ -211,7 +211,7 @@ fn dir_block(out: &mut String, r: &JobReport, sec: &Section, report: &Report) {
         percentile_block(out, "clat", &ds.clat, list, prec);
     }
     if st.lat_percentiles {
-        percentile_block(out, " lat", &ds.lat, list, prec);
+        percentile_block(out, "lat", &ds.lat, list, prec);
     }
     samples_lines(
         out,
