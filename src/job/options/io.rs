@@ -194,7 +194,8 @@ pub const OPTS: &[OptDef] = &[
     opt("bs_unaligned", Io, Kind::Switch, "Allow block sizes that are not multiples of the sector size", |s, v| {
         s.io.bs_unaligned = boolean(v)?;
         Ok(())
-    }),
+    })
+    .alias(&["blocksize_unaligned"]),
     opt("bs_is_seq_rand", Io, Kind::Bool, "Read bs values as sequential,random instead of read,write", |s, v| {
         s.io.bs_is_seq_rand = boolean(v)?;
         Ok(())

@@ -23,7 +23,6 @@ mod stats;
 mod sync;
 mod timing;
 mod unsupported;
-mod verify;
 
 /// Sets a field of the spec from the option's text value.
 pub type Setter = fn(&mut JobSpec, &str) -> Result<(), String>;
@@ -199,6 +198,13 @@ impl OptDef {
         self
     }
 
+    /// Sets the value type (for unsupported entries, whose default is `Str`,
+    /// so that switches parse on the command line as fio's do).
+    pub const fn kind(mut self, k: Kind) -> Self {
+        self.kind = k;
+        self
+    }
+
     pub const fn engines(mut self, e: &'static [&'static str]) -> Self {
         self.engines = e;
         self
@@ -229,12 +235,11 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         timing::OPTS,
         sync::OPTS,
         buffers::OPTS,
-        verify::OPTS,
         stats::OPTS,
         logs::OPTS,
-        unsupported::OPTS,
     ]
     .into_iter()
+    .chain(unsupported::GROUPS.iter().copied())
     .flat_map(|s| s.iter())
 }
 
