@@ -10,7 +10,7 @@ pub mod help;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use crate::job::{options, Assignment, JobSources, Origin};
+use crate::job::{options, Assignment, JobSources};
 use crate::run::progress::ProgressMode;
 
 /// Output formats selected with `--output-format`.
@@ -126,6 +126,8 @@ const UNSUPPORTED_CLI: &[(&str, &str)] = &[
     ("debug", "fio's debug categories are not supported"),
     ("latency-log", "use write_lat_log instead"),
     ("aux-path", "iomark keeps no state files"),
+    ("cpuclock-test", "iomark does not use a CPU clock source"),
+    ("bandwidth-log", "aggregate bandwidth logs are not implemented yet"),
 ];
 
 fn err(msg: impl Into<String>) -> String {
@@ -254,13 +256,6 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
                     "showcmd" => run.showcmd = true,
                     "readonly" => run.readonly = true,
                     "warnings-fatal" => run.warnings_fatal = true,
-                    "bandwidth-log" => {
-                        run.sources.global.push(Assignment {
-                            key: "write_bw_log".into(),
-                            value: Some("agg".into()),
-                            origin: Origin::cli(),
-                        });
-                    }
                     "max-jobs" => {
                         let v = os_to_string(p.value().map_err(|e| e.to_string())?, "--max-jobs")?;
                         run.max_jobs = Some(
@@ -314,11 +309,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
                                 },
                             }
                         };
-                        let a = Assignment {
-                            key: other.to_string(),
-                            value: value.map(|v| crate::job::jobfile::expand_vars(&v)),
-                            origin: Origin::cli(),
-                        };
+                        let a = Assignment::cli(other, value.as_deref());
                         match &mut current {
                             Some((_, items)) => items.push(a),
                             None => run.sources.global.push(a),
