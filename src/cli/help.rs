@@ -235,6 +235,8 @@ pub fn showcmd(src: &JobSources) -> String {
                     for e in &s.entries {
                         push(&mut parts, &e.key, &e.value);
                     }
+                    // A later global section must be its own pass too.
+                    named = true;
                 }
                 continue;
             }

@@ -270,10 +270,7 @@ pub fn unset_note(unset: &[String]) -> String {
     match unset {
         [] => String::new(),
         [one] => format!(" (environment variable {one} is not set)"),
-        many => format!(
-            " (environment variables {} are not set)",
-            many.join(", ")
-        ),
+        many => format!(" (environment variables {} are not set)", many.join(", ")),
     }
 }
 

@@ -125,9 +125,8 @@ fn apply_all(
             }
         }
         for (def, a) in resolved.iter().filter(|(d, _)| d.early == pass_early) {
-            options::apply(spec, def, a.value.as_deref()).map_err(|m| {
-                JobError::at(&a.origin, m + &jobfile::unset_note(&a.unset_vars))
-            })?;
+            options::apply(spec, def, a.value.as_deref())
+                .map_err(|m| JobError::at(&a.origin, m + &jobfile::unset_note(&a.unset_vars)))?;
             spec.set_options.push(def.name);
         }
     }

@@ -180,24 +180,27 @@ pub fn parse_time_us(s: &str, unit: TimeUnit) -> Result<u64, String> {
     f64_to_u64(n * mult, s)
 }
 
-/// fio booleans: 1/0; true/false, yes/no and on/off are also accepted.
+/// fio booleans: 1 or 0 (also in hex or as an expression); true/false,
+/// yes/no and on/off are accepted as well. Other numbers are rejected, as
+/// fio rejects them (its booleans have the range 0 to 1).
 pub fn parse_bool(s: &str) -> Result<bool, String> {
-    match s.trim().to_ascii_lowercase().as_str() {
+    let t = s.trim().to_ascii_lowercase();
+    match t.as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
-        other => {
-            // fio accepts any integer and treats non-zero as true.
-            match other.parse::<i64>() {
-                Ok(v) => Ok(v != 0),
-                Err(_) => Err(format!("'{s}' is not a boolean (expected 1 or 0)")),
-            }
-        }
+        _ => match parse_int(&t) {
+            Ok(0) => Ok(false),
+            Ok(1) => Ok(true),
+            Ok(_) => Err(format!("'{s}' is out of range (expected 1 or 0)")),
+            Err(_) => Err(format!("'{s}' is not a boolean (expected 1 or 0)")),
+        },
     }
 }
 
 /// A percentage `0..=100`, written `50` or `50%`; fractions allowed.
 pub fn parse_percent(s: &str) -> Result<f64, String> {
-    let t = s.trim().trim_end_matches('%');
+    let t = s.trim();
+    let t = t.strip_suffix('%').unwrap_or(t);
     let v: f64 = t
         .parse()
         .map_err(|_| format!("'{s}' is not a percentage (expected a number from 0 to 100)"))?;
@@ -227,6 +230,11 @@ pub fn parse_size_or_percent(s: &str, kb_base: u64) -> Result<SizeOrPercent, Str
 pub fn parse_size_range(s: &str, kb_base: u64) -> Result<(u64, u64), String> {
     let t = s.trim();
     let parts: Vec<&str> = split_range(t);
+    if parts.iter().any(|p| p.trim().is_empty()) {
+        return Err(format!(
+            "'{s}' is not a range (expected LOW-HIGH, e.g. 4k-16k)"
+        ));
+    }
     let (lo, hi) = match parts.as_slice() {
         [one] => {
             let v = parse_size(one, kb_base)?;
@@ -426,7 +434,12 @@ mod tests {
     fn bools_and_percents() {
         assert_eq!(parse_bool("1"), Ok(true));
         assert_eq!(parse_bool("0"), Ok(false));
+        assert_eq!(parse_bool("yes"), Ok(true));
+        assert_eq!(parse_bool("0x1"), Ok(true));
         assert!(parse_bool("maybe").is_err());
+        assert!(parse_bool("2").is_err());
+        assert!(parse_bool("-1").is_err());
+        assert!(parse_percent("10%%").is_err());
         assert_eq!(parse_percent("50%"), Ok(50.0));
         assert!(parse_percent("150").is_err());
     }

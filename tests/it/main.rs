@@ -3,4 +3,5 @@
 
 mod common;
 
+mod job_language;
 mod seed_workloads;

@@ -8,7 +8,8 @@
 use crate::job::options::{unsupported, Category::*, Kind, OptDef};
 
 const URING_YET: &str = "io_uring engine options are not implemented yet";
-const CMDPRIO_YET: &str = "per-I/O priorities of the io_uring and libaio engines are not implemented yet";
+const CMDPRIO_YET: &str =
+    "per-I/O priorities of the io_uring and libaio engines are not implemented yet";
 const NOWAIT_YET: &str = "RWF_NOWAIT I/O (pvsync2, libaio, io_uring) is not implemented yet";
 const HIPRI_YET: &str = "polled I/O (io_uring, pvsync2) is not implemented yet";
 const NET: &str = "it belongs to the net and netsplice engines, which iomark does not provide";

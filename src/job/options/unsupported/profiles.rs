@@ -5,7 +5,8 @@
 
 use crate::job::options::{unsupported, Category::*, Kind, OptDef};
 
-const ACT: &str = "it belongs to fio's act profile; profiles are not supported (see the iomark presets)";
+const ACT: &str =
+    "it belongs to fio's act profile; profiles are not supported (see the iomark presets)";
 const TIOBENCH: &str =
     "it belongs to fio's tiobench profile; profiles are not supported (see the iomark presets)";
 
@@ -41,8 +42,7 @@ pub const OPTS: &[OptDef] = &[
         ACT,
     )
     .kind(Kind::Int),
-    unsupported("prep", Misc, "act profile: run the preparation phase", ACT)
-        .kind(Kind::Switch),
+    unsupported("prep", Misc, "act profile: run the preparation phase", ACT).kind(Kind::Switch),
     // The tiobench profile.
     unsupported(
         "block",
@@ -58,7 +58,12 @@ pub const OPTS: &[OptDef] = &[
         TIOBENCH,
     )
     .kind(Kind::Int),
-    unsupported("dir", Misc, "tiobench profile: directory to test in", TIOBENCH),
+    unsupported(
+        "dir",
+        Misc,
+        "tiobench profile: directory to test in",
+        TIOBENCH,
+    ),
     unsupported(
         "threads",
         Misc,

@@ -219,4 +219,3 @@ pub const OPTS: &[OptDef] = &[
         "fio's built-in profiles are not supported; see the iomark presets instead",
     ),
 ];
-
