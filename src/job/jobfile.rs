@@ -215,6 +215,9 @@ fn section_name(line: &str) -> Result<&str, String> {
 
 fn include_target(line: &str) -> Option<&str> {
     let rest = line.strip_prefix("include")?;
+    if rest.is_empty() || rest.starts_with([';', '#']) {
+        return Some("");
+    }
     if rest.starts_with(char::is_whitespace) && !rest.trim_start().starts_with('=') {
         Some(rest.trim())
     } else {

@@ -75,6 +75,9 @@ pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
         })?;
         return f64_to_u64(v, s);
     }
+    if s.starts_with('-') {
+        return Err(format!("'{s}' must not be negative"));
+    }
     let (num, suffix) = split_number(s);
     let n = parse_plain_number(num)
         .ok_or_else(|| format!("'{s}' is not a size (expected a number with an optional k/m/g/t/p suffix, e.g. 4k or 1g)"))?;
@@ -250,20 +253,25 @@ pub fn parse_size_range(s: &str, kb_base: u64) -> Result<(u64, u64), String> {
     Ok(if lo <= hi { (lo, hi) } else { (hi, lo) })
 }
 
-/// Splits on the range separator (`-` or `:`) outside parentheses.
+/// Splits on the range separators (`-` or `:`) outside parentheses; a
+/// leading `-` is a sign, not a separator.
 fn split_range(s: &str) -> Vec<&str> {
     let mut depth = 0i32;
+    let mut parts = Vec::new();
+    let mut start = 0;
     for (i, c) in s.char_indices() {
         match c {
             '(' => depth += 1,
             ')' => depth -= 1,
-            '-' | ':' if depth == 0 && i > 0 => {
-                return vec![&s[..i], &s[i + 1..]];
+            '-' | ':' if depth == 0 && i > start => {
+                parts.push(&s[start..i]);
+                start = i + 1;
             }
             _ => {}
         }
     }
-    vec![s]
+    parts.push(&s[start..]);
+    parts
 }
 
 /// Values given per direction: `A` (all), `A,B` (read, write; trim takes
@@ -419,6 +427,8 @@ mod tests {
         assert_eq!(parse_size_range("4k-16k", 1024), Ok((4096, 16384)));
         assert_eq!(parse_size_range("16k:4k", 1024), Ok((4096, 16384)));
         assert_eq!(parse_size_range("8k", 1024), Ok((8192, 8192)));
+        assert!(parse_size_range("4k-8k-16k", 1024).is_err());
+        assert!(parse_size_range("4k-", 1024).is_err());
         let s = parse_split("4k/50:64k/", 1024).unwrap();
         assert_eq!(s[1].perc, 50.0);
         assert!(parse_split("4k/60:8k/60", 1024).is_err());

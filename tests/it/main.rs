@@ -3,5 +3,8 @@
 
 mod common;
 
+mod bad_inputs;
+mod fio_examples;
+mod fio_option_names;
 mod job_language;
 mod seed_workloads;
