@@ -8,6 +8,8 @@ pub mod error;
 pub mod expr;
 pub mod jobfile;
 pub mod options;
+#[cfg(test)]
+mod robustness_tests;
 pub mod spec;
 pub mod validate;
 pub mod value;

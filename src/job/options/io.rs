@@ -31,7 +31,9 @@ fn parse_distribution(v: &str) -> Result<RandomDistribution, String> {
     let num = |what: &str| -> Result<f64, String> {
         let a = arg.ok_or_else(|| format!("'{v}' needs a value, e.g. {what}"))?;
         a.parse::<f64>()
-            .map_err(|_| format!("'{a}' is not a number (in '{v}')"))
+            .ok()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| format!("'{a}' is not a number (in '{v}')"))
     };
     Ok(match kind {
         "random" => RandomDistribution::Random,

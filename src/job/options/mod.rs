@@ -272,6 +272,9 @@ pub fn lookup(name: &str) -> Option<&'static OptDef> {
 /// four letters or more, contains) what was typed (`rwmix` → `rwmixread`),
 /// then such an unsupported one.
 pub fn suggest(name: &str) -> Option<&'static str> {
+    if name.len() > MAX_SUGGEST_LEN {
+        return None;
+    }
     let norm = name.to_ascii_lowercase().replace('-', "_");
     if let Some(d) = lookup(&norm).or_else(|| lookup(&name.to_ascii_lowercase())) {
         return Some(d.name);
@@ -308,12 +311,19 @@ pub fn suggest(name: &str) -> Option<&'static str> {
     None
 }
 
+/// Names longer than this get no suggestion: no option is that long, and
+/// edit distances on huge input would be slow.
+const MAX_SUGGEST_LEN: usize = 64;
+
 /// The candidate with the smallest edit distance to `name` (ties go to
 /// the alphabetically first), with that distance.
 pub fn closest<'a>(
     name: &str,
     candidates: impl Iterator<Item = &'a str>,
 ) -> Option<(usize, &'a str)> {
+    if name.len() > MAX_SUGGEST_LEN {
+        return None;
+    }
     let mut best: Option<(usize, &'a str)> = None;
     for key in candidates {
         let d = edit_distance(name, key);
