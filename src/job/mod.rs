@@ -97,6 +97,20 @@ fn echo_set(echo: &mut Vec<(String, String)>, key: &str, value: &str) {
     }
 }
 
+/// The options applied to a job so far, with where each was written.
+type Applied = Vec<(&'static options::OptDef, Origin)>;
+
+/// Engine-specific options given to a job whose engine does not take
+/// them are reported at the line that set them.
+fn check_engine_options(job: &JobSpec, applied: &Applied) -> Result<(), JobError> {
+    for (def, origin) in applied {
+        if let Some(m) = validate::engine_mismatch(def, &job.io.ioengine) {
+            return Err(JobError::at(origin, m));
+        }
+    }
+    Ok(())
+}
+
 /// Applies a section's assignments: `kb_base` and `ioengine` first (other
 /// values depend on them), then the rest in order.
 ///
@@ -107,6 +121,7 @@ fn apply_all(
     spec: &mut JobSpec,
     items: &[Assignment],
     echo: &mut Vec<(String, String)>,
+    applied: &mut Applied,
 ) -> Result<(), JobError> {
     let mut resolved = Vec::with_capacity(items.len());
     let mut unknown = None;
@@ -130,6 +145,7 @@ fn apply_all(
             options::apply(spec, def, a.value.as_deref())
                 .map_err(|m| JobError::at(&a.origin, m + &jobfile::unset_note(&a.unset_vars)))?;
             spec.set_options.push(def.name);
+            applied.push((def, a.origin.clone()));
         }
     }
     for (def, a) in &resolved {
@@ -150,8 +166,9 @@ fn apply_all(
 pub fn build_jobs(src: &JobSources) -> Result<JobList, JobError> {
     let mut list = JobList::default();
     let mut base = JobSpec::default();
+    let mut base_applied = Applied::new();
     let mut echo = Vec::new();
-    apply_all(&mut base, &src.global, &mut echo)?;
+    apply_all(&mut base, &src.global, &mut echo, &mut base_applied)?;
     for (k, v) in echo {
         echo_set(&mut list.global_options, &k, &v);
     }
@@ -159,7 +176,7 @@ pub fn build_jobs(src: &JobSources) -> Result<JobList, JobError> {
     for (name, items) in &src.cli_jobs {
         if name == "global" {
             let mut echo = Vec::new();
-            apply_all(&mut base, items, &mut echo)?;
+            apply_all(&mut base, items, &mut echo, &mut base_applied)?;
             for (k, v) in echo {
                 echo_set(&mut list.global_options, &k, &v);
             }
@@ -170,9 +187,11 @@ pub fn build_jobs(src: &JobSources) -> Result<JobList, JobError> {
         }
         let mut job = base.clone();
         job.name = name.clone();
+        let mut applied = base_applied.clone();
         let mut echo = vec![("name".to_string(), name.clone())];
-        apply_all(&mut job, items, &mut echo)?;
+        apply_all(&mut job, items, &mut echo, &mut applied)?;
         job.job_options = echo;
+        check_engine_options(&job, &applied)?;
         let origin = items
             .first()
             .map(|a| a.origin.clone())
@@ -182,12 +201,13 @@ pub fn build_jobs(src: &JobSources) -> Result<JobList, JobError> {
 
     for (_path, sections) in &src.files {
         let mut global = base.clone();
+        let mut global_applied = base_applied.clone();
         let mut first_in_file = true;
         for section in sections {
             let items: Vec<Assignment> = section.entries.iter().map(Assignment::from).collect();
             if section.is_global() {
                 let mut echo = Vec::new();
-                apply_all(&mut global, &items, &mut echo)?;
+                apply_all(&mut global, &items, &mut echo, &mut global_applied)?;
                 for (k, v) in echo {
                     echo_set(&mut list.global_options, &k, &v);
                 }
@@ -198,9 +218,11 @@ pub fn build_jobs(src: &JobSources) -> Result<JobList, JobError> {
             }
             let mut job = global.clone();
             job.name = section.name.clone();
+            let mut applied = global_applied.clone();
             let mut echo = Vec::new();
-            apply_all(&mut job, &items, &mut echo)?;
+            apply_all(&mut job, &items, &mut echo, &mut applied)?;
             job.job_options = echo;
+            check_engine_options(&job, &applied)?;
             if first_in_file && !list.jobs.is_empty() {
                 // Each job file is its own group, run after the previous one.
                 job.ctl.stonewall = true;

@@ -13,7 +13,8 @@ struct Case {
     args: &'static [&'static str],
     /// Environment variables to set for the run.
     env: &'static [(&'static str, &'static str)],
-    /// The whole of stderr, without the "iomark: " prefix and newline.
+    /// The whole of stderr, without the "iomark: " prefix and newline;
+    /// `{engines}` stands for the list of engines iomark provides.
     err: &'static str,
 }
 
@@ -269,19 +270,27 @@ const CASES: &[Case] = &[
     // Engines.
     file(
         "[a]\nioengine=foo\n",
-        "job.fio:2: option 'ioengine': unknown ioengine 'foo' (supported: sync, psync, vsync, pvsync, pvsync2, null)",
+        "job.fio:2: option 'ioengine': unknown ioengine 'foo' (supported: {engines})",
     ),
     file(
         "[a]\nioengine=rbd\nclientname=admin\n",
-        "job.fio:2: option 'ioengine': ioengine 'rbd' is not supported by iomark (supported: sync, psync, vsync, pvsync, pvsync2, null)",
+        "job.fio:2: option 'ioengine': ioengine 'rbd' is not supported by iomark (supported: {engines})",
     ),
     file(
         "[a]\nioengine=psync\nhostname=server\n",
         "job.fio:3: option 'hostname' is not supported by iomark: it belongs to the net, netsplice and rdma engines, which iomark does not provide",
     ),
     file(
-        "[a]\nioengine=pvsync2\nhipri\n",
-        "job.fio:3: option 'hipri' is not supported by iomark: polled I/O (io_uring, pvsync2) is not implemented yet",
+        "[a]\nioengine=psync\nfixedbufs\n",
+        "job.fio:3: option 'fixedbufs' only applies to ioengine=io_uring (this job uses ioengine=psync)",
+    ),
+    file(
+        "[global]\nuserspace_reap\n[a]\nioengine=io_uring\n",
+        "job.fio:2: option 'userspace_reap' only applies to ioengine=libaio (this job uses ioengine=io_uring)",
+    ),
+    cli(
+        &["--name=a", "--parse-only", "--hipri"],
+        "option 'hipri' only applies to ioengine=io_uring,pvsync2 (this job uses ioengine=psync)",
     ),
     cli(
         &["--name=a", "--ioengine=sync", "--parse-only", "--proto=udp"],
@@ -352,7 +361,7 @@ const CASES: &[Case] = &[
     ),
     cli(
         &["--enghelp=foo"],
-        "unknown ioengine 'foo' (supported: sync, psync, vsync, pvsync, pvsync2, null)",
+        "unknown ioengine 'foo' (supported: {engines})",
     ),
     cli(
         &["--enghelp=net,bs"],
@@ -404,7 +413,8 @@ fn malformed_inputs_get_one_clear_line_and_exit_1() {
             .output()
             .expect("run iomark");
         let err = stderr(&o);
-        let want = format!("iomark: {}\n", case.err);
+        let engines = iomark::engine::IMPLEMENTED.join(", ");
+        let want = format!("iomark: {}\n", case.err.replace("{engines}", &engines));
         if o.status.code() != Some(1) || err != want {
             failures.push(format!(
                 "case {i} {:?}: exit {:?}\n  want: {want}  got:  {err}",

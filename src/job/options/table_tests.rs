@@ -80,6 +80,7 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     ("create_serialize", "0", |s| !s.file.create_serialize),
     ("allow_file_create", "0", |s| !s.file.allow_file_create),
     ("allow_mounted_write", "1", |s| s.file.allow_mounted_write),
+    ("allow_destroy_data", "1", |s| s.file.allow_destroy_data),
     ("pre_read", "1", |s| s.file.pre_read),
     ("overwrite", "1", |s| s.file.overwrite),
     ("fallocate", "keep", |s| {
@@ -163,6 +164,26 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     ("zoneskip", "2m", |s| s.io.zoneskip == 2 << 20),
     ("loops", "3", |s| s.io.loops == 3),
     ("ioengine", "sync", |s| s.io.ioengine == "sync"),
+    // Engine options.
+    ("hipri", "1", |s| s.engine.hipri),
+    ("hipri_percentage", "30", |s| {
+        s.engine.hipri_percentage == 30
+    }),
+    ("uncached", "1", |s| s.engine.uncached == 1),
+    ("nowait", "1", |s| s.engine.nowait),
+    ("fixedbufs", "1", |s| s.engine.fixedbufs),
+    ("registerfiles", "1", |s| s.engine.registerfiles),
+    ("sqthread_poll", "1", |s| s.engine.sqthread_poll),
+    ("sqthread_poll_cpu", "1", |s| {
+        s.engine.sqthread_poll_cpu == Some(1)
+    }),
+    ("nonvectored", "0", |s| s.engine.nonvectored == 0),
+    ("force_async", "4", |s| s.engine.force_async == 4),
+    ("userspace_reap", "1", |s| s.engine.userspace_reap),
+    ("thp", "1", |s| s.engine.thp),
+    ("stat_type", "lstat", |s| {
+        s.engine.stat_type == StatType::Lstat
+    }),
     // Timing and rates.
     ("runtime", "1m", |s| s.time.runtime_us == 60_000_000),
     ("time_based", "1", |s| s.time.time_based),

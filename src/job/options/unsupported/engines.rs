@@ -1,17 +1,11 @@
-//! Unsupported engine-specific options. Options of engines iomark plans to
-//! provide (io_uring, libaio, pvsync2, mmap, filestat) say "not implemented
-//! yet" and move to `options/engines.rs` when their engine implements
-//! them; options of engines iomark does not provide name those engines.
+//! Unsupported engine-specific options: the options of engines iomark does
+//! not provide, each naming its engines. (Options of the engines iomark
+//! provides, implemented or not, live in `options/engines.rs`.)
 //!
 //! An option shared by several engines is one entry listing them all.
 
 use crate::job::options::{unsupported, Category::*, Kind, OptDef};
 
-const URING_YET: &str = "io_uring engine options are not implemented yet";
-const CMDPRIO_YET: &str =
-    "per-I/O priorities of the io_uring and libaio engines are not implemented yet";
-const NOWAIT_YET: &str = "RWF_NOWAIT I/O (pvsync2, libaio, io_uring) is not implemented yet";
-const HIPRI_YET: &str = "polled I/O (io_uring, pvsync2) is not implemented yet";
 const NET: &str = "it belongs to the net and netsplice engines, which iomark does not provide";
 const CEPH: &str = "it belongs to the rbd and rados engines, which iomark does not provide";
 const RPMA: &str = "it belongs to the librpma engines, which iomark does not provide";
@@ -27,7 +21,6 @@ const RDMA: &str = "it belongs to the rdma engine, which iomark does not provide
 const E4DEFRAG: &str = "it belongs to the e4defrag engine, which iomark does not provide";
 const CUFILE: &str = "it belongs to the libcufile engine, which iomark does not provide";
 
-const URING: &[&str] = &["io_uring", "io_uring_cmd"];
 const NETS: &[&str] = &["net", "netsplice"];
 const RPMA_ENGINES: &[&str] = &[
     "librpma_apm_client",
@@ -37,146 +30,6 @@ const RPMA_ENGINES: &[&str] = &[
 ];
 
 pub const OPTS: &[OptDef] = &[
-    // io_uring (and io_uring_cmd, which shares its options).
-    unsupported(
-        "fixedbufs",
-        Engine,
-        "Register the I/O buffers with the kernel once instead of mapping them per I/O",
-        URING_YET,
-    )
-    .kind(Kind::Switch)
-    .engines(URING),
-    unsupported(
-        "registerfiles",
-        Engine,
-        "Register the job's files with the kernel to make each submission cheaper",
-        URING_YET,
-    )
-    .kind(Kind::Switch)
-    .engines(URING),
-    unsupported(
-        "sqthread_poll",
-        Engine,
-        "Let a kernel thread poll the submission queue so no system call is needed to submit",
-        URING_YET,
-    )
-    .kind(Kind::Switch)
-    .engines(&["io_uring", "io_uring_cmd", "xnvme"]),
-    unsupported(
-        "sqthread_poll_cpu",
-        Engine,
-        "CPU for the kernel's submission polling thread",
-        URING_YET,
-    )
-    .kind(Kind::Int)
-    .engines(URING),
-    unsupported(
-        "nonvectored",
-        Engine,
-        "Use plain read/write commands instead of vectored ones",
-        URING_YET,
-    )
-    .kind(Kind::Int)
-    .engines(URING),
-    unsupported(
-        "force_async",
-        Engine,
-        "Ask the kernel to run every Nth request asynchronously (IOSQE_ASYNC)",
-        URING_YET,
-    )
-    .kind(Kind::Int)
-    .engines(URING),
-    unsupported(
-        "cmd_type",
-        Engine,
-        "Kind of pass-through command for io_uring_cmd (nvme)",
-        "it belongs to the io_uring_cmd engine, which iomark does not provide",
-    )
-    .engines(&["io_uring_cmd"]),
-    // Priorities, polling and non-blocking I/O of the async engines.
-    unsupported(
-        "cmdprio_percentage",
-        Engine,
-        "Share of I/Os to issue with a high priority (read,write allowed)",
-        CMDPRIO_YET,
-    )
-    .engines(&["io_uring", "io_uring_cmd", "libaio"]),
-    unsupported(
-        "cmdprio_class",
-        Engine,
-        "Priority class for the I/Os issued with a priority (read,write allowed)",
-        CMDPRIO_YET,
-    )
-    .engines(&["io_uring", "io_uring_cmd", "libaio"]),
-    unsupported(
-        "cmdprio",
-        Engine,
-        "Priority level for the I/Os issued with a priority (read,write allowed)",
-        CMDPRIO_YET,
-    )
-    .engines(&["io_uring", "io_uring_cmd", "libaio"]),
-    unsupported(
-        "cmdprio_bssplit",
-        Engine,
-        "Share of I/Os given a priority, per block size: BS/PCT[/CLASS/LEVEL]:…",
-        CMDPRIO_YET,
-    )
-    .engines(&["io_uring", "io_uring_cmd", "libaio"]),
-    unsupported(
-        "hipri",
-        Engine,
-        "Use polled completions (io_uring) or high-priority I/O (pvsync2)",
-        HIPRI_YET,
-    )
-    .kind(Kind::Switch)
-    .engines(&["io_uring", "io_uring_cmd", "pvsync2", "sg", "xnvme"]),
-    unsupported(
-        "hipri_percentage",
-        Engine,
-        "Share of pvsync2 I/Os issued with RWF_HIPRI",
-        HIPRI_YET,
-    )
-    .kind(Kind::Int)
-    .engines(&["pvsync2"]),
-    unsupported(
-        "nowait",
-        Engine,
-        "Issue I/O with RWF_NOWAIT so it fails instead of blocking",
-        NOWAIT_YET,
-    )
-    .kind(Kind::Bool)
-    .engines(&["pvsync2", "libaio", "io_uring", "io_uring_cmd"]),
-    unsupported(
-        "uncached",
-        Engine,
-        "Issue buffered I/O with RWF_UNCACHED",
-        "RWF_UNCACHED is not in mainline Linux",
-    )
-    .kind(Kind::Int)
-    .engines(&["io_uring", "pvsync2"]),
-    unsupported(
-        "userspace_reap",
-        Engine,
-        "Read libaio completions from the ring in user space instead of with io_getevents",
-        "libaio engine options are not implemented yet",
-    )
-    .kind(Kind::Switch)
-    .engines(&["libaio"]),
-    unsupported(
-        "thp",
-        Engine,
-        "Advise transparent huge pages for the mmap engine's mappings",
-        "mmap engine options are not implemented yet",
-    )
-    .kind(Kind::Int)
-    .engines(&["mmap"]),
-    unsupported(
-        "stat_type",
-        Engine,
-        "System call the filestat engine measures: stat, lstat or statx",
-        "filestat engine options are not implemented yet",
-    )
-    .engines(&["filestat"]),
     // Network engines.
     unsupported(
         "hostname",
