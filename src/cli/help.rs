@@ -24,15 +24,17 @@ Run options:
   --eta=auto|always|never    live progress line (auto: only on a terminal)
   --eta-newline[=TIME]       print each progress line on its own line
   --status-interval=TIME     print full reports periodically while running
-  --section=NAME             run only this job file section (repeatable)
+  --section=NAME             run only the job of this name (repeatable)
   --parse-only               check the job description and exit
   --showcmd                  print job files as an iomark command line
   --readonly                 refuse to run jobs that write or trim
   --cmdhelp[=OPTION]         list job options, or describe one
-  --enghelp[=ENGINE]         list engines, or an engine's options
+  --enghelp[=ENGINE[,OPT]]   list engines, or an engine's options
   --version, --help
 
-Job options are fio's: see `iomark --cmdhelp`. Exit codes: 0 success,
+Job options are fio's: see `iomark --cmdhelp`. Options before the first
+--name apply to every job; --name=global starts options for the jobs
+after it; --opt=value and --opt value both work. Exit codes: 0 success,
 1 bad input or a job failed, 130/143 interrupted by SIGINT/SIGTERM.
 ",
         env!("CARGO_PKG_VERSION")

@@ -4,9 +4,10 @@
 //! It handles `[section]` headers (several `[global]` sections included),
 //! `;` and `#` comments (whole lines, and trailing ones after a value),
 //! keys without values, `include FILE` (nested, relative to the including
-//! file, no sections inside), `${VAR}` environment expansion and the
-//! `$pagesize`, `$mb_memory` and `$ncpus` keywords. It does not interpret
-//! option names or values: that is the option table's job.
+//! file, no sections inside), `${VAR}` environment expansion (unset names
+//! are remembered for error messages) and the `$pagesize`, `$mb_memory`
+//! and `$ncpus` keywords (with fio's arithmetic on them). It does not
+//! interpret option names or values: that is the option table's job.
 
 use std::path::{Path, PathBuf};
 
@@ -422,6 +423,40 @@ mod tests {
     }
 
     #[test]
+    fn headers_may_carry_comments() {
+        let s = parse("[a] ; first job\n[ b ]#second\n").unwrap();
+        assert_eq!(s[0].name, "a");
+        assert_eq!(s[1].name, "b");
+        assert!(parse("[a] b\n").is_err());
+        assert!(parse("[a[b]\n").is_err());
+    }
+
+    #[test]
+    fn unset_variables_are_recorded() {
+        let s = parse("[a]\nbs=${IOMARK_JF_UNSET_A}4k${IOMARK_JF_UNSET_B}\n").unwrap();
+        let e = &s[0].entries[0];
+        assert_eq!(e.value.as_deref(), Some("4k"));
+        assert_eq!(e.unset_vars, ["IOMARK_JF_UNSET_A", "IOMARK_JF_UNSET_B"]);
+        assert_eq!(
+            unset_note(&e.unset_vars),
+            " (environment variables IOMARK_JF_UNSET_A, IOMARK_JF_UNSET_B are not set)"
+        );
+    }
+
+    #[test]
+    fn keyword_arithmetic_is_computed() {
+        let page = sysinfo_pagesize();
+        assert_eq!(expand_vars("2*$pagesize"), (2 * page).to_string());
+        assert_eq!(expand_vars("$pagesize/2+1"), (page / 2 + 1).to_string());
+        assert_eq!(expand_vars("(3*$pagesize)"), (3 * page).to_string());
+        // A lone '-' stays a range; units are left to the option parser.
+        assert_eq!(expand_vars("1-$ncpus"), format!("1-{}", sysinfo_ncpus()));
+        assert_eq!(expand_vars("$pagesize*2k"), format!("{page}*2k"));
+        // Without a keyword nothing is computed.
+        assert_eq!(expand_vars("4*2"), "4*2");
+    }
+
+    #[test]
     fn env_and_keywords_expand() {
         std::env::set_var("IOMARK_TEST_BS", "8k");
         assert_eq!(expand_vars("${IOMARK_TEST_BS}"), "8k");
@@ -443,6 +478,7 @@ mod tests {
         assert!(read_jobfile(&dir.path().join("main2.fio")).is_err());
         std::fs::write(dir.path().join("loop.fio"), "include loop.fio\n").unwrap();
         std::fs::write(dir.path().join("main3.fio"), "[a]\ninclude loop.fio\n").unwrap();
-        assert!(read_jobfile(&dir.path().join("main3.fio")).is_err());
+        let e = read_jobfile(&dir.path().join("main3.fio")).unwrap_err();
+        assert!(e.to_string().ends_with("loop.fio' includes itself"), "{e}");
     }
 }

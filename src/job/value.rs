@@ -204,9 +204,14 @@ pub fn parse_bool(s: &str) -> Result<bool, String> {
 pub fn parse_percent(s: &str) -> Result<f64, String> {
     let t = s.trim();
     let t = t.strip_suffix('%').unwrap_or(t);
-    let v: f64 = t
-        .parse()
-        .map_err(|_| format!("'{s}' is not a percentage (expected a number from 0 to 100)"))?;
+    let v: f64 = if t.starts_with('(') {
+        expr::eval(t, &|suffix| suffix.is_empty().then_some(1.0))?
+    } else {
+        t.parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite())
+            .ok_or_else(|| format!("'{s}' is not a percentage (expected a number from 0 to 100)"))?
+    };
     if !(0.0..=100.0).contains(&v) {
         return Err(format!("'{s}' is out of range (expected 0 to 100)"));
     }
@@ -450,6 +455,8 @@ mod tests {
         assert!(parse_bool("2").is_err());
         assert!(parse_bool("-1").is_err());
         assert!(parse_percent("10%%").is_err());
+        assert_eq!(parse_percent("(100/4)"), Ok(25.0));
+        assert_eq!(parse_percent("(10*2)%"), Ok(20.0));
         assert_eq!(parse_percent("50%"), Ok(50.0));
         assert!(parse_percent("150").is_err());
     }
