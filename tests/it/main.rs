@@ -3,7 +3,11 @@
 
 mod common;
 
+mod bad_inputs;
 mod engines;
+mod fio_examples;
+mod fio_option_names;
+mod job_language;
 mod loopdev;
 mod safety;
 mod seed_workloads;
