@@ -1,7 +1,7 @@
 //! Time-series logs: bandwidth, IOPS, latency and latency-histogram log
 //! files, their averaging windows and line format (see `stats::logs`).
 
-use super::{boolean, opt, uint, uint_in, unsupported, Category::*, Kind, OptDef};
+use super::{boolean, opt, uint, uint_in, Category::*, Kind, OptDef};
 
 /// A log prefix: empty (bare option) means "use the job name".
 fn prefix(v: &str) -> Result<Option<String>, String> {
@@ -79,14 +79,11 @@ pub const OPTS: &[OptDef] = &[
         Ok(())
     })
     .default("1"),
-    opt("log_entries", Logs, Kind::Int, "Initial log size in entries (1024-1048576); iomark streams logs to disk through a fixed buffer, so this only checks the value", |_, v| {
-        uint_in(v, 1024, 1 << 20)?;
+    opt("log_entries", Logs, Kind::Int, "Initial log size in entries (1024-1048576); iomark streams logs to disk through a fixed buffer, so logs never grow in memory whatever this is", |s, v| {
+        s.log.log_entries = uint_in(v, 1024, 1 << 20)?;
         Ok(())
     })
     .default("1024"),
-    unsupported("log_compression", Logs, "Compress logs in memory in chunks of this size", "compressed logs are not supported; logs are streamed to disk"),
-    unsupported("log_compression_cpus", Logs, "CPUs for log compression", "compressed logs are not supported"),
-    unsupported("log_store_compressed", Logs, "Store logs compressed", "compressed logs are not supported"),
 ];
 
 #[cfg(test)]
@@ -129,6 +126,5 @@ mod tests {
         );
         assert!(!set("per_job_logs", Some("0")).unwrap().log.per_job_logs);
         assert!(set("log_entries", Some("10")).is_err());
-        assert!(set("log_compression", Some("1m")).is_err());
     }
 }

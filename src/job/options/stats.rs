@@ -52,7 +52,9 @@ fn parse_steadystate(v: &str) -> Result<Option<SteadyState>, String> {
         .trim()
         .trim_end_matches('%')
         .parse()
-        .map_err(|_| format!("'{limit}' is not a number (in '{v}')"))?;
+        .ok()
+        .filter(|x: &f64| x.is_finite())
+        .ok_or_else(|| format!("'{limit}' is not a number (in '{v}')"))?;
     if num < 0.0 {
         return Err(format!("the limit in '{v}' must not be negative"));
     }
@@ -82,6 +84,11 @@ fn parse_steadystate(v: &str) -> Result<Option<SteadyState>, String> {
 }
 
 pub const OPTS: &[OptDef] = &[
+    opt("disk_util", Stats, Kind::Bool, "Report the disk statistics of the devices under the job's files", |s, v| {
+        s.stat.disk_util = boolean(v)?;
+        Ok(())
+    })
+    .default("1"),
     opt("group_reporting", Stats, Kind::Switch, "Report the jobs of a group as one (clones merged)", |s, v| {
         s.stat.group_reporting = boolean(v)?;
         Ok(())
