@@ -10,7 +10,7 @@ pub mod help;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use crate::job::{options, Assignment, JobSources, Origin};
+use crate::job::{options, Assignment, JobSources};
 use crate::run::progress::ProgressMode;
 
 /// Output formats selected with `--output-format`.
@@ -59,6 +59,8 @@ pub struct RunArgs {
     pub warnings_fatal: bool,
     pub fake_clock_ns: Option<u64>,
     pub max_jobs: Option<u32>,
+    /// `--bandwidth-log`: aggregate bandwidth logs of all jobs.
+    pub agg_bw_log: bool,
 }
 
 impl Default for RunArgs {
@@ -81,6 +83,7 @@ impl Default for RunArgs {
             warnings_fatal: false,
             fake_clock_ns: None,
             max_jobs: None,
+            agg_bw_log: false,
         }
     }
 }
@@ -126,7 +129,50 @@ const UNSUPPORTED_CLI: &[(&str, &str)] = &[
     ("debug", "fio's debug categories are not supported"),
     ("latency-log", "use write_lat_log instead"),
     ("aux-path", "iomark keeps no state files"),
+    ("cpuclock-test", "iomark does not use a CPU clock source"),
 ];
+
+/// iomark's own run flags (not job options), for "did you mean".
+const RUN_FLAGS: &[&str] = &[
+    "help",
+    "version",
+    "cmdhelp",
+    "enghelp",
+    "output",
+    "output-format",
+    "minimal",
+    "append-terse",
+    "terse-version",
+    "eta",
+    "eta-newline",
+    "eta-interval",
+    "status-interval",
+    "section",
+    "parse-only",
+    "showcmd",
+    "readonly",
+    "warnings-fatal",
+    "max-jobs",
+    "bandwidth-log",
+];
+
+/// Error text for an unknown `--name`: suggests a run flag when one is a
+/// near miss (`--outputformat`), otherwise a job option.
+fn unknown_option(name: &str) -> String {
+    let norm = name.to_ascii_lowercase().replace('_', "-");
+    let flag = options::closest(&norm, RUN_FLAGS.iter().copied());
+    let suggestion = match flag {
+        Some((d, f)) if d <= 1 => Some(f),
+        _ => options::suggest(name).or(match flag {
+            Some((d, f)) if d <= 2 => Some(f),
+            _ => None,
+        }),
+    };
+    match suggestion {
+        Some(s) => format!("unknown option '--{name}' (did you mean '--{s}'?)"),
+        None => format!("unknown option '--{name}' (see iomark --help and iomark --cmdhelp)"),
+    }
+}
 
 fn err(msg: impl Into<String>) -> String {
     msg.into()
@@ -149,7 +195,6 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
     let mut run = RunArgs::default();
     let mut current: Option<(String, Vec<Assignment>)> = None;
     let mut jobfiles: Vec<PathBuf> = Vec::new();
-    let mut formats_set = false;
     while let Some(arg) = p.next().map_err(|e| e.to_string())? {
         match arg {
             Arg::Short('h') => return Ok(Command::Help),
@@ -181,14 +226,12 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
                         let v =
                             os_to_string(p.value().map_err(|e| e.to_string())?, "--output-format")?;
                         run.formats = Formats::parse(&v)?;
-                        formats_set = true;
                     }
                     "minimal" => {
                         run.formats = Formats {
                             terse: true,
                             ..Formats::default()
                         };
-                        formats_set = true;
                     }
                     "append-terse" => run.append_terse = true,
                     "terse-version" => {
@@ -254,13 +297,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
                     "showcmd" => run.showcmd = true,
                     "readonly" => run.readonly = true,
                     "warnings-fatal" => run.warnings_fatal = true,
-                    "bandwidth-log" => {
-                        run.sources.global.push(Assignment {
-                            key: "write_bw_log".into(),
-                            value: Some("agg".into()),
-                            origin: Origin::cli(),
-                        });
-                    }
+                    "bandwidth-log" => run.agg_bw_log = true,
                     "max-jobs" => {
                         let v = os_to_string(p.value().map_err(|e| e.to_string())?, "--max-jobs")?;
                         run.max_jobs = Some(
@@ -293,8 +330,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
                                 "option '--{other}' is not supported by iomark: {why}"
                             ));
                         }
-                        let def = options::lookup(other)
-                            .ok_or_else(|| options::unknown_option_message(other))?;
+                        let def = options::lookup(other).ok_or_else(|| unknown_option(other))?;
                         let value = if def.value_optional() {
                             p.optional_value()
                                 .map(|v| os_to_string(v, other))
@@ -314,11 +350,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
                                 },
                             }
                         };
-                        let a = Assignment {
-                            key: other.to_string(),
-                            value: value.map(|v| crate::job::jobfile::expand_vars(&v)),
-                            origin: Origin::cli(),
-                        };
+                        let a = Assignment::cli(other, value.as_deref());
                         match &mut current {
                             Some((_, items)) => items.push(a),
                             None => run.sources.global.push(a),
@@ -331,7 +363,8 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
     if let Some(job) = current.take() {
         run.sources.cli_jobs.push(job);
     }
-    if run.append_terse && !formats_set {
+    if run.append_terse {
+        // The selected formats plus terse.
         run.formats.terse = true;
     }
     for f in jobfiles {

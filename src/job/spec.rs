@@ -181,6 +181,20 @@ pub enum ContinueOn {
     All,
 }
 
+impl ContinueOn {
+    /// From the normalized option text.
+    pub fn from_name(s: &str) -> ContinueOn {
+        match s {
+            "read" => ContinueOn::Read,
+            "write" => ContinueOn::Write,
+            "io" => ContinueOn::Io,
+            "verify" => ContinueOn::Verify,
+            "all" => ContinueOn::All,
+            _ => ContinueOn::None,
+        }
+    }
+}
+
 /// `fallocate`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FallocateMode {
@@ -326,7 +340,6 @@ pub struct FileOpts {
     pub unlink: bool,
     pub unlink_each_loop: bool,
     pub unique_filename: bool,
-    pub lockfile: String,
 }
 
 impl Default for FileOpts {
@@ -359,7 +372,6 @@ impl Default for FileOpts {
             unlink: false,
             unlink_each_loop: false,
             unique_filename: true,
-            lockfile: "none".into(),
         }
     }
 }
@@ -530,7 +542,19 @@ pub struct BufferOpts {
     pub buffer_compress_percentage: u32,
     pub buffer_compress_chunk: u64,
     pub dedupe_percentage: u32,
+    pub dedupe_mode: DedupeMode,
+    pub dedupe_working_set_percentage: u32,
     pub iomem_align: u64,
+}
+
+/// `dedupe_mode`: where duplicate write contents come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DedupeMode {
+    /// Repeat the most recent new contents.
+    Repeat,
+    /// Pick from the first new contents, a working set sized by
+    /// `dedupe_working_set_percentage` of the files.
+    WorkingSet,
 }
 
 impl Default for BufferOpts {
@@ -543,6 +567,8 @@ impl Default for BufferOpts {
             buffer_compress_percentage: 0,
             buffer_compress_chunk: 512,
             dedupe_percentage: 0,
+            dedupe_mode: DedupeMode::Repeat,
+            dedupe_working_set_percentage: 5,
             iomem_align: 0,
         }
     }
@@ -583,7 +609,12 @@ impl Default for VerifyOpts {
 /// Statistics and reporting knobs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StatOpts {
+    /// `disk_util`: report the disks under the job's files.
+    pub disk_util: bool,
     pub percentile_list: Vec<f64>,
+    /// Decimals shown for percentile names in the text report (the most
+    /// any entry of `percentile_list` was written with).
+    pub percentile_precision: u32,
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
@@ -616,7 +647,9 @@ pub const DEFAULT_PERCENTILES: [f64; 17] = [
 impl Default for StatOpts {
     fn default() -> Self {
         StatOpts {
+            disk_util: true,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            percentile_precision: 2,
             clat_percentiles: true,
             lat_percentiles: false,
             slat_percentiles: false,
@@ -644,7 +677,7 @@ impl Default for StatOpts {
 }
 
 /// Time-series log files.
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LogOpts {
     pub write_bw_log: Option<String>,
     pub write_iops_log: Option<String>,
@@ -658,7 +691,11 @@ pub struct LogOpts {
     pub log_prio: bool,
     pub log_unix_epoch: bool,
     pub log_alternate_epoch: bool,
+    /// Clock whose epoch Unix/alternate time stamps use (clock_gettime id).
+    pub log_alternate_epoch_clock_id: i32,
     pub per_job_logs: bool,
+    /// `log_entries`: validated only (logs stream through a fixed buffer).
+    pub log_entries: u64,
     pub write_iolog: Option<String>,
     pub read_iolog: Option<String>,
     pub replay_no_stall: bool,
@@ -666,6 +703,42 @@ pub struct LogOpts {
     pub replay_redirect: Option<String>,
     pub replay_align: u64,
     pub replay_scale: u64,
+    /// `replay_skip`: trace records not to replay, as a mask of
+    /// `1 << Ddir::idx()` plus `REPLAY_SKIP_SYNC` for syncs.
+    pub replay_skip: u8,
+}
+
+/// `replay_skip` bit for sync records.
+pub const REPLAY_SKIP_SYNC: u8 = 1 << 3;
+
+impl Default for LogOpts {
+    fn default() -> Self {
+        LogOpts {
+            write_bw_log: None,
+            write_iops_log: None,
+            write_lat_log: None,
+            write_hist_log: None,
+            log_avg_msec: 0,
+            log_hist_msec: 0,
+            log_hist_coarseness: 0,
+            log_max_value: false,
+            log_offset: false,
+            log_prio: false,
+            log_unix_epoch: false,
+            log_alternate_epoch: false,
+            log_alternate_epoch_clock_id: 0,
+            per_job_logs: true,
+            log_entries: 1024,
+            write_iolog: None,
+            read_iolog: None,
+            replay_no_stall: false,
+            replay_time_scale: 100,
+            replay_redirect: None,
+            replay_align: 0,
+            replay_scale: 1,
+            replay_skip: 0,
+        }
+    }
 }
 
 /// Job control: grouping, dependencies, CPU placement.
@@ -684,7 +757,8 @@ pub struct JobControl {
     pub nice: i32,
     pub prio: Option<u32>,
     pub prioclass: Option<u32>,
-    pub continue_on_error: ContinueOn,
+    /// `continue_on_error`, normalized: none, read, write, io, verify, all.
+    pub continue_on_error: String,
     pub kb_base: u64,
     pub unit_base: u32,
 }
@@ -705,7 +779,7 @@ impl Default for JobControl {
             nice: 0,
             prio: None,
             prioclass: None,
-            continue_on_error: ContinueOn::None,
+            continue_on_error: "none".into(),
             kb_base: 1024,
             unit_base: 0,
         }

@@ -6,6 +6,8 @@
 
 pub mod clock;
 pub mod files;
+pub mod monitor;
+pub mod offload;
 pub mod plan;
 pub mod progress;
 pub mod safety;
@@ -34,8 +36,10 @@ pub struct RunResult {
     pub interrupted: bool,
     /// Unix time (s) when the run started.
     pub start_unix: u64,
-    /// Block devices under the jobs' files, for disk statistics.
-    pub disk_names: Vec<String>,
+    /// Disk statistics of the devices under the jobs' files.
+    pub disks: Vec<crate::stats::disk::DiskReport>,
+    /// The clock was fake: wall-clock figures must be fixed in reports.
+    pub fake_clock: bool,
 }
 
 impl RunResult {
@@ -55,6 +59,10 @@ pub struct RunOptions {
     pub eta_newline: bool,
     /// Don't print notices at all.
     pub quiet: bool,
+    /// `--status-interval`: interim results (see `monitor`).
+    pub status: Option<monitor::StatusHook>,
+    /// `--bandwidth-log`: aggregate bandwidth logs (see `monitor`).
+    pub agg_bw_log: bool,
 }
 
 /// Where a job clone is in its life.
@@ -77,7 +85,7 @@ fn ready(plan: &Plan, stages: &[Stage], i: usize) -> bool {
 }
 
 /// Runs the plan to completion (or interruption).
-pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
+pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
     signals::install();
     let shared = Arc::new(RunShared::new(opts.fake_clock_step));
     let start_unix = std::time::SystemTime::now()
@@ -93,6 +101,19 @@ pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
     let mut stages = vec![Stage::Waiting; plan.jobs.len()];
     let mut laid_out = Vec::new();
     let mut reporter = progress::Reporter::new(opts.progress, opts.eta_newline);
+    // stats hook: disk counters, steady state, status snapshots.
+    let mut monitor = monitor::Monitor::new(
+        &plan,
+        &progresses,
+        opts.status.clone(),
+        opts.fake_clock_step.is_some(),
+        start_unix,
+    );
+    if opts.agg_bw_log {
+        if let Err(m) = monitor.open_aggregate_logs() {
+            eprintln!("iomark: {m}");
+        }
+    }
     let mut handles: Vec<(usize, std::thread::JoinHandle<Outcome>)> = Vec::new();
 
     loop {
@@ -112,7 +133,7 @@ pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
             }
         } else if !startable.is_empty() {
             start_batch(
-                &plan,
+                &mut plan,
                 &startable,
                 opts,
                 &shared,
@@ -122,6 +143,7 @@ pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
                 &mut outcomes,
                 &mut handles,
             );
+            monitor.phase_ready();
             continue;
         }
         if handles.is_empty() {
@@ -159,18 +181,21 @@ pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
             outcomes[i] = Some(out);
         }
         reporter.tick(&plan, &progresses);
+        monitor.tick(&plan, &progresses, &outcomes);
         std::thread::sleep(Duration::from_millis(10));
     }
     reporter.finish();
     let interrupted = shared.interrupted.load(Ordering::Relaxed);
-    let disk_names = Vec::new();
+    let (disks, mut steady) = monitor.finish(&progresses, plan.jobs.len());
     let jobs = plan
         .jobs
         .into_iter()
         .zip(outcomes)
-        .filter_map(|(job, o)| {
+        .enumerate()
+        .filter_map(|(i, (job, o))| {
             o.map(|mut outcome| {
                 outcome.interrupted |= interrupted;
+                outcome.stats.steady = steady[i].take();
                 JobRun { job, outcome }
             })
         })
@@ -179,7 +204,8 @@ pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
         jobs,
         interrupted,
         start_unix,
-        disk_names,
+        disks,
+        fake_clock: opts.fake_clock_step.is_some(),
     }
 }
 
@@ -196,14 +222,14 @@ fn exit_all(
         ExitWhat::Group => {
             for (j, other) in plan.jobs.iter().enumerate() {
                 if other.group == job.group && stages[j] == Stage::Running {
-                    progresses[j].stop.store(true, Ordering::Relaxed);
+                    progresses[j].link.stop.store(true, Ordering::Relaxed);
                 }
             }
         }
         ExitWhat::Stonewall => {
             for (j, st) in stages.iter().enumerate() {
                 if *st == Stage::Running {
-                    progresses[j].stop.store(true, Ordering::Relaxed);
+                    progresses[j].link.stop.store(true, Ordering::Relaxed);
                 }
             }
         }
@@ -215,7 +241,7 @@ fn exit_all(
 /// begin I/O together once all have set up.
 #[allow(clippy::too_many_arguments)]
 fn start_batch(
-    plan: &Plan,
+    plan: &mut Plan,
     batch: &[usize],
     opts: &RunOptions,
     shared: &Arc<RunShared>,
@@ -228,6 +254,18 @@ fn start_batch(
     // Lay out files before the clock starts.
     let mut ready = Vec::new();
     for &i in batch {
+        if plan.jobs[i].needs_trace() {
+            // A trace written by an earlier phase of this run.
+            if let Err(m) = plan::resolve_deferred_replay(&mut plan.jobs[i]) {
+                stages[i] = Stage::Finished;
+                outcomes[i] = Some(Outcome {
+                    error: libc::EINVAL,
+                    error_msg: Some(m),
+                    ..Outcome::default()
+                });
+                continue;
+            }
+        }
         let job = &plan.jobs[i];
         let engine = job.spec.io.ioengine.as_str();
         if !crate::engine::lays_out_files(engine) {

@@ -14,12 +14,15 @@ use std::sync::{Condvar, Mutex};
 
 use super::clock::Clock;
 use super::files::{self, OpenedFile};
+use super::offload::OffloadEngine;
 use super::plan::PlannedJob;
 use crate::engine::{self, Completion, Engine, IoUnit, Op, Queued};
 use crate::job::spec::{ContinueOn, Ddir, ThinkBlocksType};
-use crate::stats::samples::IntervalSampler;
-use crate::stats::{batch_bucket, depth_bucket, JobStats, ThreadUsage};
+use crate::stats::recorder::{Action, Recorder};
+use crate::stats::{batch_bucket, depth_bucket, JobStats};
+use crate::workload::buffers::BufferFiller;
 use crate::workload::fileservice::FileEvent;
+use crate::workload::iolog::{FileAction, IologWriter, Replay};
 use crate::workload::pacing::{MinRate, Pacer, Thinker};
 use crate::workload::rng::Rng;
 use crate::workload::{NextIo, Region, Workload};
@@ -44,8 +47,9 @@ pub struct Progress {
     /// Planned bytes and runtime, for the ETA.
     pub planned_bytes: AtomicU64,
     pub planned_runtime_us: AtomicU64,
-    /// Set by the runner to stop this job (`exitall` of its group).
-    pub stop: AtomicBool,
+    /// Stop requests (steady state, `exitall` of the job's group) and
+    /// status snapshots shared with the runner and the monitor.
+    pub link: crate::stats::live::JobLink,
 }
 
 /// What a worker reports when it ends.
@@ -58,9 +62,6 @@ pub struct Outcome {
     pub interrupted: bool,
     /// Unix time (ms) when the job started I/O.
     pub start_unix_ms: u64,
-    /// Errors counted and carried on after (`continue_on_error`); the
-    /// first of them is `error`.
-    pub total_err: u64,
 }
 
 /// Things every worker of a run shares.
@@ -180,10 +181,12 @@ struct Worker<'a> {
     clock: Clock,
     stats: JobStats,
     measuring: bool,
-    sampler: IntervalSampler,
-    iops_sampler: IntervalSampler,
-    sample_bw: bool,
-    ddirs: [bool; 3],
+    /// Statistics, logs, latency target (src/stats/recorder.rs).
+    rec: Recorder,
+    /// What the recorder asked for during a completion, applied after it.
+    pending: Action,
+    /// The job was asked to end (latency target found, steady state).
+    stop_job: bool,
     progress: &'a Progress,
     shared: &'a RunShared,
     workload: Workload,
@@ -205,16 +208,14 @@ struct Worker<'a> {
     filled: bool,
     /// An I/O the engine answered `Busy` to, issued again after a reap.
     retry: Option<NextIo>,
-    /// Record slat (async engines only).
-    rec_slat: bool,
-    rec_clat: bool,
-    rec_lat: bool,
-    /// File-operation engines: I/Os are counted, not timed.
-    rec_dist: bool,
     sfr_flags: u32,
     end_ns: u64,
     ramp_end_ns: u64,
     measure_start_ns: u64,
+    /// Write buffer contents.
+    filler: BufferFiller,
+    /// `write_iolog`: records every issued I/O.
+    iolog: Option<IologWriter>,
     /// Dropped last: engines may hold registrations of these buffers.
     _pool: Pool,
 }
@@ -271,6 +272,40 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// Write contents and the trace record of an I/O about to be queued;
+    /// a retry (after `Busy`) refills the same contents, records nothing.
+    #[inline]
+    fn before_queue(&mut self, idx: u32, next: &NextIo, now: u64, retry: bool) {
+        if next.op == Op::Write && self.filler.per_write() {
+            let u = &mut self.units[idx as usize];
+            // SAFETY: the unit's buffer holds `len` <= buf_cap bytes.
+            let buf = unsafe { u.data() };
+            if retry {
+                self.filler.fill_write_again(buf, next.offset);
+            } else {
+                self.filler.fill_write(buf, next.offset);
+            }
+        }
+        if let Some(log) = self.iolog.as_mut().filter(|_| !retry) {
+            log.io(next.op, next.file, next.offset, next.len, now);
+        }
+    }
+
+    /// Sleeps until `t` in slices, so a stop request is seen within half
+    /// a second. Returns false when stopping.
+    fn wait_until(&mut self, t: u64) -> bool {
+        loop {
+            let now = self.clock.now();
+            if self.stopping(now) {
+                return false;
+            }
+            if now >= t {
+                return true;
+            }
+            self.clock.sleep_until(t.min(now + 500_000_000));
+        }
+    }
+
     fn io_error_msg(&self, idx: u32, errno: i32) -> String {
         let u = &self.units[idx as usize];
         format!(
@@ -310,6 +345,7 @@ impl<'a> Worker<'a> {
             if tolerated(self.continue_on, op, errno) {
                 if self.total_err == 0 && self.error == 0 {
                     self.error_msg = Some(self.io_error_msg(idx, errno));
+                    self.stats.first_error = errno;
                 }
                 self.total_err += 1;
             } else if self.error == 0 {
@@ -320,18 +356,17 @@ impl<'a> Worker<'a> {
         }
         let Some(di) = ddir_of(op) else {
             if self.measuring {
-                self.stats.sync_lat.record(lat);
                 // Only fsync counts as a sync I/O; the others are timed.
                 if op == Op::Fsync {
-                    self.stats.sync_ios += 1;
+                    self.rec.sync_io(&mut self.stats, lat);
+                } else {
+                    self.stats.sync_lat.record(lat);
                 }
             }
             return;
         };
         let bytes = result as u64;
-        let short = bytes < u.len;
-        let clat = now.saturating_sub(u.issue_ns);
-        let slat = u.issue_ns.saturating_sub(u.start_ns);
+        let (len, offset, start_ns, issue_ns) = (u.len, u.offset, u.start_ns, u.issue_ns);
         self.done_bytes[di] += bytes;
         self.done_ios[di] += 1;
         let p = self.progress;
@@ -340,58 +375,64 @@ impl<'a> Worker<'a> {
         if !self.measuring {
             return;
         }
-        let ds = &mut self.stats.dir[di];
-        ds.bytes += bytes;
-        ds.ios += 1;
-        if short {
-            ds.short_ios += 1;
-        }
-        if self.rec_clat {
-            ds.clat.record(clat);
-        }
-        if self.rec_slat && queued {
-            ds.slat.record(slat);
-        }
-        if self.rec_lat {
-            ds.lat.record(lat);
-        }
-        if self.rec_dist {
-            self.stats.lat_dist.add(lat);
+        // stats hook: histograms, logs, max_latency, latency_target.
+        let a = self.rec.io(
+            &mut self.stats,
+            now,
+            di,
+            bytes,
+            len,
+            offset,
+            start_ns,
+            issue_ns,
+            queued,
+        );
+        if a != Action::Continue {
+            self.pending = a;
         }
     }
 
-    fn take_samples(&mut self, now: u64) {
-        let bytes = [0, 1, 2].map(|i| self.stats.dir[i].bytes);
-        let ios = [0, 1, 2].map(|i| self.stats.dir[i].ios);
-        if let Some((dt, db, _)) = self.sampler.take(now, bytes, ios) {
-            for d in 0..3 {
-                if self.ddirs[d] && dt > 0 {
-                    let kib_s = (db[d] as f64 * 1e9 / dt as f64 / 1024.0) as u64;
-                    self.stats.dir[d].bw_samples.add(kib_s);
-                }
-            }
-        }
-        if let Some((dt, _, di)) = self.iops_sampler.take(now, bytes, ios) {
-            for d in 0..3 {
-                if self.ddirs[d] && dt > 0 {
-                    let iops = (di[d] as f64 * 1e9 / dt as f64) as u64;
-                    self.stats.dir[d].iops_samples.add(iops);
-                }
-            }
-        }
-    }
-
+    /// stats hook: applies what the recorder asked for after completions
+    /// (depth change, stop, failure) and runs its periodic work; checks
+    /// the minimum rate.
     #[inline]
     fn after_completion(&mut self, now: u64) {
-        if self.sample_bw && self.measuring && (self.sampler.due(now) || self.iops_sampler.due(now))
-        {
-            self.take_samples(now);
-        }
         if let Some(m) = &mut self.min_rate {
             if m.due(now) {
                 if let Err(msg) = m.check(now, self.done_bytes, self.done_ios) {
                     self.fail(libc::EIO, msg);
                 }
+            }
+        }
+        if !self.measuring {
+            return;
+        }
+        if self.rec.due(now, &self.progress.link) {
+            let a = self.rec.tick(&mut self.stats, now, &self.progress.link);
+            if a != Action::Continue {
+                self.pending = a;
+            }
+        }
+        if self.pending != Action::Continue {
+            let a = std::mem::replace(&mut self.pending, Action::Continue);
+            self.apply_action(a);
+        }
+    }
+
+    fn apply_action(&mut self, a: Action) {
+        match a {
+            Action::Continue => {}
+            Action::Depth { depth, quiesce } => {
+                if quiesce {
+                    self.drain();
+                }
+                self.depth = depth.clamp(1, self.units.len() as u32);
+                self.low = self.low.min(self.depth);
+            }
+            Action::Stop => self.stop_job = true,
+            Action::Fail(errno, _) => {
+                let msg = self.rec.fail_message();
+                self.fail(errno, msg);
             }
         }
     }
@@ -400,8 +441,9 @@ impl<'a> Worker<'a> {
         self.error != 0
             || self.filled
             || now >= self.end_ns
+            || self.stop_job
             || self.shared.stop.load(Ordering::Relaxed)
-            || self.progress.stop.load(Ordering::Relaxed)
+            || self.progress.link.stop_requested()
     }
 
     fn commit(&mut self) {
@@ -523,7 +565,13 @@ impl<'a> Worker<'a> {
                     let i = i as usize;
                     if self.files[i].fd < 0 && !self.engine.caps().diskless {
                         match files::open_one(self.job, self.engine.as_mut(), i, self.open_flags) {
-                            Ok(f) => self.files[i] = f,
+                            Ok(f) => {
+                                self.files[i] = f;
+                                if let Some(log) = self.iolog.as_mut() {
+                                    let now = self.clock.now();
+                                    log.file(i as u32, FileAction::Open, now);
+                                }
+                            }
                             Err(m) => self.fail(libc::EIO, m),
                         }
                     }
@@ -542,6 +590,13 @@ impl<'a> Worker<'a> {
 
     fn close_file(&mut self, i: usize) {
         let f = std::mem::replace(&mut self.files[i], files::CLOSED);
+        if f.fd < 0 && f.data == 0 {
+            return;
+        }
+        if let Some(log) = self.iolog.as_mut() {
+            let now = self.clock.now();
+            log.file(i as u32, FileAction::Close, now);
+        }
         if f.fd >= 0 && self.job.spec.sync.fsync_on_close {
             // SAFETY: fsync on an open descriptor.
             unsafe { libc::fsync(f.fd) };
@@ -589,18 +644,22 @@ impl<'a> Worker<'a> {
                 }
             }
             if let Some(d) = ddir_of(next.op) {
+                let mut at = 0;
                 if !retried && self.pacer.active(d) {
-                    let at = self.pacer.schedule(d, next.len, now);
-                    if at > now {
-                        self.commit();
-                        while self.inflight > 0 && self.clock.now() < at {
-                            self.reap(1);
-                        }
-                        self.clock.sleep_until(at.min(self.end_ns));
-                        let now = self.clock.now();
-                        if self.stopping(now) {
-                            return PassEnd::Stopped;
-                        }
+                    at = self.pacer.schedule(d, next.len, now);
+                }
+                if !retried {
+                    if let Some(due) = self.workload.replay_due_ns(now) {
+                        at = at.max(due);
+                    }
+                }
+                if at > now {
+                    self.commit();
+                    while self.inflight > 0 && self.clock.now() < at {
+                        self.reap(1);
+                    }
+                    if !self.wait_until(at.min(self.end_ns)) {
+                        return PassEnd::Stopped;
                     }
                 }
                 if self.serialize {
@@ -626,6 +685,7 @@ impl<'a> Worker<'a> {
             };
             let now = self.clock.now();
             self.prep(idx, &next, now);
+            self.before_queue(idx, &next, now, retried);
             let r = {
                 let u = &mut self.units[idx as usize];
                 self.engine.queue(u)
@@ -699,9 +759,7 @@ impl<'a> Worker<'a> {
 
     fn end_ramp(&mut self, now: u64) {
         self.measuring = true;
-        self.stats = JobStats::default();
-        self.sampler.restart(now, [0; 3], [0; 3]);
-        self.iops_sampler.restart(now, [0; 3], [0; 3]);
+        self.rec.start_measuring(&mut self.stats, now, true);
         self.measure_start_ns = now;
         self.progress.state.store(state::RUNNING, Ordering::Relaxed);
     }
@@ -791,7 +849,6 @@ pub fn run_job(
             };
         }
     };
-    let usage0 = ThreadUsage::now();
     let spec = &job.spec;
     let t0 = w.clock.now();
     let (lo, hi) = spec.time.startdelay_us;
@@ -819,11 +876,14 @@ pub fn run_job(
     if let Some(m) = &mut w.min_rate {
         m.start(begin);
     }
-    w.sampler.restart(begin, [0; 3], [0; 3]);
-    w.iops_sampler.restart(begin, [0; 3], [0; 3]);
     w.measure_start_ns = begin;
+    // stats hook: the timed phase starts (see stats::live::timed_phase).
+    crate::stats::live::set_timed_phase(true);
+    w.rec.begin(t0, w.end_ns);
     if spec.time.ramp_time_us == 0 {
         w.measuring = true;
+        // Nothing to clear: keeps what setup measured (file-op opens).
+        w.rec.start_measuring(&mut w.stats, begin, false);
         progress.state.store(state::RUNNING, Ordering::Relaxed);
     } else {
         progress.state.store(state::RAMP, Ordering::Relaxed);
@@ -833,10 +893,7 @@ pub fn run_job(
         w.run_loops();
     }
     w.drain();
-    if !w.measuring {
-        // Ramp never ended (job shorter than ramp_time): nothing measured.
-        w.stats = JobStats::default();
-    }
+    crate::stats::live::set_timed_phase(false);
     if spec.sync.end_fsync && spec.io.rw.writes() && w.error == 0 {
         progress.state.store(state::FSYNC, Ordering::Relaxed);
         let fds: Vec<i32> = w.files.iter().map(|f| f.fd).filter(|fd| *fd >= 0).collect();
@@ -852,23 +909,21 @@ pub fn run_job(
         }
     }
     let end = w.clock.now();
-    let runtime_ms = end.saturating_sub(w.measure_start_ns) / 1_000_000;
-    let usage = ThreadUsage::now().since(usage0);
     let mut stats = std::mem::take(&mut w.stats);
-    for d in 0..3 {
-        if stats.dir[d].ios > 0 {
-            stats.dir[d].runtime_ms = runtime_ms.max(1);
-        }
+    stats.total_err = w.total_err;
+    // stats hook: final log lines, runtimes and CPU usage. A job shorter
+    // than its ramp_time measured nothing.
+    let measuring = w.measuring;
+    if let Err(m) = w.rec.finish(&mut stats, end, measuring) {
+        w.fail(libc::EIO, m);
     }
-    stats.runtime_ms = runtime_ms;
-    stats.elapsed_ms = end.saturating_sub(t0) / 1_000_000;
-    stats.usr_us = usage.usr_us;
-    stats.sys_us = usage.sys_us;
-    stats.ctx = usage.ctx;
-    stats.majf = usage.majf;
-    stats.minf = usage.minf;
     for i in 0..w.files.len() {
         w.close_file(i);
+    }
+    if let Some(log) = w.iolog.take() {
+        if let Err(m) = log.finish() {
+            w.fail(libc::EIO, m);
+        }
     }
     if spec.file.unlink {
         files::unlink_all(job);
@@ -892,7 +947,6 @@ pub fn run_job(
         error_msg: w.error_msg.take(),
         interrupted,
         start_unix_ms,
-        total_err: w.total_err,
     }
 }
 
@@ -903,8 +957,14 @@ fn setup<'a>(
 ) -> Result<Worker<'a>, (i32, String)> {
     let spec = &job.spec;
     let mut engine = engine::create(spec).map_err(|m| (libc::EINVAL, m))?;
-    let caps = engine.caps();
-    let depth = if caps.sync { 1 } else { spec.io.iodepth.max(1) };
+    let offload = OffloadEngine::wanted(spec);
+    let mut caps = engine.caps();
+    // Offloaded, even a synchronous engine has iodepth I/Os in flight.
+    let depth = if caps.sync && !offload {
+        1
+    } else {
+        spec.io.iodepth.max(1)
+    };
     let max_bs = spec.io.bs.iter().map(|b| b.max()).max().unwrap_or(4096);
     let align = engine::align::buffer_alignment(
         spec.sync.direct,
@@ -913,18 +973,9 @@ fn setup<'a>(
     ) as usize;
     let unit_size = (max_bs as usize).div_ceil(align) * align;
     let mut pool = Pool::new(depth as usize, unit_size, align).map_err(|m| (libc::ENOMEM, m))?;
-    if !spec.buf.zero_buffers {
-        let mut rng = Rng::stream(job.seed, 11);
-        let buf = pool.as_mut_slice();
-        if spec.buf.buffer_pattern.is_empty() {
-            files::fill_random(buf, &mut rng);
-        } else {
-            let pat = &spec.buf.buffer_pattern;
-            for (i, b) in buf.iter_mut().enumerate() {
-                *b = pat[i % pat.len()];
-            }
-        }
-    }
+    let data_bytes: u64 = job.files.iter().map(|f| f.region.len).sum();
+    let mut filler = BufferFiller::new(spec, unit_size, data_bytes, job.seed);
+    filler.init(pool.as_mut_slice());
     let units: Vec<IoUnit> = (0..depth)
         // SAFETY: each unit's slice lies inside the pool allocation.
         .map(|i| {
@@ -935,17 +986,28 @@ fn setup<'a>(
             )
         })
         .collect();
-    engine
-        .init(depth, (pool.ptr, pool.layout.size()))
-        .map_err(|e| {
-            (
-                e.raw_os_error().unwrap_or(libc::EIO),
-                format!("{} engine setup failed: {e}", engine.name()),
-            )
-        })?;
+    if offload {
+        engine = Box::new(
+            OffloadEngine::start(spec, depth, (pool.ptr, pool.layout.size()))
+                .map_err(|m| (libc::EINVAL, m))?,
+        );
+        caps = engine.caps();
+    } else {
+        engine
+            .init(depth, (pool.ptr, pool.layout.size()))
+            .map_err(|e| {
+                (
+                    e.raw_os_error().unwrap_or(libc::EIO),
+                    format!("{} engine setup failed: {e}", engine.name()),
+                )
+            })?;
+    }
     let regions: Vec<Region> = job.files.iter().map(|f| f.region).collect();
     let mut workload = Workload::new(spec, &regions, job.limits, job.seed);
     workload.file_events().clear();
+    if let Some(trace) = &job.trace {
+        workload.set_replay(Replay::new(trace.clone(), spec.log.replay_no_stall));
+    }
     if spec.file.pre_read && !caps.diskless {
         files::pre_read(job).map_err(|m| (libc::EIO, m))?;
     }
@@ -963,16 +1025,40 @@ fn setup<'a>(
     if spec.sync.invalidate && !spec.file.pre_read && !caps.diskless {
         files::invalidate(job, &files);
     }
-    let clock = match shared.fake_clock_step {
+    let mut clock = match shared.fake_clock_step {
         Some(step) => Clock::fake(step),
         None => Clock::real(shared.base),
     };
-    let ddirs = [Ddir::Read, Ddir::Write, Ddir::Trim].map(|d| spec.io.rw.has(d));
-    let st = &spec.stat;
+    let iolog = match &spec.log.write_iolog {
+        Some(path) => {
+            let now = clock.now();
+            let paths: Vec<_> = job.files.iter().map(|f| f.path.clone()).collect();
+            let mut log = IologWriter::create(std::path::Path::new(path), &paths, now)
+                .map_err(|m| (libc::EIO, m))?;
+            for (i, f) in files.iter().enumerate() {
+                if f.fd >= 0 || f.data != 0 || caps.diskless {
+                    log.file(i as u32, FileAction::Open, now);
+                }
+            }
+            Some(log)
+        }
+        None => None,
+    };
+    // stats hook: the recorder (opens the job's log files).
+    let rec = Recorder::new(
+        spec,
+        job.clone,
+        &progress.link,
+        depth,
+        caps,
+        shared.fake_clock_step.is_some(),
+    )
+    .map_err(|m| (libc::EIO, m))?;
+    let depth_now = rec.initial_depth(depth);
     let mut stats = JobStats::default();
-    if caps.file_op && !st.disable_clat {
+    if caps.file_op && !spec.stat.disable_clat {
         // The open (create, stat, unlink) is what these engines measure.
-        let d = if ddirs[0] { 0 } else { 1 };
+        let d = if spec.io.rw.has(Ddir::Read) { 0 } else { 1 };
         for f in files.iter().filter(|f| f.fd >= 0 || f.open_ns > 0) {
             stats.dir[d].clat.record(f.open_ns);
         }
@@ -1009,7 +1095,7 @@ fn setup<'a>(
         uncommitted: Vec::with_capacity(depth as usize),
         completions: Vec::with_capacity(depth as usize),
         inflight: 0,
-        depth,
+        depth: depth_now,
         batch_submit,
         complete_min,
         complete_max,
@@ -1018,10 +1104,9 @@ fn setup<'a>(
         clock,
         stats,
         measuring: false,
-        sampler: IntervalSampler::new(st.bwavgtime_ms, 0),
-        iops_sampler: IntervalSampler::new(st.iopsavgtime_ms, 0),
-        sample_bw: !st.disable_bw,
-        ddirs,
+        rec,
+        pending: Action::Continue,
+        stop_job: false,
         progress,
         shared,
         workload,
@@ -1039,18 +1124,16 @@ fn setup<'a>(
         done_ios: [0; 3],
         error: 0,
         error_msg: None,
-        continue_on: spec.ctl.continue_on_error,
+        continue_on: ContinueOn::from_name(&spec.ctl.continue_on_error),
         total_err: 0,
         filled: false,
         retry: None,
-        rec_slat: !caps.sync && !caps.file_op && !st.disable_slat,
-        rec_clat: !caps.file_op && !st.disable_clat,
-        rec_lat: !caps.file_op && !st.disable_lat,
-        rec_dist: !caps.file_op,
         sfr_flags: spec.sync.sync_file_range.map(|(f, _)| f).unwrap_or(0),
         end_ns: u64::MAX,
         ramp_end_ns: 0,
         measure_start_ns: 0,
+        filler,
+        iolog,
         _pool: pool,
     })
 }

@@ -16,8 +16,10 @@
 //! here allocates after `new`.
 
 pub mod bs;
+pub mod buffers;
 pub mod dist;
 pub mod fileservice;
+pub mod iolog;
 pub mod lfsr;
 pub mod pacing;
 pub mod randmap;
@@ -131,6 +133,8 @@ pub struct Workload {
     pending: Option<NextIo>,
     /// Directions the rate limiter lets go now (bits 0..3).
     ready: u8,
+    /// `read_iolog`: the I/O comes from a trace instead.
+    replay: Option<iolog::Replay>,
 }
 
 /// Purposes for random streams.
@@ -237,7 +241,20 @@ impl Workload {
             last_was_sync: false,
             pending: None,
             ready: 0b111,
+            replay: None,
         }
+    }
+
+    /// Takes every I/O from a trace instead of generating it.
+    pub fn set_replay(&mut self, replay: iolog::Replay) {
+        self.replay = Some(replay);
+    }
+
+    /// When replaying with timing: the clock time (ns) at which the I/O
+    /// last returned by `next_io` is due.
+    #[inline]
+    pub fn replay_due_ns(&mut self, now: u64) -> Option<u64> {
+        self.replay.as_mut()?.due_ns(now)
     }
 
     /// Starts a loop (the first, or one from `loops`): the loop's byte and
@@ -320,6 +337,9 @@ impl Workload {
 
     /// The next I/O (or sync) to issue, or why there is none.
     pub fn next_io(&mut self) -> Result<NextIo, Exhausted> {
+        if let Some(r) = self.replay.as_mut() {
+            return r.next_io().ok_or(Exhausted::PassDone);
+        }
         if let Some(p) = self.pending.take() {
             return Ok(self.issue(p));
         }

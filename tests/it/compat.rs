@@ -68,6 +68,7 @@ const CASES: &[Case] = &[
     case("qd-batch-submit-complete", "--ioengine=libaio --direct=1 --iodepth=16 --iodepth_batch_submit=8 --iodepth_batch_complete_min=4 --iodepth_batch_complete_max=16 --rw=randwrite --size=4m", Exact),
     case("qd-iodepth-low", "--ioengine=libaio --direct=1 --iodepth=16 --iodepth_low=4 --rw=read --size=4m", Exact),
     case("qd-complete-poll", "--ioengine=libaio --direct=1 --iodepth=8 --iodepth_batch_complete_min=0 --rw=randread --size=2m", Exact),
+    case("io_submit_mode-offload", "--ioengine=psync --iodepth=4 --io_submit_mode=offload --rw=randread --size=4m", Exact),
     case("qd-null-32", "--ioengine=null --iodepth=32 --rw=randrw --size=64m --norandommap", Mix(0.03)),
     // Offsets and sizes.
     case("seq-read", "--rw=read --bs=4k --size=2m", Exact),

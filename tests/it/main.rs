@@ -3,10 +3,19 @@
 
 mod common;
 
+mod bad_inputs;
 mod compat;
-
+mod consumers;
 mod engines;
 mod examples_run;
+mod fio_examples;
+mod fio_option_names;
+mod job_language;
+mod logs;
 mod loopdev;
+mod reports;
 mod safety;
 mod seed_workloads;
+
+mod buffers;
+mod iolog;

@@ -2,7 +2,7 @@
 //! units, CPU placement and priority.
 
 use super::{boolean, opt, uint, uint_in, Category::*, Kind, OptDef};
-use crate::job::spec::{ContinueOn, CpusPolicy, ExitWhat};
+use crate::job::spec::{CpusPolicy, ExitWhat};
 use crate::job::value::parse_choice;
 
 pub const OPTS: &[OptDef] = &[
@@ -124,16 +124,17 @@ pub const OPTS: &[OptDef] = &[
             s.ctl.continue_on_error = parse_choice(
                 v,
                 &[
-                    ("none", ContinueOn::None),
-                    ("read", ContinueOn::Read),
-                    ("write", ContinueOn::Write),
-                    ("io", ContinueOn::Io),
-                    ("verify", ContinueOn::Verify),
-                    ("all", ContinueOn::All),
-                    ("0", ContinueOn::None),
-                    ("1", ContinueOn::All),
+                    ("none", "none"),
+                    ("read", "read"),
+                    ("write", "write"),
+                    ("io", "io"),
+                    ("verify", "verify"),
+                    ("all", "all"),
+                    ("0", "none"),
+                    ("1", "all"),
                 ],
-            )?;
+            )?
+            .to_string();
             Ok(())
         },
     )
@@ -157,8 +158,7 @@ pub const OPTS: &[OptDef] = &[
             s.ctl.thread = boolean(v)?;
             Ok(())
         },
-    )
-    .alias(&["threads"]),
+    ),
     opt(
         "kb_base",
         Job,
@@ -186,10 +186,10 @@ pub const OPTS: &[OptDef] = &[
         Job,
         Kind::Choice(&[
             ("0", "auto-detect (bytes)"),
-            ("8", "report in bits"),
-            ("1", "report in bytes"),
+            ("8", "report in bytes"),
+            ("1", "report in bits"),
         ]),
-        "Report bandwidth in bits (8) or bytes (1)",
+        "Report bandwidth in bytes (8) or bits (1)",
         |s, v| {
             s.ctl.unit_base = match uint(v)? {
                 b @ (0 | 1 | 8) => b as u32,

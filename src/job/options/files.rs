@@ -1,7 +1,7 @@
 //! Files and targets: names, directories, sizes, offsets and the life
 //! cycle of the files a job creates.
 
-use super::{boolean, opt, size, uint, uint_in, Category::*, Kind, OptDef};
+use super::{boolean, opt, size, uint, uint_in, unsupported, Category::*, Kind, OptDef};
 use crate::job::spec::{FallocateMode, FileService};
 use crate::job::value::{parse_choice, parse_size_or_percent, parse_size_range, SizeOrPercent};
 
@@ -42,7 +42,9 @@ fn parse_file_service(v: &str) -> Result<FileService, String> {
         match a {
             Some(a) => a
                 .parse::<f64>()
-                .map_err(|_| format!("'{a}' is not a number")),
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| format!("'{a}' is not a number")),
             None => Ok(def),
         }
     };
@@ -92,18 +94,12 @@ pub const OPTS: &[OptDef] = &[
         Ok(())
     })
     .default("1"),
-    opt("lockfile", Files, Kind::Choice(&[("none", "no locking"), ("exclusive", "one I/O at a time per file"), ("readwrite", "many readers or one writer")]), "Lock files while doing I/O to them", |s, v| {
-        let base = v.split(':').next().unwrap_or("");
-        parse_choice(base, &[("none", ()), ("exclusive", ()), ("readwrite", ())])?;
-        if base.trim() != "none" {
-            return Err(format!(
-                "lockfile={base} is not supported by iomark (it would lock the file around every I/O); use none"
-            ));
-        }
-        s.file.lockfile = base.to_string();
-        Ok(())
-    })
-    .default("none"),
+    unsupported(
+        "lockfile",
+        Files,
+        "Lock files while doing I/O to them: none, exclusive, readwrite",
+        "file locking between jobs is not supported by iomark",
+    ),
     opt("nrfiles", Files, Kind::Int, "Number of files the job's size is spread over", |s, v| {
         s.file.nrfiles = uint_in(v, 1, 1 << 24)? as u32;
         Ok(())

@@ -37,14 +37,16 @@ fn parse_distribution(v: &str, kb: u64) -> Result<RandomDistribution, String> {
             Some((x, c)) => (x.trim(), Some(c.trim())),
             None => (a, None),
         };
-        let x = x
-            .parse::<f64>()
-            .map_err(|_| format!("'{x}' is not a number (in '{v}')"))?;
+        let finite = |t: &str| {
+            t.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| format!("'{t}' is not a number (in '{v}')"))
+        };
+        let x = finite(x)?;
         let c = match c {
             Some(c) => {
-                let c = c
-                    .parse::<f64>()
-                    .map_err(|_| format!("'{c}' is not a number (in '{v}')"))?;
+                let c = finite(c)?;
                 if !(0.0..=1.0).contains(&c) {
                     return Err(format!("the centre in '{v}' must be between 0 and 1"));
                 }
@@ -98,7 +100,11 @@ fn parse_distribution(v: &str, kb: u64) -> Result<RandomDistribution, String> {
                 return Err(format!("'{v}' has more than 256 zones"));
             }
             if kind == "zoned" {
-                // A zone without a range takes what the others leave.
+                // A zone without a range ("20/") covers what the others
+                // leave of the file.
+                if zones.iter().filter(|(_, r)| r.is_empty()).count() > 1 {
+                    return Err(format!("only one zone in '{v}' may leave out its range"));
+                }
                 let given: f64 = zones
                     .iter()
                     .filter(|(_, r)| !r.is_empty())
@@ -246,7 +252,8 @@ pub const OPTS: &[OptDef] = &[
     opt("bs_unaligned", Io, Kind::Switch, "Allow block sizes that are not multiples of the sector size", |s, v| {
         s.io.bs_unaligned = boolean(v)?;
         Ok(())
-    }),
+    })
+    .alias(&["blocksize_unaligned"]),
     opt("bs_is_seq_rand", Io, Kind::Bool, "Read bs values as sequential,random instead of read,write", |s, v| {
         s.io.bs_is_seq_rand = boolean(v)?;
         Ok(())
@@ -329,12 +336,8 @@ pub const OPTS: &[OptDef] = &[
         Ok(())
     })
     .default("0"),
-    opt("io_submit_mode", Io, Kind::Choice(&[("inline", "the job thread submits and reaps"), ("offload", "submitter threads issue the I/O (not supported by iomark)")]), "Who submits the I/O", |s, v| {
-        let mode = parse_choice(v, &[("inline", SubmitMode::Inline), ("offload", SubmitMode::Offload)])?;
-        if mode == SubmitMode::Offload {
-            return Err("'offload' is not supported by iomark; use inline (rate-limited jobs keep their schedule inline)".into());
-        }
-        s.io.io_submit_mode = mode;
+    opt("io_submit_mode", Io, Kind::Choice(&[("inline", "the job thread submits and reaps"), ("offload", "iodepth submitter threads issue the I/O, so the job keeps its rate whatever the device does")]), "Who submits the I/O", |s, v| {
+        s.io.io_submit_mode = parse_choice(v, &[("inline", SubmitMode::Inline), ("offload", SubmitMode::Offload)])?;
         Ok(())
     })
     .default("inline"),
@@ -461,6 +464,8 @@ mod tests {
             RandomDistribution::Zoned(vec![(50.0, 5.0), (30.0, 15.0), (20.0, 80.0)])
         );
         set(&mut s, "random_distribution", "zoned_abs=60/20G:40/100G").unwrap();
+        assert!(set(&mut s, "random_distribution", "zoned:50/:50/").is_err());
+        assert!(set(&mut s, "random_distribution", "zipf:inf").is_err());
         assert!(set(&mut s, "random_distribution", "zoned:60/10:30/20").is_err());
         assert!(set(&mut s, "random_distribution", "pareto:3").is_err());
         assert!(set(&mut s, "random_distribution", "zipf:1.2:2").is_err());
