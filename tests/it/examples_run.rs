@@ -10,7 +10,8 @@
 //!   job at 2 s; `ramp_time`, `startdelay` and steady-state windows
 //!   shrink; `fill_device` becomes a 4 MiB file;
 //! - `directory` becomes the temporary directory and absolute file names
-//!   move into it.
+//!   move into it; `threads=1` (a tiobench profile option that examples
+//!   use to mean `thread`) becomes `thread=1`.
 //!
 //! Skipped, with the reason printed:
 //! - examples naming a device under /dev (they need that hardware);
@@ -101,6 +102,12 @@ fn scale(text: &str) -> Result<String, String> {
             "startdelay" => "0".into(),
             "thinktime" => capped_int(v, 1000),
             "directory" => ".".into(),
+            // `threads` belongs to fio's tiobench profile; these examples
+            // mean `thread` (iomark always runs jobs as threads).
+            "threads" => {
+                out.push_str(&format!("thread={v}\n"));
+                continue;
+            }
             "fill_device" | "fill_fs" => {
                 out.push_str("size=4m\n");
                 "0".into()
