@@ -49,6 +49,12 @@ pub struct RunOptions {
     pub notices_to_stdout: bool,
     pub progress: progress::ProgressMode,
     pub eta_newline: bool,
+    /// `--eta-newline=TIME`: a new line only this often (0: every update).
+    pub eta_newline_ms: u64,
+    /// `--eta-interval`: time between progress updates (0: one second).
+    pub eta_interval_ms: u64,
+    /// Stdout carries JSON or terse output: draw progress on stderr.
+    pub progress_to_stderr: bool,
     /// Don't print notices at all.
     pub quiet: bool,
 }
@@ -68,7 +74,7 @@ pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
         .collect();
     let mut outcomes: Vec<Option<Outcome>> = plan.jobs.iter().map(|_| None).collect();
     let mut laid_out = Vec::new();
-    let mut reporter = progress::Reporter::new(opts.progress, opts.eta_newline);
+    let mut reporter = progress::Reporter::new(progress_config(opts), plan.jobs.len());
 
     for phase in 0..plan.phases() {
         let idxs: Vec<usize> = (0..plan.jobs.len())
@@ -158,16 +164,18 @@ pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-    reporter.finish();
+    let timelines = reporter.finish(&progresses);
     let interrupted = shared.interrupted.load(Ordering::Relaxed);
     let disk_names = Vec::new();
     let jobs = plan
         .jobs
         .into_iter()
         .zip(outcomes)
-        .filter_map(|(job, o)| {
+        .zip(timelines)
+        .filter_map(|((job, o), timeline)| {
             o.map(|mut outcome| {
                 outcome.interrupted |= interrupted;
+                outcome.stats.timeline = timeline;
                 JobRun { job, outcome }
             })
         })
@@ -177,6 +185,27 @@ pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
         interrupted,
         start_unix,
         disk_names,
+    }
+}
+
+fn progress_config(opts: &RunOptions) -> progress::ProgressConfig {
+    let d = progress::ProgressConfig::default();
+    progress::ProgressConfig {
+        mode: opts.progress,
+        newline: opts.eta_newline,
+        newline_every_ms: opts.eta_newline_ms,
+        interval_ms: if opts.eta_interval_ms == 0 {
+            d.interval_ms
+        } else {
+            opts.eta_interval_ms
+        },
+        to_stderr: opts.progress_to_stderr,
+        // Real time does not advance with a fake clock: no timeline.
+        timeline_ms: if opts.fake_clock_step.is_some() {
+            0
+        } else {
+            d.timeline_ms
+        },
     }
 }
 

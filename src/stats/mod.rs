@@ -7,6 +7,7 @@
 
 pub mod histogram;
 pub mod samples;
+pub mod timeline;
 
 use histogram::Histogram;
 pub use samples::SampleStats;
@@ -148,6 +149,8 @@ pub struct JobStats {
     pub runtime_ms: u64,
     /// Wall time from job start to end, ms (fio's "elapsed" is in s).
     pub elapsed_ms: u64,
+    /// Throughput over time, sampled by the progress thread (iomark's own).
+    pub timeline: timeline::Timeline,
 }
 
 impl JobStats {
@@ -173,6 +176,7 @@ impl JobStats {
         self.minf += o.minf;
         self.runtime_ms = self.runtime_ms.max(o.runtime_ms);
         self.elapsed_ms = self.elapsed_ms.max(o.elapsed_ms);
+        self.timeline.merge(&o.timeline);
     }
 
     pub fn total_ios(&self) -> u64 {
