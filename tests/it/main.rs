@@ -4,3 +4,11 @@
 mod common;
 
 mod seed_workloads;
+
+mod front_compare;
+mod front_progress;
+mod front_quick;
+mod front_report;
+mod front_suite;
+mod front_sweep;
+mod html_check;
