@@ -155,7 +155,12 @@ pub fn enghelp(engine: Option<&str>) -> Result<String, String> {
                 let _ = writeln!(out, "engine {name} has no engine-specific options");
             }
             for d in defs {
-                let _ = writeln!(out, "{:<28}: {}", d.name, d.help);
+                let note = if d.is_supported() {
+                    ""
+                } else {
+                    " (not supported by iomark)"
+                };
+                let _ = writeln!(out, "{:<28}: {}{note}", d.name, d.help);
             }
         }
     }

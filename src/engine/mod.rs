@@ -11,8 +11,16 @@ use std::os::fd::RawFd;
 
 use crate::job::JobSpec;
 
+pub mod align;
+pub mod falloc;
 pub mod file;
+pub mod fileops;
+pub mod ftruncate;
+pub mod io_uring;
+pub mod libaio;
+pub mod mmap;
 pub mod null;
+pub mod posixaio;
 pub mod sync;
 
 /// What an I/O unit does.
@@ -98,7 +106,9 @@ pub enum Queued {
     Completed,
     /// Accepted; it completes later through `reap`.
     Queued,
-    /// Cannot take more now; reap, then try again.
+    /// Cannot take this one now (no room, or a sync/trim that must wait
+    /// for queued I/O). The worker commits, reaps, then offers the same
+    /// I/O again. Only valid while the engine has I/O queued or in flight.
     Busy,
 }
 
@@ -118,7 +128,9 @@ pub struct Caps {
     pub diskless: bool,
     /// Needs the file laid out to its full size before I/O (mmap).
     pub no_extend: bool,
-    /// A file-operation engine: each "I/O" is an operation on a whole file.
+    /// A file-operation engine (filecreate, filestat, filedelete): opening
+    /// a file is the measured operation, and its latency is recorded as
+    /// a completion latency; the job's blocks are only counted.
     pub file_op: bool,
     /// Takes buffers of the whole pool at `init` (fixed buffers).
     pub registers_buffers: bool,
@@ -180,7 +192,23 @@ pub trait Engine: Send {
 }
 
 /// Engines iomark implements.
-pub const IMPLEMENTED: &[&str] = &["sync", "psync", "vsync", "pvsync", "pvsync2", "null"];
+pub const IMPLEMENTED: &[&str] = &[
+    "sync",
+    "psync",
+    "vsync",
+    "pvsync",
+    "pvsync2",
+    "libaio",
+    "io_uring",
+    "posixaio",
+    "mmap",
+    "null",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "ftruncate",
+    "falloc",
+];
 
 /// fio engines that iomark does not implement (named so the error is clear).
 pub const NOT_IMPLEMENTED: &[&str] = &[
@@ -227,15 +255,6 @@ pub const NOT_IMPLEMENTED: &[&str] = &[
     "dircreate",
     "dirstat",
     "dirdelete",
-    "filecreate",
-    "filestat",
-    "filedelete",
-    "ftruncate",
-    "falloc",
-    "libaio",
-    "io_uring",
-    "posixaio",
-    "mmap",
 ];
 
 /// Checks an `ioengine` value, with a clear reason when it cannot be used.
@@ -261,6 +280,48 @@ pub fn create(spec: &JobSpec) -> Result<Box<dyn Engine>, String> {
     Ok(match spec.io.ioengine.as_str() {
         "null" => Box::new(null::NullEngine::new(spec)),
         "sync" | "psync" | "vsync" | "pvsync" | "pvsync2" => Box::new(sync::SyncEngine::new(spec)?),
+        "libaio" => Box::new(libaio::LibaioEngine::new(spec)),
+        "io_uring" => Box::new(io_uring::IoUringEngine::new(spec)?),
+        "posixaio" => Box::new(posixaio::PosixAioEngine::new(spec)),
+        "mmap" => Box::new(mmap::MmapEngine::new(spec)),
+        "filecreate" | "filestat" | "filedelete" => Box::new(fileops::FileOpEngine::new(spec)?),
+        "ftruncate" => Box::new(ftruncate::FtruncateEngine),
+        "falloc" => Box::new(falloc::FallocEngine),
         other => return Err(format!("ioengine '{other}' is not supported by iomark")),
     })
+}
+
+/// Whether the runner lays out (creates and sizes) a job's files before
+/// it starts. `filecreate` creates them itself, as its measured operation.
+pub fn lays_out_files(ioengine: &str) -> bool {
+    !matches!(ioengine, "filecreate" | "null")
+}
+
+/// Whether the engine cannot grow files during I/O (mmap maps a fixed
+/// size), so the runner must lay them out in full, with data, first.
+pub fn cannot_extend_files(ioengine: &str) -> bool {
+    ioengine == "mmap"
+}
+
+/// Checks, before anything is laid out or started, that a job's engine
+/// can run here and fits the job: io_uring is probed (seccomp or
+/// `kernel.io_uring_disabled` can switch it off), engine-specific option
+/// combinations are checked. Returns one line naming the problem.
+pub fn preflight(spec: &JobSpec) -> Result<(), String> {
+    let job = &spec.name;
+    match spec.io.ioengine.as_str() {
+        "io_uring" => io_uring::preflight(spec).map_err(|e| format!("job '{job}': {e}")),
+        "ftruncate" => {
+            use crate::job::spec::Ddir;
+            if spec.io.rw.has(Ddir::Read) || spec.io.rw.has(Ddir::Trim) {
+                return Err(format!(
+                    "job '{job}': ioengine=ftruncate only does writes (each write sets the file size \
+                     to its offset); rw={} reads or trims",
+                    spec.io.rw.name()
+                ));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }

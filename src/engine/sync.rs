@@ -1,6 +1,7 @@
 //! The synchronous engines: `sync` (lseek + read/write), `psync`
 //! (pread/pwrite), `vsync` (readv/writev), `pvsync` (preadv/pwritev) and
-//! `pvsync2` (preadv2/pwritev2 with `hipri`, `uncached` and `nowait`).
+//! `pvsync2` (preadv2/pwritev2 with `hipri` on `hipri_percentage` of the
+//! I/Os, spread evenly, `uncached` (RWF_DONTCACHE) and `nowait`).
 //! Every I/O completes inside `queue`.
 
 use super::file::{ret_or_errno, sync_op};
@@ -54,7 +55,7 @@ impl SyncEngine {
             style,
             name,
             rwf,
-            hipri_percentage: if e.hipri { 100 } else { e.hipri_percentage },
+            hipri_percentage: if e.hipri { e.hipri_percentage } else { 0 },
             counter: 0,
         })
     }

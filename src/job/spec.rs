@@ -275,6 +275,9 @@ pub struct FileOpts {
     pub create_serialize: bool,
     pub allow_file_create: bool,
     pub allow_mounted_write: bool,
+    /// iomark addition: allow writes to a device holding a filesystem or
+    /// partition-table signature.
+    pub allow_destroy_data: bool,
     pub pre_read: bool,
     pub overwrite: bool,
     pub fallocate: FallocateMode,
@@ -306,6 +309,7 @@ impl Default for FileOpts {
             create_serialize: true,
             allow_file_create: true,
             allow_mounted_write: false,
+            allow_destroy_data: false,
             pre_read: false,
             overwrite: false,
             fallocate: FallocateMode::Native,
@@ -659,8 +663,16 @@ impl Default for JobControl {
     }
 }
 
+/// `stat_type` of the filestat engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatType {
+    Stat,
+    Lstat,
+    Statx,
+}
+
 /// Options that belong to one engine (`hipri`, `fixedbufs`, …).
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct EngineOpts {
     pub hipri: bool,
     pub hipri_percentage: u32,
@@ -670,10 +682,33 @@ pub struct EngineOpts {
     pub registerfiles: bool,
     pub sqthread_poll: bool,
     pub sqthread_poll_cpu: Option<u32>,
+    /// -1: pick non-vectored commands when the kernel has them.
     pub nonvectored: i32,
     pub force_async: u32,
     pub userspace_reap: bool,
-    pub cmdprio_percentage: u32,
+    /// mmap: ask for transparent huge pages.
+    pub thp: bool,
+    pub stat_type: StatType,
+}
+
+impl Default for EngineOpts {
+    fn default() -> Self {
+        EngineOpts {
+            hipri: false,
+            hipri_percentage: 100,
+            uncached: 0,
+            nowait: false,
+            fixedbufs: false,
+            registerfiles: false,
+            sqthread_poll: false,
+            sqthread_poll_cpu: None,
+            nonvectored: -1,
+            force_async: 0,
+            userspace_reap: false,
+            thp: false,
+            stat_type: StatType::Stat,
+        }
+    }
 }
 
 /// One job, as the options describe it.

@@ -20,6 +20,9 @@ pub struct OpenedFile {
     pub fd: RawFd,
     pub data: usize,
     pub size: u64,
+    /// How long the engine's open took (ns): the measured operation of
+    /// the file-operation engines.
+    pub open_ns: u64,
 }
 
 /// Whether laying out a file must write its data (not only size it).
@@ -202,7 +205,10 @@ pub fn open_all(job: &PlannedJob, engine: &mut dyn Engine) -> Result<Vec<OpenedF
             size: f.needed_size,
             is_blockdev: f.kind == TargetKind::Block,
         };
-        let (fd, data) = engine.open(&of).map_err(|e| {
+        let t0 = std::time::Instant::now();
+        let opened = engine.open(&of);
+        let open_ns = t0.elapsed().as_nanos() as u64;
+        let (fd, data) = opened.map_err(|e| {
             if e.raw_os_error() == Some(libc::EINVAL) && job.spec.sync.direct {
                 format!(
                     "cannot open '{}' with direct=1: the filesystem does not support direct I/O (use direct=0)",
@@ -223,6 +229,7 @@ pub fn open_all(job: &PlannedJob, engine: &mut dyn Engine) -> Result<Vec<OpenedF
             fd,
             data,
             size: f.needed_size,
+            open_ns,
         });
     }
     Ok(out)

@@ -6,6 +6,7 @@ pub mod clock;
 pub mod files;
 pub mod plan;
 pub mod progress;
+pub mod safety;
 pub mod signals;
 pub mod worker;
 
@@ -87,7 +88,12 @@ pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
         let mut ready = Vec::new();
         for &i in &idxs {
             let job = &plan.jobs[i];
-            let no_extend = false;
+            let engine = job.spec.io.ioengine.as_str();
+            if !crate::engine::lays_out_files(engine) {
+                ready.push(i);
+                continue;
+            }
+            let no_extend = crate::engine::cannot_extend_files(engine);
             match files::layout(job, no_extend, &mut laid_out) {
                 Ok(notes) => {
                     for n in notes {

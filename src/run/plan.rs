@@ -3,7 +3,8 @@
 //! the region of each it does I/O to.
 //!
 //! Planning only looks at the targets (stat, device size); it creates and
-//! writes nothing. Errors name the job and the file.
+//! writes nothing. Errors name the job and the file. It ends with the
+//! engines' preflight checks and the data-safety checks (`safety`).
 
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
@@ -326,7 +327,9 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
                 seed,
             });
         }
+        crate::engine::preflight(&spec)?;
     }
+    super::safety::check(&plan)?;
     Ok(plan)
 }
 

@@ -169,6 +169,10 @@ struct Worker<'a> {
     rec_slat: bool,
     rec_clat: bool,
     rec_lat: bool,
+    /// File-operation engines: I/Os are counted, not timed.
+    rec_dist: bool,
+    /// An I/O the engine answered `Busy` to, issued again after a reap.
+    retry: Option<crate::workload::NextIo>,
     sfr_flags: u32,
     end_ns: u64,
     ramp_end_ns: u64,
@@ -208,7 +212,9 @@ impl<'a> Worker<'a> {
     }
 
     #[inline]
-    fn account(&mut self, idx: u32, result: i64, now: u64) {
+    /// Accounts a finished I/O; `queued` is false when the engine did it
+    /// inside `queue` (no submission latency to record).
+    fn account(&mut self, idx: u32, result: i64, now: u64, queued: bool) {
         let u = &self.units[idx as usize];
         let op = u.op;
         let lat = now.saturating_sub(u.start_ns);
@@ -262,13 +268,15 @@ impl<'a> Worker<'a> {
         if self.rec_clat {
             ds.clat.record(clat);
         }
-        if self.rec_slat {
+        if self.rec_slat && queued {
             ds.slat.record(slat);
         }
         if self.rec_lat {
             ds.lat.record(lat);
         }
-        self.stats.lat_dist.add(lat);
+        if self.rec_dist {
+            self.stats.lat_dist.add(lat);
+        }
     }
 
     fn take_samples(&mut self, now: u64) {
@@ -342,7 +350,13 @@ impl<'a> Worker<'a> {
         if self.inflight == 0 {
             return;
         }
-        let max = self.inflight;
+        // iodepth_batch_complete_max defaults to the minimum (at least 1).
+        let io = &self.job.spec.io;
+        let cmax = match io.iodepth_batch_complete_max {
+            0 => io.iodepth_batch_complete_min.max(1),
+            m => m,
+        };
+        let max = cmax.max(min).min(self.inflight);
         let mut comps = std::mem::take(&mut self.completions);
         let r = self.engine.reap(min.min(self.inflight), max, &mut comps);
         match r {
@@ -350,7 +364,7 @@ impl<'a> Worker<'a> {
                 if n > 0 {
                     let now = self.clock.now();
                     for c in comps.iter() {
-                        self.account(c.idx, c.result, now);
+                        self.account(c.idx, c.result, now, true);
                         self.free.push(c.idx);
                     }
                     self.inflight -= n;
@@ -429,12 +443,16 @@ impl<'a> Worker<'a> {
                 self.end_ramp(now);
             }
             // Queue while there is room.
-            let next = match self.workload.next_io() {
-                Ok(n) => n,
-                Err(_) => {
-                    self.drain();
-                    return true;
-                }
+            let retried = self.retry.is_some();
+            let next = match self.retry.take() {
+                Some(n) => n,
+                None => match self.workload.next_io() {
+                    Ok(n) => n,
+                    Err(_) => {
+                        self.drain();
+                        return true;
+                    }
+                },
             };
             let d = match next.op {
                 Op::Read => 0,
@@ -442,7 +460,7 @@ impl<'a> Worker<'a> {
                 Op::Trim => 2,
                 _ => 3,
             };
-            if d < 3 && self.pacer.active(d) {
+            if d < 3 && !retried && self.pacer.active(d) {
                 let at = self.pacer.schedule(d, next.len, now);
                 if at > now {
                     self.commit();
@@ -489,7 +507,7 @@ impl<'a> Worker<'a> {
                         self.stats.depth[depth_bucket(self.inflight + 1)] += 1;
                         self.stats.depth_total += 1;
                     }
-                    self.account(idx, res, done);
+                    self.account(idx, res, done, false);
                     self.free.push(idx);
                     self.after_completion(done);
                     if self.think_on(ThinkBlocksType::Complete, 1) {
@@ -506,8 +524,20 @@ impl<'a> Worker<'a> {
                     }
                 }
                 Queued::Busy => {
+                    // Issue the same I/O again once something completed.
                     self.free.push(idx);
+                    self.retry = Some(next);
                     self.commit();
+                    if self.inflight == 0 {
+                        self.fail(
+                            libc::EIO,
+                            format!(
+                                "{} engine refused an I/O with nothing in flight",
+                                self.engine.name()
+                            ),
+                        );
+                        return false;
+                    }
                     self.reap(1);
                     continue;
                 }
@@ -524,7 +554,8 @@ impl<'a> Worker<'a> {
                 } else {
                     io.iodepth_low.min(self.depth - 1)
                 };
-                let min = io.iodepth_batch_complete_min.max(1);
+                // 0 polls for completions without waiting.
+                let min = io.iodepth_batch_complete_min;
                 while self.inflight > low && self.error == 0 {
                     self.reap(min);
                 }
@@ -711,7 +742,11 @@ fn setup<'a>(
     let caps = engine.caps();
     let depth = if caps.sync { 1 } else { spec.io.iodepth.max(1) };
     let max_bs = spec.io.bs.iter().map(|b| b.max()).max().unwrap_or(4096);
-    let align = 4096usize.max(spec.buf.iomem_align as usize);
+    let align = engine::align::buffer_alignment(
+        spec.sync.direct,
+        spec.buf.iomem_align,
+        job.files.iter().map(|f| f.path.as_path()),
+    ) as usize;
     let unit_size = (max_bs as usize).div_ceil(align) * align;
     let mut pool = Pool::new(depth as usize, unit_size, align).map_err(|m| (libc::ENOMEM, m))?;
     if !spec.buf.zero_buffers {
@@ -763,6 +798,14 @@ fn setup<'a>(
     let workload = Workload::new(spec, &regions, job.pass_bytes, job.seed);
     let ddirs = [Ddir::Read, Ddir::Write, Ddir::Trim].map(|d| spec.io.rw.has(d));
     let st = &spec.stat;
+    let mut stats = JobStats::default();
+    if caps.file_op && !st.disable_clat {
+        // The open (create, stat, unlink) is what these engines measure.
+        let d = if ddirs[0] { 0 } else { 1 };
+        for f in &files {
+            stats.dir[d].clat.record(f.open_ns);
+        }
+    }
     progress
         .planned_bytes
         .store(job.pass_bytes * spec.io.loops.max(1), Ordering::Relaxed);
@@ -781,7 +824,7 @@ fn setup<'a>(
         inflight: 0,
         depth,
         clock,
-        stats: JobStats::default(),
+        stats,
         measuring: false,
         sampler: IntervalSampler::new(st.bwavgtime_ms, 0),
         iops_sampler: IntervalSampler::new(st.iopsavgtime_ms, 0),
@@ -800,9 +843,11 @@ fn setup<'a>(
         think_count: 0,
         error: 0,
         error_msg: None,
-        rec_slat: !caps.sync && !st.disable_slat,
-        rec_clat: !st.disable_clat,
-        rec_lat: !st.disable_lat,
+        rec_slat: !caps.sync && !caps.file_op && !st.disable_slat,
+        rec_clat: !caps.file_op && !st.disable_clat,
+        rec_lat: !caps.file_op && !st.disable_lat,
+        rec_dist: !caps.file_op,
+        retry: None,
         sfr_flags: spec.sync.sync_file_range.map(|(f, _)| f).unwrap_or(0),
         end_ns: u64::MAX,
         ramp_end_ns: 0,

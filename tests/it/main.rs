@@ -3,6 +3,9 @@
 
 mod common;
 
+mod engines;
+mod loopdev;
+mod safety;
 mod seed_workloads;
 
 mod front_compare;

@@ -184,6 +184,11 @@ pub const OPTS: &[OptDef] = &[
         Ok(())
     })
     .default("0"),
+    opt("allow_destroy_data", Files, Kind::Bool, "iomark addition: allow writes and trims to a block device that holds a filesystem or partition-table signature", |s, v| {
+        s.file.allow_destroy_data = boolean(v)?;
+        Ok(())
+    })
+    .default("0"),
     opt("pre_read", Files, Kind::Bool, "Read the files into the page cache before starting", |s, v| {
         s.file.pre_read = boolean(v)?;
         Ok(())

@@ -1,0 +1,201 @@
+//! Data safety on block devices: a write or trim job is refused before
+//! anything is written when the device holds a filesystem or partition
+//! table signature, or is mounted, unless the user says so. Uses loop
+//! devices over small images; skips without root or losetup.
+
+use crate::common::*;
+use crate::loopdev::{poke, LoopDev, Mount};
+
+fn write_job(dev: &str, extra: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = [
+        "--name=danger",
+        "--ioengine=psync",
+        "--rw=write",
+        "--bs=64k",
+        "--size=1m",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.push(format!("--filename={dev}"));
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+fn run(dir: &std::path::Path, args: &[String]) -> std::process::Output {
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_in(dir, &a)
+}
+
+fn run_ok(dir: &std::path::Path, args: &[String]) -> serde_json::Value {
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_json(dir, &a)
+}
+
+/// Reads `len` bytes of the image at `offset`.
+fn peek(path: &std::path::Path, offset: u64, len: usize) -> Vec<u8> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open(path).unwrap();
+    let mut b = vec![0u8; len];
+    f.read_exact_at(&mut b, offset).unwrap();
+    b
+}
+
+#[test]
+fn a_device_with_an_ext4_signature_is_refused_and_left_untouched() {
+    let dir = tempdir();
+    let Some(dev) = LoopDev::new(dir.path(), 4 << 20) else {
+        return;
+    };
+    poke(&dev.image, 1080, &[0x53, 0xEF]);
+    let o = run(dir.path(), &write_job(dev.as_str(), &[]));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains(dev.as_str()), "{err}");
+    assert!(err.contains("ext2/3/4"), "{err}");
+    assert!(err.contains("allow_destroy_data=1"), "{err}");
+    assert!(stdout(&o).is_empty());
+    // Nothing was written: the first block is still zero.
+    assert!(peek(&dev.image, 0, 1024).iter().all(|b| *b == 0));
+
+    // Trims are writes too.
+    let o = run_in(
+        dir.path(),
+        &[
+            "--name=t",
+            "--rw=trim",
+            "--bs=64k",
+            "--size=1m",
+            &format!("--filename={}", dev.as_str()),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+
+    // Reading is fine.
+    let j = run_json(
+        dir.path(),
+        &[
+            "--name=r",
+            "--rw=read",
+            "--bs=64k",
+            "--size=1m",
+            &format!("--filename={}", dev.as_str()),
+        ],
+    );
+    assert_eq!(j["jobs"][0]["read"]["io_bytes"], 1 << 20);
+
+    // The override lets the write through.
+    let j = run_ok(
+        dir.path(),
+        &write_job(dev.as_str(), &["--allow_destroy_data=1"]),
+    );
+    assert_eq!(j["jobs"][0]["write"]["io_bytes"], 1 << 20);
+    assert!(peek(&dev.image, 0, 1024).iter().any(|b| *b != 0));
+}
+
+#[test]
+fn a_zeroed_device_is_accepted() {
+    let dir = tempdir();
+    let Some(dev) = LoopDev::new(dir.path(), 4 << 20) else {
+        return;
+    };
+    let j = run_ok(dir.path(), &write_job(dev.as_str(), &[]));
+    assert_eq!(j["jobs"][0]["write"]["io_bytes"], 1 << 20);
+}
+
+#[test]
+fn partition_tables_and_other_signatures_are_refused() {
+    let dir = tempdir();
+    let Some(dev) = LoopDev::new(dir.path(), 4 << 20) else {
+        return;
+    };
+    for (off, magic, name) in [
+        (510u64, &[0x55u8, 0xAA][..], "MBR"),
+        (512, b"EFI PART", "GPT"),
+        (0, b"XFSB", "XFS"),
+        (4086, b"SWAPSPACE2", "swap"),
+    ] {
+        poke(&dev.image, off, magic);
+        let o = run(dir.path(), &write_job(dev.as_str(), &[]));
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        assert!(stderr(&o).contains(name), "{name}: {}", stderr(&o));
+        poke(&dev.image, off, &vec![0u8; magic.len()]);
+    }
+}
+
+fn have(tool: &str) -> bool {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {tool}"))
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+#[test]
+fn a_mounted_device_or_partition_is_refused() {
+    if !have("mkfs.ext4") {
+        eprintln!("skipped: mkfs.ext4 is not installed");
+        return;
+    }
+    let dir = tempdir();
+    // An image with one partition (an MBR entry at 1 MiB) holding ext4.
+    let Some(dev) = LoopDev::with_image(dir.path(), "disk.img", 8 << 20, true) else {
+        return;
+    };
+    let mut entry = [0u8; 16];
+    entry[4] = 0x83;
+    entry[8..12].copy_from_slice(&2048u32.to_le_bytes());
+    entry[12..16].copy_from_slice(&(14336u32).to_le_bytes());
+    poke(&dev.image, 446, &entry);
+    poke(&dev.image, 510, &[0x55, 0xAA]);
+    let rescan = std::process::Command::new("partx")
+        .args(["-u", dev.as_str()])
+        .status();
+    let part = format!("{}p1", dev.as_str());
+    let mut tries = 0;
+    while !std::path::Path::new(&part).exists() && tries < 50 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        tries += 1;
+    }
+    if !std::path::Path::new(&part).exists() {
+        eprintln!(
+            "skipped: no partition node for {} ({rescan:?})",
+            dev.as_str()
+        );
+        return;
+    }
+    let ok = std::process::Command::new("mkfs.ext4")
+        .args(["-q", "-F", &part])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(ok, "mkfs.ext4 {part}");
+    let Some(_m) = Mount::new(std::path::Path::new(&part), &dir.path().join("mnt")) else {
+        return;
+    };
+    // The partition itself: mounted wins over the signature.
+    let o = run(dir.path(), &write_job(&part, &["--allow_destroy_data=1"]));
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("mounted on") && err.contains("allow_mounted_write=1"),
+        "{err}"
+    );
+    // The whole disk, whose partition is mounted.
+    let o = run(
+        dir.path(),
+        &write_job(dev.as_str(), &["--allow_destroy_data=1"]),
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("p1") && err.contains("mounted on"), "{err}");
+    // allow_mounted_write alone still meets the MBR signature.
+    let o = run(
+        dir.path(),
+        &write_job(dev.as_str(), &["--allow_mounted_write=1"]),
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("MBR"), "{}", stderr(&o));
+}
