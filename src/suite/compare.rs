@@ -11,8 +11,10 @@
 //! = (median(new) − median(base)) / median(base):
 //!
 //! - with at least two runs on each side, Welch's unequal-variance t-test
-//!   on the per-run values (two-sided, α = 0.05 unless `--alpha`): a
-//!   change is *significant* when p < α;
+//!   on the per-run values (two-sided), its p-values adjusted with Holm's
+//!   method over every comparison made (so α = 0.05, or `--alpha`, bounds
+//!   the chance of *any* false verdict in the whole report): a change is
+//!   *significant* when the adjusted p < α;
 //! - a significant change of at least `--threshold` percent (default 5)
 //!   is a **regression** when it is for the worse (less bandwidth or IOPS,
 //!   more latency), an **improvement** otherwise; anything else is **no
@@ -76,15 +78,8 @@ pub struct Rules {
     pub alpha: f64,
 }
 
-/// Compares one metric of two sets of runs.
-pub fn judge(
-    metric: &'static MetricDef,
-    base: &[f64],
-    new: &[f64],
-    rules: Rules,
-) -> (f64, Option<f64>, Verdict, String) {
-    let b = stats::summarize(base);
-    let n = stats::summarize(new);
+/// The relative change of the medians and whether it is for the worse.
+fn change_of(metric: &MetricDef, b: &Summary, n: &Summary) -> (f64, bool) {
     let change = if b.median != 0.0 {
         (n.median - b.median) / b.median.abs()
     } else if n.median == 0.0 {
@@ -97,51 +92,58 @@ pub fn judge(
     } else {
         change > 0.0
     };
+    (change, worse)
+}
+
+/// The verdict from the change and the (adjusted) p-value.
+fn decide(change: f64, worse: bool, p: Option<f64>, rules: Rules) -> (Verdict, String) {
     let big = change.abs() * 100.0 >= rules.threshold;
     let dir = if worse {
         Verdict::Regression
     } else {
         Verdict::Improvement
     };
-    match stats::welch(base, new) {
-        Some(w) => {
-            let sig = w.p < rules.alpha;
-            let (v, why) = if sig && big {
-                (dir, format!("p={:.3} < {}", w.p, rules.alpha))
-            } else if sig {
-                (
-                    Verdict::NoChange,
-                    format!("p={:.3}, but below the {}% threshold", w.p, rules.threshold),
-                )
-            } else {
-                (Verdict::NoChange, format!("within noise (p={:.3})", w.p))
-            };
-            (change, Some(w.p), v, why)
-        }
-        None => {
-            let why = "single run: no noise estimate".to_string();
-            if big {
-                (change, None, dir, why)
-            } else {
-                (
-                    change,
-                    None,
-                    Verdict::NoChange,
-                    format!("{why}, below threshold"),
-                )
-            }
-        }
+    match p {
+        Some(p) if p < rules.alpha && big => (dir, format!("p={p:.3} < {}", rules.alpha)),
+        Some(p) if p < rules.alpha => (
+            Verdict::NoChange,
+            format!("p={p:.3}, but below the {}% threshold", rules.threshold),
+        ),
+        Some(p) => (Verdict::NoChange, format!("within noise (p={p:.3})")),
+        None if big => (dir, "single run: no noise estimate".into()),
+        None => (
+            Verdict::NoChange,
+            "single run: no noise estimate, below threshold".into(),
+        ),
     }
 }
 
+/// Compares one metric of two sets of runs on its own (no correction
+/// for other comparisons): change, p-value, verdict and reason.
+pub fn judge(
+    metric: &'static MetricDef,
+    base: &[f64],
+    new: &[f64],
+    rules: Rules,
+) -> (f64, Option<f64>, Verdict, String) {
+    let (change, worse) = change_of(metric, &stats::summarize(base), &stats::summarize(new));
+    let p = stats::welch(base, new).map(|w| w.p);
+    let (v, why) = decide(change, worse, p, rules);
+    (change, p, v, why)
+}
+
 /// Rows for every item present on both sides; also the keys found on one
-/// side only.
+/// side only. The p-values are Holm-adjusted over all rows that have one,
+/// so that α bounds the chance of any false verdict in the whole
+/// comparison, not of each row.
 pub fn compare(
     base: &Dataset,
     new: &Dataset,
     rules: Rules,
 ) -> (Vec<Row>, Vec<String>, Vec<String>) {
     let mut rows = Vec::new();
+    let mut raw: Vec<Option<f64>> = Vec::new();
+    let mut worse_flags = Vec::new();
     for bi in &base.items {
         let Some(ni) = new.items.iter().find(|i| i.key == bi.key) else {
             continue;
@@ -151,19 +153,30 @@ pub fn compare(
             if bv.is_empty() || nv.is_empty() {
                 continue;
             }
-            let (change, p, verdict, why) = judge(m, &bv, &nv, rules);
+            let (bs, ns) = (stats::summarize(&bv), stats::summarize(&nv));
+            let (change, worse) = change_of(m, &bs, &ns);
+            raw.push(stats::welch(&bv, &nv).map(|w| w.p));
+            worse_flags.push(worse);
             rows.push(Row {
                 key: bi.key.clone(),
                 label: bi.label(),
                 metric: m,
-                base: stats::summarize(&bv),
-                new: stats::summarize(&nv),
+                base: bs,
+                new: ns,
                 change,
-                p,
-                verdict,
-                why,
+                p: None,
+                verdict: Verdict::NoChange,
+                why: String::new(),
             });
         }
+    }
+    let tested: Vec<f64> = raw.iter().flatten().copied().collect();
+    let mut adjusted = stats::holm(&tested).into_iter();
+    for ((row, p), worse) in rows.iter_mut().zip(&raw).zip(worse_flags) {
+        row.p = p.and_then(|_| adjusted.next());
+        let (v, why) = decide(row.change, worse, row.p, rules);
+        row.verdict = v;
+        row.why = why;
     }
     let only_base = base
         .items
@@ -198,9 +211,9 @@ fn pct(change: f64) -> String {
 
 fn test_description(rules: Rules) -> String {
     format!(
-        "Welch's t-test on per-run values (two-sided, α = {}); a change counts when \
-         significant and at least {}% (--threshold). With one run on a side, the threshold \
-         alone decides.",
+        "Welch's t-test on per-run values (two-sided), p-values Holm-adjusted over all \
+         comparisons, α = {}; a change counts when significant and at least {}% \
+         (--threshold). With one run on a side, the threshold alone decides.",
         rules.alpha, rules.threshold
     )
 }
@@ -455,9 +468,9 @@ pub fn usage() -> String {
          results (fio or iomark JSON, or iomark quick/suite/sweep results). Several\n\
          files per side are repeated runs of the same jobs; quick/suite/sweep results\n\
          bring their passes. The verdict uses Welch's t-test on the runs (two-sided,\n\
-         α = {DEFAULT_ALPHA}): a change is a regression or an improvement when it is\n\
-         significant and at least the threshold; with one run on a side the threshold\n\
-         alone decides.\n\n\
+         p-values Holm-adjusted over all comparisons, α = {DEFAULT_ALPHA}): a change is a\n\
+         regression or an improvement when it is significant and at least the\n\
+         threshold; with one run on a side the threshold alone decides.\n\n\
          Options:\n\
          \x20 --threshold PCT    smallest change that counts (default {DEFAULT_THRESHOLD_PCT})\n\
          \x20 --alpha A          significance level (default {DEFAULT_ALPHA})\n\

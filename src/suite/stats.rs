@@ -202,6 +202,24 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
     })
 }
 
+/// Holm–Bonferroni adjusted p-values, in the input order: with the
+/// p-values sorted ascending, the k-th (from 1) becomes
+/// max over j ≤ k of min(1, (m − j + 1) · p(j)). Rejecting where the
+/// adjusted value is below α bounds the family-wise error rate by α.
+pub fn holm(p: &[f64]) -> Vec<f64> {
+    let m = p.len();
+    let mut idx: Vec<usize> = (0..m).collect();
+    idx.sort_by(|a, b| p[*a].total_cmp(&p[*b]));
+    let mut out = vec![0.0; m];
+    let mut running: f64 = 0.0;
+    for (rank, &i) in idx.iter().enumerate() {
+        let adj = ((m - rank) as f64 * p[i]).min(1.0);
+        running = running.max(adj);
+        out[i] = running;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,6 +258,19 @@ mod tests {
         assert!(close(t_two_sided_p(12.706, 1.0), 0.05, 5e-4));
         assert!(close(t_two_sided_p(1.96, 1e6), 0.05, 5e-4));
         assert_eq!(t_two_sided_p(0.0, 3.0), 1.0);
+    }
+
+    #[test]
+    fn holm_adjustment() {
+        // m = 4: 0.01·4 = 0.04, 0.02·3 = 0.06, 0.03·2 = 0.06, 0.5·1 = 0.5.
+        let a = holm(&[0.03, 0.01, 0.5, 0.02]);
+        let want = [0.06, 0.04, 0.5, 0.06];
+        for (x, y) in a.iter().zip(want) {
+            assert!(close(*x, y, 1e-12), "{a:?}");
+        }
+        assert_eq!(holm(&[0.9, 0.8]), vec![1.0, 1.0]);
+        assert_eq!(holm(&[0.2]), vec![0.2]);
+        assert!(holm(&[]).is_empty());
     }
 
     #[test]

@@ -61,11 +61,18 @@ fn compare_args<'a>(base: &'a [String], new: &'a [String], extra: &[&'a str]) ->
     a
 }
 
+/// A test must not fail by chance: at α = 0.05 a true "no change" is
+/// called significant 5 % of the time by design, so these tests ask for
+/// α = 0.01 and a 25 % threshold (halving the rate is −50 %).
+const STRICT: [&str; 2] = ["--alpha=0.01", "--threshold=25"];
+
 #[test]
 fn repeated_runs_of_the_same_job_show_no_significant_change() {
     let dir = tempdir();
     let (base, new) = two_sides(dir.path(), 800, 800);
-    let o = run_in(dir.path(), &compare_args(&base, &new, &["--json", "-"]));
+    let mut extra = STRICT.to_vec();
+    extra.extend(["--json", "-"]);
+    let o = run_in(dir.path(), &compare_args(&base, &new, &extra));
     let v: Value = serde_json::from_slice(&o.stdout).expect("--json - prints only JSON");
     assert_eq!(o.status.code(), Some(0), "{v}");
     assert_eq!(v["verdict"], "no significant change", "{v}");
@@ -76,7 +83,7 @@ fn repeated_runs_of_the_same_job_show_no_significant_change() {
         assert_eq!(r["base"]["n"], 3);
         assert_eq!(r["new"]["n"], 3);
     }
-    let text = run_in(dir.path(), &compare_args(&base, &new, &[]));
+    let text = run_in(dir.path(), &compare_args(&base, &new, &STRICT));
     assert!(
         stdout(&text).contains("Overall: no significant change"),
         "{}",
@@ -88,10 +95,9 @@ fn repeated_runs_of_the_same_job_show_no_significant_change() {
 fn halving_iops_with_rate_iops_is_a_regression() {
     let dir = tempdir();
     let (base, new) = two_sides(dir.path(), 800, 400);
-    let o = run_in(
-        dir.path(),
-        &compare_args(&base, &new, &["--html", "cmp.html", "--json", "cmp.json"]),
-    );
+    let mut extra = STRICT.to_vec();
+    extra.extend(["--html", "cmp.html", "--json", "cmp.json"]);
+    let o = run_in(dir.path(), &compare_args(&base, &new, &extra));
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(2), "{out}\n{}", stderr(&o));
     let iops_row = out
@@ -114,11 +120,11 @@ fn halving_iops_with_rate_iops_is_a_regression() {
         .find(|r| r["metric"] == "bw_bytes")
         .unwrap();
     assert_eq!(bw["verdict"], "regression", "{bw}");
-    assert!(bw["p_value"].as_f64().unwrap() < 0.05);
+    assert!(bw["p_value"].as_f64().unwrap() < 0.01);
     html_check::check_report(&dir.path().join("cmp.html"));
 
     // The other way round it is an improvement, and the exit code is 0.
-    let back = run_in(dir.path(), &compare_args(&new, &base, &[]));
+    let back = run_in(dir.path(), &compare_args(&new, &base, &STRICT));
     assert_eq!(back.status.code(), Some(0));
     assert!(stdout(&back).contains("improvement"));
     // Single files per side: the threshold alone decides, and says so.
