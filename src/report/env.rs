@@ -482,6 +482,8 @@ pub fn cache_warnings<'a>(specs: impl IntoIterator<Item = &'a JobSpec>) -> Vec<W
     let avail = meminfo("MemAvailable").unwrap_or(0);
     let mut out: Vec<Warning> = Vec::new();
     let mut seen_fs = BTreeSet::new();
+    // Many jobs share a directory: describe each path once.
+    let mut known: std::collections::HashMap<PathBuf, Target> = Default::default();
     for spec in specs {
         if out.iter().any(|w| w.job == spec.name) {
             continue;
@@ -492,7 +494,7 @@ pub fn cache_warnings<'a>(specs: impl IntoIterator<Item = &'a JobSpec>) -> Vec<W
             continue;
         }
         for p in job_targets(spec) {
-            let t = target(&p);
+            let t = known.entry(p.clone()).or_insert_with(|| target(&p));
             if t.memory_backed() && seen_fs.insert(t.mount_point.clone()) {
                 out.push(Warning {
                     kind: "memory-filesystem",

@@ -97,7 +97,11 @@ pub fn build(info: BundleInfo, out: &SuiteOutcome) -> Value {
                 .into_iter()
                 .flatten()
             {
-                if !warnings.iter().any(|x| x["message"] == w["message"]) {
+                // Once per kind and job: free RAM in the text varies.
+                if !warnings
+                    .iter()
+                    .any(|x| x["kind"] == w["kind"] && x["job"] == w["job"])
+                {
                     warnings.push(w.clone());
                 }
             }

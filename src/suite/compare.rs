@@ -32,7 +32,7 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 
 use super::dataset::{self, Dataset, Item, MetricDef, METRICS};
-use super::html::{self, boxes};
+use super::html;
 use super::stats::{self, Summary};
 use super::svg::{self, esc, Axis, Format, Scale};
 use super::{args, fail, table, write_file, EXIT_REGRESSION};
@@ -348,8 +348,9 @@ pub fn html_report(
         esc(&test_description(rules)),
         esc(&overall(rows))
     );
-    b.push_str(&boxes("warn", &base.warnings));
-    b.push_str(&boxes("warn", &new.warnings));
+    let mut warnings = base.warnings.clone();
+    dataset::add_warnings(&mut warnings, new.warnings.clone());
+    b.push_str(&html::warning_boxes(&warnings));
     b.push_str("<table><thead><tr><th class=\"l\">job</th><th class=\"l\">metric</th><th>base median (n)</th><th>new median (n)</th><th>change</th><th>p</th><th class=\"l\">verdict</th></tr></thead><tbody>");
     for r in rows {
         let class = match r.verdict {

@@ -1,8 +1,9 @@
 //! Results as `report` and `compare` see them, read from any of:
 //!
-//! - fio's own JSON (`--output-format=json` or `json+`, any fio 3.x), with
-//!   notices before the document tolerated and, for `--status-interval`
-//!   streams, the last document taken;
+//! - fio's own JSON (`--output-format=json` or `json+`, any fio 3.x, also
+//!   client/server output with its `client_stats`), with notices before
+//!   the document tolerated and, for `--status-interval` streams, the last
+//!   document taken;
 //! - iomark's JSON (the same layout plus the "iomark" key: environment,
 //!   warnings, per-job timeline);
 //! - iomark's results bundles written by `quick`, `suite` and `sweep`
@@ -178,6 +179,24 @@ impl Item {
     }
 }
 
+/// A warning carried by a result; `key` (kind and job) tells repeats of
+/// the same warning apart from different ones (free RAM, in the text,
+/// changes from pass to pass).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Warning {
+    pub key: String,
+    pub text: String,
+}
+
+/// Adds warnings not already present (by key).
+pub fn add_warnings(to: &mut Vec<Warning>, from: impl IntoIterator<Item = Warning>) {
+    for w in from {
+        if !to.iter().any(|x| x.key == w.key) {
+            to.push(w);
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Dataset {
     /// Where it was read from.
@@ -188,7 +207,7 @@ pub struct Dataset {
     pub version: String,
     pub time: String,
     pub environment: Option<Value>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     pub notes: Vec<String>,
     pub items: Vec<Item>,
     pub sweep: Option<Value>,
@@ -239,7 +258,7 @@ pub fn from_value(v: &Value, source: &str) -> Result<Dataset, String> {
     if v.get("tests").is_some_and(Value::is_array) && v.get("kind").is_some() {
         return from_bundle(v, source);
     }
-    if !v.get("jobs").is_some_and(Value::is_array) {
+    if jobs_of(v).is_none() {
         return Err(format!(
             "{source}: not a fio/iomark JSON result (no \"jobs\" array) nor an iomark results file"
         ));
@@ -275,17 +294,23 @@ pub fn from_value(v: &Value, source: &str) -> Result<Dataset, String> {
     Ok(d)
 }
 
-fn warning_texts(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .map(|w| match w.get("message") {
-                    Some(m) => s(m),
-                    None => s(w),
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+fn warning_texts(v: Option<&Value>) -> Vec<Warning> {
+    let mut out = Vec::new();
+    let list = v.and_then(Value::as_array).cloned().unwrap_or_default();
+    add_warnings(
+        &mut out,
+        list.iter().map(|w| match w.get("message") {
+            Some(m) => Warning {
+                key: format!("{}/{}", s(&w["kind"]), s(&w["job"])),
+                text: s(m),
+            },
+            None => Warning {
+                key: s(w),
+                text: s(w),
+            },
+        }),
+    );
+    out
 }
 
 fn num(v: &Value) -> f64 {
@@ -414,17 +439,28 @@ fn timeline_of(doc: &Value, job_index: usize, dir: &str) -> Option<Series> {
     })
 }
 
+/// The job entries: `jobs`, or `client_stats` in fio's client/server
+/// output (each named job@host there).
+fn jobs_of(doc: &Value) -> Option<&Vec<Value>> {
+    doc.get("jobs")
+        .and_then(Value::as_array)
+        .or_else(|| doc.get("client_stats").and_then(Value::as_array))
+}
+
 /// Every job direction of a fio/iomark document that did I/O, each with
 /// one sample; keys are `jobname/dir`, with `#N` for repeated names.
 pub fn items_of_doc(doc: &Value) -> Vec<(Item, Detail)> {
     let global = doc.get("global options").cloned().unwrap_or(Value::Null);
     let mut out = Vec::new();
     let mut seen: Vec<String> = Vec::new();
-    let Some(jobs) = doc["jobs"].as_array() else {
+    let Some(jobs) = jobs_of(doc) else {
         return out;
     };
     for (ji, job) in jobs.iter().enumerate() {
-        let name = s(&job["jobname"]);
+        let name = match job.get("hostname").map(s) {
+            Some(h) if !h.is_empty() => format!("{}@{h}", s(&job["jobname"])),
+            _ => s(&job["jobname"]),
+        };
         let n = seen.iter().filter(|x| **x == name).count();
         seen.push(name.clone());
         let shown = if n == 0 {
@@ -544,11 +580,7 @@ pub fn merge(sets: Vec<Dataset>) -> Dataset {
                 None => first.items.push(item),
             }
         }
-        for w in d.warnings {
-            if !first.warnings.contains(&w) {
-                first.warnings.push(w);
-            }
-        }
+        add_warnings(&mut first.warnings, d.warnings);
         first.interrupted |= d.interrupted;
     }
     first.source = sources.join(", ");
@@ -601,6 +633,17 @@ mod tests {
         assert_eq!(b.samples[0].bw_bytes, 20.0 * 1024.0);
         assert_eq!(b.samples[0].lat_p99_ns, 99.0);
         assert_eq!(b.detail.as_ref().unwrap().lat_kind, "lat");
+    }
+
+    #[test]
+    fn fio_client_server_output_is_read() {
+        let doc = r#"{"fio version": "fio-3.33", "client_stats": [
+            {"jobname": "cs", "hostname": "10.0.0.1",
+             "read": {"total_ios": 10, "bw_bytes": 4096, "iops": 1.0,
+                      "lat_ns": {"N": 10, "mean": 5.0}}}]}"#;
+        let d = parse_text(doc, "c.json").unwrap();
+        assert_eq!(d.items.len(), 1);
+        assert_eq!(d.items[0].key, "cs@10.0.0.1/read");
     }
 
     #[test]

@@ -74,6 +74,11 @@ pub fn boxes(class: &str, lines: &[String]) -> String {
         .collect()
 }
 
+pub fn warning_boxes(w: &[super::dataset::Warning]) -> String {
+    let texts: Vec<String> = w.iter().map(|w| w.text.clone()).collect();
+    boxes("warn", &texts)
+}
+
 /// "median (min–max)" of MiB/s.
 fn bw_cell(item: &Item) -> String {
     let s = item.summary(&METRICS[0]);
@@ -440,7 +445,7 @@ pub fn report_page(title: &str, sets: &[Dataset]) -> String {
             ));
         }
         b.push_str(&boxes("note", &d.notes));
-        b.push_str(&boxes("warn", &d.warnings));
+        b.push_str(&warning_boxes(&d.warnings));
     }
     b.push_str("<h2>Summary</h2>");
     b.push_str(&summary_table(sets));

@@ -503,16 +503,35 @@ pub fn bar_chart(
 ) -> String {
     let w = width as f64;
     let names: Vec<String> = sets.iter().map(|s| s.0.clone()).collect();
-    let base_h = 240.0;
+    // Category labels: level when they fit under their group, else
+    // rotated by 30°, with room made for them below and to the left.
+    let plot_w0 = w - ML - MR;
+    let group_w0 = plot_w0 / categories.len().max(1) as f64;
+    let label_px = categories
+        .iter()
+        .map(|c| c.chars().count() as f64 * 5.4)
+        .fold(0.0, f64::max);
+    let rotated = label_px > group_w0 * 0.95;
+    let (left, drop) = if rotated {
+        let cos = 0.866;
+        (
+            ML.max(label_px * cos - group_w0 * 0.5 + 8.0),
+            label_px * 0.5 + 18.0,
+        )
+    } else {
+        (ML, 18.0)
+    };
+    let plot_h = 180.0;
+    let (l, t, r, b) = (left, MT, w - MR, MT + plot_h);
     let lh = legend_height(&names, w);
+    let h = b + drop + 10.0 + lh;
     let mut out = String::new();
-    open_svg(&mut out, w, base_h + lh + 30.0, title);
+    open_svg(&mut out, w, h, title);
     let vals: Vec<f64> = sets
         .iter()
         .flat_map(|s| s.1.iter().copied())
         .filter(|v| usable(y.scale, *v))
         .collect();
-    let (l, t, r, b) = (ML, MT, w - MR, base_h - 36.0);
     if vals.is_empty() || categories.is_empty() {
         out.push_str("</svg>");
         return out;
@@ -550,9 +569,8 @@ pub fn bar_chart(
                 );
             }
         }
-        // Category labels, rotated when crowded.
         let cx = gx + group_w * 0.4;
-        if categories.len() > 6 {
+        if rotated {
             let _ = write!(
                 out,
                 "<text x=\"{cx:.1}\" y=\"{:.1}\" font-size=\"9\" text-anchor=\"end\" transform=\"rotate(-30 {cx:.1} {:.1})\">{}</text>",
@@ -574,7 +592,7 @@ pub fn bar_chart(
         .enumerate()
         .map(|(i, s)| (s.0.clone(), color(i), false))
         .collect();
-    legend(&mut out, &items, w, base_h + 24.0);
+    legend(&mut out, &items, w, b + drop + 14.0);
     out.push_str("</svg>");
     out
 }
