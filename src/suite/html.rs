@@ -419,6 +419,11 @@ pub fn environment(env: &Value) -> String {
 
 /// The report of one or more result files.
 pub fn report_page(title: &str, sets: &[Dataset]) -> String {
+    report_page_with_logs(title, sets, &[])
+}
+
+/// The report of result files and fio log files.
+pub fn report_page_with_logs(title: &str, sets: &[Dataset], logs: &[super::logs::Log]) -> String {
     let mut b = String::new();
     let _ = write!(b, "<h1>{}</h1>", esc(title));
     for d in sets {
@@ -447,8 +452,10 @@ pub fn report_page(title: &str, sets: &[Dataset]) -> String {
         b.push_str(&boxes("note", &d.notes));
         b.push_str(&warning_boxes(&d.warnings));
     }
-    b.push_str("<h2>Summary</h2>");
-    b.push_str(&summary_table(sets));
+    if !sets.is_empty() {
+        b.push_str("<h2>Summary</h2>");
+        b.push_str(&summary_table(sets));
+    }
     b.push_str(
         "<p class=\"meta\">Medians over the measured passes (min–max of bandwidth in \
          brackets). Mean latency is total latency; p99 is of total latency when the job \
@@ -462,7 +469,16 @@ pub fn report_page(title: &str, sets: &[Dataset]) -> String {
             b.push_str(&super::sweep::sweep_html(sw));
         }
     }
-    b.push_str("<h2>Per test</h2>");
+    if !logs.is_empty() {
+        b.push_str("<h2>Logs</h2><div class=\"grid\">");
+        for l in logs {
+            b.push_str(&super::logs::chart(l));
+        }
+        b.push_str("</div>");
+    }
+    if !sets.is_empty() {
+        b.push_str("<h2>Per test</h2>");
+    }
     for d in sets {
         for it in &d.items {
             b.push_str(&item_section(d, it));

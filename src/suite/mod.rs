@@ -17,6 +17,7 @@ pub mod bundle;
 pub mod compare;
 pub mod dataset;
 pub mod html;
+pub mod logs;
 pub mod pipeline;
 pub mod presets;
 pub mod probe;

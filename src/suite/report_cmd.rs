@@ -1,6 +1,6 @@
 //! `iomark report RESULTS.json… -o report.html`: one self-contained HTML
-//! report from fio JSON (json or json+), iomark JSON, or iomark
-//! quick/suite/sweep results.
+//! report from fio JSON (json or json+), iomark JSON, iomark
+//! quick/suite/sweep results, and fio's bw/iops/lat log files.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -64,20 +64,25 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         );
     }
     let mut sets = Vec::new();
+    let mut logs = Vec::new();
     for i in &inputs {
-        match dataset::load(i) {
-            Ok(d) => sets.push(d),
-            Err(e) => return fail("report", &e),
+        let r = if i.extension().is_some_and(|e| e == "log") {
+            super::logs::load(i).map(|l| logs.push(l))
+        } else {
+            dataset::load(i).map(|d| sets.push(d))
+        };
+        if let Err(e) = r {
+            return fail("report", &e);
         }
     }
     let title = title.unwrap_or_else(|| {
         if sets.len() == 1 && !sets[0].title.is_empty() {
             format!("iomark report: {}", sets[0].title)
         } else {
-            format!("iomark report: {} result files", sets.len())
+            format!("iomark report: {} file(s)", inputs.len())
         }
     });
-    let page = html::report_page(&title, &sets);
+    let page = html::report_page_with_logs(&title, &sets, &logs);
     if let Err(e) = write_file(&output, &page) {
         return fail("report", &e);
     }

@@ -24,6 +24,16 @@ fn report_of_fio_json_plus_has_percentiles_and_histograms() {
         let mut args: Vec<String> = FIO_JOB.iter().map(|s| s.to_string()).collect();
         args.push(format!("--output-format={fmt}"));
         args.push(format!("--output={name}"));
+        if fmt == "json+" {
+            args.extend(
+                [
+                    "--write_bw_log=mixed",
+                    "--write_lat_log=mixed",
+                    "--log_avg_msec=200",
+                ]
+                .map(String::from),
+            );
+        }
         let o = std::process::Command::new("fio")
             .args(&args)
             .current_dir(dir.path())
@@ -31,14 +41,32 @@ fn report_of_fio_json_plus_has_percentiles_and_histograms() {
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
-    let o = run_in(dir.path(), &["report", "plus.json", "-o", "plus.html"]);
+    let o = run_in(
+        dir.path(),
+        &[
+            "report",
+            "plus.json",
+            "mixed_bw.1.log",
+            "mixed_clat.1.log",
+            "-o",
+            "plus.html",
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let html = std::fs::read_to_string(dir.path().join("plus.html")).unwrap();
+    assert!(
+        html.contains("mixed_bw.1.log — bandwidth"),
+        "fio's bw log drawn"
+    );
+    assert!(
+        html.contains("mixed_clat.1.log — latency"),
+        "fio's clat log drawn"
+    );
     assert!(html.contains("Latency histogram (json+ bins)"));
     assert!(html.contains("Latency percentiles"));
     assert!(html.contains("mixed read") && html.contains("mixed write"));
     let charts = html_check::check_report(&dir.path().join("plus.html"));
-    assert!(charts >= 2 + 2 * 2, "{charts}");
+    assert!(charts >= 2 + 2 * 2 + 2, "{charts}");
 
     // Plain json: no bins, so no histogram, but still a report; and two
     // files together.
