@@ -10,7 +10,7 @@ pub mod help;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use crate::job::{options, Assignment, JobSources, Origin};
+use crate::job::{options, Assignment, JobSources};
 use crate::run::progress::ProgressMode;
 
 /// Output formats selected with `--output-format`.
@@ -132,7 +132,53 @@ const UNSUPPORTED_CLI: &[(&str, &str)] = &[
     ("debug", "fio's debug categories are not supported"),
     ("latency-log", "use write_lat_log instead"),
     ("aux-path", "iomark keeps no state files"),
+    ("cpuclock-test", "iomark does not use a CPU clock source"),
+    (
+        "bandwidth-log",
+        "aggregate bandwidth logs are not implemented yet",
+    ),
 ];
+
+/// iomark's own run flags (not job options), for "did you mean".
+const RUN_FLAGS: &[&str] = &[
+    "help",
+    "version",
+    "cmdhelp",
+    "enghelp",
+    "output",
+    "output-format",
+    "minimal",
+    "append-terse",
+    "terse-version",
+    "eta",
+    "eta-newline",
+    "eta-interval",
+    "status-interval",
+    "section",
+    "parse-only",
+    "showcmd",
+    "readonly",
+    "warnings-fatal",
+    "max-jobs",
+];
+
+/// Error text for an unknown `--name`: suggests a run flag when one is a
+/// near miss (`--outputformat`), otherwise a job option.
+fn unknown_option(name: &str) -> String {
+    let norm = name.to_ascii_lowercase().replace('_', "-");
+    let flag = options::closest(&norm, RUN_FLAGS.iter().copied());
+    let suggestion = match flag {
+        Some((d, f)) if d <= 1 => Some(f),
+        _ => options::suggest(name).or(match flag {
+            Some((d, f)) if d <= 2 => Some(f),
+            _ => None,
+        }),
+    };
+    match suggestion {
+        Some(s) => format!("unknown option '--{name}' (did you mean '--{s}'?)"),
+        None => format!("unknown option '--{name}' (see iomark --help and iomark --cmdhelp)"),
+    }
+}
 
 fn err(msg: impl Into<String>) -> String {
     msg.into()
@@ -266,13 +312,6 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
                     "showcmd" => run.showcmd = true,
                     "readonly" => run.readonly = true,
                     "warnings-fatal" => run.warnings_fatal = true,
-                    "bandwidth-log" => {
-                        run.sources.global.push(Assignment {
-                            key: "write_bw_log".into(),
-                            value: Some("agg".into()),
-                            origin: Origin::cli(),
-                        });
-                    }
                     "max-jobs" => {
                         let v = os_to_string(p.value().map_err(|e| e.to_string())?, "--max-jobs")?;
                         run.max_jobs = Some(
@@ -305,8 +344,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
                                 "option '--{other}' is not supported by iomark: {why}"
                             ));
                         }
-                        let def = options::lookup(other)
-                            .ok_or_else(|| options::unknown_option_message(other))?;
+                        let def = options::lookup(other).ok_or_else(|| unknown_option(other))?;
                         let value = if def.value_optional() {
                             p.optional_value()
                                 .map(|v| os_to_string(v, other))
@@ -326,11 +364,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
                                 },
                             }
                         };
-                        let a = Assignment {
-                            key: other.to_string(),
-                            value: value.map(|v| crate::job::jobfile::expand_vars(&v)),
-                            origin: Origin::cli(),
-                        };
+                        let a = Assignment::cli(other, value.as_deref());
                         match &mut current {
                             Some((_, items)) => items.push(a),
                             None => run.sources.global.push(a),

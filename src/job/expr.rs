@@ -9,6 +9,7 @@ pub fn eval(text: &str, unit: &dyn Fn(&str) -> Option<f64>) -> Result<f64, Strin
         pos: 0,
         unit,
         text,
+        depth: 0,
     };
     let v = p.expr()?;
     p.skip_ws();
@@ -21,11 +22,16 @@ pub fn eval(text: &str, unit: &dyn Fn(&str) -> Option<f64>) -> Result<f64, Strin
     Ok(v)
 }
 
+/// How deeply parentheses, signs and powers may nest; deeper input is an
+/// error rather than a stack overflow.
+const MAX_DEPTH: usize = 64;
+
 struct Parser<'a> {
     s: &'a [u8],
     pos: usize,
     unit: &'a dyn Fn(&str) -> Option<f64>,
     text: &'a str,
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -35,6 +41,17 @@ impl Parser<'_> {
             self.text,
             self.pos + 1
         )
+    }
+
+    /// Runs `f` one nesting level deeper.
+    fn nested(&mut self, f: fn(&mut Self) -> Result<f64, String>) -> Result<f64, String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.err("nested too deeply"));
+        }
+        self.depth += 1;
+        let v = f(self);
+        self.depth -= 1;
+        v
     }
 
     fn skip_ws(&mut self) {
@@ -77,7 +94,7 @@ impl Parser<'_> {
         let base = self.unary()?;
         if self.peek() == Some(b'^') {
             self.pos += 1;
-            let exp = self.power()?;
+            let exp = self.nested(Self::power)?;
             return Ok(base.powf(exp));
         }
         Ok(base)
@@ -87,11 +104,11 @@ impl Parser<'_> {
         match self.peek() {
             Some(b'-') => {
                 self.pos += 1;
-                Ok(-self.unary()?)
+                Ok(-self.nested(Self::unary)?)
             }
             Some(b'+') => {
                 self.pos += 1;
-                self.unary()
+                self.nested(Self::unary)
             }
             _ => self.primary(),
         }
@@ -101,7 +118,7 @@ impl Parser<'_> {
         match self.peek() {
             Some(b'(') => {
                 self.pos += 1;
-                let v = self.expr()?;
+                let v = self.nested(Self::expr)?;
                 if self.peek() != Some(b')') {
                     return Err(self.err("missing ')'"));
                 }
@@ -168,5 +185,15 @@ mod tests {
         assert!(plain("(1+)").is_err());
         assert!(plain("(1))").is_err());
         assert!(plain("(2k)").is_err());
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
+        assert!(plain(&deep).unwrap_err().contains("nested too deeply"));
+        assert!(plain(&format!("({}1)", "-".repeat(100_000))).is_err());
+        assert!(plain(&format!("({}2)", "2^".repeat(100_000))).is_err());
+        let ok = format!("{}1{}", "(".repeat(20), ")".repeat(20));
+        assert_eq!(plain(&ok), Ok(1.0));
     }
 }

@@ -4,9 +4,10 @@
 //! It handles `[section]` headers (several `[global]` sections included),
 //! `;` and `#` comments (whole lines, and trailing ones after a value),
 //! keys without values, `include FILE` (nested, relative to the including
-//! file, no sections inside), `${VAR}` environment expansion and the
-//! `$pagesize`, `$mb_memory` and `$ncpus` keywords. It does not interpret
-//! option names or values: that is the option table's job.
+//! file, no sections inside), `${VAR}` environment expansion (unset names
+//! are remembered for error messages) and the `$pagesize`, `$mb_memory`
+//! and `$ncpus` keywords (with fio's arithmetic on them). It does not
+//! interpret option names or values: that is the option table's job.
 
 use std::path::{Path, PathBuf};
 
@@ -16,8 +17,12 @@ use super::error::{JobError, Origin};
 #[derive(Clone, Debug, PartialEq)]
 pub struct Entry {
     pub key: String,
+    /// The value after `${VAR}` and keyword expansion.
     pub value: Option<String>,
     pub origin: Origin,
+    /// `${VAR}`s in the value that were not set (expanded to nothing), so an
+    /// error about the value can name them.
+    pub unset_vars: Vec<String>,
 }
 
 /// A `[name]` section with its entries in file order.
@@ -67,7 +72,7 @@ pub(crate) fn io_reason(e: &std::io::Error) -> String {
 /// Parses job file text; `path` names it in errors and anchors includes.
 pub fn parse_jobfile_text(text: &str, path: &Path) -> Result<Vec<Section>, JobError> {
     let mut sections: Vec<Section> = Vec::new();
-    let mut stack = vec![path.to_path_buf()];
+    let mut stack = vec![canonical(path)];
     parse_into(text, path, &mut sections, false, &mut stack)?;
     Ok(sections)
 }
@@ -79,6 +84,7 @@ fn parse_into(
     in_include: bool,
     stack: &mut Vec<PathBuf>,
 ) -> Result<(), JobError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (idx, raw) in text.lines().enumerate() {
         let origin = Origin::file(path, idx + 1);
         if raw.len() > MAX_LINE {
@@ -91,28 +97,14 @@ fn parse_into(
         if line.is_empty() || line.starts_with(';') || line.starts_with('#') {
             continue;
         }
-        if let Some(rest) = line.strip_prefix('[') {
+        if line.starts_with('[') {
             if in_include {
                 return Err(JobError::at(
                     &origin,
                     "an included file may not contain [sections]".to_string(),
                 ));
             }
-            let name = rest.strip_suffix(']').map(str::trim).ok_or_else(|| {
-                JobError::at(
-                    &origin,
-                    format!("section header '{line}' is missing its closing ']'"),
-                )
-            })?;
-            if name.is_empty() {
-                return Err(JobError::at(&origin, "empty section name '[]'".to_string()));
-            }
-            if name.contains(['[', ']']) {
-                return Err(JobError::at(
-                    &origin,
-                    format!("section header '{line}' has a stray bracket"),
-                ));
-            }
+            let name = section_name(line).map_err(|m| JobError::at(&origin, m))?;
             sections.push(Section {
                 name: name.to_string(),
                 origin,
@@ -121,30 +113,20 @@ fn parse_into(
             continue;
         }
         if let Some(target) = include_target(line) {
-            let target = strip_comment(target).trim();
-            if target.is_empty() {
-                return Err(JobError::at(
-                    &origin,
-                    "include needs a file name".to_string(),
-                ));
-            }
-            let target = expand_vars(target);
-            let inc = resolve_include(path, &target);
-            if stack.len() > MAX_INCLUDE_DEPTH || stack.contains(&inc) {
-                return Err(JobError::at(
-                    &origin,
-                    format!(
-                        "include of '{}' is recursive or nested too deeply",
-                        inc.display()
-                    ),
-                ));
-            }
             if sections.is_empty() {
                 return Err(JobError::at(
                     &origin,
-                    "include before any [section]".to_string(),
+                    "'include' appears before any [section] header".to_string(),
                 ));
             }
+            let target = expand(strip_comment(target).trim());
+            if target.text.is_empty() {
+                return Err(JobError::at(
+                    &origin,
+                    format!("include needs a file name{}", unset_note(&target.unset)),
+                ));
+            }
+            let inc = resolve_include(path, &target.text);
             let inc_text = std::fs::read(&inc).map_err(|e| {
                 JobError::at(
                     &origin,
@@ -155,7 +137,20 @@ fn parse_into(
                     ),
                 )
             })?;
-            stack.push(inc.clone());
+            let key = canonical(&inc);
+            if stack.contains(&key) {
+                return Err(JobError::at(
+                    &origin,
+                    format!("'{}' includes itself", inc.display()),
+                ));
+            }
+            if stack.len() > MAX_INCLUDE_DEPTH {
+                return Err(JobError::at(
+                    &origin,
+                    format!("includes are nested more than {MAX_INCLUDE_DEPTH} deep"),
+                ));
+            }
+            stack.push(key);
             parse_into(
                 &String::from_utf8_lossy(&inc_text),
                 &inc,
@@ -182,22 +177,58 @@ fn parse_into(
                 format!("'{line}' has no option name before '='"),
             ));
         }
+        let (value, unset_vars) = match value.map(expand) {
+            Some(e) => (Some(e.text), e.unset),
+            None => (None, Vec::new()),
+        };
         section.entries.push(Entry {
             key: key.to_string(),
-            value: value.map(expand_vars),
+            value,
             origin,
+            unset_vars,
         });
     }
     Ok(())
 }
 
+/// The name inside a `[name]` header; a comment may follow the header.
+fn section_name(line: &str) -> Result<&str, String> {
+    let Some(end) = line.find(']') else {
+        return Err(format!(
+            "section header '{line}' is missing its closing ']'"
+        ));
+    };
+    let name = line[1..end].trim();
+    let rest = line[end + 1..].trim_start();
+    if !(rest.is_empty() || rest.starts_with(';') || rest.starts_with('#')) {
+        return Err(format!(
+            "section header '{line}' has text after its closing ']'"
+        ));
+    }
+    if name.is_empty() {
+        return Err("empty section name '[]'".to_string());
+    }
+    if name.contains('[') {
+        return Err(format!("section header '{line}' has a stray '['"));
+    }
+    Ok(name)
+}
+
 fn include_target(line: &str) -> Option<&str> {
     let rest = line.strip_prefix("include")?;
+    if rest.is_empty() || rest.starts_with([';', '#']) {
+        return Some("");
+    }
     if rest.starts_with(char::is_whitespace) && !rest.trim_start().starts_with('=') {
         Some(rest.trim())
     } else {
         None
     }
+}
+
+/// A path's identity for include-cycle detection.
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
 fn resolve_include(from: &Path, target: &str) -> PathBuf {
@@ -230,22 +261,59 @@ fn strip_comment(v: &str) -> &str {
     v
 }
 
-/// Expands `${VAR}` (unset variables become empty, as fio does) and the
-/// reserved keywords `$pagesize`, `$mb_memory` and `$ncpus`.
+/// A value after `${VAR}` and keyword expansion.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expanded {
+    pub text: String,
+    /// Variables that were referenced but not set (they expand to nothing).
+    pub unset: Vec<String>,
+}
+
+/// The note appended to an error about a value that used unset variables.
+pub fn unset_note(unset: &[String]) -> String {
+    match unset {
+        [] => String::new(),
+        [one] => format!(" (environment variable {one} is not set)"),
+        many => format!(" (environment variables {} are not set)", many.join(", ")),
+    }
+}
+
+/// Expands `${VAR}` and the `$pagesize`, `$mb_memory` and `$ncpus`
+/// keywords; see `expand`.
 pub fn expand_vars(v: &str) -> String {
+    expand(v).text
+}
+
+/// Expands `${VAR}` from the environment (an unset or empty variable
+/// becomes the empty string, as the HOWTO says; unset names are recorded
+/// so errors can mention them) and the reserved keywords `$pagesize`,
+/// `$mb_memory` and `$ncpus`.
+///
+/// As with fio, a value that used a keyword and contains `+`, `*` or `/`
+/// is computed as whole-number arithmetic, so `size=8*$mb_memory` works
+/// without parentheses. A value whose only operator is `-` is left alone,
+/// so ranges such as `cpus_allowed=1-$ncpus` keep their meaning; write
+/// `($mb_memory-100)` to subtract.
+pub fn expand(v: &str) -> Expanded {
+    let mut unset = Vec::new();
     if !v.contains('$') {
-        return v.to_string();
+        return Expanded {
+            text: v.to_string(),
+            unset,
+        };
     }
     let mut out = String::with_capacity(v.len());
     let mut rest = v;
+    let mut keyword_used = false;
     while let Some(i) = rest.find('$') {
         out.push_str(&rest[..i]);
         let after = &rest[i + 1..];
         if let Some(body) = after.strip_prefix('{') {
             if let Some(end) = body.find('}') {
                 let name = &body[..end];
-                if let Ok(val) = std::env::var(name) {
-                    out.push_str(&val);
+                match std::env::var(name) {
+                    Ok(val) => out.push_str(&val),
+                    Err(_) => unset.push(name.to_string()),
                 }
                 rest = &body[end + 1..];
                 continue;
@@ -261,6 +329,7 @@ pub fn expand_vars(v: &str) -> String {
                 out.push_str(&val().to_string());
                 rest = tail;
                 matched = true;
+                keyword_used = true;
                 break;
             }
         }
@@ -270,7 +339,19 @@ pub fn expand_vars(v: &str) -> String {
         }
     }
     out.push_str(rest);
-    out
+    if keyword_used && out.contains(['+', '*', '/']) {
+        if let Some(n) = keyword_arithmetic(&out) {
+            out = n;
+        }
+    }
+    Expanded { text: out, unset }
+}
+
+/// Computes `8*4096`-style text (plain numbers only) to a whole number.
+fn keyword_arithmetic(text: &str) -> Option<String> {
+    let plain = |suffix: &str| if suffix.is_empty() { Some(1.0) } else { None };
+    let v = super::expr::eval(&format!("({text})"), &plain).ok()?;
+    Some(format!("{}", v.trunc() as i64))
 }
 
 pub fn sysinfo_pagesize() -> u64 {
@@ -342,6 +423,40 @@ mod tests {
     }
 
     #[test]
+    fn headers_may_carry_comments() {
+        let s = parse("[a] ; first job\n[ b ]#second\n").unwrap();
+        assert_eq!(s[0].name, "a");
+        assert_eq!(s[1].name, "b");
+        assert!(parse("[a] b\n").is_err());
+        assert!(parse("[a[b]\n").is_err());
+    }
+
+    #[test]
+    fn unset_variables_are_recorded() {
+        let s = parse("[a]\nbs=${IOMARK_JF_UNSET_A}4k${IOMARK_JF_UNSET_B}\n").unwrap();
+        let e = &s[0].entries[0];
+        assert_eq!(e.value.as_deref(), Some("4k"));
+        assert_eq!(e.unset_vars, ["IOMARK_JF_UNSET_A", "IOMARK_JF_UNSET_B"]);
+        assert_eq!(
+            unset_note(&e.unset_vars),
+            " (environment variables IOMARK_JF_UNSET_A, IOMARK_JF_UNSET_B are not set)"
+        );
+    }
+
+    #[test]
+    fn keyword_arithmetic_is_computed() {
+        let page = sysinfo_pagesize();
+        assert_eq!(expand_vars("2*$pagesize"), (2 * page).to_string());
+        assert_eq!(expand_vars("$pagesize/2+1"), (page / 2 + 1).to_string());
+        assert_eq!(expand_vars("(3*$pagesize)"), (3 * page).to_string());
+        // A lone '-' stays a range; units are left to the option parser.
+        assert_eq!(expand_vars("1-$ncpus"), format!("1-{}", sysinfo_ncpus()));
+        assert_eq!(expand_vars("$pagesize*2k"), format!("{page}*2k"));
+        // Without a keyword nothing is computed.
+        assert_eq!(expand_vars("4*2"), "4*2");
+    }
+
+    #[test]
     fn env_and_keywords_expand() {
         std::env::set_var("IOMARK_TEST_BS", "8k");
         assert_eq!(expand_vars("${IOMARK_TEST_BS}"), "8k");
@@ -363,6 +478,7 @@ mod tests {
         assert!(read_jobfile(&dir.path().join("main2.fio")).is_err());
         std::fs::write(dir.path().join("loop.fio"), "include loop.fio\n").unwrap();
         std::fs::write(dir.path().join("main3.fio"), "[a]\ninclude loop.fio\n").unwrap();
-        assert!(read_jobfile(&dir.path().join("main3.fio")).is_err());
+        let e = read_jobfile(&dir.path().join("main3.fio")).unwrap_err();
+        assert!(e.to_string().ends_with("loop.fio' includes itself"), "{e}");
     }
 }

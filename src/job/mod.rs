@@ -8,6 +8,8 @@ pub mod error;
 pub mod expr;
 pub mod jobfile;
 pub mod options;
+#[cfg(test)]
+mod robustness_tests;
 pub mod spec;
 pub mod validate;
 pub mod value;
@@ -22,8 +24,27 @@ pub use spec::JobSpec;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Assignment {
     pub key: String,
+    /// The value after `${VAR}` and keyword expansion; `None` for a bare key.
     pub value: Option<String>,
     pub origin: Origin,
+    /// `${VAR}`s in the value that were not set, named in errors.
+    pub unset_vars: Vec<String>,
+}
+
+impl Assignment {
+    /// A command-line assignment; `value` is expanded like a job file's.
+    pub fn cli(key: &str, value: Option<&str>) -> Self {
+        let (value, unset_vars) = match value.map(jobfile::expand) {
+            Some(e) => (Some(e.text), e.unset),
+            None => (None, Vec::new()),
+        };
+        Assignment {
+            key: key.to_string(),
+            value,
+            origin: Origin::cli(),
+            unset_vars,
+        }
+    }
 }
 
 impl From<&Entry> for Assignment {
@@ -32,6 +53,7 @@ impl From<&Entry> for Assignment {
             key: e.key.clone(),
             value: e.value.clone(),
             origin: e.origin.clone(),
+            unset_vars: e.unset_vars.clone(),
         }
     }
 }
@@ -41,43 +63,94 @@ impl From<&Entry> for Assignment {
 #[derive(Clone, Debug, Default)]
 pub struct JobSources {
     pub global: Vec<Assignment>,
-    /// `--name=X` jobs with the options that followed each.
+    /// `--name=X` jobs with the options that followed each. A job named
+    /// `global` is a global section: it applies to the jobs after it.
     pub cli_jobs: Vec<(String, Vec<Assignment>)>,
     pub files: Vec<(PathBuf, Vec<Section>)>,
-    /// `--section` filters; empty means all.
+    /// `--section` filters; empty means all. They select command-line jobs
+    /// as well as job file sections, as fio does.
     pub sections: Vec<String>,
+}
+
+impl JobSources {
+    /// Whether a job (not a global section) of this name is selected.
+    pub fn selects(&self, name: &str) -> bool {
+        self.sections.is_empty() || self.sections.iter().any(|s| s == name)
+    }
 }
 
 /// The jobs to run, plus the global options for the JSON echo.
 #[derive(Clone, Debug, Default)]
 pub struct JobList {
     pub jobs: Vec<JobSpec>,
+    /// Options of global sections as (canonical name, value as written),
+    /// a later value replacing an earlier one in place.
     pub global_options: Vec<(String, String)>,
+}
+
+/// Sets `key` in an ordered option echo: a repeated key keeps its first
+/// position and takes the last value, as in fio's JSON.
+fn echo_set(echo: &mut Vec<(String, String)>, key: &str, value: &str) {
+    match echo.iter_mut().find(|(k, _)| k == key) {
+        Some(slot) => slot.1 = value.to_string(),
+        None => echo.push((key.to_string(), value.to_string())),
+    }
+}
+
+/// The options applied to a job so far, with where each was written.
+type Applied = Vec<(&'static options::OptDef, Origin)>;
+
+/// Engine-specific options given to a job whose engine does not take
+/// them are reported at the line that set them.
+fn check_engine_options(job: &JobSpec, applied: &Applied) -> Result<(), JobError> {
+    for (def, origin) in applied {
+        if let Some(m) = validate::engine_mismatch(def, &job.io.ioengine) {
+            return Err(JobError::at(origin, m));
+        }
+    }
+    Ok(())
 }
 
 /// Applies a section's assignments: `kb_base` and `ioengine` first (other
 /// values depend on them), then the rest in order.
+///
+/// An unknown option is reported before any other value is looked at,
+/// except a bad or unsupported `ioengine`: when the engine cannot be used,
+/// that is the error worth reading first.
 fn apply_all(
     spec: &mut JobSpec,
     items: &[Assignment],
     echo: &mut Vec<(String, String)>,
+    applied: &mut Applied,
 ) -> Result<(), JobError> {
     let mut resolved = Vec::with_capacity(items.len());
+    let mut unknown = None;
     for a in items {
-        let def = options::lookup(&a.key)
-            .ok_or_else(|| JobError::at(&a.origin, options::unknown_option_message(&a.key)))?;
-        resolved.push((def, a));
+        match options::lookup(&a.key) {
+            Some(def) => resolved.push((def, a)),
+            None => {
+                unknown.get_or_insert_with(|| {
+                    JobError::at(&a.origin, options::unknown_option_message(&a.key))
+                });
+            }
+        }
     }
     for pass_early in [true, false] {
+        if !pass_early {
+            if let Some(e) = unknown {
+                return Err(e);
+            }
+        }
         for (def, a) in resolved.iter().filter(|(d, _)| d.early == pass_early) {
             options::apply(spec, def, a.value.as_deref())
-                .map_err(|m| JobError::at(&a.origin, m))?;
+                .map_err(|m| JobError::at(&a.origin, m + &jobfile::unset_note(&a.unset_vars)))?;
             spec.set_options.push(def.name);
+            applied.push((def, a.origin.clone()));
         }
     }
     for (def, a) in &resolved {
         if let Some(v) = &a.value {
-            echo.push((def.name.to_string(), v.clone()));
+            echo_set(echo, def.name, v);
         }
     }
     Ok(())
@@ -85,17 +158,40 @@ fn apply_all(
 
 /// Builds every job, applying globals, sections and clones' settings, then
 /// validates each.
+///
+/// Command-line options before the first `--name` are global for every
+/// job; a job file's `[global]` sections apply to the jobs below them in
+/// that file only; each job file after the first (or after command-line
+/// jobs) starts a new group, as if its first job had `stonewall`.
 pub fn build_jobs(src: &JobSources) -> Result<JobList, JobError> {
     let mut list = JobList::default();
     let mut base = JobSpec::default();
-    apply_all(&mut base, &src.global, &mut list.global_options)?;
+    let mut base_applied = Applied::new();
+    let mut echo = Vec::new();
+    apply_all(&mut base, &src.global, &mut echo, &mut base_applied)?;
+    for (k, v) in echo {
+        echo_set(&mut list.global_options, &k, &v);
+    }
 
     for (name, items) in &src.cli_jobs {
+        if name == "global" {
+            let mut echo = Vec::new();
+            apply_all(&mut base, items, &mut echo, &mut base_applied)?;
+            for (k, v) in echo {
+                echo_set(&mut list.global_options, &k, &v);
+            }
+            continue;
+        }
+        if !src.selects(name) {
+            continue;
+        }
         let mut job = base.clone();
         job.name = name.clone();
+        let mut applied = base_applied.clone();
         let mut echo = vec![("name".to_string(), name.clone())];
-        apply_all(&mut job, items, &mut echo)?;
+        apply_all(&mut job, items, &mut echo, &mut applied)?;
         job.job_options = echo;
+        check_engine_options(&job, &applied)?;
         let origin = items
             .first()
             .map(|a| a.origin.clone())
@@ -103,26 +199,31 @@ pub fn build_jobs(src: &JobSources) -> Result<JobList, JobError> {
         finish(job, &origin, &mut list.jobs)?;
     }
 
-    for (file_idx, (_path, sections)) in src.files.iter().enumerate() {
+    for (_path, sections) in &src.files {
         let mut global = base.clone();
+        let mut global_applied = base_applied.clone();
         let mut first_in_file = true;
         for section in sections {
             let items: Vec<Assignment> = section.entries.iter().map(Assignment::from).collect();
             if section.is_global() {
                 let mut echo = Vec::new();
-                apply_all(&mut global, &items, &mut echo)?;
-                list.global_options.extend(echo);
+                apply_all(&mut global, &items, &mut echo, &mut global_applied)?;
+                for (k, v) in echo {
+                    echo_set(&mut list.global_options, &k, &v);
+                }
                 continue;
             }
-            if !src.sections.is_empty() && !src.sections.iter().any(|s| s == &section.name) {
+            if !src.selects(&section.name) {
                 continue;
             }
             let mut job = global.clone();
             job.name = section.name.clone();
+            let mut applied = global_applied.clone();
             let mut echo = Vec::new();
-            apply_all(&mut job, &items, &mut echo)?;
+            apply_all(&mut job, &items, &mut echo, &mut applied)?;
             job.job_options = echo;
-            if first_in_file && (file_idx > 0 || !src.cli_jobs.is_empty()) {
+            check_engine_options(&job, &applied)?;
+            if first_in_file && !list.jobs.is_empty() {
                 // Each job file is its own group, run after the previous one.
                 job.ctl.stonewall = true;
             }
@@ -132,11 +233,14 @@ pub fn build_jobs(src: &JobSources) -> Result<JobList, JobError> {
     }
     if list.jobs.is_empty() {
         let why = if src.sections.is_empty() {
-            "no jobs defined: give a job file, or options with --name=NAME"
+            "no jobs defined: give a job file, or options with --name=NAME".to_string()
         } else {
-            "no job section matches --section"
+            format!(
+                "no job matches --section={}",
+                src.sections.join(" --section=")
+            )
         };
-        return Err(JobError::plain(why.into()));
+        return Err(JobError::plain(why));
     }
     Ok(list)
 }

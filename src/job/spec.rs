@@ -483,7 +483,19 @@ pub struct BufferOpts {
     pub buffer_compress_percentage: u32,
     pub buffer_compress_chunk: u64,
     pub dedupe_percentage: u32,
+    pub dedupe_mode: DedupeMode,
+    pub dedupe_working_set_percentage: u32,
     pub iomem_align: u64,
+}
+
+/// `dedupe_mode`: where duplicate write contents come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DedupeMode {
+    /// Repeat the most recent new contents.
+    Repeat,
+    /// Pick from the first new contents, a working set sized by
+    /// `dedupe_working_set_percentage` of the files.
+    WorkingSet,
 }
 
 impl Default for BufferOpts {
@@ -496,6 +508,8 @@ impl Default for BufferOpts {
             buffer_compress_percentage: 0,
             buffer_compress_chunk: 512,
             dedupe_percentage: 0,
+            dedupe_mode: DedupeMode::Repeat,
+            dedupe_working_set_percentage: 5,
             iomem_align: 0,
         }
     }
@@ -597,7 +611,7 @@ impl Default for StatOpts {
 }
 
 /// Time-series log files.
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LogOpts {
     pub write_bw_log: Option<String>,
     pub write_iops_log: Option<String>,
@@ -619,6 +633,40 @@ pub struct LogOpts {
     pub replay_redirect: Option<String>,
     pub replay_align: u64,
     pub replay_scale: u64,
+    /// `replay_skip`: trace records not to replay, as a mask of
+    /// `1 << Ddir::idx()` plus `REPLAY_SKIP_SYNC` for syncs.
+    pub replay_skip: u8,
+}
+
+/// `replay_skip` bit for sync records.
+pub const REPLAY_SKIP_SYNC: u8 = 1 << 3;
+
+impl Default for LogOpts {
+    fn default() -> Self {
+        LogOpts {
+            write_bw_log: None,
+            write_iops_log: None,
+            write_lat_log: None,
+            write_hist_log: None,
+            log_avg_msec: 0,
+            log_hist_msec: 0,
+            log_hist_coarseness: 0,
+            log_max_value: false,
+            log_offset: false,
+            log_prio: false,
+            log_unix_epoch: false,
+            log_alternate_epoch: false,
+            per_job_logs: false,
+            write_iolog: None,
+            read_iolog: None,
+            replay_no_stall: false,
+            replay_time_scale: 100,
+            replay_redirect: None,
+            replay_align: 0,
+            replay_scale: 1,
+            replay_skip: 0,
+        }
+    }
 }
 
 /// Job control: grouping, dependencies, CPU placement.

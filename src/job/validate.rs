@@ -4,19 +4,26 @@
 use super::options;
 use super::spec::JobSpec;
 
+/// The error for an engine-specific option used with another engine.
+pub fn engine_mismatch(def: &options::OptDef, engine: &str) -> Option<String> {
+    if def.engines.is_empty() || def.engines.contains(&engine) {
+        return None;
+    }
+    Some(format!(
+        "option '{}' only applies to ioengine={} (this job uses ioengine={engine})",
+        def.name,
+        def.engines.join(","),
+    ))
+}
+
 /// Validates a fully assigned job, returning it or a one-line reason.
 pub fn validate(job: JobSpec) -> Result<JobSpec, String> {
     for name in &job.set_options {
         let Some(def) = options::lookup(name) else {
             continue;
         };
-        if !def.engines.is_empty() && !def.engines.contains(&job.io.ioengine.as_str()) {
-            return Err(format!(
-                "option '{}' only applies to ioengine={} (this job uses ioengine={})",
-                def.name,
-                def.engines.join(","),
-                job.io.ioengine
-            ));
+        if let Some(e) = engine_mismatch(def, &job.io.ioengine) {
+            return Err(e);
         }
     }
     if job.name.is_empty() {

@@ -75,6 +75,9 @@ pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
         })?;
         return f64_to_u64(v, s);
     }
+    if s.starts_with('-') {
+        return Err(format!("'{s}' must not be negative"));
+    }
     let (num, suffix) = split_number(s);
     let n = parse_plain_number(num)
         .ok_or_else(|| format!("'{s}' is not a size (expected a number with an optional k/m/g/t/p suffix, e.g. 4k or 1g)"))?;
@@ -180,27 +183,35 @@ pub fn parse_time_us(s: &str, unit: TimeUnit) -> Result<u64, String> {
     f64_to_u64(n * mult, s)
 }
 
-/// fio booleans: 1/0; true/false, yes/no and on/off are also accepted.
+/// fio booleans: 1 or 0 (also in hex or as an expression); true/false,
+/// yes/no and on/off are accepted as well. Other numbers are rejected, as
+/// fio rejects them (its booleans have the range 0 to 1).
 pub fn parse_bool(s: &str) -> Result<bool, String> {
-    match s.trim().to_ascii_lowercase().as_str() {
+    let t = s.trim().to_ascii_lowercase();
+    match t.as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
-        other => {
-            // fio accepts any integer and treats non-zero as true.
-            match other.parse::<i64>() {
-                Ok(v) => Ok(v != 0),
-                Err(_) => Err(format!("'{s}' is not a boolean (expected 1 or 0)")),
-            }
-        }
+        _ => match parse_int(&t) {
+            Ok(0) => Ok(false),
+            Ok(1) => Ok(true),
+            Ok(_) => Err(format!("'{s}' is out of range (expected 1 or 0)")),
+            Err(_) => Err(format!("'{s}' is not a boolean (expected 1 or 0)")),
+        },
     }
 }
 
 /// A percentage `0..=100`, written `50` or `50%`; fractions allowed.
 pub fn parse_percent(s: &str) -> Result<f64, String> {
-    let t = s.trim().trim_end_matches('%');
-    let v: f64 = t
-        .parse()
-        .map_err(|_| format!("'{s}' is not a percentage (expected a number from 0 to 100)"))?;
+    let t = s.trim();
+    let t = t.strip_suffix('%').unwrap_or(t);
+    let v: f64 = if t.starts_with('(') {
+        expr::eval(t, &|suffix| suffix.is_empty().then_some(1.0))?
+    } else {
+        t.parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite())
+            .ok_or_else(|| format!("'{s}' is not a percentage (expected a number from 0 to 100)"))?
+    };
     if !(0.0..=100.0).contains(&v) {
         return Err(format!("'{s}' is out of range (expected 0 to 100)"));
     }
@@ -227,6 +238,11 @@ pub fn parse_size_or_percent(s: &str, kb_base: u64) -> Result<SizeOrPercent, Str
 pub fn parse_size_range(s: &str, kb_base: u64) -> Result<(u64, u64), String> {
     let t = s.trim();
     let parts: Vec<&str> = split_range(t);
+    if parts.iter().any(|p| p.trim().is_empty()) {
+        return Err(format!(
+            "'{s}' is not a range (expected LOW-HIGH, e.g. 4k-16k)"
+        ));
+    }
     let (lo, hi) = match parts.as_slice() {
         [one] => {
             let v = parse_size(one, kb_base)?;
@@ -242,20 +258,25 @@ pub fn parse_size_range(s: &str, kb_base: u64) -> Result<(u64, u64), String> {
     Ok(if lo <= hi { (lo, hi) } else { (hi, lo) })
 }
 
-/// Splits on the range separator (`-` or `:`) outside parentheses.
+/// Splits on the range separators (`-` or `:`) outside parentheses; a
+/// leading `-` is a sign, not a separator.
 fn split_range(s: &str) -> Vec<&str> {
     let mut depth = 0i32;
+    let mut parts = Vec::new();
+    let mut start = 0;
     for (i, c) in s.char_indices() {
         match c {
             '(' => depth += 1,
             ')' => depth -= 1,
-            '-' | ':' if depth == 0 && i > 0 => {
-                return vec![&s[..i], &s[i + 1..]];
+            '-' | ':' if depth == 0 && i > start => {
+                parts.push(&s[start..i]);
+                start = i + 1;
             }
             _ => {}
         }
     }
-    vec![s]
+    parts.push(&s[start..]);
+    parts
 }
 
 /// Values given per direction: `A` (all), `A,B` (read, write; trim takes
@@ -411,6 +432,8 @@ mod tests {
         assert_eq!(parse_size_range("4k-16k", 1024), Ok((4096, 16384)));
         assert_eq!(parse_size_range("16k:4k", 1024), Ok((4096, 16384)));
         assert_eq!(parse_size_range("8k", 1024), Ok((8192, 8192)));
+        assert!(parse_size_range("4k-8k-16k", 1024).is_err());
+        assert!(parse_size_range("4k-", 1024).is_err());
         let s = parse_split("4k/50:64k/", 1024).unwrap();
         assert_eq!(s[1].perc, 50.0);
         assert!(parse_split("4k/60:8k/60", 1024).is_err());
@@ -426,7 +449,14 @@ mod tests {
     fn bools_and_percents() {
         assert_eq!(parse_bool("1"), Ok(true));
         assert_eq!(parse_bool("0"), Ok(false));
+        assert_eq!(parse_bool("yes"), Ok(true));
+        assert_eq!(parse_bool("0x1"), Ok(true));
         assert!(parse_bool("maybe").is_err());
+        assert!(parse_bool("2").is_err());
+        assert!(parse_bool("-1").is_err());
+        assert!(parse_percent("10%%").is_err());
+        assert_eq!(parse_percent("(100/4)"), Ok(25.0));
+        assert_eq!(parse_percent("(10*2)%"), Ok(20.0));
         assert_eq!(parse_percent("50%"), Ok(50.0));
         assert!(parse_percent("150").is_err());
     }

@@ -10,9 +10,9 @@ use std::path::Path;
 
 use super::plan::{PlannedFile, PlannedJob, TargetKind};
 use crate::engine::{Engine, OpenFile};
-use crate::job::spec::{FallocateMode, RwPattern};
+use crate::job::spec::{Ddir, FallocateMode, RwPattern};
 use crate::job::value::human_bytes;
-use crate::workload::rng::Rng;
+use crate::workload::buffers::BufferFiller;
 
 /// A file open for I/O.
 #[derive(Debug)]
@@ -42,14 +42,6 @@ fn sys_err(what: &str, path: &Path, e: std::io::Error) -> String {
     )
 }
 
-/// Fills `buf` with incompressible data.
-pub fn fill_random(buf: &mut [u8], rng: &mut Rng) {
-    for chunk in buf.chunks_mut(8) {
-        let v = rng.next_u64().to_le_bytes();
-        chunk.copy_from_slice(&v[..chunk.len()]);
-    }
-}
-
 /// Creates or extends the regular files of a job that are too small.
 /// Returns the notices to print ("Laying out IO file …").
 pub fn layout(
@@ -59,6 +51,10 @@ pub fn layout(
 ) -> Result<Vec<String>, String> {
     let mut notes = Vec::new();
     let s = &job.spec;
+    if s.log.read_iolog.is_some() {
+        // A replay uses the trace's files as they are.
+        return Ok(notes);
+    }
     let mut todo: Vec<&PlannedFile> = Vec::new();
     for f in &job.files {
         if done.contains(&f.path) {
@@ -100,9 +96,16 @@ pub fn layout(
         human_bytes(total, false)
     ));
     let write_data = layout_writes_data(job, no_extend);
-    let mut rng = Rng::stream(job.seed, 77);
     let chunk = 1usize << 20;
     let mut buf = vec![0u8; chunk];
+    // The same contents the job's writes would have, block by block.
+    let d = if s.io.rw.has(Ddir::Write) {
+        Ddir::Write
+    } else {
+        Ddir::Read
+    };
+    let bs = (s.io.bs[d.idx()].min() as usize).clamp(1, chunk);
+    let mut filler = BufferFiller::new(s, chunk, total, job.seed ^ 77);
     for f in todo {
         let mut file = std::fs::OpenOptions::new()
             .write(true)
@@ -117,13 +120,11 @@ pub fn layout(
             file.seek(SeekFrom::Start(existing))
                 .map_err(|e| sys_err("cannot seek in", &f.path, e))?;
             let mut left = f.needed_size - existing;
+            let mut pos = existing;
             while left > 0 {
                 let n = left.min(chunk as u64) as usize;
-                if s.buf.zero_buffers {
-                    buf[..n].fill(0);
-                } else {
-                    fill_random(&mut buf[..n], &mut rng);
-                }
+                filler.fill_layout(&mut buf[..n], pos, bs);
+                pos += n as u64;
                 file.write_all(&buf[..n])
                     .map_err(|e| sys_err("cannot lay out", &f.path, e))?;
                 left -= n as u64;

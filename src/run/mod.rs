@@ -61,7 +61,7 @@ pub struct RunOptions {
 }
 
 /// Runs the plan to completion (or interruption).
-pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
+pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
     signals::install();
     let shared = Arc::new(RunShared::new(opts.fake_clock_step));
     let start_unix = std::time::SystemTime::now()
@@ -87,6 +87,17 @@ pub fn run(plan: Plan, opts: &RunOptions) -> RunResult {
         // Lay out files before the clock starts.
         let mut ready = Vec::new();
         for &i in &idxs {
+            if plan.jobs[i].needs_trace() {
+                // A trace written by an earlier phase of this run.
+                if let Err(m) = plan::resolve_deferred_replay(&mut plan.jobs[i]) {
+                    outcomes[i] = Some(Outcome {
+                        error: libc::EINVAL,
+                        error_msg: Some(m),
+                        ..Outcome::default()
+                    });
+                    continue;
+                }
+            }
             let job = &plan.jobs[i];
             let engine = job.spec.io.ioengine.as_str();
             if !crate::engine::lays_out_files(engine) {

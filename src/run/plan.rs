@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use crate::job::spec::JobSpec;
 use crate::job::value::{human_bytes, SizeOrPercent};
+use crate::workload::iolog::{self, Trace};
 use crate::workload::rng::Rng;
 use crate::workload::Region;
 
@@ -52,12 +53,66 @@ pub struct PlannedJob {
     pub pass_bytes: u64,
     /// Seed for this clone's random streams.
     pub seed: u64,
+    /// `read_iolog`: the trace to replay (loaded when the job's phase
+    /// starts if an earlier job of the run writes it).
+    pub trace: Option<Arc<Trace>>,
 }
 
 impl PlannedJob {
     pub fn name(&self) -> &str {
         &self.spec.name
     }
+
+    /// A replay job whose trace is not loaded yet.
+    pub fn needs_trace(&self) -> bool {
+        self.spec.log.read_iolog.is_some() && self.trace.is_none()
+    }
+}
+
+/// Loads a replay job's trace when its phase starts (an earlier phase
+/// wrote it), with the checks `plan` makes for the other jobs.
+pub fn resolve_deferred_replay(job: &mut PlannedJob) -> Result<(), String> {
+    resolve_replay(job)?;
+    super::safety::check(&Plan {
+        jobs: vec![job.clone()],
+    })
+}
+
+/// Loads the trace of a replay job and plans its files from it: the
+/// trace's files (or `replay_redirect`), used as they are, not laid out.
+pub fn resolve_replay(job: &mut PlannedJob) -> Result<(), String> {
+    let spec = &job.spec;
+    let name = iolog::trace_name(&spec.log, job.clone)
+        .ok_or_else(|| format!("job '{}': read_iolog names no file", spec.name))?;
+    let trace = iolog::load(&name, &spec.log).map_err(|e| format!("job '{}': {e}", spec.name))?;
+    let mut s = (**spec).clone();
+    iolog::adjust_spec(&mut s, &trace);
+    crate::engine::preflight(&s)?;
+    let diskless = s.io.ioengine == "null";
+    let mut files = Vec::with_capacity(trace.files.len());
+    for (i, path) in trace.files.iter().enumerate() {
+        let (kind, existing) = if diskless {
+            (TargetKind::None, 0)
+        } else {
+            probe(path)?
+        };
+        let extent = trace.extent(i as u32);
+        files.push(PlannedFile {
+            path: path.clone(),
+            kind,
+            existing_size: existing,
+            needed_size: existing,
+            region: Region {
+                start: 0,
+                len: extent.max(existing).max(1),
+            },
+        });
+    }
+    job.pass_bytes = trace.bytes().iter().sum();
+    job.files = files;
+    job.spec = Arc::new(s);
+    job.trace = Some(Arc::new(trace));
+    Ok(())
 }
 
 #[derive(Clone, Debug, Default)]
@@ -291,6 +346,8 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
     let mut plan = Plan::default();
     let mut group = 0u32;
     let mut phase = 0u32;
+    // write_iolog files of the jobs planned so far, with their phase.
+    let mut iologs: Vec<(PathBuf, u32, String)> = Vec::new();
     for (ji, spec) in jobs.iter().enumerate() {
         if ji > 0 {
             if spec.ctl.stonewall {
@@ -315,17 +372,58 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
             };
             let seed = base_seed
                 .wrapping_add((plan.jobs.len() as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-            let (files, pass_bytes) = plan_files(&spec, clone, seed)?;
-            plan.jobs.push(PlannedJob {
+            let mut job = PlannedJob {
                 spec: spec.clone(),
                 job_index: ji,
                 clone,
                 group,
                 phase,
-                files,
-                pass_bytes,
+                files: Vec::new(),
+                pass_bytes: 0,
                 seed,
-            });
+                trace: None,
+            };
+            if let Some(name) = iolog::trace_name(&spec.log, clone) {
+                match iologs.iter().find(|(p, _, _)| *p == Path::new(&name)) {
+                    Some((_, ph, writer)) if *ph == phase => {
+                        return Err(format!(
+                            "job '{}' replays '{name}' while job '{writer}' writes it; put a stonewall between them",
+                            spec.name
+                        ))
+                    }
+                    // Written by an earlier phase: loaded when this one starts.
+                    Some(_) => {}
+                    None => resolve_replay(&mut job)?,
+                }
+            } else {
+                (job.files, job.pass_bytes) = plan_files(&spec, clone, seed)?;
+            }
+            if let Some(w) = &spec.log.write_iolog {
+                if let Some(dir) = Path::new(w).parent().filter(|d| !d.as_os_str().is_empty()) {
+                    if !dir.is_dir() {
+                        return Err(format!(
+                            "job '{}': write_iolog '{w}': directory '{}' does not exist",
+                            spec.name,
+                            dir.display()
+                        ));
+                    }
+                }
+                if let Some((_, _, other)) = iologs
+                    .iter()
+                    .find(|(p, ph, _)| *p == Path::new(w) && *ph == phase)
+                {
+                    let who = if *other == spec.name {
+                        format!("every clone of job '{other}' (numjobs)")
+                    } else {
+                        format!("jobs '{other}' and '{}'", spec.name)
+                    };
+                    return Err(format!(
+                        "write_iolog '{w}' would be written by {who} at once; give each job its own file"
+                    ));
+                }
+                iologs.push((PathBuf::from(w), phase, spec.name.clone()));
+            }
+            plan.jobs.push(job);
         }
         crate::engine::preflight(&spec)?;
     }

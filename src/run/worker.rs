@@ -16,6 +16,8 @@ use crate::engine::{self, Completion, Engine, IoUnit, Op, Queued};
 use crate::job::spec::{Ddir, RateProcess, ThinkBlocksType};
 use crate::stats::samples::IntervalSampler;
 use crate::stats::{batch_bucket, depth_bucket, JobStats, ThreadUsage};
+use crate::workload::buffers::BufferFiller;
+use crate::workload::iolog::{FileAction, IologWriter, Replay};
 use crate::workload::rng::Rng;
 use crate::workload::{Region, Workload};
 
@@ -177,6 +179,10 @@ struct Worker<'a> {
     end_ns: u64,
     ramp_end_ns: u64,
     measure_start_ns: u64,
+    /// Write buffer contents.
+    filler: BufferFiller,
+    /// `write_iolog`: records every issued I/O.
+    iolog: Option<IologWriter>,
     /// Dropped last: engines may hold registrations of these buffers.
     _pool: Pool,
 }
@@ -208,6 +214,40 @@ impl<'a> Worker<'a> {
         if next.op == Op::SyncFileRange {
             u.offset = 0;
             u.len = 0;
+        }
+    }
+
+    /// Write contents and the trace record of an I/O about to be queued;
+    /// a retry (after `Busy`) refills the same contents, records nothing.
+    #[inline]
+    fn before_queue(&mut self, idx: u32, next: &crate::workload::NextIo, now: u64, retry: bool) {
+        if next.op == Op::Write && self.filler.per_write() {
+            let u = &mut self.units[idx as usize];
+            // SAFETY: the unit's buffer holds `len` <= buf_cap bytes.
+            let buf = unsafe { u.data() };
+            if retry {
+                self.filler.fill_write_again(buf, next.offset);
+            } else {
+                self.filler.fill_write(buf, next.offset);
+            }
+        }
+        if let Some(log) = self.iolog.as_mut().filter(|_| !retry) {
+            log.io(next.op, next.file, next.offset, next.len, now);
+        }
+    }
+
+    /// Sleeps until `t` in slices, so a stop request is seen within half
+    /// a second. Returns false when stopping.
+    fn wait_until(&mut self, t: u64) -> bool {
+        loop {
+            let now = self.clock.now();
+            if self.stopping(now) {
+                return false;
+            }
+            if now >= t {
+                return true;
+            }
+            self.clock.sleep_until(t.min(now + 500_000_000));
         }
     }
 
@@ -460,18 +500,22 @@ impl<'a> Worker<'a> {
                 Op::Trim => 2,
                 _ => 3,
             };
+            let mut at = 0;
             if d < 3 && !retried && self.pacer.active(d) {
-                let at = self.pacer.schedule(d, next.len, now);
-                if at > now {
-                    self.commit();
-                    while self.inflight > 0 && self.clock.now() < at {
-                        self.reap(1);
-                    }
-                    self.clock.sleep_until(at.min(self.end_ns));
-                    let now = self.clock.now();
-                    if self.stopping(now) {
-                        return false;
-                    }
+                at = self.pacer.schedule(d, next.len, now);
+            }
+            if !retried {
+                if let Some(due) = self.workload.replay_due_ns(now) {
+                    at = at.max(due);
+                }
+            }
+            if at > now {
+                self.commit();
+                while self.inflight > 0 && self.clock.now() < at {
+                    self.reap(1);
+                }
+                if !self.wait_until(at.min(self.end_ns)) {
+                    return false;
                 }
             }
             if !next.op.is_data() {
@@ -491,6 +535,7 @@ impl<'a> Worker<'a> {
             };
             let now = self.clock.now();
             self.prep(idx, &next, now);
+            self.before_queue(idx, &next, now, retried);
             let r = {
                 let u = &mut self.units[idx as usize];
                 self.engine.queue(u)
@@ -693,6 +738,11 @@ pub fn run_job(
     stats.majf = usage.majf;
     stats.minf = usage.minf;
     close_files(&mut w);
+    if let Some(log) = w.iolog.take() {
+        if let Err(m) = log.finish() {
+            w.fail(libc::EIO, m);
+        }
+    }
     if spec.file.unlink || spec.file.unlink_each_loop {
         for f in &job.files {
             if matches!(
@@ -723,7 +773,11 @@ pub fn run_job(
 
 fn close_files(w: &mut Worker) {
     let on_close = w.job.spec.sync.fsync_on_close;
-    for f in std::mem::take(&mut w.files) {
+    let now = w.clock.now();
+    for (i, f) in std::mem::take(&mut w.files).into_iter().enumerate() {
+        if let Some(log) = w.iolog.as_mut() {
+            log.file(i as u32, FileAction::Close, now);
+        }
         if f.fd >= 0 && on_close {
             // SAFETY: fsync on an open descriptor.
             unsafe { libc::fsync(f.fd) };
@@ -749,18 +803,9 @@ fn setup<'a>(
     ) as usize;
     let unit_size = (max_bs as usize).div_ceil(align) * align;
     let mut pool = Pool::new(depth as usize, unit_size, align).map_err(|m| (libc::ENOMEM, m))?;
-    if !spec.buf.zero_buffers {
-        let mut rng = Rng::stream(job.seed, 11);
-        let buf = pool.as_mut_slice();
-        if spec.buf.buffer_pattern.is_empty() {
-            files::fill_random(buf, &mut rng);
-        } else {
-            let pat = &spec.buf.buffer_pattern;
-            for (i, b) in buf.iter_mut().enumerate() {
-                *b = pat[i % pat.len()];
-            }
-        }
-    }
+    let data_bytes: u64 = job.files.iter().map(|f| f.region.len).sum();
+    let mut filler = BufferFiller::new(spec, unit_size, data_bytes, job.seed);
+    filler.init(pool.as_mut_slice());
     let units: Vec<IoUnit> = (0..depth)
         // SAFETY: each unit's slice lies inside the pool allocation.
         .map(|i| {
@@ -790,12 +835,28 @@ fn setup<'a>(
     if spec.sync.invalidate && !caps.diskless {
         files::invalidate(job, &files);
     }
-    let clock = match shared.fake_clock_step {
+    let mut clock = match shared.fake_clock_step {
         Some(step) => Clock::fake(step),
         None => Clock::real(shared.base),
     };
+    let iolog = match &spec.log.write_iolog {
+        Some(path) => {
+            let now = clock.now();
+            let paths: Vec<_> = job.files.iter().map(|f| f.path.clone()).collect();
+            let mut log = IologWriter::create(std::path::Path::new(path), &paths, now)
+                .map_err(|m| (libc::EIO, m))?;
+            for i in 0..paths.len() {
+                log.file(i as u32, FileAction::Open, now);
+            }
+            Some(log)
+        }
+        None => None,
+    };
     let regions: Vec<Region> = job.files.iter().map(|f| f.region).collect();
-    let workload = Workload::new(spec, &regions, job.pass_bytes, job.seed);
+    let mut workload = Workload::new(spec, &regions, job.pass_bytes, job.seed);
+    if let Some(trace) = &job.trace {
+        workload.set_replay(Replay::new(trace.clone(), spec.log.replay_no_stall));
+    }
     let ddirs = [Ddir::Read, Ddir::Write, Ddir::Trim].map(|d| spec.io.rw.has(d));
     let st = &spec.stat;
     let mut stats = JobStats::default();
@@ -852,6 +913,8 @@ fn setup<'a>(
         end_ns: u64::MAX,
         ramp_end_ns: 0,
         measure_start_ns: 0,
+        filler,
+        iolog,
         _pool: pool,
     })
 }

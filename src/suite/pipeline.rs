@@ -43,6 +43,7 @@ pub fn prepare(
                         key: k.to_string(),
                         value: Some(v.clone()),
                         origin: Origin::cli(),
+                        unset_vars: Vec::new(),
                     });
                 }
             }

@@ -6,6 +6,8 @@
 //! (`run::worker`) asks it for the next I/O and tells it when a new pass
 //! (loop, or time_based repeat) starts.
 
+pub mod buffers;
+pub mod iolog;
 pub mod randmap;
 pub mod rng;
 
@@ -79,6 +81,8 @@ pub struct Workload {
     sync_pending: Option<Op>,
     /// For trimwrite: the write that follows each trim.
     pending_write: Option<NextIo>,
+    /// `read_iolog`: the I/O comes from a trace instead.
+    replay: Option<iolog::Replay>,
 }
 
 /// Purposes for random streams.
@@ -145,7 +149,20 @@ impl Workload {
             writes_since_sync: 0,
             sync_pending: None,
             pending_write: None,
+            replay: None,
         }
+    }
+
+    /// Takes every I/O from a trace instead of generating it.
+    pub fn set_replay(&mut self, replay: iolog::Replay) {
+        self.replay = Some(replay);
+    }
+
+    /// When replaying with timing: the clock time (ns) at which the I/O
+    /// last returned by `next_io` is due.
+    #[inline]
+    pub fn replay_due_ns(&mut self, now: u64) -> Option<u64> {
+        self.replay.as_mut()?.due_ns(now)
     }
 
     /// Starts a new pass: cursors back to the start, random maps cleared.
@@ -171,6 +188,9 @@ impl Workload {
 
     /// The next I/O (or sync) to issue, or why there is none.
     pub fn next_io(&mut self) -> Result<NextIo, Exhausted> {
+        if let Some(r) = self.replay.as_mut() {
+            return r.next_io().ok_or(Exhausted::PassDone);
+        }
         if let Some(op) = self.sync_pending.take() {
             let file = self.cur_file as u32;
             return Ok(NextIo {

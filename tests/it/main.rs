@@ -3,10 +3,17 @@
 
 mod common;
 
+mod bad_inputs;
 mod engines;
+mod fio_examples;
+mod fio_option_names;
+mod job_language;
 mod loopdev;
 mod safety;
 mod seed_workloads;
+
+mod buffers;
+mod iolog;
 
 mod front_compare;
 mod front_progress;

@@ -1,5 +1,194 @@
-//! (to be filled)
+//! Buffer contents: zeros, patterns, refill and scramble, compressibility
+//! and duplicate blocks. The contents themselves are made by
+//! `workload::buffers`.
 
-use super::OptDef;
+use super::{boolean, opt, size, uint_in, unsupported, Category::*, Kind, OptDef};
+use crate::job::spec::DedupeMode;
+use crate::job::value::parse_choice;
+use crate::workload::buffers::parse_pattern;
 
-pub const OPTS: &[OptDef] = &[];
+pub const OPTS: &[OptDef] = &[
+    opt(
+        "zero_buffers",
+        Buffers,
+        Kind::Switch,
+        "Fill write buffers with zeros instead of random data",
+        |s, v| {
+            s.buf.zero_buffers = boolean(v)?;
+            Ok(())
+        },
+    ),
+    opt(
+        "refill_buffers",
+        Buffers,
+        Kind::Switch,
+        "Generate new random contents for every write",
+        |s, v| {
+            s.buf.refill_buffers = boolean(v)?;
+            Ok(())
+        },
+    ),
+    opt(
+        "scramble_buffers",
+        Buffers,
+        Kind::Bool,
+        "Stamp each write's offset and a counter into its buffer so repeated buffers do not deduplicate",
+        |s, v| {
+            s.buf.scramble_buffers = boolean(v)?;
+            Ok(())
+        },
+    )
+    .default("1"),
+    opt(
+        "buffer_pattern",
+        Buffers,
+        Kind::Str,
+        "Fill write buffers with this pattern: 0x hex, \"text\", 'file' and decimal numbers, written together",
+        |s, v| {
+            s.buf.buffer_pattern = parse_pattern(v)?;
+            Ok(())
+        },
+    ),
+    opt(
+        "buffer_compress_percentage",
+        Buffers,
+        Kind::Int,
+        "Make write contents compress by about this percentage (random data followed by fixed data)",
+        |s, v| {
+            s.buf.buffer_compress_percentage = uint_in(v, 0, 100)? as u32;
+            Ok(())
+        },
+    ),
+    opt(
+        "buffer_compress_chunk",
+        Buffers,
+        Kind::Size,
+        "Size of each random-then-fixed region for buffer_compress_percentage (0: the whole block)",
+        |s, v| {
+            s.buf.buffer_compress_chunk = size(s, v)?;
+            Ok(())
+        },
+    )
+    .default("512"),
+    opt(
+        "dedupe_percentage",
+        Buffers,
+        Kind::Int,
+        "Make this percentage of writes carry the same contents as an earlier write",
+        |s, v| {
+            s.buf.dedupe_percentage = uint_in(v, 0, 100)? as u32;
+            Ok(())
+        },
+    ),
+    opt(
+        "dedupe_mode",
+        Buffers,
+        Kind::Choice(&[
+            ("repeat", "duplicate the most recent new contents"),
+            (
+                "working_set",
+                "duplicate a random one of the first new contents (see dedupe_working_set_percentage)",
+            ),
+        ]),
+        "Where duplicate write contents come from",
+        |s, v| {
+            s.buf.dedupe_mode = parse_choice(
+                v,
+                &[
+                    ("repeat", DedupeMode::Repeat),
+                    ("working_set", DedupeMode::WorkingSet),
+                ],
+            )?;
+            Ok(())
+        },
+    )
+    .default("repeat"),
+    opt(
+        "dedupe_working_set_percentage",
+        Buffers,
+        Kind::Int,
+        "For dedupe_mode=working_set: the working set's size as a percentage of the job's files",
+        |s, v| {
+            s.buf.dedupe_working_set_percentage = uint_in(v, 0, 100)? as u32;
+            Ok(())
+        },
+    )
+    .default("5"),
+    unsupported(
+        "dedupe_global",
+        Buffers,
+        "Share duplicate contents between jobs",
+        "iomark generates duplicate contents per job only",
+    ),
+    opt(
+        "iomem_align",
+        Buffers,
+        Kind::Size,
+        "Align I/O buffers in memory to this many bytes (at least 4096)",
+        |s, v| {
+            let a = size(s, v)?;
+            if a != 0 && !a.is_power_of_two() {
+                return Err(format!("'{v}' must be a power of two"));
+            }
+            s.buf.iomem_align = a;
+            Ok(())
+        },
+    )
+    .alias(&["mem_align"])
+    .default("0"),
+];
+
+#[cfg(test)]
+mod tests {
+    use crate::job::options::{apply, lookup};
+    use crate::job::spec::{DedupeMode, JobSpec};
+
+    fn set(opts: &[(&str, &str)]) -> Result<JobSpec, String> {
+        let mut s = JobSpec::default();
+        for (k, v) in opts {
+            apply(&mut s, lookup(k).unwrap(), Some(v))?;
+        }
+        Ok(s)
+    }
+
+    #[test]
+    fn each_option_parses() {
+        let s = set(&[
+            ("zero_buffers", "1"),
+            ("refill_buffers", "1"),
+            ("scramble_buffers", "0"),
+            ("buffer_pattern", "0xab\"c\""),
+            ("buffer_compress_percentage", "70"),
+            ("buffer_compress_chunk", "4k"),
+            ("dedupe_percentage", "30"),
+            ("dedupe_mode", "working_set"),
+            ("dedupe_working_set_percentage", "20"),
+            ("iomem_align", "64k"),
+        ])
+        .unwrap();
+        let b = &s.buf;
+        assert!(b.zero_buffers && b.refill_buffers && !b.scramble_buffers);
+        assert_eq!(b.buffer_pattern, vec![0xab, b'c']);
+        assert_eq!(b.buffer_compress_percentage, 70);
+        assert_eq!(b.buffer_compress_chunk, 4096);
+        assert_eq!(b.dedupe_percentage, 30);
+        assert_eq!(b.dedupe_mode, DedupeMode::WorkingSet);
+        assert_eq!(b.dedupe_working_set_percentage, 20);
+        assert_eq!(b.iomem_align, 65536);
+    }
+
+    #[test]
+    fn bad_values_are_rejected() {
+        for (k, v) in [
+            ("buffer_compress_percentage", "101"),
+            ("dedupe_percentage", "-1"),
+            ("dedupe_mode", "sometimes"),
+            ("buffer_pattern", "xyz"),
+            ("iomem_align", "3000"),
+        ] {
+            assert!(set(&[(k, v)]).is_err(), "{k}={v} accepted");
+        }
+        let e = set(&[("dedupe_global", "1")]).unwrap_err();
+        assert!(e.contains("not supported"), "{e}");
+    }
+}

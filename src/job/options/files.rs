@@ -42,7 +42,9 @@ fn parse_file_service(v: &str) -> Result<FileService, String> {
         match a {
             Some(a) => a
                 .parse::<f64>()
-                .map_err(|_| format!("'{a}' is not a number")),
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| format!("'{a}' is not a number")),
             None => Ok(def),
         }
     };

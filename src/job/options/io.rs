@@ -31,7 +31,9 @@ fn parse_distribution(v: &str) -> Result<RandomDistribution, String> {
     let num = |what: &str| -> Result<f64, String> {
         let a = arg.ok_or_else(|| format!("'{v}' needs a value, e.g. {what}"))?;
         a.parse::<f64>()
-            .map_err(|_| format!("'{a}' is not a number (in '{v}')"))
+            .ok()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| format!("'{a}' is not a number (in '{v}')"))
     };
     Ok(match kind {
         "random" => RandomDistribution::Random,
@@ -79,15 +81,25 @@ fn parse_distribution(v: &str) -> Result<RandomDistribution, String> {
                 ));
             }
             if kind == "zoned" {
+                // A zone without a range ("20/") covers what the others
+                // leave of the file.
+                if zones.iter().filter(|(_, r)| r.is_empty()).count() > 1 {
+                    return Err(format!("only one zone in '{v}' may leave out its range"));
+                }
                 let mut zs = Vec::new();
                 let mut range_total = 0.0;
-                for (p, r) in zones {
-                    let r = parse_percent(&r)?;
+                for (p, r) in &zones {
+                    let r = if r.is_empty() { 0.0 } else { parse_percent(r)? };
                     range_total += r;
-                    zs.push((p, r));
+                    zs.push((*p, r));
                 }
                 if range_total > 100.0 + 1e-6 {
                     return Err(format!("zone ranges in '{v}' add up to more than 100%"));
+                }
+                for (z, (_, r)) in zs.iter_mut().zip(&zones) {
+                    if r.is_empty() {
+                        z.1 = 100.0 - range_total;
+                    }
                 }
                 RandomDistribution::Zoned(zs)
             } else {
@@ -114,6 +126,11 @@ pub const OPTS: &[OptDef] = &[
         };
         s.io.rw = parse_choice(pat, RwPattern::CHOICES)?;
         s.io.rw_nr = match nr {
+            Some(n) if n.trim_start().starts_with('-') => {
+                return Err(format!(
+                    "'{v}': negative offset modifiers (backwards I/O) are not supported by iomark yet"
+                ));
+            }
             Some(n) => {
                 let n = size(s, n)?;
                 if n == 0 {
@@ -194,7 +211,8 @@ pub const OPTS: &[OptDef] = &[
     opt("bs_unaligned", Io, Kind::Switch, "Allow block sizes that are not multiples of the sector size", |s, v| {
         s.io.bs_unaligned = boolean(v)?;
         Ok(())
-    }),
+    })
+    .alias(&["blocksize_unaligned"]),
     opt("bs_is_seq_rand", Io, Kind::Bool, "Read bs values as sequential,random instead of read,write", |s, v| {
         s.io.bs_is_seq_rand = boolean(v)?;
         Ok(())
@@ -369,6 +387,13 @@ mod tests {
         set(&mut s, "random_distribution", "zipf:1.2").unwrap();
         assert_eq!(s.io.random_distribution, RandomDistribution::Zipf(1.2));
         set(&mut s, "random_distribution", "zoned:60/10:30/20:10/70").unwrap();
+        set(&mut s, "random_distribution", "zoned:50/5:30/15:20/").unwrap();
+        assert_eq!(
+            s.io.random_distribution,
+            RandomDistribution::Zoned(vec![(50.0, 5.0), (30.0, 15.0), (20.0, 80.0)])
+        );
+        assert!(set(&mut s, "random_distribution", "zoned:50/:50/").is_err());
+        assert!(set(&mut s, "rw", "read:-8k").is_err());
         assert!(set(&mut s, "random_distribution", "zoned:60/10:30/20").is_err());
         assert!(set(&mut s, "random_distribution", "pareto:3").is_err());
     }

@@ -18,12 +18,14 @@ mod control;
 mod engines;
 mod files;
 mod io;
+mod iolog;
 mod logs;
 mod stats;
 mod sync;
+#[cfg(test)]
+mod table_tests;
 mod timing;
 mod unsupported;
-mod verify;
 
 /// Sets a field of the spec from the option's text value.
 pub type Setter = fn(&mut JobSpec, &str) -> Result<(), String>;
@@ -199,6 +201,13 @@ impl OptDef {
         self
     }
 
+    /// Sets the value type (for unsupported entries, whose default is `Str`,
+    /// so that switches parse on the command line as fio's do).
+    pub const fn kind(mut self, k: Kind) -> Self {
+        self.kind = k;
+        self
+    }
+
     pub const fn engines(mut self, e: &'static [&'static str]) -> Self {
         self.engines = e;
         self
@@ -229,12 +238,12 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         timing::OPTS,
         sync::OPTS,
         buffers::OPTS,
-        verify::OPTS,
         stats::OPTS,
         logs::OPTS,
-        unsupported::OPTS,
+        iolog::OPTS,
     ]
     .into_iter()
+    .chain(unsupported::GROUPS.iter().copied())
     .flat_map(|s| s.iter())
 }
 
@@ -257,22 +266,74 @@ pub fn lookup(name: &str) -> Option<&'static OptDef> {
     index().get(name).copied()
 }
 
-/// The closest option name to a misspelt one, if any is close enough.
+/// The option a misspelt name most likely meant, if any is close enough.
+///
+/// Case and `-` for `_` are forgiven outright. Otherwise the closest name
+/// or alias by edit distance wins, implemented options before unsupported
+/// ones; failing that, an implemented option that starts with (or, for
+/// four letters or more, contains) what was typed (`rwmix` → `rwmixread`),
+/// then such an unsupported one.
 pub fn suggest(name: &str) -> Option<&'static str> {
-    let lname = name.to_ascii_lowercase();
-    if let Some(d) = lookup(&lname) {
+    if name.len() > MAX_SUGGEST_LEN {
+        return None;
+    }
+    let norm = name.to_ascii_lowercase().replace('-', "_");
+    if let Some(d) = lookup(&norm).or_else(|| lookup(&name.to_ascii_lowercase())) {
         return Some(d.name);
     }
-    let mut best: Option<(usize, &'static str)> = None;
-    for key in index().keys() {
-        let d = edit_distance(&lname, key);
-        if best.is_none_or(|(bd, bk)| d < bd || (d == bd && *key < bk)) {
+    let limit = (name.len() / 3).max(2);
+    for supported in [true, false] {
+        let best = closest(
+            &norm,
+            index()
+                .iter()
+                .filter(|(_, d)| d.is_supported() == supported)
+                .map(|(k, _)| *k),
+        );
+        if let Some((dist, key)) = best {
+            if dist <= limit {
+                return lookup(key).map(|d| d.name);
+            }
+        }
+    }
+    if norm.len() < 3 {
+        return None;
+    }
+    for supported in [true, false] {
+        let mut hits: Vec<&'static str> = all()
+            .filter(|d| d.is_supported() == supported)
+            .map(|d| d.name)
+            .filter(|n| n.starts_with(&norm) || (norm.len() >= 4 && n.contains(&norm)))
+            .collect();
+        hits.sort_by_key(|n| (!n.starts_with(&norm), n.len(), *n));
+        if let Some(hit) = hits.first() {
+            return Some(hit);
+        }
+    }
+    None
+}
+
+/// Names longer than this get no suggestion: no option is that long, and
+/// edit distances on huge input would be slow.
+const MAX_SUGGEST_LEN: usize = 64;
+
+/// The candidate with the smallest edit distance to `name` (ties go to
+/// the alphabetically first), with that distance.
+pub fn closest<'a>(
+    name: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<(usize, &'a str)> {
+    if name.len() > MAX_SUGGEST_LEN {
+        return None;
+    }
+    let mut best: Option<(usize, &'a str)> = None;
+    for key in candidates {
+        let d = edit_distance(name, key);
+        if best.is_none_or(|(bd, bk)| d < bd || (d == bd && key < bk)) {
             best = Some((d, key));
         }
     }
-    let limit = (name.len() / 3).max(2);
-    best.filter(|(d, _)| *d <= limit)
-        .map(|(_, k)| lookup(k).map(|d| d.name).unwrap_or(k))
+    best
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -318,6 +379,13 @@ pub fn apply(spec: &mut JobSpec, def: &OptDef, value: Option<&str>) -> Result<()
         ));
     }
     let value = match value {
+        Some(v) if v.trim().is_empty() && def.kind != Kind::Str => {
+            return Err(format!(
+                "option '{}' needs a value ({}), not an empty one",
+                def.name,
+                def.kind.describe()
+            ));
+        }
         Some(v) => v,
         None if def.value_optional() => "1",
         None => {
@@ -422,5 +490,13 @@ mod tests {
         assert_eq!(suggest("blocksiz"), Some("bs"));
         assert_eq!(suggest("RW"), Some("rw"));
         assert_eq!(suggest("zzzzzzzzzzzz"), None);
+        assert_eq!(suggest("time-based"), Some("time_based"));
+        assert_eq!(suggest("ramptime"), Some("ramp_time"));
+        assert_eq!(suggest("blocksz"), Some("bs"));
+        assert_eq!(suggest("rwmix"), Some("rwmixread"));
+        assert_eq!(suggest("cpus"), Some("cpus_allowed"));
+        assert_eq!(suggest("lat_log"), Some("write_lat_log"));
+        // Unsupported options are still suggested when nothing else fits.
+        assert_eq!(suggest("verfy"), Some("verify"));
     }
 }

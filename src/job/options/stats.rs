@@ -44,7 +44,9 @@ fn parse_steadystate(v: &str) -> Result<Option<SteadyState>, String> {
         .trim()
         .trim_end_matches('%')
         .parse()
-        .map_err(|_| format!("'{limit}' is not a number (in '{v}')"))?;
+        .ok()
+        .filter(|x: &f64| x.is_finite())
+        .ok_or_else(|| format!("'{limit}' is not a number (in '{v}')"))?;
     if num < 0.0 {
         return Err(format!("the limit in '{v}' must not be negative"));
     }

@@ -1,5 +1,0 @@
-//! (to be filled)
-
-use super::OptDef;
-
-pub const OPTS: &[OptDef] = &[];

@@ -1,0 +1,221 @@
+//! Unsupported workload, file and job-control options: the I/O pattern,
+//! targets, zoned devices, error handling and process placement.
+
+use crate::job::options::{unsupported, Category::*, OptDef};
+
+const NOT_YET: &str = "not implemented yet";
+const ZBD: &str = "zoned block devices (zonemode=zbd) are not supported";
+
+pub const OPTS: &[OptDef] = &[
+    // Targets and the life cycle of files.
+    unsupported(
+        "opendir",
+        Files,
+        "Use every file found below this directory, recursively, as a target",
+        NOT_YET,
+    ),
+    unsupported(
+        "create_fsync",
+        Files,
+        "fsync each file after laying it out",
+        NOT_YET,
+    ),
+    unsupported(
+        "ioscheduler",
+        Files,
+        "Switch the target device's I/O scheduler to this one before running",
+        "iomark does not change system settings; set the scheduler in /sys/block/DEV/queue/scheduler",
+    ),
+    unsupported(
+        "fadvise_hint",
+        Files,
+        "Tell the kernel the expected access pattern with posix_fadvise (0, 1, sequential, random)",
+        NOT_YET,
+    ),
+    unsupported(
+        "write_hint",
+        Files,
+        "Tell the kernel how long written data is expected to live (none, short, medium, long, extreme)",
+        NOT_YET,
+    ),
+    // Offsets and the random map.
+    unsupported(
+        "offset_align",
+        Io,
+        "Round a percentage offset up to a multiple of this size",
+        NOT_YET,
+    ),
+    unsupported(
+        "softrandommap",
+        Io,
+        "Fall back to norandommap when the random map cannot be allocated",
+        NOT_YET,
+    ),
+    unsupported(
+        "atomic",
+        Io,
+        "Open files with O_ATOMIC for atomic direct writes",
+        "O_ATOMIC does not exist in mainline Linux",
+    ),
+    // Zoned block devices (zonemode=zbd).
+    unsupported(
+        "zonecapacity",
+        Zones,
+        "Usable bytes in each zone of an emulated zoned device",
+        ZBD,
+    ),
+    unsupported(
+        "read_beyond_wp",
+        Zones,
+        "Allow reads past a zone's write pointer",
+        ZBD,
+    ),
+    unsupported(
+        "max_open_zones",
+        Zones,
+        "Limit how many zones all jobs may write to at once",
+        ZBD,
+    ),
+    unsupported(
+        "job_max_open_zones",
+        Zones,
+        "Limit how many zones one job may write to at once",
+        ZBD,
+    ),
+    unsupported(
+        "ignore_zone_limits",
+        Zones,
+        "Ignore the open-zone limit the device reports",
+        ZBD,
+    ),
+    unsupported(
+        "zone_reset_threshold",
+        Zones,
+        "Share of written blocks above which zones are reset from time to time",
+        ZBD,
+    ),
+    unsupported(
+        "zone_reset_frequency",
+        Zones,
+        "How often to reset a zone once the reset threshold is passed",
+        ZBD,
+    ),
+    // Error handling.
+    unsupported(
+        "continue_on_error",
+        Job,
+        "Keep going after these kinds of errors: none, read, write, io, verify, all",
+        NOT_YET,
+    ),
+    unsupported(
+        "ignore_error",
+        Job,
+        "Errors (names or numbers) to ignore, per direction: READ,WRITE,VERIFY lists",
+        NOT_YET,
+    ),
+    unsupported(
+        "error_dump",
+        Job,
+        "Print every error, including the ones the job continues after",
+        NOT_YET,
+    ),
+    // Which jobs stop together, and jobs that pace each other.
+    unsupported(
+        "exit_what",
+        Job,
+        "Which jobs exitall stops: group, stonewall or all",
+        NOT_YET,
+    ),
+    unsupported(
+        "flow_id",
+        Job,
+        "Flow-control group this job belongs to",
+        "flow control between jobs is not supported",
+    ),
+    unsupported(
+        "flow",
+        Job,
+        "Weight of this job within its flow-control group",
+        "flow control between jobs is not supported",
+    ),
+    unsupported(
+        "flow_sleep",
+        Job,
+        "Microseconds to pause when flow control holds the job back",
+        "flow control between jobs is not supported",
+    ),
+    // Running commands and changing identity or resource groups.
+    unsupported(
+        "exec_prerun",
+        Job,
+        "Shell command to run before the job starts",
+        "iomark does not run shell commands; run them before starting iomark",
+    ),
+    unsupported(
+        "exec_postrun",
+        Job,
+        "Shell command to run after the job ends",
+        "iomark does not run shell commands; run them after iomark exits",
+    ),
+    unsupported(
+        "uid",
+        Job,
+        "Switch to this user ID before doing I/O",
+        "run iomark as the user you want (e.g. with sudo -u)",
+    ),
+    unsupported(
+        "gid",
+        Job,
+        "Switch to this group ID before doing I/O",
+        "run iomark as the group you want (e.g. with sudo -g)",
+    ),
+    unsupported(
+        "cgroup",
+        Cpu,
+        "Put the job into this control group, creating it if needed",
+        "cgroup management is not supported; start iomark inside the cgroup (e.g. systemd-run)",
+    ),
+    unsupported(
+        "cgroup_weight",
+        Cpu,
+        "I/O weight of the job's control group (100-1000)",
+        "cgroup management is not supported; start iomark inside the cgroup (e.g. systemd-run)",
+    ),
+    unsupported(
+        "cgroup_nodelete",
+        Cpu,
+        "Keep the control groups created for jobs after they end",
+        "cgroup management is not supported; start iomark inside the cgroup (e.g. systemd-run)",
+    ),
+    unsupported(
+        "numa_cpu_nodes",
+        Cpu,
+        "Run the job on the CPUs of these NUMA nodes",
+        "NUMA placement is not supported; use cpus_allowed, or start iomark under numactl",
+    ),
+    unsupported(
+        "numa_mem_policy",
+        Cpu,
+        "NUMA memory policy for the job's buffers: MODE[:NODES]",
+        "NUMA placement is not supported; start iomark under numactl",
+    ),
+    // Timekeeping.
+    unsupported(
+        "clocksource",
+        Timing,
+        "Clock used for timing: gettimeofday, clock_gettime or cpu",
+        "iomark always times with clock_gettime(CLOCK_MONOTONIC)",
+    ),
+    unsupported(
+        "gtod_cpu",
+        Timing,
+        "Dedicate this CPU to a thread that only reads the clock",
+        "iomark reads the clock through the vDSO and needs no clock thread",
+    ),
+    unsupported(
+        "profile",
+        Job,
+        "Run one of fio's built-in workload profiles (tiobench, act)",
+        "fio's built-in profiles are not supported; see the iomark presets instead",
+    ),
+];
