@@ -128,3 +128,35 @@ fn a_preset_runs_through_its_job_file() {
     assert_eq!(job["job options"]["numjobs"], "4");
     html_check::check_report(&html);
 }
+
+#[test]
+fn quick_and_sweep_job_files_run_under_fio() {
+    require_fio!();
+    let dir = tempdir();
+    for (name, args) in [
+        (
+            "quick",
+            vec!["quick", "--print-jobfile", "--size=4m", "--runtime=300ms"],
+        ),
+        (
+            "sweep",
+            vec![
+                "sweep",
+                "--print-jobfile",
+                "--iodepth=1,4",
+                "--bs=4k,64k",
+                "--size=4m",
+                "--runtime=300ms",
+            ],
+        ),
+    ] {
+        let o = run_in(dir.path(), &args);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let file = dir.path().join(format!("{name}.fio"));
+        std::fs::write(&file, stdout(&o)).unwrap();
+        let v = fio_json(dir.path(), &[file.to_str().unwrap()]);
+        let jobs = v["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), if name == "quick" { 8 } else { 4 }, "{name}");
+        assert!(jobs.iter().all(|j| j["error"] == 0), "{name}: {v}");
+    }
+}
