@@ -512,6 +512,9 @@ fn from_bundle(v: &Value, source: &str) -> Result<Dataset, String> {
             .unwrap_or(false),
         ..Dataset::default()
     };
+    if let Some(e) = v.get("error").and_then(Value::as_str) {
+        d.notes.push(format!("The run stopped early: {e}"));
+    }
     let runs = v["runs"].as_array().cloned().unwrap_or_default();
     for t in v["tests"].as_array().into_iter().flatten() {
         let section = s(&t["section"]);

@@ -489,6 +489,10 @@ pub fn report_page_with_logs(title: &str, sets: &[Dataset], logs: &[super::logs:
             let _ = write!(b, "<h2>Environment — {}</h2>", esc(&d.title));
             b.push_str(&environment(env));
         }
+        if let Some(st) = d.settings.as_ref().filter(|s| s.is_object()) {
+            let _ = write!(b, "<h3>Settings — {}</h3>", esc(&d.title));
+            b.push_str(&table(&["", ""], &kv_rows(st), 2));
+        }
     }
     for d in sets {
         if let Some(jf) = &d.jobfile {
