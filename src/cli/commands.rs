@@ -131,23 +131,50 @@ fn run_jobs(args: RunArgs) -> i32 {
     for w in report::env::cache_warnings(&list.jobs) {
         eprintln!("iomark: warning: {}", w.message);
     }
-    let mut sink = match Sink::new(args.output.as_deref()) {
-        Ok(s) => s,
+    let sink = match Sink::new(args.output.as_deref()) {
+        Ok(s) => std::sync::Arc::new(std::sync::Mutex::new(s)),
         Err(e) => return fail(&e),
     };
+    let write = |text: &str| {
+        if let Ok(mut s) = sink.lock() {
+            s.write(text);
+        }
+    };
     let f = args.formats;
+    let outputs = report::Outputs {
+        terse: f.terse.then_some(args.terse_version),
+        json: f.json,
+        json_plus: f.json_plus,
+        normal: f.normal,
+    };
     if f.normal {
-        sink.write(&crate::report::normal::run_header(&plan));
+        write(&crate::report::normal::run_header(&plan));
     }
+    let to_stdout = sink.lock().map(|s| s.is_stdout()).unwrap_or(true);
+    let status = (args.status_interval_ms > 0).then(|| {
+        let sink = sink.clone();
+        let globals = list.global_options.clone();
+        run::monitor::StatusHook {
+            every: std::time::Duration::from_millis(args.status_interval_ms),
+            report: std::sync::Arc::new(move |interim: &run::RunResult| {
+                let rep = report::build(interim, &globals);
+                if let Ok(mut s) = sink.lock() {
+                    s.write(&report::render(&rep, &outputs));
+                }
+            }),
+        }
+    });
     let opts = RunOptions {
         fake_clock_step: args.fake_clock_ns,
-        notices_to_stdout: f.normal && sink.is_stdout() && !f.json && !f.json_plus && !f.terse,
+        notices_to_stdout: f.normal && to_stdout && !f.json && !f.json_plus && !f.terse,
         progress: args.eta,
         eta_newline: args.eta_newline,
         eta_newline_ms: args.eta_newline_ms,
         eta_interval_ms: args.eta_interval_ms,
-        progress_to_stderr: sink.is_stdout() && (f.json || f.json_plus || f.terse),
+        progress_to_stderr: to_stdout && (f.json || f.json_plus || f.terse),
         quiet: false,
+        status,
+        agg_bw_log: args.agg_bw_log,
     };
     let result = run::run(plan, &opts);
     for jr in &result.jobs {
@@ -156,13 +183,7 @@ fn run_jobs(args: RunArgs) -> i32 {
         }
     }
     let rep = report::build(&result, &list.global_options);
-    if f.normal {
-        sink.write(&report::normal::render(&rep));
-    }
-    if f.json || f.json_plus {
-        let doc = report::json::document(&rep, f.json_plus);
-        sink.write(&report::json::to_string(&doc));
-    }
+    write(&report::render(&rep, &outputs));
     if result.interrupted {
         let sig = run::signals::which();
         return 128 + if sig == 0 { libc::SIGINT } else { sig };

@@ -61,6 +61,8 @@ pub struct RunArgs {
     pub warnings_fatal: bool,
     pub fake_clock_ns: Option<u64>,
     pub max_jobs: Option<u32>,
+    /// `--bandwidth-log`: aggregate bandwidth logs of all jobs.
+    pub agg_bw_log: bool,
 }
 
 impl Default for RunArgs {
@@ -85,6 +87,7 @@ impl Default for RunArgs {
             warnings_fatal: false,
             fake_clock_ns: None,
             max_jobs: None,
+            agg_bw_log: false,
         }
     }
 }
@@ -133,10 +136,6 @@ const UNSUPPORTED_CLI: &[(&str, &str)] = &[
     ("latency-log", "use write_lat_log instead"),
     ("aux-path", "iomark keeps no state files"),
     ("cpuclock-test", "iomark does not use a CPU clock source"),
-    (
-        "bandwidth-log",
-        "aggregate bandwidth logs are not implemented yet",
-    ),
 ];
 
 /// iomark's own run flags (not job options), for "did you mean".
@@ -160,6 +159,7 @@ const RUN_FLAGS: &[&str] = &[
     "readonly",
     "warnings-fatal",
     "max-jobs",
+    "bandwidth-log",
 ];
 
 /// Error text for an unknown `--name`: suggests a run flag when one is a
@@ -201,7 +201,6 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
     let mut run = RunArgs::default();
     let mut current: Option<(String, Vec<Assignment>)> = None;
     let mut jobfiles: Vec<PathBuf> = Vec::new();
-    let mut formats_set = false;
     while let Some(arg) = p.next().map_err(|e| e.to_string())? {
         match arg {
             Arg::Short('h') => return Ok(Command::Help),
@@ -233,14 +232,12 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
                         let v =
                             os_to_string(p.value().map_err(|e| e.to_string())?, "--output-format")?;
                         run.formats = Formats::parse(&v)?;
-                        formats_set = true;
                     }
                     "minimal" => {
                         run.formats = Formats {
                             terse: true,
                             ..Formats::default()
                         };
-                        formats_set = true;
                     }
                     "append-terse" => run.append_terse = true,
                     "terse-version" => {
@@ -312,6 +309,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
                     "showcmd" => run.showcmd = true,
                     "readonly" => run.readonly = true,
                     "warnings-fatal" => run.warnings_fatal = true,
+                    "bandwidth-log" => run.agg_bw_log = true,
                     "max-jobs" => {
                         let v = os_to_string(p.value().map_err(|e| e.to_string())?, "--max-jobs")?;
                         run.max_jobs = Some(
@@ -377,7 +375,8 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
     if let Some(job) = current.take() {
         run.sources.cli_jobs.push(job);
     }
-    if run.append_terse && !formats_set {
+    if run.append_terse {
+        // The selected formats plus terse.
         run.formats.terse = true;
     }
     for f in jobfiles {

@@ -550,7 +550,12 @@ impl Default for VerifyOpts {
 /// Statistics and reporting knobs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StatOpts {
+    /// `disk_util`: report the disks under the job's files.
+    pub disk_util: bool,
     pub percentile_list: Vec<f64>,
+    /// Decimals shown for percentile names in the text report (the most
+    /// any entry of `percentile_list` was written with).
+    pub percentile_precision: u32,
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
@@ -583,7 +588,9 @@ pub const DEFAULT_PERCENTILES: [f64; 17] = [
 impl Default for StatOpts {
     fn default() -> Self {
         StatOpts {
+            disk_util: true,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            percentile_precision: 2,
             clat_percentiles: true,
             lat_percentiles: false,
             slat_percentiles: false,
@@ -625,7 +632,11 @@ pub struct LogOpts {
     pub log_prio: bool,
     pub log_unix_epoch: bool,
     pub log_alternate_epoch: bool,
+    /// Clock whose epoch Unix/alternate time stamps use (clock_gettime id).
+    pub log_alternate_epoch_clock_id: i32,
     pub per_job_logs: bool,
+    /// `log_entries`: validated only (logs stream through a fixed buffer).
+    pub log_entries: u64,
     pub write_iolog: Option<String>,
     pub read_iolog: Option<String>,
     pub replay_no_stall: bool,
@@ -656,7 +667,9 @@ impl Default for LogOpts {
             log_prio: false,
             log_unix_epoch: false,
             log_alternate_epoch: false,
-            per_job_logs: false,
+            log_alternate_epoch_clock_id: 0,
+            per_job_logs: true,
+            log_entries: 1024,
             write_iolog: None,
             read_iolog: None,
             replay_no_stall: false,

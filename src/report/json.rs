@@ -5,8 +5,11 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{JobReport, Report};
+use super::normal::dist_pct;
+use super::{bw_bytes, iops, JobReport, Report, Section, UNIFIED_MIXED};
+use crate::stats::disk::DiskReport;
 use crate::stats::histogram::Histogram;
+use crate::stats::steady::SteadyResult;
 use crate::stats::{DirStats, JobStats};
 
 /// The version key fio tools look for; it names iomark and the fio
@@ -24,6 +27,7 @@ fn f(v: f64) -> Value {
     Value::from(if v.is_finite() { v } else { 0.0 })
 }
 
+/// `{min, max, mean, stddev, N[, percentile][, bins]}` in ns.
 fn lat_obj(h: &Histogram, percentiles: Option<&[f64]>, plus: bool) -> Value {
     let s = &h.summary;
     let mut m = Map::new();
@@ -32,70 +36,58 @@ fn lat_obj(h: &Histogram, percentiles: Option<&[f64]>, plus: bool) -> Value {
     m.insert("mean".into(), f(s.mean()));
     m.insert("stddev".into(), f(s.stddev()));
     m.insert("N".into(), json!(s.n));
-    if let Some(list) = percentiles {
-        if s.n > 0 {
-            let vals = h.percentiles(list);
-            let pm: Map<String, Value> = list
-                .iter()
-                .zip(vals)
-                .map(|(p, v)| (pct_key(*p), json!(v)))
-                .collect();
-            m.insert("percentile".into(), Value::Object(pm));
+    if let (Some(list), true) = (percentiles, s.n > 0) {
+        let vals = h.percentiles(list);
+        let pm: Map<String, Value> = list
+            .iter()
+            .zip(vals)
+            .map(|(p, v)| (pct_key(*p), json!(v)))
+            .collect();
+        m.insert("percentile".into(), Value::Object(pm));
+        if plus {
+            let bins: Map<String, Value> =
+                h.bins().map(|(v, c)| (v.to_string(), json!(c))).collect();
+            m.insert("bins".into(), Value::Object(bins));
         }
-    }
-    if plus && s.n > 0 {
-        let bins: Map<String, Value> = h.bins().map(|(v, c)| (v.to_string(), json!(c))).collect();
-        m.insert("bins".into(), Value::Object(bins));
     }
     Value::Object(m)
 }
 
-fn dir_obj(r: &JobReport, d: usize, agg_bw: u64, plus: bool) -> Value {
-    let ds: &DirStats = &r.stats.dir[d];
+fn dir_obj(r: &JobReport, ds: &DirStats, agg_bw: u64, plus: bool) -> Value {
     let st = &r.spec.stat;
     let list = st.percentile_list.as_slice();
-    let bw_bytes = r.bw_bytes(d);
+    let bw_bytes = bw_bytes(ds);
     let bws = &ds.bw_samples;
     let is = &ds.iops_samples;
-    let agg_kib = agg_bw as f64 / 1024.0;
-    let bw_agg = if agg_kib > 0.0 && bws.n > 0 {
-        bws.mean() * 100.0 / agg_kib
-    } else {
-        0.0
-    };
+    let mut bw_agg = 0.0;
+    if bws.n > 0 {
+        bw_agg = 100.0;
+        let agg_kib = agg_bw / 1024;
+        if agg_kib > 0 {
+            bw_agg = (bws.mean() * 100.0 / agg_kib as f64).min(100.0);
+        }
+    }
     let mut m = Map::new();
     m.insert("io_bytes".into(), json!(ds.bytes));
     m.insert("io_kbytes".into(), json!(ds.bytes / 1024));
     m.insert("bw_bytes".into(), json!(bw_bytes));
     m.insert("bw".into(), json!(bw_bytes / 1024));
-    m.insert("iops".into(), f(r.iops(d)));
+    m.insert("iops".into(), f(iops(ds)));
     m.insert("runtime".into(), json!(ds.runtime_ms));
     m.insert("total_ios".into(), json!(ds.ios));
     m.insert("short_ios".into(), json!(ds.short_ios));
     m.insert("drop_ios".into(), json!(ds.drop_ios));
     m.insert(
         "slat_ns".into(),
-        lat_obj(
-            &ds.slat,
-            st.slat_percentiles.then_some(list),
-            plus && st.slat_percentiles,
-        ),
+        lat_obj(&ds.slat, st.slat_percentiles.then_some(list), plus),
     );
     m.insert(
         "clat_ns".into(),
-        lat_obj(
-            &ds.clat,
-            st.clat_percentiles.then_some(list),
-            plus && st.clat_percentiles,
-        ),
+        lat_obj(&ds.clat, st.clat_percentiles.then_some(list), plus),
     );
     m.insert(
         "lat_ns".into(),
-        lat_obj(
-            &ds.lat,
-            st.lat_percentiles.then_some(list),
-            plus && st.lat_percentiles,
-        ),
+        lat_obj(&ds.lat, st.lat_percentiles.then_some(list), plus),
     );
     m.insert("bw_min".into(), json!(bws.min));
     m.insert("bw_max".into(), json!(bws.max));
@@ -111,25 +103,56 @@ fn dir_obj(r: &JobReport, d: usize, agg_bw: u64, plus: bool) -> Value {
     Value::Object(m)
 }
 
-fn dist(vals: &[u64], total: u64, labels: &[&str]) -> Value {
+/// Percentages keyed by labels (distributions use fio's minimums: 0.1%
+/// for depths, 0.01% for latencies, when the count is not zero).
+fn dist(vals: &[u64], total: u64, labels: &[&str], floor: f64) -> Value {
+    let pcts: Vec<f64> = if floor >= 0.1 {
+        dist_pct(vals, total)
+    } else {
+        vals.iter()
+            .map(|v| {
+                if total == 0 {
+                    0.0
+                } else {
+                    let p = *v as f64 * 100.0 / total as f64;
+                    if p < floor && *v > 0 {
+                        floor
+                    } else {
+                        p
+                    }
+                }
+            })
+            .collect()
+    };
     let m: Map<String, Value> = labels
         .iter()
-        .zip(vals)
-        .map(|(l, v)| {
-            let pct = if total == 0 {
-                0.0
-            } else {
-                *v as f64 * 100.0 / total as f64
-            };
-            (l.to_string(), f(pct))
-        })
+        .zip(pcts)
+        .map(|(l, p)| (l.to_string(), f(p)))
         .collect();
     Value::Object(m)
+}
+
+fn steady_obj(ss: &SteadyResult) -> Value {
+    json!({
+        "ss": ss.spec_text(),
+        "duration": ss.duration_s,
+        "attained": u8::from(ss.attained),
+        "criterion": ss.criterion_text(),
+        "max_deviation": f(ss.max_deviation),
+        "slope": f(ss.slope),
+        "data": {
+            "bw_mean": ss.bw_mean,
+            "iops_mean": ss.iops_mean,
+            "iops": ss.iops,
+            "bw": ss.bw,
+        }
+    })
 }
 
 fn job_obj(r: &JobReport, report: &Report, plus: bool) -> Value {
     let s: &JobStats = &r.stats;
     let spec = &r.spec;
+    let st = &spec.stat;
     let mut m = Map::new();
     m.insert("jobname".into(), json!(r.name));
     m.insert("groupid".into(), json!(r.groupid));
@@ -142,66 +165,84 @@ fn job_obj(r: &JobReport, report: &Report, plus: bool) -> Value {
         .map(|(k, v)| (k.clone(), json!(v)))
         .collect();
     m.insert("job options".into(), Value::Object(opts));
-    let group = report.group(r.groupid);
-    for (d, name) in ["read", "write", "trim"].iter().enumerate() {
-        let agg = group.map(|g| g.dir[d].agg_bw).unwrap_or(0);
-        m.insert(name.to_string(), dir_obj(r, d, agg, plus));
+    for Section {
+        label,
+        stats,
+        group_dir,
+    } in r.sections()
+    {
+        if label == "mixed" && r.unified() != UNIFIED_MIXED {
+            add_sync(&mut m, r, plus);
+        }
+        m.insert(
+            label.to_string(),
+            dir_obj(r, stats, report.group_agg(r, group_dir), plus),
+        );
     }
-    let list = spec.stat.percentile_list.as_slice();
-    m.insert(
-        "sync".into(),
-        json!({
-            "total_ios": s.sync_ios,
-            "lat_ns": lat_obj(&s.sync_lat, Some(list), plus),
-        }),
-    );
-    let rt = (s.runtime_ms.max(1) * r.nr_jobs as u64) as f64;
+    if r.unified() == super::UNIFIED_NONE {
+        add_sync(&mut m, r, plus);
+    }
     m.insert("job_runtime".into(), json!(s.runtime_ms));
-    m.insert("usr_cpu".into(), f(s.usr_us as f64 / 10.0 / rt));
-    m.insert("sys_cpu".into(), f(s.sys_us as f64 / 10.0 / rt));
+    let rt = s.runtime_ms as f64;
+    let (usr, sys) = if rt > 0.0 {
+        (s.usr_us as f64 / 10.0 / rt, s.sys_us as f64 / 10.0 / rt)
+    } else {
+        (0.0, 0.0)
+    };
+    m.insert("usr_cpu".into(), f(usr));
+    m.insert("sys_cpu".into(), f(sys));
     m.insert("ctx".into(), json!(s.ctx));
     m.insert("majf".into(), json!(s.majf));
     m.insert("minf".into(), json!(s.minf));
+    let data_ios = s.total_ios();
     m.insert(
         "iodepth_level".into(),
         dist(
             &s.depth,
-            s.depth_total,
+            data_ios,
             &["1", "2", "4", "8", "16", "32", ">=64"],
+            0.1,
         ),
     );
     let batch = ["0", "4", "8", "16", "32", "64", ">=64"];
     m.insert(
         "iodepth_submit".into(),
-        dist(&s.submit, s.submit_calls, &batch),
+        dist(&s.submit, s.submit_calls, &batch, 0.1),
     );
     m.insert(
         "iodepth_complete".into(),
-        dist(&s.complete, s.complete_calls, &batch),
+        dist(&s.complete, s.complete_calls, &batch, 0.1),
     );
-    let total = s.lat_dist.total();
     let edges = [
         "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
     ];
-    m.insert("latency_ns".into(), dist(&s.lat_dist.nsec, total, &edges));
-    m.insert("latency_us".into(), dist(&s.lat_dist.usec, total, &edges));
+    m.insert(
+        "latency_ns".into(),
+        dist(&s.lat_dist.nsec, data_ios, &edges, 0.01),
+    );
+    m.insert(
+        "latency_us".into(),
+        dist(&s.lat_dist.usec, data_ios, &edges, 0.01),
+    );
     let ms_edges = [
         "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
     ];
     m.insert(
         "latency_ms".into(),
-        dist(&s.lat_dist.msec, total, &ms_edges),
+        dist(&s.lat_dist.msec, data_ios, &ms_edges, 0.01),
     );
-    m.insert("latency_depth".into(), json!(spec.io.iodepth));
-    m.insert(
-        "latency_target".into(),
-        json!(spec.stat.latency_target_us * 1000),
-    );
-    m.insert("latency_percentile".into(), f(spec.stat.latency_percentile));
-    m.insert(
-        "latency_window".into(),
-        json!(spec.stat.latency_window_us * 1000),
-    );
+    let coe = &spec.ctl.continue_on_error;
+    if !coe.is_empty() && coe != "none" {
+        m.insert("total_err".into(), json!(s.total_err));
+        m.insert("first_error".into(), json!(s.first_error));
+    }
+    m.insert("latency_depth".into(), json!(s.latency_depth.max(1)));
+    m.insert("latency_target".into(), json!(st.latency_target_us * 1000));
+    m.insert("latency_percentile".into(), f(st.latency_percentile));
+    m.insert("latency_window".into(), json!(st.latency_window_us));
+    if let Some(ss) = &s.steady {
+        m.insert("steadystate".into(), steady_obj(ss));
+    }
     if !spec.description.is_empty() {
         m.insert("desc".into(), json!(spec.description));
     }
@@ -212,18 +253,58 @@ fn job_obj(r: &JobReport, report: &Report, plus: bool) -> Value {
     Value::Object(m)
 }
 
+/// The `sync` object: syncs counted and their latency.
+fn add_sync(m: &mut Map<String, Value>, r: &JobReport, plus: bool) {
+    let s = &r.stats;
+    let st = &r.spec.stat;
+    let show = st.clat_percentiles || st.lat_percentiles;
+    m.insert(
+        "sync".into(),
+        json!({
+            "total_ios": s.sync_ios,
+            "lat_ns": lat_obj(&s.sync_lat, show.then_some(st.percentile_list.as_slice()), plus),
+        }),
+    );
+}
+
+fn disk_obj(d: &DiskReport) -> Value {
+    let c = &d.delta;
+    let mut m = Map::new();
+    m.insert("name".into(), json!(d.name));
+    m.insert("read_ios".into(), json!(c.ios[0]));
+    m.insert("write_ios".into(), json!(c.ios[1]));
+    m.insert("read_merges".into(), json!(c.merges[0]));
+    m.insert("write_merges".into(), json!(c.merges[1]));
+    m.insert("read_ticks".into(), json!(c.ticks[0]));
+    m.insert("write_ticks".into(), json!(c.ticks[1]));
+    m.insert("in_queue".into(), json!(c.time_in_queue));
+    m.insert("util".into(), f(d.util));
+    if let Some(a) = &d.aggr {
+        m.insert("aggr_read_ios".into(), json!(a.ios[0]));
+        m.insert("aggr_write_ios".into(), json!(a.ios[1]));
+        m.insert("aggr_read_merges".into(), json!(a.merges[0]));
+        // Spelt as fio spells it.
+        m.insert("aggr_write_merge".into(), json!(a.merges[1]));
+        m.insert("aggr_read_ticks".into(), json!(a.ticks[0]));
+        m.insert("aggr_write_ticks".into(), json!(a.ticks[1]));
+        m.insert("aggr_in_queue".into(), json!(a.in_queue));
+        m.insert("aggr_util".into(), f(a.max_util));
+    }
+    Value::Object(m)
+}
+
 /// The whole JSON document (json, or json+ with `plus`).
 pub fn document(report: &Report, plus: bool) -> Value {
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
+    let now_ms = report.now_unix_ms;
     let mut top = Map::new();
     top.insert("fio version".into(), json!(version_string()));
     top.insert("iomark version".into(), json!(env!("CARGO_PKG_VERSION")));
     top.insert("timestamp".into(), json!(now_ms / 1000));
     top.insert("timestamp_ms".into(), json!(now_ms));
-    top.insert("time".into(), json!(super::fmt::ctime(now_ms / 1000)));
+    top.insert(
+        "time".into(),
+        json!(super::fmt::ctime_in(now_ms / 1000, report.fake_clock)),
+    );
     if !report.global_options.is_empty() {
         let g: Map<String, Value> = report
             .global_options
@@ -238,6 +319,12 @@ pub fn document(report: &Report, plus: bool) -> Value {
         .map(|r| job_obj(r, report, plus))
         .collect();
     top.insert("jobs".into(), Value::Array(jobs));
+    if !report.disks.is_empty() {
+        top.insert(
+            "disk_util".into(),
+            Value::Array(report.disks.iter().map(disk_obj).collect()),
+        );
+    }
     if report.interrupted {
         top.insert("interrupted".into(), json!(true));
     }

@@ -1,5 +1,6 @@
 //! Reports: the model every output format is written from (jobs merged as
-//! `group_reporting` asks, group summaries) and the formats themselves.
+//! `group_reporting` asks, `unified_rw_reporting` directions, group
+//! summaries, disks) and the formats themselves.
 //!
 //! Formats only read the model; they never measure or recompute what the
 //! run measured.
@@ -8,12 +9,22 @@ pub mod env;
 pub mod fmt;
 pub mod json;
 pub mod normal;
+pub mod terse;
 
 use std::sync::Arc;
 
 use crate::job::spec::JobSpec;
 use crate::run::RunResult;
-use crate::stats::JobStats;
+use crate::stats::disk::DiskReport;
+use crate::stats::{DirStats, JobStats};
+
+/// `unified_rw_reporting` values.
+pub const UNIFIED_NONE: u8 = 0;
+pub const UNIFIED_MIXED: u8 = 1;
+pub const UNIFIED_BOTH: u8 = 2;
+
+/// Names of the directions in reports.
+pub const DDIR_NAMES: [&str; 3] = ["read", "write", "trim"];
 
 /// One reported job: a clone, or a group of clones merged.
 #[derive(Clone, Debug)]
@@ -25,28 +36,66 @@ pub struct JobReport {
     pub error: i32,
     pub error_msg: Option<String>,
     pub stats: JobStats,
+    /// Read, write and trim merged (with `unified_rw_reporting`).
+    pub mixed: Option<DirStats>,
     pub spec: Arc<JobSpec>,
     pub start_unix_ms: u64,
+    /// Process id shown in the text report.
+    pub pid: u32,
+}
+
+/// One direction section of a job: its label and figures, and which
+/// group direction its share (`per=`) is taken from.
+pub struct Section<'a> {
+    pub label: &'static str,
+    pub stats: &'a DirStats,
+    /// Index into the group's directions (3 for mixed).
+    pub group_dir: usize,
 }
 
 impl JobReport {
-    /// Bytes per second for a direction.
-    pub fn bw_bytes(&self, d: usize) -> u64 {
-        let ds = &self.stats.dir[d];
-        if ds.runtime_ms == 0 {
-            0
-        } else {
-            (ds.bytes as u128 * 1000 / ds.runtime_ms as u128) as u64
-        }
+    pub fn unified(&self) -> u8 {
+        self.spec.stat.unified_rw_reporting
     }
 
-    pub fn iops(&self, d: usize) -> f64 {
-        let ds = &self.stats.dir[d];
-        if ds.runtime_ms == 0 {
-            0.0
-        } else {
-            ds.ios as f64 * 1000.0 / ds.runtime_ms as f64
+    /// The direction sections to report, in order.
+    pub fn sections(&self) -> Vec<Section<'_>> {
+        let mut v = Vec::new();
+        if self.unified() != UNIFIED_MIXED {
+            for (d, name) in DDIR_NAMES.iter().enumerate() {
+                v.push(Section {
+                    label: name,
+                    stats: &self.stats.dir[d],
+                    group_dir: d,
+                });
+            }
         }
+        if let Some(m) = &self.mixed {
+            v.push(Section {
+                label: "mixed",
+                stats: m,
+                group_dir: 3,
+            });
+        }
+        v
+    }
+}
+
+/// Bytes per second of a direction's figures (fio's integer arithmetic).
+pub fn bw_bytes(ds: &DirStats) -> u64 {
+    if ds.runtime_ms == 0 {
+        0
+    } else {
+        (ds.bytes as u128 * 1000 / ds.runtime_ms as u128) as u64
+    }
+}
+
+/// I/O per second of a direction's figures.
+pub fn iops(ds: &DirStats) -> f64 {
+    if ds.runtime_ms == 0 {
+        0.0
+    } else {
+        ds.ios as f64 * 1000.0 / ds.runtime_ms as f64
     }
 }
 
@@ -62,12 +111,40 @@ pub struct GroupDir {
     pub max_run: u64,
 }
 
+impl GroupDir {
+    fn add(&mut self, bytes: u64, bw: u64, runtime: u64) {
+        if runtime == 0 {
+            return;
+        }
+        if self.max_run == 0 {
+            self.min_bw = bw;
+            self.max_bw = bw;
+            self.min_run = runtime;
+        } else {
+            self.min_bw = self.min_bw.min(bw);
+            self.max_bw = self.max_bw.max(bw);
+            self.min_run = self.min_run.min(runtime);
+        }
+        self.max_run = self.max_run.max(runtime);
+        self.io_bytes += bytes;
+    }
+
+    fn close(&mut self) {
+        if self.max_run > 0 {
+            self.agg_bw = (self.io_bytes as u128 * 1000 / self.max_run as u128) as u64;
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct GroupReport {
     pub id: u32,
-    pub dir: [GroupDir; 3],
+    /// read, write, trim, mixed.
+    pub dir: [GroupDir; 4],
+    pub unified: u8,
     pub kb_base: u64,
     pub unit_base: u32,
+    pub sig_figs: u32,
 }
 
 /// Everything the formats need.
@@ -76,18 +153,64 @@ pub struct Report {
     pub jobs: Vec<JobReport>,
     pub groups: Vec<GroupReport>,
     pub global_options: Vec<(String, String)>,
-    pub start_unix: u64,
+    pub disks: Vec<DiskReport>,
+    /// Unix time (ms) the report describes (now, or fixed with a fake clock).
+    pub now_unix_ms: u64,
     pub interrupted: bool,
+    /// Fake clock: dates, pids and CPU figures are fixed.
+    pub fake_clock: bool,
 }
 
 impl Report {
     pub fn group(&self, id: u32) -> Option<&GroupReport> {
         self.groups.iter().find(|g| g.id == id)
     }
+
+    /// The group share base (`per=`, `bw_agg`) for a section of job `r`.
+    pub fn group_agg(&self, r: &JobReport, dir: usize) -> u64 {
+        self.group(r.groupid)
+            .map(|g| g.dir[dir].agg_bw)
+            .unwrap_or(0)
+    }
+}
+
+/// Which formats to write, in the order they are written: terse (with
+/// its version), JSON (or json+), normal text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Outputs {
+    pub terse: Option<u32>,
+    pub json: bool,
+    pub json_plus: bool,
+    pub normal: bool,
+}
+
+/// Every requested format for `report`, concatenated. Each part is
+/// complete on its own: terse lines, one JSON document, the text report.
+pub fn render(report: &Report, out: &Outputs) -> String {
+    let mut s = String::new();
+    if let Some(v) = out.terse {
+        s.push_str(&terse::render(report, v));
+    }
+    if out.json || out.json_plus {
+        s.push_str(&json::to_string(&json::document(report, out.json_plus)));
+    }
+    if out.normal {
+        s.push_str(&normal::render(report));
+    }
+    s
+}
+
+fn unix_now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 /// Builds the report model from a run's results.
 pub fn build(result: &RunResult, global_options: &[(String, String)]) -> Report {
+    let fake = result.fake_clock;
+    let fixed_ms = crate::stats::live::FAKE_UNIX_S * 1000;
     let mut jobs: Vec<JobReport> = Vec::new();
     let grouped: Vec<u32> = result
         .jobs
@@ -119,59 +242,79 @@ pub fn build(result: &RunResult, global_options: &[(String, String)]) -> Report 
             error: o.error,
             error_msg: o.error_msg.clone(),
             stats: o.stats.clone(),
+            mixed: None,
             spec: spec.clone(),
-            start_unix_ms: o.start_unix_ms,
+            start_unix_ms: if fake { fixed_ms } else { o.start_unix_ms },
+            pid: if fake { 4242 } else { std::process::id() },
         });
+    }
+    for j in &mut jobs {
+        if j.unified() != UNIFIED_NONE {
+            j.mixed = Some(j.stats.mixed());
+        }
+        if fake {
+            let s = &mut j.stats;
+            (s.usr_us, s.sys_us, s.ctx, s.majf, s.minf) = (0, 0, 0, 0, 0);
+        }
     }
     let mut groups: Vec<GroupReport> = Vec::new();
     for jr in &result.jobs {
         let gid = jr.job.group;
         if !groups.iter().any(|g| g.id == gid) {
+            let spec = &jr.job.spec;
             groups.push(GroupReport {
                 id: gid,
-                kb_base: jr.job.spec.ctl.kb_base,
-                unit_base: jr.job.spec.ctl.unit_base,
+                unified: spec.stat.unified_rw_reporting,
+                kb_base: spec.ctl.kb_base,
+                unit_base: spec.ctl.unit_base,
+                sig_figs: spec.stat.significant_figures,
                 ..GroupReport::default()
             });
         }
     }
     for g in &mut groups {
-        for d in 0..3 {
-            let mut gd = GroupDir::default();
-            let mut first = true;
-            // Bandwidth extremes are per job as reported (merged when
-            // group_reporting is on), as fio does.
-            for j in jobs.iter().filter(|j| j.groupid == g.id) {
+        for j in jobs.iter().filter(|j| j.groupid == g.id) {
+            for d in 0..3 {
                 let ds = &j.stats.dir[d];
-                if ds.ios == 0 {
-                    continue;
-                }
-                let bw = j.bw_bytes(d);
-                gd.io_bytes += ds.bytes;
-                if first {
-                    gd.min_bw = bw;
-                    gd.max_bw = bw;
-                    gd.min_run = ds.runtime_ms;
-                    gd.max_run = ds.runtime_ms;
-                    first = false;
-                } else {
-                    gd.min_bw = gd.min_bw.min(bw);
-                    gd.max_bw = gd.max_bw.max(bw);
-                    gd.min_run = gd.min_run.min(ds.runtime_ms);
-                    gd.max_run = gd.max_run.max(ds.runtime_ms);
+                g.dir[d].add(ds.bytes, bw_bytes(ds), ds.runtime_ms);
+                if g.unified == UNIFIED_BOTH {
+                    // The mixed line's range spans every direction.
+                    g.dir[3].add(ds.bytes, bw_bytes(ds), ds.runtime_ms);
                 }
             }
-            if gd.max_run > 0 {
-                gd.agg_bw = (gd.io_bytes as u128 * 1000 / gd.max_run as u128) as u64;
+            if g.unified == UNIFIED_MIXED {
+                if let Some(m) = &j.mixed {
+                    g.dir[3].add(m.bytes, bw_bytes(m), m.runtime_ms);
+                }
             }
-            g.dir[d] = gd;
         }
+        g.dir.iter_mut().for_each(GroupDir::close);
     }
     Report {
         jobs,
         groups,
         global_options: global_options.to_vec(),
-        start_unix: result.start_unix,
+        disks: result.disks.clone(),
+        now_unix_ms: if fake { fixed_ms } else { unix_now_ms() },
         interrupted: result.interrupted,
+        fake_clock: fake,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_dir_ranges() {
+        let mut g = GroupDir::default();
+        g.add(1000, 500, 2000);
+        g.add(3000, 1500, 2002);
+        g.add(0, 0, 0);
+        g.close();
+        assert_eq!((g.min_bw, g.max_bw), (500, 1500));
+        assert_eq!((g.min_run, g.max_run), (2000, 2002));
+        assert_eq!(g.io_bytes, 4000);
+        assert_eq!(g.agg_bw, 4000 * 1000 / 2002);
     }
 }

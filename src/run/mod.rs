@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod files;
+pub mod monitor;
 pub mod plan;
 pub mod progress;
 pub mod safety;
@@ -31,8 +32,10 @@ pub struct RunResult {
     pub interrupted: bool,
     /// Unix time (s) when the run started.
     pub start_unix: u64,
-    /// Block devices under the jobs' files, for disk statistics.
-    pub disk_names: Vec<String>,
+    /// Disk statistics of the devices under the jobs' files.
+    pub disks: Vec<crate::stats::disk::DiskReport>,
+    /// The clock was fake: wall-clock figures must be fixed in reports.
+    pub fake_clock: bool,
 }
 
 impl RunResult {
@@ -58,6 +61,10 @@ pub struct RunOptions {
     pub progress_to_stderr: bool,
     /// Don't print notices at all.
     pub quiet: bool,
+    /// `--status-interval`: interim results (see `monitor`).
+    pub status: Option<monitor::StatusHook>,
+    /// `--bandwidth-log`: aggregate bandwidth logs (see `monitor`).
+    pub agg_bw_log: bool,
 }
 
 /// Runs the plan to completion (or interruption).
@@ -76,6 +83,19 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
     let mut outcomes: Vec<Option<Outcome>> = plan.jobs.iter().map(|_| None).collect();
     let mut laid_out = Vec::new();
     let mut reporter = progress::Reporter::new(progress_config(opts), plan.jobs.len());
+    // stats hook: disk counters, steady state, status snapshots.
+    let mut monitor = monitor::Monitor::new(
+        &plan,
+        &progresses,
+        opts.status.clone(),
+        opts.fake_clock_step.is_some(),
+        start_unix,
+    );
+    if opts.agg_bw_log {
+        if let Err(m) = monitor.open_aggregate_logs() {
+            eprintln!("iomark: {m}");
+        }
+    }
 
     for phase in 0..plan.phases() {
         let idxs: Vec<usize> = (0..plan.jobs.len())
@@ -126,6 +146,7 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
                 }
             }
         }
+        monitor.phase_ready();
         let barrier = Arc::new(Barrier::new(ready.len()));
         let mut handles = Vec::new();
         for &i in &ready {
@@ -178,20 +199,23 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
                 }
             }
             reporter.tick(&plan, &progresses);
+            monitor.tick(&plan, &progresses, &outcomes);
             std::thread::sleep(Duration::from_millis(20));
         }
     }
     let timelines = reporter.finish(&progresses);
     let interrupted = shared.interrupted.load(Ordering::Relaxed);
-    let disk_names = Vec::new();
+    let (disks, mut steady) = monitor.finish(&progresses, plan.jobs.len());
     let jobs = plan
         .jobs
         .into_iter()
         .zip(outcomes)
         .zip(timelines)
-        .filter_map(|((job, o), timeline)| {
+        .enumerate()
+        .filter_map(|(i, ((job, o), timeline))| {
             o.map(|mut outcome| {
                 outcome.interrupted |= interrupted;
+                outcome.stats.steady = steady[i].take();
                 outcome.stats.timeline = timeline;
                 JobRun { job, outcome }
             })
@@ -201,7 +225,8 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
         jobs,
         interrupted,
         start_unix,
-        disk_names,
+        disks,
+        fake_clock: opts.fake_clock_step.is_some(),
     }
 }
 

@@ -14,8 +14,8 @@ use super::files::{self, OpenedFile};
 use super::plan::PlannedJob;
 use crate::engine::{self, Completion, Engine, IoUnit, Op, Queued};
 use crate::job::spec::{Ddir, RateProcess, ThinkBlocksType};
-use crate::stats::samples::IntervalSampler;
-use crate::stats::{batch_bucket, depth_bucket, JobStats, ThreadUsage};
+use crate::stats::recorder::{Action, Recorder};
+use crate::stats::{batch_bucket, depth_bucket, JobStats};
 use crate::workload::buffers::BufferFiller;
 use crate::workload::iolog::{FileAction, IologWriter, Replay};
 use crate::workload::rng::Rng;
@@ -41,6 +41,8 @@ pub struct Progress {
     /// Planned bytes and runtime, for the ETA.
     pub planned_bytes: AtomicU64,
     pub planned_runtime_us: AtomicU64,
+    /// Stop requests and status snapshots shared with the monitor.
+    pub link: crate::stats::live::JobLink,
 }
 
 /// What a worker reports when it ends.
@@ -156,10 +158,12 @@ struct Worker<'a> {
     clock: Clock,
     stats: JobStats,
     measuring: bool,
-    sampler: IntervalSampler,
-    iops_sampler: IntervalSampler,
-    sample_bw: bool,
-    ddirs: [bool; 3],
+    /// Statistics, logs, latency target (src/stats/recorder.rs).
+    rec: Recorder,
+    /// What the recorder asked for during a completion, applied after it.
+    pending: Action,
+    /// The job was asked to end (latency target found, steady state).
+    stop_job: bool,
     progress: &'a Progress,
     shared: &'a RunShared,
     workload: Workload,
@@ -167,12 +171,6 @@ struct Worker<'a> {
     think_count: u64,
     error: i32,
     error_msg: Option<String>,
-    /// Record slat (async engines only).
-    rec_slat: bool,
-    rec_clat: bool,
-    rec_lat: bool,
-    /// File-operation engines: I/Os are counted, not timed.
-    rec_dist: bool,
     /// An I/O the engine answered `Busy` to, issued again after a reap.
     retry: Option<crate::workload::NextIo>,
     sfr_flags: u32,
@@ -282,16 +280,13 @@ impl<'a> Worker<'a> {
             Op::Trim => Ddir::Trim,
             _ => {
                 if self.measuring {
-                    self.stats.sync_lat.record(lat);
-                    self.stats.sync_ios += 1;
+                    self.rec.sync_io(&mut self.stats, lat);
                 }
                 return;
             }
         };
         let bytes = result as u64;
-        let short = bytes < u.len;
-        let clat = now.saturating_sub(u.issue_ns);
-        let slat = u.issue_ns.saturating_sub(u.start_ns);
+        let (len, offset, start_ns, issue_ns) = (u.len, u.offset, u.start_ns, u.issue_ns);
         let p = self.progress;
         let di = d.idx();
         p.bytes[di].fetch_add(bytes, Ordering::Relaxed);
@@ -299,57 +294,65 @@ impl<'a> Worker<'a> {
         if !self.measuring {
             return;
         }
-        let ds = &mut self.stats.dir[di];
-        ds.bytes += bytes;
-        ds.ios += 1;
-        if short {
-            ds.short_ios += 1;
-        }
-        if self.rec_clat {
-            ds.clat.record(clat);
-        }
-        if self.rec_slat && queued {
-            ds.slat.record(slat);
-        }
-        if self.rec_lat {
-            ds.lat.record(lat);
-        }
-        if self.rec_dist {
-            self.stats.lat_dist.add(lat);
+        // stats hook: histograms, logs, max_latency, latency_target.
+        let a = self.rec.io(
+            &mut self.stats,
+            now,
+            di,
+            bytes,
+            len,
+            offset,
+            start_ns,
+            issue_ns,
+            queued,
+        );
+        if a != Action::Continue {
+            self.pending = a;
         }
     }
 
-    fn take_samples(&mut self, now: u64) {
-        let bytes = [0, 1, 2].map(|i| self.stats.dir[i].bytes);
-        let ios = [0, 1, 2].map(|i| self.stats.dir[i].ios);
-        if let Some((dt, db, _)) = self.sampler.take(now, bytes, ios) {
-            for d in 0..3 {
-                if self.ddirs[d] && dt > 0 {
-                    let kib_s = (db[d] as f64 * 1e9 / dt as f64 / 1024.0) as u64;
-                    self.stats.dir[d].bw_samples.add(kib_s);
-                }
-            }
-        }
-        if let Some((dt, _, di)) = self.iops_sampler.take(now, bytes, ios) {
-            for d in 0..3 {
-                if self.ddirs[d] && dt > 0 {
-                    let iops = (di[d] as f64 * 1e9 / dt as f64) as u64;
-                    self.stats.dir[d].iops_samples.add(iops);
-                }
-            }
-        }
-    }
-
+    /// stats hook: applies what the recorder asked for after completions
+    /// (depth change, stop, failure) and runs its periodic work.
     #[inline]
     fn after_completion(&mut self, now: u64) {
-        if self.sample_bw && self.measuring && (self.sampler.due(now) || self.iops_sampler.due(now))
-        {
-            self.take_samples(now);
+        if !self.measuring {
+            return;
+        }
+        if self.rec.due(now, &self.progress.link) {
+            let a = self.rec.tick(&mut self.stats, now, &self.progress.link);
+            if a != Action::Continue {
+                self.pending = a;
+            }
+        }
+        if self.pending != Action::Continue {
+            let a = std::mem::replace(&mut self.pending, Action::Continue);
+            self.apply_action(a);
+        }
+    }
+
+    fn apply_action(&mut self, a: Action) {
+        match a {
+            Action::Continue => {}
+            Action::Depth { depth, quiesce } => {
+                if quiesce {
+                    self.drain();
+                }
+                self.depth = depth.clamp(1, self.units.len() as u32);
+            }
+            Action::Stop => self.stop_job = true,
+            Action::Fail(errno, _) => {
+                let msg = self.rec.fail_message();
+                self.fail(errno, msg);
+            }
         }
     }
 
     fn stopping(&self, now: u64) -> bool {
-        self.error != 0 || now >= self.end_ns || self.shared.stop.load(Ordering::Relaxed)
+        self.error != 0
+            || now >= self.end_ns
+            || self.stop_job
+            || self.shared.stop.load(Ordering::Relaxed)
+            || self.progress.link.stop_requested()
     }
 
     fn commit(&mut self) {
@@ -614,9 +617,7 @@ impl<'a> Worker<'a> {
 
     fn end_ramp(&mut self, now: u64) {
         self.measuring = true;
-        self.stats = JobStats::default();
-        self.sampler.restart(now, [0; 3], [0; 3]);
-        self.iops_sampler.restart(now, [0; 3], [0; 3]);
+        self.rec.start_measuring(&mut self.stats, now, true);
         self.measure_start_ns = now;
         self.progress.state.store(state::RUNNING, Ordering::Relaxed);
     }
@@ -644,7 +645,6 @@ pub fn run_job(
             };
         }
     };
-    let usage0 = ThreadUsage::now();
     let start_unix_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -668,11 +668,14 @@ pub fn run_job(
         u64::MAX
     };
     w.pacer.next_ns = [begin; 3];
-    w.sampler.restart(begin, [0; 3], [0; 3]);
-    w.iops_sampler.restart(begin, [0; 3], [0; 3]);
     w.measure_start_ns = begin;
+    // stats hook: the timed phase starts (see stats::live::timed_phase).
+    crate::stats::live::set_timed_phase(true);
+    w.rec.begin(t0, w.end_ns);
     if spec.time.ramp_time_us == 0 {
         w.measuring = true;
+        // Nothing to clear: keeps what setup measured (file-op opens).
+        w.rec.start_measuring(&mut w.stats, begin, false);
         progress.state.store(state::RUNNING, Ordering::Relaxed);
     } else {
         progress.state.store(state::RAMP, Ordering::Relaxed);
@@ -701,10 +704,7 @@ pub fn run_job(
         w.workload.reset_pass();
     }
     w.drain();
-    if !w.measuring {
-        // Ramp never ended (job shorter than ramp_time): nothing measured.
-        w.stats = JobStats::default();
-    }
+    crate::stats::live::set_timed_phase(false);
     if spec.sync.end_fsync && spec.io.rw.writes() && w.error == 0 {
         progress.state.store(state::FSYNC, Ordering::Relaxed);
         let fds: Vec<i32> = w.files.iter().map(|f| f.fd).filter(|fd| *fd >= 0).collect();
@@ -722,21 +722,12 @@ pub fn run_job(
         }
     }
     let end = w.clock.now();
-    let runtime_ms = end.saturating_sub(w.measure_start_ns) / 1_000_000;
-    let usage = ThreadUsage::now().since(usage0);
     let mut stats = std::mem::take(&mut w.stats);
-    for d in 0..3 {
-        if stats.dir[d].ios > 0 {
-            stats.dir[d].runtime_ms = runtime_ms.max(1);
-        }
+    // stats hook: final log lines, runtimes and CPU usage. A job shorter
+    // than its ramp_time measured nothing.
+    if let Err(m) = w.rec.finish(&mut stats, end, w.measuring) {
+        w.fail(libc::EIO, m);
     }
-    stats.runtime_ms = runtime_ms;
-    stats.elapsed_ms = end.saturating_sub(t0) / 1_000_000;
-    stats.usr_us = usage.usr_us;
-    stats.sys_us = usage.sys_us;
-    stats.ctx = usage.ctx;
-    stats.majf = usage.majf;
-    stats.minf = usage.minf;
     close_files(&mut w);
     if let Some(log) = w.iolog.take() {
         if let Err(m) = log.finish() {
@@ -857,12 +848,21 @@ fn setup<'a>(
     if let Some(trace) = &job.trace {
         workload.set_replay(Replay::new(trace.clone(), spec.log.replay_no_stall));
     }
-    let ddirs = [Ddir::Read, Ddir::Write, Ddir::Trim].map(|d| spec.io.rw.has(d));
-    let st = &spec.stat;
+    // stats hook: the recorder (opens the job's log files).
+    let rec = Recorder::new(
+        spec,
+        job.clone,
+        &progress.link,
+        depth,
+        caps,
+        shared.fake_clock_step.is_some(),
+    )
+    .map_err(|m| (libc::EIO, m))?;
+    let depth_now = rec.initial_depth(depth);
     let mut stats = JobStats::default();
-    if caps.file_op && !st.disable_clat {
+    if caps.file_op && !spec.stat.disable_clat {
         // The open (create, stat, unlink) is what these engines measure.
-        let d = if ddirs[0] { 0 } else { 1 };
+        let d = if spec.io.rw.has(Ddir::Read) { 0 } else { 1 };
         for f in &files {
             stats.dir[d].clat.record(f.open_ns);
         }
@@ -883,14 +883,13 @@ fn setup<'a>(
         uncommitted: Vec::with_capacity(depth as usize),
         completions: Vec::with_capacity(depth as usize),
         inflight: 0,
-        depth,
+        depth: depth_now,
         clock,
         stats,
         measuring: false,
-        sampler: IntervalSampler::new(st.bwavgtime_ms, 0),
-        iops_sampler: IntervalSampler::new(st.iopsavgtime_ms, 0),
-        sample_bw: !st.disable_bw,
-        ddirs,
+        rec,
+        pending: Action::Continue,
+        stop_job: false,
         progress,
         shared,
         workload,
@@ -904,10 +903,6 @@ fn setup<'a>(
         think_count: 0,
         error: 0,
         error_msg: None,
-        rec_slat: !caps.sync && !caps.file_op && !st.disable_slat,
-        rec_clat: !caps.file_op && !st.disable_clat,
-        rec_lat: !caps.file_op && !st.disable_lat,
-        rec_dist: !caps.file_op,
         retry: None,
         sfr_flags: spec.sync.sync_file_range.map(|(f, _)| f).unwrap_or(0),
         end_ns: u64::MAX,

@@ -150,20 +150,35 @@ impl Histogram {
         }
     }
 
+    /// Copies `o` into `self` without allocating (status snapshots).
+    pub fn copy_from(&mut self, o: &Histogram) {
+        self.buckets.copy_from_slice(&o.buckets);
+        self.summary = o.summary;
+    }
+
+    /// Clears all counts, keeping the allocation.
+    pub fn clear(&mut self) {
+        self.buckets.iter_mut().for_each(|b| *b = 0);
+        self.summary = Summary::default();
+    }
+
     /// Percentile values for a sorted list of percentiles: for each, the
     /// midpoint of the first bucket where the running count reaches
-    /// `p / 100 * N`.
+    /// `p / 100 * N` (N being the sum of the buckets). The comparison is
+    /// exact (rational arithmetic on the percentile's binary value), so
+    /// the chosen bucket never depends on floating-point rounding.
     pub fn percentiles(&self, list: &[f64]) -> Vec<u64> {
         let total: u64 = self.buckets.iter().sum();
         let mut out = vec![0u64; list.len()];
         if total == 0 || list.is_empty() {
             return out;
         }
+        let targets: Vec<Threshold> = list.iter().map(|p| Threshold::new(*p, total)).collect();
         let mut j = 0;
         let mut cum = 0u64;
         for (i, &c) in self.buckets.iter().enumerate() {
             cum += c;
-            while j < list.len() && cum as f64 >= list[j] / 100.0 * total as f64 {
+            while j < list.len() && targets[j].reached(cum) {
                 out[j] = bucket_value(i);
                 j += 1;
             }
@@ -171,7 +186,8 @@ impl Histogram {
                 break;
             }
         }
-        // Any percentile not reached (rounding above 100%) takes the top.
+        // A percentile that is never reached (only possible above 100)
+        // takes the top bucket.
         if j < list.len() {
             let top = self.buckets.iter().rposition(|&c| c > 0).unwrap_or(0);
             for o in &mut out[j..] {
@@ -189,6 +205,89 @@ impl Histogram {
             .filter(|(_, c)| **c > 0)
             .map(|(i, c)| (bucket_value(i), *c))
     }
+}
+
+/// "The running count has reached `p` percent of `total`", decided
+/// exactly: `p` is split into an integer mantissa and a power of two, and
+/// `count * 100 >= p * total` is compared in 128-bit integers.
+#[derive(Clone, Copy, Debug)]
+struct Threshold {
+    /// count * lhs_mul << lhs_shift  >=  rhs  <=>  reached
+    lhs_shift: u32,
+    rhs: u128,
+    /// Fallback when the integers would overflow.
+    approx: Option<f64>,
+}
+
+impl Threshold {
+    fn new(p: f64, total: u64) -> Threshold {
+        let approx = Some(p / 100.0 * total as f64);
+        if !p.is_finite() || p <= 0.0 {
+            return Threshold {
+                lhs_shift: 0,
+                rhs: 0,
+                approx: None,
+            };
+        }
+        let bits = p.to_bits();
+        let exp = ((bits >> 52) & 0x7ff) as i32;
+        let frac = bits & ((1u64 << 52) - 1);
+        let (mut m, mut e) = if exp == 0 {
+            (frac, -1074)
+        } else {
+            (frac | (1u64 << 52), exp - 1075)
+        };
+        while m & 1 == 0 {
+            m >>= 1;
+            e += 1;
+        }
+        // count*100 * 2^-e >= m * total   (e < 0)
+        // count*100 >= m * total * 2^e     (e >= 0)
+        let mt = m as u128 * total as u128;
+        if e >= 0 {
+            match mt.checked_shl(e as u32).filter(|v| v >> e == mt) {
+                Some(rhs) => Threshold {
+                    lhs_shift: 0,
+                    rhs,
+                    approx: None,
+                },
+                None => Threshold {
+                    lhs_shift: 0,
+                    rhs: 0,
+                    approx,
+                },
+            }
+        } else if -e <= 60 {
+            Threshold {
+                lhs_shift: (-e) as u32,
+                rhs: mt,
+                approx: None,
+            }
+        } else {
+            Threshold {
+                lhs_shift: 0,
+                rhs: 0,
+                approx,
+            }
+        }
+    }
+
+    #[inline]
+    fn reached(&self, count: u64) -> bool {
+        if let Some(x) = self.approx {
+            return count as f64 >= x;
+        }
+        // count*100 < 2^71 and the shift is at most 60: fits in u128 as
+        // long as count < 2^57.
+        let lhs = (count as u128 * 100) << self.lhs_shift;
+        lhs >= self.rhs
+    }
+}
+
+/// Index of the bucket whose midpoint is `v` (json+ `bins` keys), if any.
+pub fn bucket_of_midpoint(v: u64) -> Option<usize> {
+    let idx = bucket_of(v);
+    (bucket_value(idx) == v).then_some(idx)
 }
 
 #[cfg(test)]

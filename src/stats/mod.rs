@@ -4,9 +4,16 @@
 //!
 //! Each worker owns its `JobStats` and updates it without locks; the run
 //! merges them once at the end (per job, per group, for group_reporting).
+//! Nothing here formats output: that is `report`.
 
+pub mod disk;
 pub mod histogram;
+pub mod latency_target;
+pub mod live;
+pub mod logs;
+pub mod recorder;
 pub mod samples;
+pub mod steady;
 pub mod timeline;
 
 use histogram::Histogram;
@@ -30,6 +37,10 @@ pub struct DirStats {
 }
 
 impl DirStats {
+    /// Adds the figures of a stream that ran in parallel with this one
+    /// (another job of the group, or another direction for
+    /// `unified_rw_reporting`): counts and histograms add up, interval
+    /// samples add as parallel rates, the runtime is the longer one.
     pub fn merge(&mut self, o: &DirStats) {
         self.bytes += o.bytes;
         self.ios += o.ios;
@@ -38,9 +49,23 @@ impl DirStats {
         self.slat.merge(&o.slat);
         self.clat.merge(&o.clat);
         self.lat.merge(&o.lat);
-        self.bw_samples.merge(&o.bw_samples);
-        self.iops_samples.merge(&o.iops_samples);
+        self.bw_samples.add_parallel(&o.bw_samples);
+        self.iops_samples.add_parallel(&o.iops_samples);
         self.runtime_ms = self.runtime_ms.max(o.runtime_ms);
+    }
+
+    /// Copies `o` into `self` without allocating.
+    pub fn copy_from(&mut self, o: &DirStats) {
+        self.bytes = o.bytes;
+        self.ios = o.ios;
+        self.short_ios = o.short_ios;
+        self.drop_ios = o.drop_ios;
+        self.slat.copy_from(&o.slat);
+        self.clat.copy_from(&o.clat);
+        self.lat.copy_from(&o.lat);
+        self.bw_samples = o.bw_samples;
+        self.iops_samples = o.iops_samples;
+        self.runtime_ms = o.runtime_ms;
     }
 }
 
@@ -145,10 +170,18 @@ pub struct JobStats {
     pub ctx: u64,
     pub majf: u64,
     pub minf: u64,
-    /// Measured run time of the job (after ramp), ms.
+    /// Measured run time of the job (after ramp), ms; summed over the
+    /// clones of a merged report (fio's `job_runtime`).
     pub runtime_ms: u64,
     /// Wall time from job start to end, ms (fio's "elapsed" is in s).
     pub elapsed_ms: u64,
+    /// Queue depth the job ran at last (changed by `latency_target`).
+    pub latency_depth: u32,
+    /// Errors tolerated with `continue_on_error`, and the first one.
+    pub total_err: u64,
+    pub first_error: i32,
+    /// Steady-state outcome, when `steadystate` was set.
+    pub steady: Option<steady::SteadyResult>,
     /// Throughput over time, sampled by the progress thread (iomark's own).
     pub timeline: timeline::Timeline,
 }
@@ -174,14 +207,143 @@ impl JobStats {
         self.ctx += o.ctx;
         self.majf += o.majf;
         self.minf += o.minf;
-        self.runtime_ms = self.runtime_ms.max(o.runtime_ms);
+        self.runtime_ms += o.runtime_ms;
         self.elapsed_ms = self.elapsed_ms.max(o.elapsed_ms);
+        self.latency_depth = self.latency_depth.max(o.latency_depth);
+        self.total_err += o.total_err;
+        if self.first_error == 0 {
+            self.first_error = o.first_error;
+        }
+        if self.steady.is_none() {
+            self.steady = o.steady.clone();
+        }
         self.timeline.merge(&o.timeline);
     }
 
     pub fn total_ios(&self) -> u64 {
         self.dir.iter().map(|d| d.ios).sum()
     }
+
+    /// Read, write and trim merged into one direction
+    /// (`unified_rw_reporting`).
+    pub fn mixed(&self) -> DirStats {
+        let mut m = self.dir[0].clone();
+        m.merge(&self.dir[1]);
+        m.merge(&self.dir[2]);
+        m
+    }
+
+    /// Records one completed data I/O of direction `d` (0 read, 1 write,
+    /// 2 trim). Latencies are recorded when their flag in `rec` is set; the
+    /// latency distribution follows completion latency. No allocation.
+    #[inline]
+    pub fn record_io(
+        &mut self,
+        d: usize,
+        bytes: u64,
+        short: bool,
+        lat: IoLatency,
+        rec: RecordFlags,
+    ) {
+        let ds = &mut self.dir[d];
+        ds.bytes += bytes;
+        ds.ios += 1;
+        if short {
+            ds.short_ios += 1;
+        }
+        if rec.slat {
+            ds.slat.record(lat.slat);
+        }
+        if rec.clat {
+            ds.clat.record(lat.clat);
+        }
+        if rec.dist {
+            self.lat_dist.add(lat.clat);
+        }
+        if rec.lat {
+            ds.lat.record(lat.lat);
+        }
+    }
+
+    /// Copies `o` into `self` without allocating (status snapshots).
+    pub fn copy_from(&mut self, o: &JobStats) {
+        for (a, b) in self.dir.iter_mut().zip(o.dir.iter()) {
+            a.copy_from(b);
+        }
+        self.sync_lat.copy_from(&o.sync_lat);
+        self.sync_ios = o.sync_ios;
+        self.depth = o.depth;
+        self.submit = o.submit;
+        self.complete = o.complete;
+        self.submit_calls = o.submit_calls;
+        self.complete_calls = o.complete_calls;
+        self.depth_total = o.depth_total;
+        self.lat_dist = o.lat_dist.clone();
+        self.usr_us = o.usr_us;
+        self.sys_us = o.sys_us;
+        self.ctx = o.ctx;
+        self.majf = o.majf;
+        self.minf = o.minf;
+        self.runtime_ms = o.runtime_ms;
+        self.elapsed_ms = o.elapsed_ms;
+        self.latency_depth = o.latency_depth;
+        self.total_err = o.total_err;
+        self.first_error = o.first_error;
+    }
+
+    /// Clears every figure, keeping the histogram allocations (end of
+    /// ramp, latency-target restarts). The latency depth is kept.
+    pub fn reset(&mut self) {
+        for d in &mut self.dir {
+            d.bytes = 0;
+            d.ios = 0;
+            d.short_ios = 0;
+            d.drop_ios = 0;
+            d.slat.clear();
+            d.clat.clear();
+            d.lat.clear();
+            d.bw_samples = SampleStats::default();
+            d.iops_samples = SampleStats::default();
+            d.runtime_ms = 0;
+        }
+        self.sync_lat.clear();
+        self.sync_ios = 0;
+        self.depth = [0; DEPTH_BUCKETS];
+        self.submit = [0; DEPTH_BUCKETS];
+        self.complete = [0; DEPTH_BUCKETS];
+        self.submit_calls = 0;
+        self.complete_calls = 0;
+        self.depth_total = 0;
+        self.lat_dist = LatDist::default();
+        self.usr_us = 0;
+        self.sys_us = 0;
+        self.ctx = 0;
+        self.majf = 0;
+        self.minf = 0;
+        self.runtime_ms = 0;
+        self.elapsed_ms = 0;
+        self.total_err = 0;
+        self.first_error = 0;
+        self.steady = None;
+    }
+}
+
+/// The three latencies of one I/O, in ns.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IoLatency {
+    pub slat: u64,
+    pub clat: u64,
+    pub lat: u64,
+}
+
+/// Which latencies a job records (`disable_*`, `gtod_reduce`, engine).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordFlags {
+    pub slat: bool,
+    pub clat: bool,
+    pub lat: bool,
+    /// Count the I/O in the latency distribution.
+    pub dist: bool,
 }
 
 /// CPU usage of the calling thread.
@@ -240,6 +402,45 @@ mod tests {
         assert_eq!(d.msec[10], 1);
         assert_eq!(d.msec[11], 1);
         assert_eq!(d.total(), 5);
+    }
+
+    #[test]
+    fn four_clones_merged_equal_one_job_fed_everything() {
+        let rec = RecordFlags {
+            slat: true,
+            clat: true,
+            lat: true,
+            dist: true,
+        };
+        let mut clones: Vec<JobStats> = (0..4).map(|_| JobStats::default()).collect();
+        let mut all = JobStats::default();
+        let mut x = 987654321u64;
+        for i in 0..50_000usize {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let clat = (x >> 33) % 20_000_000;
+            let lat = IoLatency {
+                slat: clat / 7,
+                clat,
+                lat: clat + clat / 7,
+            };
+            let d = (x >> 20) as usize % 2;
+            clones[i % 4].record_io(d, 4096, false, lat, rec);
+            all.record_io(d, 4096, false, lat, rec);
+        }
+        let mut merged = JobStats::default();
+        for c in &clones {
+            merged.merge(c);
+        }
+        let list = crate::job::spec::DEFAULT_PERCENTILES;
+        for d in 0..2 {
+            let (m, a) = (&merged.dir[d], &all.dir[d]);
+            assert_eq!(m.clat, a.clat);
+            assert_eq!(m.slat, a.slat);
+            assert_eq!(m.lat, a.lat);
+            assert_eq!(m.clat.percentiles(&list), a.clat.percentiles(&list));
+            assert_eq!((m.ios, m.bytes), (a.ios, a.bytes));
+        }
+        assert_eq!(merged.lat_dist, all.lat_dist);
     }
 
     #[test]

@@ -1,14 +1,16 @@
 //! Per-interval samples of bandwidth and IOPS (fio's `bwavgtime` and
 //! `iopsavgtime` windows): min, max, mean, standard deviation and count.
 
-/// Statistics over interval samples; mergeable.
+/// Statistics over interval samples (running mean and sum of squared
+/// deviations, as Welford's method keeps them).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SampleStats {
     pub n: u64,
     pub min: u64,
     pub max: u64,
-    pub sum: f64,
-    pub sumsq: f64,
+    mean: f64,
+    /// Sum of squared deviations from the mean.
+    s: f64,
 }
 
 impl SampleStats {
@@ -18,38 +20,65 @@ impl SampleStats {
         }
         self.max = self.max.max(v);
         self.n += 1;
-        self.sum += v as f64;
-        self.sumsq += (v as f64) * (v as f64);
+        let x = v as f64;
+        let delta = x - self.mean;
+        self.mean += delta / self.n as f64;
+        self.s += delta * (x - self.mean);
     }
 
+    /// Merges samples of the same quantity (e.g. two runs of one job):
+    /// the result describes the union of both sample sets.
     pub fn merge(&mut self, o: &SampleStats) {
         if o.n == 0 {
             return;
         }
-        if self.n == 0 || o.min < self.min {
-            self.min = o.min;
+        if self.n == 0 {
+            *self = *o;
+            return;
         }
+        self.min = self.min.min(o.min);
         self.max = self.max.max(o.max);
+        let n = (self.n + o.n) as f64;
+        let delta = o.mean - self.mean;
+        self.s += o.s + delta * delta * self.n as f64 * o.n as f64 / n;
+        self.mean += delta * o.n as f64 / n;
         self.n += o.n;
-        self.sum += o.sum;
-        self.sumsq += o.sumsq;
+    }
+
+    /// Adds samples of parallel streams whose rates add up (jobs of a
+    /// reporting group, or read and write for `unified_rw_reporting`):
+    /// minimum, maximum, mean and deviation sums are added, and the sample
+    /// counts too. This is how group figures such as `bw_mean` become the
+    /// group's aggregate rate.
+    pub fn add_parallel(&mut self, o: &SampleStats) {
+        if o.n == 0 {
+            return;
+        }
+        if self.n == 0 {
+            *self = *o;
+            return;
+        }
+        self.min += o.min;
+        self.max += o.max;
+        self.mean += o.mean;
+        self.s += o.s;
+        self.n += o.n;
     }
 
     pub fn mean(&self) -> f64 {
         if self.n == 0 {
             0.0
         } else {
-            self.sum / self.n as f64
+            self.mean
         }
     }
 
+    /// Sample standard deviation (n - 1 in the denominator).
     pub fn stddev(&self) -> f64 {
         if self.n < 2 {
             return 0.0;
         }
-        let n = self.n as f64;
-        let var = (self.sumsq - self.sum * self.sum / n) / (n - 1.0);
-        var.max(0.0).sqrt()
+        (self.s / (self.n - 1) as f64).max(0.0).sqrt()
     }
 }
 
@@ -88,8 +117,14 @@ impl IntervalSampler {
         now >= self.next_ns
     }
 
+    /// When the current window ends.
+    pub fn next_ns(&self) -> u64 {
+        self.next_ns
+    }
+
     /// If a window has ended, returns (elapsed ns, bytes per dir, ios per
-    /// dir) since the last sample and starts the next window.
+    /// dir) since the last sample and starts the next window one window
+    /// length after `now` (windows follow the actual sample times).
     pub fn take(
         &mut self,
         now: u64,
@@ -105,9 +140,7 @@ impl IntervalSampler {
         self.last_ns = now;
         self.last_bytes = bytes;
         self.last_ios = ios;
-        while self.next_ns <= now {
-            self.next_ns += self.window_ns;
-        }
+        self.next_ns = now + self.window_ns;
         Some((dt, db, di))
     }
 }
@@ -133,7 +166,7 @@ mod tests {
         assert!(s.take(100_000_000, [1, 0, 0], [1, 0, 0]).is_none());
         let (dt, db, di) = s.take(600_000_000, [1000, 0, 0], [10, 0, 0]).unwrap();
         assert_eq!((dt, db[0], di[0]), (600_000_000, 1000, 10));
-        assert!(!s.due(900_000_000));
-        assert!(s.due(1_000_000_000));
+        assert!(!s.due(1_000_000_000));
+        assert!(s.due(1_100_000_000));
     }
 }

@@ -318,8 +318,8 @@ const CASES: &[Case] = &[
         "option '--server' is not supported by iomark: client/server mode is not supported; run iomark on each host",
     ),
     cli(
-        &["--bandwidth-log", "--name=a"],
-        "option '--bandwidth-log' is not supported by iomark: aggregate bandwidth logs are not implemented yet",
+        &["--idle-prof=system", "--name=a"],
+        "option '--idle-prof' is not supported by iomark: CPU idleness profiling is not supported",
     ),
     // Environment variables.
     Case {

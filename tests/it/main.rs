@@ -4,11 +4,14 @@
 mod common;
 
 mod bad_inputs;
+mod consumers;
 mod engines;
 mod fio_examples;
 mod fio_option_names;
 mod job_language;
+mod logs;
 mod loopdev;
+mod reports;
 mod safety;
 mod seed_workloads;
 

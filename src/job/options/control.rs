@@ -128,10 +128,10 @@ pub const OPTS: &[OptDef] = &[
         Job,
         Kind::Choice(&[
             ("0", "auto-detect (bytes)"),
-            ("8", "report in bits"),
-            ("1", "report in bytes"),
+            ("8", "report in bytes"),
+            ("1", "report in bits"),
         ]),
-        "Report bandwidth in bits (8) or bytes (1)",
+        "Report bandwidth in bytes (8) or bits (1)",
         |s, v| {
             s.ctl.unit_base = match uint(v)? {
                 b @ (0 | 1 | 8) => b as u32,

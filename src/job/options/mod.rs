@@ -34,6 +34,8 @@ pub type Setter = fn(&mut JobSpec, &str) -> Result<(), String>;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Kind {
     Str,
+    /// A string that may be left out (bare key): the setter gets "".
+    OptStr,
     Int,
     Size,
     /// A size per direction: `read,write,trim`.
@@ -54,6 +56,7 @@ impl Kind {
     pub fn describe(&self) -> String {
         match self {
             Kind::Str => "string".into(),
+            Kind::OptStr => "string (optional)".into(),
             Kind::Int => "integer".into(),
             Kind::Size => "size (integer with optional k/m/g/t/p unit)".into(),
             Kind::SizeDdir => "size, or read,write,trim sizes".into(),
@@ -224,7 +227,7 @@ impl OptDef {
 
     /// Whether the command line takes this option's value only with '='.
     pub fn value_optional(&self) -> bool {
-        matches!(self.kind, Kind::Switch)
+        matches!(self.kind, Kind::Switch | Kind::OptStr)
     }
 }
 
@@ -387,6 +390,7 @@ pub fn apply(spec: &mut JobSpec, def: &OptDef, value: Option<&str>) -> Result<()
             ));
         }
         Some(v) => v,
+        None if def.kind == Kind::OptStr => "",
         None if def.value_optional() => "1",
         None => {
             return Err(format!(

@@ -31,6 +31,14 @@ fn parse_percentile_list(v: &str) -> Result<Vec<f64>, String> {
     Ok(out)
 }
 
+/// The most decimals any entry of a percentile list was written with.
+fn percentile_precision(v: &str) -> u32 {
+    v.split(':')
+        .map(|p| p.trim().split_once('.').map_or(0, |(_, d)| d.len() as u32))
+        .max()
+        .unwrap_or(0)
+}
+
 fn parse_steadystate(v: &str) -> Result<Option<SteadyState>, String> {
     let v = v.trim();
     if v.is_empty() || v == "0" || v == "none" {
@@ -76,6 +84,11 @@ fn parse_steadystate(v: &str) -> Result<Option<SteadyState>, String> {
 }
 
 pub const OPTS: &[OptDef] = &[
+    opt("disk_util", Stats, Kind::Bool, "Report the disk statistics of the devices under the job's files", |s, v| {
+        s.stat.disk_util = boolean(v)?;
+        Ok(())
+    })
+    .default("1"),
     opt("group_reporting", Stats, Kind::Switch, "Report the jobs of a group as one (clones merged)", |s, v| {
         s.stat.group_reporting = boolean(v)?;
         Ok(())
@@ -95,6 +108,7 @@ pub const OPTS: &[OptDef] = &[
     .default("none"),
     opt("percentile_list", Stats, Kind::List, "Percentiles to report, separated by ':' (e.g. 50:99:99.9)", |s, v| {
         s.stat.percentile_list = parse_percentile_list(v)?;
+        s.stat.percentile_precision = percentile_precision(v);
         Ok(())
     })
     .alias(&["clat_percentile_list"])
@@ -150,7 +164,7 @@ pub const OPTS: &[OptDef] = &[
         Ok(())
     })
     .default("0"),
-    opt("significant_figures", Stats, Kind::Int, "Significant figures in terse and JSON latency figures (1-10)", |s, v| {
+    opt("significant_figures", Stats, Kind::Int, "Significant figures of the sizes, rates and IOPS in the text report (1-10)", |s, v| {
         s.stat.significant_figures = uint_in(v, 1, 10)? as u32;
         Ok(())
     })
@@ -217,6 +231,8 @@ mod tests {
         assert_eq!(parse_percentile_list("99:50").unwrap(), vec![50.0, 99.0]);
         assert!(parse_percentile_list("101").is_err());
         assert!(parse_percentile_list("").is_err());
+        assert_eq!(percentile_precision("50:90"), 0);
+        assert_eq!(percentile_precision("50:99.5:99.125"), 3);
     }
 
     #[test]

@@ -272,6 +272,35 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     }),
     // Statistics.
     ("group_reporting", "1", |s| s.stat.group_reporting),
+    ("disk_util", "0", |s| !s.stat.disk_util),
+    // Logs.
+    ("write_bw_log", "bw", |s| {
+        s.log.write_bw_log.as_deref() == Some("bw")
+    }),
+    ("write_iops_log", "io", |s| {
+        s.log.write_iops_log.as_deref() == Some("io")
+    }),
+    ("write_lat_log", "l", |s| {
+        s.log.write_lat_log.as_deref() == Some("l")
+    }),
+    ("write_hist_log", "h", |s| {
+        s.log.write_hist_log.as_deref() == Some("h")
+    }),
+    ("log_avg_msec", "250", |s| s.log.log_avg_msec == 250),
+    ("log_hist_msec", "(2*50)", |s| s.log.log_hist_msec == 100),
+    ("log_hist_coarseness", "3", |s| {
+        s.log.log_hist_coarseness == 3
+    }),
+    ("log_max_value", "1", |s| s.log.log_max_value),
+    ("log_offset", "1", |s| s.log.log_offset),
+    ("log_prio", "1", |s| s.log.log_prio),
+    ("log_unix_epoch", "1", |s| s.log.log_unix_epoch),
+    ("log_alternate_epoch", "1", |s| s.log.log_alternate_epoch),
+    ("log_alternate_epoch_clock_id", "1", |s| {
+        s.log.log_alternate_epoch_clock_id == 1
+    }),
+    ("per_job_logs", "0", |s| !s.log.per_job_logs),
+    ("log_entries", "4096", |s| s.log.log_entries == 4096),
     ("stats", "0", |s| !s.stat.stats),
     ("unified_rw_reporting", "both", |s| {
         s.stat.unified_rw_reporting == 2
@@ -334,6 +363,7 @@ const STR_BAD: &[(&str, &str)] = &[
     ("ioengine", "@@@"),
     ("sync_file_range", "@@@"),
     ("steadystate", "@@@"),
+    ("write_bw_log", "logs/"),
 ];
 
 fn set(spec: &mut JobSpec, name: &str, value: &str) -> Result<(), String> {
@@ -378,7 +408,7 @@ fn each_sample_sets_its_field() {
 
 #[test]
 fn garbage_is_rejected() {
-    for d in all().filter(|d| d.is_supported() && d.kind != Kind::Str) {
+    for d in all().filter(|d| d.is_supported() && !matches!(d.kind, Kind::Str | Kind::OptStr)) {
         let mut spec = JobSpec::default();
         assert!(
             set(&mut spec, d.name, "@@@").is_err(),
@@ -405,9 +435,10 @@ fn bare_keys_are_on_only_for_switches() {
     for d in all().filter(|d| d.is_supported()) {
         let mut spec = JobSpec::default();
         let r = apply(&mut spec, d, None);
+        // Switches mean "on"; optional strings take their default.
         assert_eq!(
             r.is_ok(),
-            d.kind == Kind::Switch,
+            matches!(d.kind, Kind::Switch | Kind::OptStr),
             "bare '{}' (kind {:?}): {r:?}",
             d.name,
             d.kind

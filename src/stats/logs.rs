@@ -1,0 +1,557 @@
+//! Time-series log files in fio's formats: bandwidth (`write_bw_log`),
+//! IOPS (`write_iops_log`), latency (`write_lat_log`: slat, clat and lat
+//! files) and completion-latency histograms (`write_hist_log` with
+//! `log_hist_msec`).
+//!
+//! Each line is `time_ms, value, ddir, block_size[, offset], priority`
+//! (histogram lines: `time_ms, ddir, block_size, bin0, bin1, …`). Files are
+//! named `PREFIX_TYPE.N.log`, N being the job's number in the run (1-based),
+//! or `PREFIX_TYPE.log` with `per_job_logs=0` (clones then append to one
+//! file).
+//!
+//! Hot-path rule: recording a line never allocates. Lines are formatted
+//! into a buffer reserved at setup and written to the file in large
+//! chunks, so the write system call happens once per many I/Os.
+//!
+//! This module only writes what the recorder hands it; it measures nothing.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::job::spec::JobSpec;
+use crate::stats::histogram::{Histogram, NR};
+
+/// Reserved buffer per file; flushed when less than `SLACK` is free.
+const BUF_BYTES: usize = 256 * 1024;
+const SLACK: usize = 48 * 1024;
+
+/// One log file being written.
+#[derive(Debug)]
+pub struct LogFile {
+    file: File,
+    path: PathBuf,
+    buf: Vec<u8>,
+    error: Option<String>,
+}
+
+impl LogFile {
+    /// Creates (truncates) the file, or opens it for appending when
+    /// `append` is set (clones sharing one file).
+    pub fn open(path: PathBuf, append: bool) -> Result<LogFile, String> {
+        let reason = |e: std::io::Error| {
+            format!(
+                "cannot create log file '{}': {}",
+                path.display(),
+                crate::job::jobfile::io_reason(&e)
+            )
+        };
+        if !append {
+            File::create(&path).map_err(reason)?;
+        }
+        // Always append: clones sharing a file (per_job_logs=0) each write
+        // whole chunks at the end, so lines never overwrite each other.
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(reason)?;
+        Ok(LogFile {
+            file,
+            path,
+            buf: Vec::with_capacity(BUF_BYTES),
+            error: None,
+        })
+    }
+
+    #[inline]
+    fn maybe_flush(&mut self) {
+        if self.buf.capacity() - self.buf.len() < SLACK {
+            self.flush();
+        }
+    }
+
+    /// Writes the buffered lines to the file.
+    pub fn flush(&mut self) {
+        if self.buf.is_empty() {
+            return;
+        }
+        if let Err(e) = self.file.write_all(&self.buf) {
+            if self.error.is_none() {
+                self.error = Some(format!(
+                    "cannot write log file '{}': {}",
+                    self.path.display(),
+                    crate::job::jobfile::io_reason(&e)
+                ));
+            }
+        }
+        self.buf.clear();
+    }
+
+    /// Appends one line of the common format.
+    #[inline]
+    pub fn line(&mut self, t_ms: u64, value: u64, ddir: usize, bs: u64, fmt: &LineFormat) {
+        self.line_at(t_ms, value, ddir, bs, 0, fmt);
+    }
+
+    /// Appends one line, with the I/O offset when `log_offset` is set.
+    #[inline]
+    pub fn line_at(
+        &mut self,
+        t_ms: u64,
+        value: u64,
+        ddir: usize,
+        bs: u64,
+        offset: u64,
+        fmt: &LineFormat,
+    ) {
+        let b = &mut self.buf;
+        let t = t_ms + fmt.time_base_ms;
+        // Writing into a Vec with spare capacity cannot fail or allocate.
+        let _ = if fmt.offset {
+            write!(b, "{t}, {value}, {ddir}, {bs}, {offset}, ")
+        } else {
+            write!(b, "{t}, {value}, {ddir}, {bs}, ")
+        };
+        let _ = if fmt.prio_hex {
+            writeln!(b, "0x{:04x}", fmt.prio)
+        } else {
+            writeln!(b, "{}", fmt.prio)
+        };
+        self.maybe_flush();
+    }
+
+    /// Appends one histogram line: the bins of `now - last` (coarsened by
+    /// summing `1 << coarseness` neighbours).
+    #[allow(clippy::too_many_arguments)]
+    pub fn hist_line(
+        &mut self,
+        t_ms: u64,
+        ddir: usize,
+        bs: u64,
+        now: &Histogram,
+        last: &[u64],
+        coarseness: u32,
+        time_base_ms: u64,
+    ) {
+        let b = &mut self.buf;
+        let _ = write!(b, "{}, {ddir}, {bs}", t_ms + time_base_ms);
+        let step = 1usize << coarseness;
+        let cur = now.buckets();
+        let mut i = 0;
+        while i < NR {
+            let end = (i + step).min(NR);
+            let sum: u64 = (i..end).map(|k| cur[k].saturating_sub(last[k])).sum();
+            let _ = write!(b, ", {sum}");
+            i = end;
+        }
+        b.push(b'\n');
+        self.maybe_flush();
+    }
+
+    /// Flushes and returns the first write error, if any.
+    pub fn finish(&mut self) -> Result<(), String> {
+        self.flush();
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The parts of a line that depend on the job's options.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LineFormat {
+    pub offset: bool,
+    /// `log_prio`: the full priority value in hex; otherwise 1 for the
+    /// real-time class and 0 for the rest.
+    pub prio_hex: bool,
+    pub prio: u32,
+    /// Added to every time stamp (`log_unix_epoch`: the Unix time in ms
+    /// when measuring began).
+    pub time_base_ms: u64,
+}
+
+impl LineFormat {
+    pub fn new(spec: &JobSpec) -> LineFormat {
+        let class = spec.ctl.prioclass.or(spec.ctl.prio.map(|_| 2));
+        let level = spec.ctl.prio.unwrap_or(if class.is_some() { 4 } else { 0 });
+        let value = class.map(|c| (c << 13) | level).unwrap_or(0);
+        LineFormat {
+            offset: spec.log.log_offset,
+            prio_hex: spec.log.log_prio,
+            prio: if spec.log.log_prio {
+                value
+            } else {
+                u32::from(class == Some(1))
+            },
+            time_base_ms: 0,
+        }
+    }
+}
+
+/// Which log a file holds; gives the `_TYPE` part of its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogKind {
+    Bw,
+    Iops,
+    Slat,
+    Clat,
+    Lat,
+    ClatHist,
+}
+
+impl LogKind {
+    pub fn suffix(self) -> &'static str {
+        match self {
+            LogKind::Bw => "bw",
+            LogKind::Iops => "iops",
+            LogKind::Slat => "slat",
+            LogKind::Clat => "clat",
+            LogKind::Lat => "lat",
+            LogKind::ClatHist => "clat_hist",
+        }
+    }
+}
+
+/// The file name for a log: `PREFIX_TYPE.N.log` or, without per-job logs,
+/// `PREFIX_TYPE.log`. An empty prefix means the job's name.
+pub fn log_path(spec: &JobSpec, prefix: &str, kind: LogKind, number: u32) -> PathBuf {
+    let prefix = if prefix.is_empty() {
+        spec.name.as_str()
+    } else {
+        prefix
+    };
+    if spec.log.per_job_logs {
+        PathBuf::from(format!("{prefix}_{}.{number}.log", kind.suffix()))
+    } else {
+        PathBuf::from(format!("{prefix}_{}.log", kind.suffix()))
+    }
+}
+
+/// Window accumulator for averaged logging (`log_avg_msec`), per
+/// direction.
+#[derive(Clone, Copy, Debug, Default)]
+struct Window {
+    sum: u64,
+    count: u64,
+    max: u64,
+}
+
+impl Window {
+    #[inline]
+    fn add(&mut self, v: u64) {
+        self.sum += v;
+        self.count += 1;
+        self.max = self.max.max(v);
+    }
+}
+
+/// The log files of one job clone and the state of their windows.
+#[derive(Debug)]
+pub struct JobLogs {
+    fmt: LineFormat,
+    bw: Option<LogFile>,
+    iops: Option<LogFile>,
+    /// slat, clat, lat.
+    lat: [Option<LogFile>; 3],
+    hist: Option<LogFile>,
+    /// `log_avg_msec` in ns; 0 logs every I/O.
+    avg_ns: u64,
+    max_value: bool,
+    ddirs: [bool; 3],
+    /// Averaged mode: start of the current window and the counters then.
+    win_start: u64,
+    win_bytes: [u64; 3],
+    win_ios: [u64; 3],
+    win_lat: [[Window; 3]; 3],
+    /// Histogram logging.
+    hist_ns: u64,
+    hist_coarse: u32,
+    hist_last_t: [u64; 3],
+    hist_last: [Box<[u64]>; 3],
+    epoch: u64,
+    /// Clock whose time stamps lines carry (`log_unix_epoch`,
+    /// `log_alternate_epoch`); `None`: time since measuring began.
+    epoch_clock: Option<i32>,
+}
+
+impl JobLogs {
+    /// Opens the log files a job asks for; `None` when it asks for none.
+    /// `number` is the job's 1-based number in the run; `first_clone`
+    /// says whether this clone creates a shared (`per_job_logs=0`) file.
+    pub fn open(spec: &JobSpec, number: u32, first_clone: bool) -> Result<Option<JobLogs>, String> {
+        let l = &spec.log;
+        let want_hist = l.write_hist_log.is_some() && l.log_hist_msec > 0;
+        if l.write_bw_log.is_none()
+            && l.write_iops_log.is_none()
+            && l.write_lat_log.is_none()
+            && l.write_hist_log.is_none()
+        {
+            return Ok(None);
+        }
+        let append = !l.per_job_logs && !first_clone;
+        let open = |prefix: &Option<String>, kind: LogKind| -> Result<Option<LogFile>, String> {
+            match prefix {
+                Some(p) => LogFile::open(log_path(spec, p, kind, number), append).map(Some),
+                None => Ok(None),
+            }
+        };
+        let hist = open(&l.write_hist_log, LogKind::ClatHist)?;
+        Ok(Some(JobLogs {
+            fmt: LineFormat::new(spec),
+            bw: open(&l.write_bw_log, LogKind::Bw)?,
+            iops: open(&l.write_iops_log, LogKind::Iops)?,
+            lat: [
+                open(&l.write_lat_log, LogKind::Slat)?,
+                open(&l.write_lat_log, LogKind::Clat)?,
+                open(&l.write_lat_log, LogKind::Lat)?,
+            ],
+            // Created even without log_hist_msec (then left empty), as fio.
+            hist,
+            avg_ns: l.log_avg_msec * 1_000_000,
+            max_value: l.log_max_value,
+            ddirs: [
+                spec.io.rw.has(crate::job::spec::Ddir::Read),
+                spec.io.rw.has(crate::job::spec::Ddir::Write),
+                spec.io.rw.has(crate::job::spec::Ddir::Trim),
+            ],
+            win_start: 0,
+            win_bytes: [0; 3],
+            win_ios: [0; 3],
+            win_lat: [[Window::default(); 3]; 3],
+            hist_ns: if want_hist {
+                l.log_hist_msec * 1_000_000
+            } else {
+                0
+            },
+            hist_coarse: l.log_hist_coarseness,
+            hist_last_t: [0; 3],
+            hist_last: [
+                vec![0u64; NR].into_boxed_slice(),
+                vec![0u64; NR].into_boxed_slice(),
+                vec![0u64; NR].into_boxed_slice(),
+            ],
+            epoch: 0,
+            epoch_clock: (l.log_unix_epoch || l.log_alternate_epoch)
+                .then_some(l.log_alternate_epoch_clock_id),
+        }))
+    }
+
+    /// The clock whose time (ms) stamps lines, if not time since start.
+    pub fn epoch_clock(&self) -> Option<i32> {
+        self.epoch_clock
+    }
+
+    /// Starts the logs' time axis at `now` (the start of measuring);
+    /// `unix_ms` is the `epoch_clock` time then, in ms.
+    pub fn start(&mut self, now: u64, unix_ms: Option<u64>) {
+        self.epoch = now;
+        self.win_start = now;
+        self.win_bytes = [0; 3];
+        self.win_ios = [0; 3];
+        self.win_lat = [[Window::default(); 3]; 3];
+        self.hist_last_t = [now; 3];
+        for h in &mut self.hist_last {
+            h.iter_mut().for_each(|b| *b = 0);
+        }
+        self.fmt.time_base_ms = unix_ms.unwrap_or(0);
+    }
+
+    #[inline]
+    fn t_ms(&self, now: u64) -> u64 {
+        now.saturating_sub(self.epoch) / 1_000_000
+    }
+
+    /// Records one completed I/O. `lats` holds slat, clat and lat in ns
+    /// with `None` for those not measured.
+    #[inline]
+    pub fn io(&mut self, now: u64, d: usize, bytes: u64, offset: u64, lats: [Option<u64>; 3]) {
+        if self.avg_ns == 0 {
+            let t = self.t_ms(now);
+            let fmt = self.fmt;
+            if let Some(f) = &mut self.bw {
+                let clat = lats[1].unwrap_or(0).max(1);
+                let v = (bytes as u128 * 1_000_000 / clat as u128) as u64;
+                f.line_at(t, v, d, bytes, offset, &fmt);
+            }
+            if let Some(f) = &mut self.iops {
+                f.line_at(t, 1, d, bytes, offset, &fmt);
+            }
+            for (k, f) in self.lat.iter_mut().enumerate() {
+                if let (Some(f), Some(v)) = (f, lats[k]) {
+                    f.line_at(t, v, d, bytes, offset, &fmt);
+                }
+            }
+        } else {
+            self.win_bytes[d] += bytes;
+            self.win_ios[d] += 1;
+            for (k, v) in lats.iter().enumerate() {
+                if let Some(v) = v {
+                    self.win_lat[k][d].add(*v);
+                }
+            }
+        }
+    }
+
+    /// The next time (ns) at which `tick` has something to do.
+    pub fn next_due(&self) -> u64 {
+        let mut t = u64::MAX;
+        if self.avg_ns > 0 {
+            t = t.min(self.win_start + self.avg_ns);
+        }
+        if self.hist_ns > 0 {
+            for (d, last) in self.hist_last_t.iter().enumerate() {
+                if self.ddirs[d] {
+                    t = t.min(last + self.hist_ns);
+                }
+            }
+        }
+        t
+    }
+
+    /// Closes the averaging window and the histogram windows that have
+    /// ended by `now`. `clat` holds the job's completion-latency histograms.
+    pub fn tick(&mut self, now: u64, clat: [&Histogram; 3], bs: [u64; 3]) {
+        if self.avg_ns > 0 && now >= self.win_start + self.avg_ns {
+            self.close_window(now);
+        }
+        if self.hist_ns > 0 {
+            for d in 0..3 {
+                if self.ddirs[d] && now >= self.hist_last_t[d] + self.hist_ns {
+                    self.hist_window(now, d, clat[d], bs[d]);
+                }
+            }
+        }
+    }
+
+    fn hist_window(&mut self, now: u64, d: usize, clat: &Histogram, bs: u64) {
+        let t = self.t_ms(now);
+        if let Some(f) = &mut self.hist {
+            f.hist_line(
+                t,
+                d,
+                bs,
+                clat,
+                &self.hist_last[d],
+                self.hist_coarse,
+                self.fmt.time_base_ms,
+            );
+        }
+        self.hist_last[d].copy_from_slice(clat.buckets());
+        self.hist_last_t[d] = now;
+    }
+
+    fn close_window(&mut self, now: u64) {
+        let spent_ms = (now.saturating_sub(self.win_start) / 1_000_000).max(1);
+        let t = self.t_ms(now);
+        let fmt = self.fmt;
+        for d in 0..3 {
+            if !self.ddirs[d] {
+                continue;
+            }
+            if let Some(f) = &mut self.bw {
+                let kib_s = self.win_bytes[d] * 1000 / spent_ms / 1024;
+                f.line(t, kib_s, d, 0, &fmt);
+            }
+            if let Some(f) = &mut self.iops {
+                f.line(t, self.win_ios[d] * 1000 / spent_ms, d, 0, &fmt);
+            }
+            for k in 0..3 {
+                let w = self.win_lat[k][d];
+                if let (Some(f), true) = (&mut self.lat[k], w.count > 0) {
+                    let v = if self.max_value {
+                        w.max
+                    } else {
+                        w.sum / w.count
+                    };
+                    f.line(t, v, d, 0, &fmt);
+                }
+            }
+        }
+        self.win_start = now;
+        self.win_bytes = [0; 3];
+        self.win_ios = [0; 3];
+        self.win_lat = [[Window::default(); 3]; 3];
+    }
+
+    /// Ends the logs at `now`: a last averaged window if any I/O fell in
+    /// it, a last histogram line per direction with new samples, then
+    /// flushes. Returns the first write error.
+    pub fn finish(&mut self, now: u64, clat: [&Histogram; 3], bs: [u64; 3]) -> Result<(), String> {
+        if self.avg_ns > 0 && self.win_ios.iter().any(|n| *n > 0) {
+            self.close_window(now);
+        }
+        if self.hist_ns > 0 {
+            for d in 0..3 {
+                let changed = clat[d]
+                    .buckets()
+                    .iter()
+                    .zip(self.hist_last[d].iter())
+                    .any(|(a, b)| a != b);
+                if self.ddirs[d] && changed {
+                    self.hist_window(now, d, clat[d], bs[d]);
+                }
+            }
+        }
+        let mut first_err = Ok(());
+        let files = self
+            .bw
+            .iter_mut()
+            .chain(self.iops.iter_mut())
+            .chain(self.lat.iter_mut().flatten())
+            .chain(self.hist.iter_mut());
+        for f in files {
+            if let Err(e) = f.finish() {
+                if first_err.is_ok() {
+                    first_err = Err(e);
+                }
+            }
+        }
+        first_err
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> JobSpec {
+        JobSpec {
+            name: "job".into(),
+            ..JobSpec::default()
+        }
+    }
+
+    #[test]
+    fn names_follow_fio() {
+        let mut s = spec();
+        assert_eq!(
+            log_path(&s, "", LogKind::Bw, 1),
+            PathBuf::from("job_bw.1.log")
+        );
+        assert_eq!(
+            log_path(&s, "x", LogKind::ClatHist, 3),
+            PathBuf::from("x_clat_hist.3.log")
+        );
+        s.log.per_job_logs = false;
+        assert_eq!(
+            log_path(&s, "x", LogKind::Iops, 3),
+            PathBuf::from("x_iops.log")
+        );
+    }
+
+    #[test]
+    fn priority_column() {
+        let mut s = spec();
+        assert_eq!(LineFormat::new(&s).prio, 0);
+        s.ctl.prioclass = Some(1);
+        assert_eq!(LineFormat::new(&s).prio, 1);
+        s.log.log_prio = true;
+        s.ctl.prioclass = Some(2);
+        s.ctl.prio = Some(3);
+        let f = LineFormat::new(&s);
+        assert!(f.prio_hex);
+        assert_eq!(f.prio, 0x4003);
+    }
+}

@@ -1,0 +1,251 @@
+//! Log files (bw, iops, lat, hist): names and line layout as fio writes
+//! them, per-I/O and averaged modes, and latency targets and limits.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::common::*;
+use crate::require_fio;
+
+const JOBFILE: &str = "[global]
+ioengine=null
+size=256k
+bs=4k
+rw=randrw
+write_bw_log
+write_iops_log=io
+write_lat_log=lat
+write_hist_log=hist
+log_hist_msec=1
+
+[a]
+numjobs=2
+
+[b]
+log_offset=1
+
+[c]
+stonewall
+per_job_logs=0
+";
+
+fn logs_in(dir: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".log"))
+        .collect()
+}
+
+/// Columns of the first line of each non-empty log.
+fn columns(dir: &Path) -> Vec<(String, usize)> {
+    logs_in(dir)
+        .into_iter()
+        .filter_map(|n| {
+            let text = std::fs::read_to_string(dir.join(&n)).unwrap();
+            let first = text.lines().next()?;
+            Some((n, first.split(", ").count()))
+        })
+        .collect()
+}
+
+#[test]
+fn log_names_and_columns_match_fio() {
+    require_fio!();
+    let ours = tempdir();
+    let theirs = tempdir();
+    for d in [&ours, &theirs] {
+        std::fs::write(d.path().join("logs.fio"), JOBFILE).unwrap();
+    }
+    let o = run_in(ours.path(), &["logs.fio"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let f = std::process::Command::new("fio")
+        .arg("logs.fio")
+        .current_dir(theirs.path())
+        .output()
+        .unwrap();
+    assert!(f.status.success());
+    let names = logs_in(ours.path());
+    assert_eq!(names, logs_in(theirs.path()));
+    assert!(names.contains("a_bw.1.log") && names.contains("a_bw.2.log"));
+    assert!(names.contains("b_bw.3.log") && names.contains("c_bw.log"));
+    assert!(names.contains("lat_clat.1.log") && names.contains("hist_clat_hist.3.log"));
+    let ours_cols = columns(ours.path());
+    let their_cols = columns(theirs.path());
+    for (name, n) in &ours_cols {
+        if let Some((_, m)) = their_cols.iter().find(|(t, _)| t == name) {
+            assert_eq!(n, m, "columns of {name}");
+        }
+    }
+    // Per-I/O lines: one per I/O of the job (64 I/Os of 4 KiB).
+    let clat = std::fs::read_to_string(ours.path().join("lat_clat.1.log")).unwrap();
+    assert_eq!(clat.lines().count(), 64);
+    let iops = std::fs::read_to_string(ours.path().join("io_iops.1.log")).unwrap();
+    assert!(
+        iops.lines().all(|l| l.split(", ").nth(1) == Some("1")),
+        "{iops}"
+    );
+    // Histogram lines: time, direction, block size, then 1856 bins.
+    let hist = std::fs::read_to_string(ours.path().join("hist_clat_hist.1.log")).unwrap();
+    for l in hist.lines() {
+        assert_eq!(l.split(", ").count(), 3 + 1856, "{l}");
+    }
+}
+
+#[test]
+fn averaged_logs_have_one_line_per_direction_and_window() {
+    let dir = tempdir();
+    let o = run_in(
+        dir.path(),
+        &[
+            "--fake-clock=1000",
+            "--name=w",
+            "--ioengine=null",
+            "--rw=randrw",
+            "--size=1g",
+            "--time_based",
+            "--runtime=1",
+            "--write_bw_log=w",
+            "--write_iops_log=w",
+            "--write_lat_log=w",
+            "--log_avg_msec=100",
+            "--log_unix_epoch=1",
+            "--log_hist_coarseness=3",
+            "--write_hist_log=w",
+            "--log_hist_msec=250",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let read = |n: &str| std::fs::read_to_string(dir.path().join(n)).unwrap();
+    let bw = read("w_bw.1.log");
+    let lines: Vec<Vec<u64>> = bw
+        .lines()
+        .map(|l| l.split(", ").map(|f| f.parse().unwrap()).collect())
+        .collect();
+    // 10 windows of 100 ms, a read and a write line each.
+    assert_eq!(lines.len(), 20, "{bw}");
+    let t0 = 1_700_000_000_000u64;
+    for (i, l) in lines.iter().enumerate() {
+        assert_eq!(l.len(), 5);
+        assert_eq!(l[2], (i % 2) as u64, "direction");
+        assert_eq!(l[3], 0, "block size is 0 in averaged logs");
+        assert!(l[0] >= t0 + 100 && l[0] <= t0 + 1000, "unix ms: {}", l[0]);
+        assert!(l[1] > 0, "KiB/s");
+    }
+    // With the fake clock every I/O takes 1 µs: the mean latency is 1000 ns.
+    let clat = read("w_clat.1.log");
+    assert!(
+        clat.lines().all(|l| l.split(", ").nth(1) == Some("1000")),
+        "{clat}"
+    );
+    let hist = read("w_clat_hist.1.log");
+    assert!(hist.lines().count() >= 6, "{hist}");
+    for l in hist.lines() {
+        assert_eq!(l.split(", ").count(), 3 + 1856 / 8, "coarseness 3: {l}");
+    }
+}
+
+#[test]
+fn log_files_that_cannot_be_created_are_a_clear_error() {
+    let dir = tempdir();
+    let o = run_in(
+        dir.path(),
+        &[
+            "--name=x",
+            "--ioengine=null",
+            "--size=64k",
+            "--write_bw_log=no/such/dir/x",
+        ],
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("cannot create log file 'no/such/dir/x_bw.1.log'"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn latency_target_finds_a_depth_and_stops() {
+    let dir = tempdir();
+    let j = run_json(
+        dir.path(),
+        &[
+            "--name=lt",
+            "--ioengine=null",
+            "--rw=randread",
+            "--size=1g",
+            "--time_based",
+            "--runtime=30",
+            "--iodepth=16",
+            "--latency_target=50ms",
+            "--latency_window=50ms",
+            "--latency_percentile=99",
+        ],
+    );
+    let job = &j["jobs"][0];
+    // Every null I/O is far below 50 ms: the search doubles to the job's
+    // iodepth, runs one more window there, and ends long before 30 s.
+    assert_eq!(job["latency_depth"], 16, "{job}");
+    assert_eq!(job["latency_target"], 50_000_000u64);
+    assert_eq!(job["latency_window"], 50_000u64);
+    assert!(job["job_runtime"].as_u64().unwrap() < 5_000, "{job}");
+    assert_eq!(job["error"], 0);
+}
+
+#[test]
+fn max_latency_fails_the_job_with_etimedout() {
+    let dir = tempdir();
+    // Each I/O takes 2 µs on this fake clock; the limit is 1 µs.
+    let o = run_in(
+        dir.path(),
+        &[
+            "--name=ml",
+            "--ioengine=null",
+            "--size=1m",
+            "--fake-clock=2000",
+            "--max_latency=1",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("max_latency"), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON still complete");
+    assert_eq!(j["jobs"][0]["error"], libc::ETIMEDOUT);
+}
+
+#[test]
+fn bandwidth_log_aggregates_all_jobs() {
+    let dir = tempdir();
+    let o = run_in(
+        dir.path(),
+        &[
+            "--bandwidth-log",
+            "--name=agg",
+            "--ioengine=null",
+            "--rw=randrw",
+            "--size=1g",
+            "--time_based",
+            "--runtime=1500ms",
+            "--numjobs=2",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (d, name) in ["agg-read_bw.log", "agg-write_bw.log"].iter().enumerate() {
+        let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
+        let lines: Vec<Vec<u64>> = text
+            .lines()
+            .map(|l| l.split(", ").map(|f| f.parse().unwrap()).collect())
+            .collect();
+        assert!(lines.len() >= 2, "{name}: {text}");
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.len() == 5 && l[2] == d as u64 && l[1] > 0),
+            "{text}"
+        );
+    }
+    let trim = std::fs::read_to_string(dir.path().join("agg-trim_bw.log")).unwrap();
+    assert!(trim.is_empty());
+}
