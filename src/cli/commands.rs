@@ -48,6 +48,10 @@ pub fn execute(cmd: Command) -> i32 {
         Command::Run(args) => run_jobs(*args),
         Command::Sub(name, rest) => match name.as_str() {
             "quick" => crate::suite::quick::main(rest),
+            "suite" => crate::suite::suite_cmd::main(rest),
+            "sweep" => crate::suite::sweep::main(rest),
+            "compare" => crate::suite::compare::main(rest),
+            "report" => crate::suite::report_cmd::main(rest),
             other => fail(&format!("unknown subcommand '{other}'")),
         },
     }
@@ -124,6 +128,9 @@ fn run_jobs(args: RunArgs) -> i32 {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
+    for w in report::env::cache_warnings(&list.jobs) {
+        eprintln!("iomark: warning: {}", w.message);
+    }
     let sink = match Sink::new(args.output.as_deref()) {
         Ok(s) => std::sync::Arc::new(std::sync::Mutex::new(s)),
         Err(e) => return fail(&e),
@@ -162,6 +169,9 @@ fn run_jobs(args: RunArgs) -> i32 {
         notices_to_stdout: f.normal && to_stdout && !f.json && !f.json_plus && !f.terse,
         progress: args.eta,
         eta_newline: args.eta_newline,
+        eta_newline_ms: args.eta_newline_ms,
+        eta_interval_ms: args.eta_interval_ms,
+        progress_to_stderr: to_stdout && (f.json || f.json_plus || f.terse),
         quiet: false,
         status,
         agg_bw_log: args.agg_bw_log,

@@ -12,8 +12,16 @@ pub fn usage() -> String {
 
 Usage:
   iomark quick [PATH]                  benchmark the filesystem at PATH (default: .)
+  iomark suite --list | NAME [PATH]    named test sets (crystaldiskmark, ars, …)
+  iomark sweep [PATH] --iodepth=1,2,…  bandwidth/IOPS against block size, queue
+                                       depth or job count, with the knee
+  iomark report RESULTS.json… -o FILE  self-contained HTML report (fio or iomark JSON)
+  iomark compare BASE.json NEW.json    before/after with a noise-aware verdict
   iomark [OPTIONS] [JOBFILE...]        run fio job files and/or command-line jobs
   iomark --name=JOB --rw=randread --bs=4k --size=1g [--option=value…]
+
+  `iomark COMMAND --help` describes each command. A job file named like a
+  command runs as `iomark ./NAME`.
 
 Run options:
   --output=FILE              write the report to FILE instead of stdout
@@ -22,7 +30,9 @@ Run options:
   --terse-version=N          terse format version (2, 3, 4, 5; default 3)
   --append-terse             terse output in addition to the others
   --eta=auto|always|never    live progress line (auto: only on a terminal)
-  --eta-newline[=TIME]       print each progress line on its own line
+  --eta-newline[=TIME]       print each progress line on its own line (with
+                             TIME: a new line only that often)
+  --eta-interval=TIME        time between progress updates (default 1s)
   --status-interval=TIME     print full reports periodically while running
   --section=NAME             run only the job of this name (repeatable)
   --parse-only               check the job description and exit
@@ -35,7 +45,8 @@ Run options:
 Job options are fio's: see `iomark --cmdhelp`. Options before the first
 --name apply to every job; --name=global starts options for the jobs
 after it; --opt=value and --opt value both work. Exit codes: 0 success,
-1 bad input or a job failed, 130/143 interrupted by SIGINT/SIGTERM.
+1 bad input or a job failed, 2 compare found a regression, 130/143
+interrupted by SIGINT/SIGTERM.
 ",
         env!("CARGO_PKG_VERSION")
     )

@@ -52,6 +52,8 @@ pub struct RunArgs {
     pub append_terse: bool,
     pub eta: ProgressMode,
     pub eta_newline: bool,
+    pub eta_newline_ms: u64,
+    pub eta_interval_ms: u64,
     pub status_interval_ms: u64,
     pub parse_only: bool,
     pub showcmd: bool,
@@ -76,6 +78,8 @@ impl Default for RunArgs {
             append_terse: false,
             eta: ProgressMode::Auto,
             eta_newline: false,
+            eta_newline_ms: 0,
+            eta_interval_ms: 0,
             status_interval_ms: 0,
             parse_only: false,
             showcmd: false,
@@ -100,7 +104,9 @@ pub enum Command {
     Sub(String, Vec<OsString>),
 }
 
-pub const SUBCOMMANDS: &[&str] = &["quick"];
+/// Subcommands; any other first argument is read as fio-style input (a
+/// job file named like one of these can be given as `./NAME`).
+pub const SUBCOMMANDS: &[&str] = &["quick", "suite", "sweep", "compare", "report"];
 
 /// fio command-line options iomark does not provide, with the reason.
 const UNSUPPORTED_CLI: &[(&str, &str)] = &[
@@ -269,15 +275,21 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
                             .transpose()?;
                         run.eta_newline = true;
                         if let Some(v) = v {
-                            crate::job::value::parse_time_us(&v, crate::job::value::TimeUnit::Sec)
-                                .map_err(|e| format!("--eta-newline: {e}"))?;
+                            let us = crate::job::value::parse_time_us(
+                                &v,
+                                crate::job::value::TimeUnit::Sec,
+                            )
+                            .map_err(|e| format!("--eta-newline: {e}"))?;
+                            run.eta_newline_ms = us / 1000;
                         }
                     }
                     "eta-interval" => {
                         let v =
                             os_to_string(p.value().map_err(|e| e.to_string())?, "--eta-interval")?;
-                        crate::job::value::parse_time_us(&v, crate::job::value::TimeUnit::Msec)
-                            .map_err(|e| format!("--eta-interval: {e}"))?;
+                        let us =
+                            crate::job::value::parse_time_us(&v, crate::job::value::TimeUnit::Msec)
+                                .map_err(|e| format!("--eta-interval: {e}"))?;
+                        run.eta_interval_ms = (us / 1000).max(1);
                     }
                     "status-interval" => {
                         let v = os_to_string(

@@ -328,6 +328,7 @@ pub fn document(report: &Report, plus: bool) -> Value {
     if report.interrupted {
         top.insert("interrupted".into(), json!(true));
     }
+    top.insert("iomark".into(), super::env::iomark_section(report));
     Value::Object(top)
 }
 

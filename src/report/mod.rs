@@ -5,6 +5,7 @@
 //! Formats only read the model; they never measure or recompute what the
 //! run measured.
 
+pub mod env;
 pub mod fmt;
 pub mod json;
 pub mod normal;

@@ -57,6 +57,12 @@ pub struct RunOptions {
     pub notices_to_stdout: bool,
     pub progress: progress::ProgressMode,
     pub eta_newline: bool,
+    /// `--eta-newline=TIME`: a new line only this often (0: every update).
+    pub eta_newline_ms: u64,
+    /// `--eta-interval`: time between progress updates (0: one second).
+    pub eta_interval_ms: u64,
+    /// Stdout carries JSON or terse output: draw progress on stderr.
+    pub progress_to_stderr: bool,
     /// Don't print notices at all.
     pub quiet: bool,
     /// `--status-interval`: interim results (see `monitor`).
@@ -100,7 +106,7 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
     let mut outcomes: Vec<Option<Outcome>> = plan.jobs.iter().map(|_| None).collect();
     let mut stages = vec![Stage::Waiting; plan.jobs.len()];
     let mut laid_out = Vec::new();
-    let mut reporter = progress::Reporter::new(opts.progress, opts.eta_newline);
+    let mut reporter = progress::Reporter::new(progress_config(opts), plan.jobs.len());
     // stats hook: disk counters, steady state, status snapshots.
     let mut monitor = monitor::Monitor::new(
         &plan,
@@ -184,18 +190,20 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
         monitor.tick(&plan, &progresses, &outcomes);
         std::thread::sleep(Duration::from_millis(10));
     }
-    reporter.finish();
+    let timelines = reporter.finish(&progresses);
     let interrupted = shared.interrupted.load(Ordering::Relaxed);
     let (disks, mut steady) = monitor.finish(&progresses, plan.jobs.len());
     let jobs = plan
         .jobs
         .into_iter()
         .zip(outcomes)
+        .zip(timelines)
         .enumerate()
-        .filter_map(|(i, (job, o))| {
+        .filter_map(|(i, ((job, o), timeline))| {
             o.map(|mut outcome| {
                 outcome.interrupted |= interrupted;
                 outcome.stats.steady = steady[i].take();
+                outcome.stats.timeline = timeline;
                 JobRun { job, outcome }
             })
         })
@@ -328,6 +336,27 @@ fn start_batch(
         }
     }
     gate.expect(started);
+}
+
+fn progress_config(opts: &RunOptions) -> progress::ProgressConfig {
+    let d = progress::ProgressConfig::default();
+    progress::ProgressConfig {
+        mode: opts.progress,
+        newline: opts.eta_newline,
+        newline_every_ms: opts.eta_newline_ms,
+        interval_ms: if opts.eta_interval_ms == 0 {
+            d.interval_ms
+        } else {
+            opts.eta_interval_ms
+        },
+        to_stderr: opts.progress_to_stderr,
+        // Real time does not advance with a fake clock: no timeline.
+        timeline_ms: if opts.fake_clock_step.is_some() {
+            0
+        } else {
+            d.timeline_ms
+        },
+    }
 }
 
 /// CPU affinity and nice value for the calling worker thread.

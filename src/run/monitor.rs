@@ -140,9 +140,11 @@ impl Monitor {
                 .iter()
                 .map(|p| p.bytes[d].load(Ordering::Relaxed))
                 .sum();
-            let kib_s = bytes.saturating_sub(a.last_bytes[d]) * 1000 / ms / 1024;
+            let delta = bytes.saturating_sub(a.last_bytes[d]);
+            let kib_s = delta * 1000 / ms / 1024;
             a.last_bytes[d] = bytes;
-            if bytes > 0 {
+            // The closing tick only reports a tail that moved data.
+            if bytes > 0 && !(last && delta == 0) {
                 let _ = writeln!(a.files[d], "{t}, {kib_s}, {d}, 0, 0");
             }
         }

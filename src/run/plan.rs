@@ -278,7 +278,9 @@ fn plan_files(
             (TargetKind::None, 0)
         } else {
             match (probe(p)?, created.get(p)) {
-                ((TargetKind::Missing, _), Some(size)) => (TargetKind::Regular, *size),
+                // Still missing (nothing exists yet), but with the size an
+                // earlier job will give it.
+                ((TargetKind::Missing, _), Some(size)) => (TargetKind::Missing, *size),
                 (found, _) => found,
             }
         });
@@ -306,10 +308,9 @@ fn plan_files(
         (Some(SizeOrPercent::Percent(p)), None) => {
             let mut v = Vec::new();
             for (path, (kind, size)) in paths.iter().zip(&probed) {
-                if matches!(
-                    kind,
-                    TargetKind::Missing | TargetKind::None | TargetKind::Char
-                ) {
+                let unknown = matches!(kind, TargetKind::None | TargetKind::Char)
+                    || (*kind == TargetKind::Missing && *size == 0);
+                if unknown {
                     return Err(format!(
                         "job '{job}': size={p}% needs an existing file or device, and '{}' has no size",
                         path.display()
@@ -337,7 +338,9 @@ fn plan_files(
             let mut v = Vec::new();
             for (path, (kind, size)) in paths.iter().zip(&probed) {
                 match kind {
-                    TargetKind::Regular | TargetKind::Block if *size > 0 => v.push(*size),
+                    TargetKind::Regular | TargetKind::Block | TargetKind::Missing if *size > 0 => {
+                        v.push(*size)
+                    }
                     _ => {
                         return Err(format!(
                             "job '{job}': no size given and '{}' {} (set size= or filesize=)",
@@ -374,7 +377,7 @@ fn plan_files(
             SizeOrPercent::Percent(p) => percent_of(p, basis),
         };
         let mut start = base_off + inc * clone as u64;
-        if spec.file.file_append && matches!(kind, TargetKind::Regular) {
+        if spec.file.file_append && matches!(kind, TargetKind::Regular | TargetKind::Missing) {
             start += existing;
         }
         let (len, needed) = match kind {

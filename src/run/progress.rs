@@ -1,6 +1,18 @@
-//! The live progress line, fio-style:
-//! `Jobs: 1 (f=1): [w(1)][45.0%][w=100MiB/s][w=25.6k IOPS][eta 00m:05s]`,
-//! refreshed about once a second on a terminal.
+//! The live progress line and the throughput timeline, both fed from the
+//! workers' published counters (`worker::Progress`, relaxed atomics) by the
+//! run's watch loop — never from the I/O hot path.
+//!
+//! The line follows fio's layout:
+//! `Jobs: 2 (f=2): [r(1),W(1)][45.0%][r=10.1MiB/s,w=100MiB/s][r=2586,w=100 IOPS][eta 00m:05s]`
+//! — running jobs and their open files, one state letter per job (run-length
+//! encoded), share done, rates since the last update, and time left. It is
+//! redrawn in place (`\r`) about once a second, or printed on its own line
+//! with `--eta-newline`. With `--eta=auto` it is shown only when its stream
+//! is a terminal; it goes to stderr when stdout carries JSON or terse output
+//! so that stdout holds only the requested format.
+//!
+//! The timeline samples every job's cumulative bytes and I/Os on a fixed
+//! grid (see `stats::timeline`); `Reporter::finish` hands them back per job.
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::Ordering;
@@ -10,6 +22,7 @@ use std::time::{Duration, Instant};
 use super::plan::Plan;
 use super::worker::{state, Progress};
 use crate::job::spec::RwPattern;
+use crate::stats::timeline::{Timeline, TimelinePoint};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ProgressMode {
@@ -19,65 +32,188 @@ pub enum ProgressMode {
     Never,
 }
 
+/// How the progress line and the timeline behave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProgressConfig {
+    pub mode: ProgressMode,
+    /// Print each update on its own line instead of redrawing in place.
+    pub newline: bool,
+    /// With `newline`: only start a new line after this long (0 = every
+    /// update); updates in between redraw in place.
+    pub newline_every_ms: u64,
+    /// Time between updates of the line.
+    pub interval_ms: u64,
+    /// Write the line to stderr (stdout carries machine-readable output).
+    pub to_stderr: bool,
+    /// Timeline sampling interval (0 = no timeline).
+    pub timeline_ms: u64,
+}
+
+/// Interval of the throughput timeline written to iomark's JSON.
+pub const TIMELINE_MS: u64 = 250;
+
+impl Default for ProgressConfig {
+    fn default() -> Self {
+        ProgressConfig {
+            mode: ProgressMode::Auto,
+            newline: false,
+            newline_every_ms: 0,
+            interval_ms: 1000,
+            to_stderr: false,
+            timeline_ms: TIMELINE_MS,
+        }
+    }
+}
+
 pub struct Reporter {
+    cfg: ProgressConfig,
     enabled: bool,
-    newline: bool,
     start: Instant,
-    last: Instant,
+    last_print: Instant,
+    last_newline: Instant,
     last_bytes: [u64; 3],
     last_ios: [u64; 3],
     printed: bool,
     width: usize,
+    /// When each job was first seen started, and whether its final
+    /// timeline sample was taken.
+    started: Vec<Option<Instant>>,
+    finalized: Vec<bool>,
+    timelines: Vec<Timeline>,
+    next_grid: u32,
 }
 
 impl Reporter {
-    pub fn new(mode: ProgressMode, newline: bool) -> Self {
-        let enabled = match mode {
+    pub fn new(cfg: ProgressConfig, jobs: usize) -> Self {
+        let enabled = match cfg.mode {
             ProgressMode::Always => true,
             ProgressMode::Never => false,
-            ProgressMode::Auto => std::io::stdout().is_terminal(),
+            ProgressMode::Auto => {
+                if cfg.to_stderr {
+                    std::io::stderr().is_terminal()
+                } else {
+                    std::io::stdout().is_terminal()
+                }
+            }
         };
         let now = Instant::now();
         Reporter {
+            cfg,
             enabled,
-            newline,
             start: now,
-            last: now,
+            last_print: now,
+            last_newline: now,
             last_bytes: [0; 3],
             last_ios: [0; 3],
             printed: false,
             width: 0,
+            started: vec![None; jobs],
+            finalized: vec![false; jobs],
+            timelines: (0..jobs)
+                .map(|_| Timeline {
+                    interval_ms: cfg.timeline_ms,
+                    points: Vec::new(),
+                })
+                .collect(),
+            next_grid: 0,
         }
     }
 
+    /// Called by the watch loop every few tens of milliseconds.
     pub fn tick(&mut self, plan: &Plan, progresses: &[Arc<Progress>]) {
-        if !self.enabled || self.last.elapsed() < Duration::from_secs(1) {
+        self.sample(progresses);
+        let interval = Duration::from_millis(self.cfg.interval_ms.max(100));
+        if !self.enabled || self.last_print.elapsed() < interval {
             return;
         }
         let line = self.line(plan, progresses);
-        let mut out = std::io::stdout().lock();
-        if self.newline {
-            let _ = writeln!(out, "{line}");
+        self.print(&line);
+    }
+
+    fn print(&mut self, line: &str) {
+        let new_line = self.cfg.newline
+            && (self.cfg.newline_every_ms == 0
+                || self.last_newline.elapsed() >= Duration::from_millis(self.cfg.newline_every_ms));
+        let pad = " ".repeat(self.width.saturating_sub(line.len()));
+        let text = if new_line {
+            self.last_newline = Instant::now();
+            self.width = 0;
+            format!("\r{line}{pad}\n")
         } else {
-            let pad = self.width.saturating_sub(line.len());
-            let _ = write!(out, "\r{line}{}", " ".repeat(pad));
             self.width = line.len();
+            format!("\r{line}{pad}")
+        };
+        let r = if self.cfg.to_stderr {
+            let mut e = std::io::stderr().lock();
+            e.write_all(text.as_bytes()).and_then(|_| e.flush())
+        } else {
+            let mut o = std::io::stdout().lock();
+            o.write_all(text.as_bytes()).and_then(|_| o.flush())
+        };
+        if r.is_err() {
+            // A closed stream: stop drawing rather than failing the run.
+            self.enabled = false;
         }
-        let _ = out.flush();
-        self.printed = true;
+        self.printed = !new_line;
+    }
+
+    /// Timeline samples: a baseline when a job is first seen running, one
+    /// per grid tick while it runs, and a final one when it has ended.
+    fn sample(&mut self, progresses: &[Arc<Progress>]) {
+        if self.cfg.timeline_ms == 0 {
+            return;
+        }
+        let el = self.start.elapsed().as_millis() as u64;
+        let grid = (el / self.cfg.timeline_ms) as u32;
+        let on_grid = grid >= self.next_grid;
+        if on_grid {
+            self.next_grid = grid + 1;
+        }
+        for (i, p) in progresses.iter().enumerate() {
+            if self.finalized[i] {
+                continue;
+            }
+            let st = p.state.load(Ordering::Relaxed);
+            let active = matches!(st, state::RAMP | state::RUNNING | state::FSYNC);
+            let ended = st >= state::DONE;
+            let first = self.started[i].is_none() && (active || ended);
+            if first {
+                self.started[i] = Some(Instant::now());
+            }
+            if !(first || ended || (active && on_grid)) {
+                continue;
+            }
+            let last = self.timelines[i].points.last().map(|p| p.index);
+            let index = match last {
+                Some(l) if grid <= l => l + 1,
+                _ => grid,
+            };
+            let point = TimelinePoint {
+                index,
+                t_ms: el,
+                bytes: [0, 1, 2].map(|d| p.bytes[d].load(Ordering::Relaxed)),
+                ios: [0, 1, 2].map(|d| p.ios[d].load(Ordering::Relaxed)),
+            };
+            self.timelines[i].points.push(point);
+            if ended {
+                self.finalized[i] = true;
+            }
+        }
     }
 
     fn line(&mut self, plan: &Plan, progresses: &[Arc<Progress>]) -> String {
         let now = Instant::now();
-        let dt = now.duration_since(self.last).as_secs_f64().max(1e-3);
-        self.last = now;
+        let dt = now.duration_since(self.last_print).as_secs_f64().max(1e-3);
+        self.last_print = now;
         let mut bytes = [0u64; 3];
         let mut ios = [0u64; 3];
         let mut running = 0;
-        let mut states = String::new();
+        let mut files = 0;
+        let mut states: Vec<char> = Vec::with_capacity(plan.jobs.len());
         let mut done_frac = 0.0;
-        let mut eta_s: f64 = 0.0;
-        for (job, p) in plan.jobs.iter().zip(progresses) {
+        // Time left: per phase the longest job, summed over phases.
+        let mut phase_left: Vec<f64> = vec![0.0; plan.phases() as usize];
+        for (i, (job, p)) in plan.jobs.iter().zip(progresses).enumerate() {
             for d in 0..3 {
                 bytes[d] += p.bytes[d].load(Ordering::Relaxed);
                 ios[d] += p.ios[d].load(Ordering::Relaxed);
@@ -87,32 +223,49 @@ impl Reporter {
                 state::NOT_STARTED => 'P',
                 state::SETUP => 'I',
                 state::RAMP => '/',
-                state::RUNNING => {
-                    running += 1;
-                    running_char(job.spec.io.rw)
-                }
+                state::RUNNING => running_char(job.spec.io.rw),
                 state::FSYNC => 'F',
                 state::DONE => '_',
                 _ => 'X',
             };
+            if matches!(st, state::RAMP | state::RUNNING | state::FSYNC) {
+                running += 1;
+                files += job.files.len().max(1);
+            }
             states.push(c);
-            // Share done: by time for runtime-bound jobs, else by bytes.
-            let elapsed = self.start.elapsed().as_secs_f64();
-            let rt = p.planned_runtime_us.load(Ordering::Relaxed) as f64 / 1e6;
+            let since = self.started[i]
+                .map(|t| t.elapsed().as_secs_f64())
+                .unwrap_or(0.0);
+            let planned_rt = match p.planned_runtime_us.load(Ordering::Relaxed) {
+                0 => (job.spec.time.runtime_us + job.spec.time.ramp_time_us) as f64 / 1e6,
+                us => us as f64 / 1e6,
+            };
             let planned = p.planned_bytes.load(Ordering::Relaxed) as f64;
             let moved: u64 = (0..3).map(|d| p.bytes[d].load(Ordering::Relaxed)).sum();
-            let frac = if st >= state::DONE {
-                1.0
-            } else if rt > 0.0 && (job.spec.time.time_based || planned == 0.0) {
-                (elapsed / rt).min(1.0)
+            let by_time = planned_rt > 0.0 && (job.spec.time.time_based || planned == 0.0);
+            let (frac, left) = if st >= state::DONE {
+                (1.0, 0.0)
+            } else if st == state::NOT_STARTED || st == state::SETUP {
+                (0.0, if planned_rt > 0.0 { planned_rt } else { 0.0 })
+            } else if by_time {
+                let f = (since / planned_rt).min(1.0);
+                (f, (planned_rt - since).max(0.0))
             } else if planned > 0.0 {
-                (moved as f64 / planned).min(1.0)
+                let f = (moved as f64 / planned).min(1.0);
+                let left = if f > 0.0 { since * (1.0 - f) / f } else { 0.0 };
+                let left = if planned_rt > 0.0 {
+                    left.min((planned_rt - since).max(0.0))
+                } else {
+                    left
+                };
+                (f, left)
             } else {
-                0.0
+                (0.0, 0.0)
             };
             done_frac += frac;
-            if frac > 0.0 && frac < 1.0 {
-                eta_s = eta_s.max(elapsed * (1.0 - frac) / frac);
+            let ph = job.phase as usize;
+            if ph < phase_left.len() {
+                phase_left[ph] = phase_left[ph].max(left);
             }
         }
         let n = plan.jobs.len().max(1) as f64;
@@ -131,25 +284,69 @@ impl Reporter {
                 ));
             }
         }
+        if bw.is_empty() {
+            bw.push("r=0B/s".into());
+            iops.push("r=0".into());
+        }
         self.last_bytes = bytes;
         self.last_ios = ios;
-        let eta = eta_s.round() as u64;
+        let eta = phase_left.iter().sum::<f64>().round() as u64;
         format!(
-            "Jobs: {running} (f={running}): [{states}][{:.1}%][{}][{} IOPS][eta {:02}m:{:02}s]",
+            "Jobs: {running} (f={files}): [{}][{:.1}%][{}][{} IOPS][eta {}]",
+            run_length(&states),
             done_frac / n * 100.0,
             bw.join(","),
             iops.join(","),
-            eta / 60,
-            eta % 60
+            eta_text(eta)
         )
     }
 
-    pub fn finish(&mut self) {
-        if self.printed && !self.newline {
-            let mut out = std::io::stdout().lock();
-            let _ = write!(out, "\r{}\r", " ".repeat(self.width));
-            let _ = out.flush();
+    /// Clears the line (when redrawn in place) and returns each job's
+    /// timeline, indexed like the plan's jobs.
+    pub fn finish(&mut self, progresses: &[Arc<Progress>]) -> Vec<Timeline> {
+        self.sample(progresses);
+        if self.enabled && self.printed {
+            let blank = format!("\r{}\r", " ".repeat(self.width));
+            if self.cfg.to_stderr {
+                let _ = std::io::stderr().write_all(blank.as_bytes());
+            } else {
+                let mut o = std::io::stdout().lock();
+                let _ = o.write_all(blank.as_bytes()).and_then(|_| o.flush());
+            }
+            self.printed = false;
         }
+        std::mem::take(&mut self.timelines)
+    }
+}
+
+/// `rrW_` → `r(2),W(1),_(1)`.
+fn run_length(states: &[char]) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while i < states.len() {
+        let c = states[i];
+        let mut n = 1;
+        while i + n < states.len() && states[i + n] == c {
+            n += 1;
+        }
+        if !out.is_empty() {
+            out.push(',');
+        }
+        out.push_str(&format!("{c}({n})"));
+        i += n;
+    }
+    out
+}
+
+/// `MMm:SSs`, with hours and days in front when needed, as fio shows it.
+pub fn eta_text(secs: u64) -> String {
+    let (d, h, m, s) = (secs / 86400, secs / 3600 % 24, secs / 60 % 60, secs % 60);
+    if d > 0 {
+        format!("{d}d:{h:02}h:{m:02}m:{s:02}s")
+    } else if h > 0 {
+        format!("{h:02}h:{m:02}m:{s:02}s")
+    } else {
+        format!("{m:02}m:{s:02}s")
     }
 }
 
@@ -189,5 +386,32 @@ pub fn human_count(n: f64) -> String {
         format!("{:.1}k", n / 1e3)
     } else {
         format!("{:.0}", n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_are_run_length_encoded() {
+        assert_eq!(run_length(&['r', 'r', 'W', '_']), "r(2),W(1),_(1)");
+        assert_eq!(run_length(&[]), "");
+    }
+
+    #[test]
+    fn eta_has_minutes_and_seconds() {
+        assert_eq!(eta_text(5), "00m:05s");
+        assert_eq!(eta_text(125), "02m:05s");
+        assert_eq!(eta_text(3725), "01h:02m:05s");
+        assert_eq!(eta_text(90000), "1d:01h:00m:00s");
+    }
+
+    #[test]
+    fn rates_are_human_readable() {
+        assert_eq!(human_rate(512.0), "512B/s");
+        assert_eq!(human_rate(10.5 * 1048576.0), "10.5MiB/s");
+        assert_eq!(human_count(25_600.0), "25.6k");
+        assert_eq!(human_count(950.0), "950");
     }
 }

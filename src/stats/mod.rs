@@ -14,6 +14,7 @@ pub mod logs;
 pub mod recorder;
 pub mod samples;
 pub mod steady;
+pub mod timeline;
 
 use histogram::Histogram;
 pub use samples::SampleStats;
@@ -181,6 +182,8 @@ pub struct JobStats {
     pub first_error: i32,
     /// Steady-state outcome, when `steadystate` was set.
     pub steady: Option<steady::SteadyResult>,
+    /// Throughput over time, sampled by the progress thread (iomark's own).
+    pub timeline: timeline::Timeline,
 }
 
 impl JobStats {
@@ -214,6 +217,7 @@ impl JobStats {
         if self.steady.is_none() {
             self.steady = o.steady.clone();
         }
+        self.timeline.merge(&o.timeline);
     }
 
     pub fn total_ios(&self) -> u64 {

@@ -1,3 +1,345 @@
-//! One-command benchmarks built on the job engine: the quick suite.
+//! The front door: one-command benchmarks and what to do with results.
+//!
+//! - `quick`: CrystalDiskMark's default set with short defaults;
+//! - `suite`: named presets (`presets/`), printable as fio job files;
+//! - `sweep`: block size / queue depth / job count sweeps with a knee;
+//! - `report`: a self-contained HTML report of any fio or iomark JSON;
+//! - `compare`: before/after with a noise-aware verdict.
+//!
+//! Benchmarks generate a fio job file and run it through the normal job
+//! pipeline (`pipeline`), several passes per test (`runner`), then write
+//! a results bundle (`bundle`) and its HTML report (`html`). This module
+//! owns no I/O logic of its own: everything that touches the target goes
+//! through the job pipeline.
 
+pub mod args;
+pub mod bundle;
+pub mod compare;
+pub mod dataset;
+pub mod html;
+pub mod logs;
+pub mod pipeline;
+pub mod presets;
+pub mod probe;
 pub mod quick;
+pub mod report_cmd;
+pub mod runner;
+pub mod stats;
+pub mod suite_cmd;
+pub mod svg;
+pub mod sweep;
+pub mod table;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::report::env;
+use crate::run::{signals, RunOptions};
+use args::RunFlags;
+use runner::{SuiteOutcome, SuiteRun, SuiteTest};
+
+/// Exit code of a command that ran but found a problem in the results
+/// (compare: a regression).
+pub const EXIT_REGRESSION: i32 = 2;
+
+pub fn fail(cmd: &str, msg: &str) -> i32 {
+    eprintln!("iomark {cmd}: {msg}");
+    1
+}
+
+/// Local date and time as `YYYYmmdd-HHMMSS`.
+pub fn local_stamp() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as libc::time_t)
+        .unwrap_or(0);
+    // SAFETY: localtime_r fills the zeroed struct from a valid time_t.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    unsafe { libc::localtime_r(&now, &mut tm) };
+    format!(
+        "{:04}{:02}{:02}-{:02}{:02}{:02}",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec
+    )
+}
+
+/// New report names in the current directory that exist neither as JSON
+/// nor as HTML: `iomark-KIND-STAMP[-N].json/.html`.
+pub fn fresh_names(kind: &str) -> (PathBuf, PathBuf) {
+    let stamp = local_stamp();
+    for n in 1.. {
+        let base = if n == 1 {
+            format!("iomark-{kind}-{stamp}")
+        } else {
+            format!("iomark-{kind}-{stamp}-{n}")
+        };
+        let (j, h) = (
+            PathBuf::from(format!("{base}.json")),
+            PathBuf::from(format!("{base}.html")),
+        );
+        if !j.exists() && !h.exists() {
+            return (j, h);
+        }
+    }
+    unreachable!("an unused name exists")
+}
+
+/// Where the JSON and HTML reports go: the flags, else fresh names.
+pub fn report_paths(kind: &str, f: &RunFlags) -> (PathBuf, PathBuf) {
+    match (&f.json, &f.html) {
+        (Some(j), Some(h)) => (j.clone(), h.clone()),
+        (Some(j), None) => (j.clone(), j.with_extension("html")),
+        (None, Some(h)) => (h.with_extension("json"), h.clone()),
+        (None, None) => fresh_names(kind),
+    }
+}
+
+/// Writes a file, saying so when it replaces one.
+pub fn write_file(path: &Path, text: &str) -> Result<(), String> {
+    if path.exists() {
+        eprintln!("iomark: replacing existing '{}'", path.display());
+    }
+    std::fs::write(path, text).map_err(|e| {
+        format!(
+            "cannot write '{}': {}",
+            path.display(),
+            crate::job::jobfile::io_reason(&e)
+        )
+    })
+}
+
+/// The directory to benchmark and how: engine, direct I/O, notes.
+pub struct Target {
+    /// As given (for messages).
+    pub shown: String,
+    /// Absolute, for the job file (None: the current directory).
+    pub directory: Option<String>,
+    pub path: PathBuf,
+    pub engine: probe::EngineChoice,
+    pub direct: bool,
+    pub notes: Vec<String>,
+    pub warnings: Vec<Value>,
+}
+
+/// Checks PATH, picks the engine and finds out whether direct I/O works.
+pub fn target(
+    path: Option<&str>,
+    flags: &RunFlags,
+    want_direct: bool,
+    engines: &[&str],
+) -> Result<Target, String> {
+    let shown = path.unwrap_or(".").to_string();
+    let p = PathBuf::from(&shown);
+    if !p.is_dir() {
+        return Err(format!("'{shown}' is not a directory"));
+    }
+    let abs = std::fs::canonicalize(&p)
+        .map_err(|e| format!("'{shown}': {}", crate::job::jobfile::io_reason(&e)))?;
+    let abs_s = abs.to_string_lossy().to_string();
+    if abs_s.contains(':') {
+        return Err(format!(
+            "'{abs_s}' contains ':', which fio job files use to separate file names; \
+             use a directory without ':'"
+        ));
+    }
+    let engine = probe::pick_engine(flags.engine.as_deref(), engines)?;
+    let mut notes = Vec::new();
+    let mut warnings = Vec::new();
+    if let Some(n) = &engine.note {
+        notes.push(n.clone());
+    }
+    let mut direct = want_direct && !flags.buffered;
+    if direct && engine.name != "null" && !probe::direct_io_works(&abs)? {
+        direct = false;
+        let msg = format!(
+            "the filesystem at '{shown}' does not support direct I/O: running buffered, so \
+             the results likely measure the page cache, not the device"
+        );
+        warnings.push(json!({"kind": "no-direct-io", "job": "", "message": msg}));
+    }
+    Ok(Target {
+        directory: path.map(|_| abs_s),
+        shown,
+        path: abs,
+        engine,
+        direct,
+        notes,
+        warnings,
+    })
+}
+
+/// A benchmark ready to run: the job file, its tests and how to report.
+pub struct Bench {
+    pub kind: &'static str,
+    pub title: String,
+    pub jobfile: String,
+    pub tests: Vec<SuiteTest>,
+    pub passes: u32,
+    pub warmup_us: u64,
+    pub settings: Value,
+    pub target: Target,
+    /// Sweeps only: called once after the run with the outcome and the
+    /// JSON report's path (None with --no-report); prints the sweep's
+    /// summary, writes its charts and returns the "sweep" object.
+    #[allow(clippy::type_complexity)]
+    pub sweep: Option<Box<dyn Fn(&SuiteOutcome, Option<&Path>) -> Value>>,
+}
+
+/// The one-paragraph description of the target printed before a run.
+fn describe_target(t: &Target) -> String {
+    let tg = env::target(&t.path);
+    let mut parts = Vec::new();
+    if let Some(fs) = &tg.fs_type {
+        parts.push(fs.clone());
+    }
+    if let Some(d) = &tg.device {
+        let mut s = format!("on {d}");
+        if let Some(m) = &tg.device_model {
+            s.push_str(&format!(" ({m})"));
+        }
+        parts.push(s);
+    }
+    parts.join(" ")
+}
+
+/// Runs a benchmark: table on stdout as tests finish, JSON and HTML
+/// reports, test files removed; returns the exit code.
+pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
+    let cmd = b.kind;
+    let name = format!("iomark-{}.fio", b.kind);
+    // Validate the whole job file before anything else.
+    let sections = match pipeline::sections(&b.jobfile, &name) {
+        Ok(s) => s,
+        Err(e) => return fail(cmd, &e),
+    };
+    let all = match pipeline::prepare(&sections, &name, None, &[]) {
+        Ok(a) => a,
+        Err(e) => return fail(cmd, &e),
+    };
+    if let Some(f) = pipeline::plan_files(&all.plan).1.first() {
+        return fail(cmd, &runner::existing_file_message(f));
+    }
+    let (json_path, html_path) = report_paths(b.kind, flags);
+    let label_w = b
+        .tests
+        .iter()
+        .map(|t| t.label.chars().count() + 6)
+        .max()
+        .unwrap_or(10)
+        .max(10);
+    println!(
+        "iomark {}: {} in {} [{}]",
+        b.kind,
+        b.title,
+        b.target.shown,
+        describe_target(&b.target)
+    );
+    let warm = if b.warmup_us > 0 {
+        format!(" after a {} warm-up", presets::time_text(b.warmup_us))
+    } else {
+        String::new()
+    };
+    println!(
+        "{} test(s), {} measured pass(es) each{}, engine {}, {} I/O; median of the passes shown",
+        b.tests.len(),
+        b.passes,
+        warm,
+        b.target.engine.name,
+        if b.target.direct {
+            "direct"
+        } else {
+            "buffered"
+        }
+    );
+    for n in &b.target.notes {
+        eprintln!("iomark: note: {n}");
+    }
+    for w in &b.target.warnings {
+        eprintln!("iomark: warning: {}", w["message"].as_str().unwrap_or(""));
+    }
+    for w in env::cache_warnings(&all.list.jobs) {
+        eprintln!("iomark: warning: {}", w.message);
+    }
+    println!();
+    print!("{}", table::header(label_w));
+    let _ = std::io::stdout().flush();
+    let run = SuiteRun {
+        jobfile: &b.jobfile,
+        jobfile_name: &name,
+        tests: &b.tests,
+        passes: b.passes,
+        warmup_us: b.warmup_us,
+        run_opts: RunOptions {
+            progress: flags.eta,
+            eta_newline: flags.eta_newline,
+            quiet: true,
+            ..RunOptions::default()
+        },
+    };
+    let mut print_row = |t: &runner::TestOutcome| {
+        for d in &t.dirs {
+            print!(
+                "{}",
+                table::row(&format!("{} {}", t.test.label, d.dir), label_w, &d.passes)
+            );
+        }
+        let _ = std::io::stdout().flush();
+    };
+    let outcome = match runner::run_suite(&run, &mut print_row) {
+        Ok(o) => o,
+        Err(e) => return fail(cmd, &e),
+    };
+    if outcome.interrupted {
+        eprintln!("iomark {cmd}: interrupted; test files removed, partial results follow");
+    }
+    if let Some(e) = &outcome.error {
+        eprintln!("iomark {cmd}: {e}; test files removed");
+    }
+    let report_path = (!flags.no_report).then_some(json_path.as_path());
+    let sweep = b.sweep.as_ref().map(|f| f(&outcome, report_path));
+    let mut code = 0;
+    if !flags.no_report {
+        let paths: Vec<PathBuf> = vec![b.target.path.clone()];
+        let info = bundle::BundleInfo {
+            kind: b.kind,
+            title: b.title.clone(),
+            settings: b.settings,
+            jobfile: b.jobfile.clone(),
+            notes: b.target.notes.clone(),
+            warnings: b.target.warnings.clone(),
+            environment: env::environment_json(&paths),
+            sweep,
+        };
+        let doc = bundle::build(info, &outcome);
+        let text = crate::report::json::to_string(&doc);
+        let html = match dataset::from_value(&doc, &json_path.display().to_string()) {
+            Ok(ds) => html::report_page(&b.title, &[ds]),
+            Err(e) => return fail(cmd, &e),
+        };
+        match write_file(&json_path, &text).and_then(|_| write_file(&html_path, &html)) {
+            Ok(()) => {
+                println!();
+                println!("JSON results: {}", json_path.display());
+                println!("HTML report:  {}", html_path.display());
+            }
+            Err(e) => {
+                eprintln!("iomark {cmd}: {e}");
+                code = 1;
+            }
+        }
+    }
+    if outcome.interrupted {
+        let sig = signals::which();
+        return 128 + if sig == 0 { libc::SIGINT } else { sig };
+    }
+    if outcome.error.is_some() {
+        return 1;
+    }
+    code
+}

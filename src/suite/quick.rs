@@ -1,52 +1,116 @@
-//! `iomark quick [PATH]`: a short 4 KiB random read and write benchmark of
-//! the filesystem at PATH (default: the current directory). It removes its
-//! test file afterwards.
+//! `iomark quick [PATH]`: "how fast is this disk?" in about a minute.
+//!
+//! CrystalDiskMark's default set (SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1,
+//! RND4K Q1T1, each read and write) on one test file in PATH, with an
+//! asynchronous engine and direct I/O where available, one discarded
+//! warm-up pass and several measured passes per test; the table shows
+//! medians with the bandwidth spread. The JSON results and HTML report are
+//! written to the current directory; the test file is removed afterwards,
+//! also on Ctrl-C.
 
 use std::ffi::OsString;
 
-pub fn main(args: Vec<OsString>) -> i32 {
-    let mut path = std::path::PathBuf::from(".");
-    for a in args {
-        let s = a.to_string_lossy().to_string();
-        if s == "--help" || s == "-h" {
-            println!("Usage: iomark quick [PATH]\n\nRuns a short 4 KiB random read and random write test in PATH (default: .)");
-            return 0;
-        }
-        if s.starts_with('-') {
-            eprintln!("iomark quick: unknown option '{s}'");
-            return 1;
-        }
-        path = s.into();
+use serde_json::json;
+
+use super::presets::{self, crystaldiskmark};
+use super::runner::SuiteTest;
+use super::{args, fail, Bench};
+
+/// Defaults chosen to finish in about a minute on an ordinary disk:
+/// 8 tests × (1 s warm-up + 3 × 2 s) ≈ 56 s plus laying out the file.
+pub const SIZE: u64 = 1 << 30;
+pub const RUNTIME_US: u64 = 2_000_000;
+pub const PASSES: u32 = 3;
+pub const WARMUP_US: u64 = 1_000_000;
+pub const TEST_FILE: &str = "iomark-quick.tmp";
+
+pub fn usage() -> String {
+    format!(
+        "Usage: iomark quick [PATH] [OPTIONS]\n\n\
+         Benchmarks the filesystem at PATH (default: the current directory) with\n\
+         CrystalDiskMark's default tests — SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1,\n\
+         RND4K Q1T1, each read and write — on a test file ({TEST_FILE}) that is\n\
+         removed afterwards. Each test runs a discarded {}s warm-up pass, then {} measured\n\
+         passes of {}s; the table shows their median and the bandwidth range.\n\
+         The test file is {} GiB.\n\nOptions:\n{}",
+        WARMUP_US / 1_000_000,
+        PASSES,
+        RUNTIME_US / 1_000_000,
+        SIZE >> 30,
+        args::SHARED_HELP
+    )
+}
+
+pub fn main(argv: Vec<OsString>) -> i32 {
+    let flags = match args::parse(argv, "quick", &mut |_, _| Ok(false)) {
+        Ok(f) => f,
+        Err(e) => return fail("quick", &e),
+    };
+    if flags.help {
+        print!("{}", usage());
+        return 0;
     }
-    if !path.is_dir() {
-        eprintln!("iomark quick: '{}' is not a directory", path.display());
-        return 1;
+    if flags.positionals.len() > 1 {
+        return fail("quick", "give at most one PATH (see iomark quick --help)");
     }
-    let dir = path.to_string_lossy().to_string();
-    let argv: Vec<OsString> = [
-        "--directory",
-        &dir,
-        "--filename_format=iomark-quick.$jobnum.tmp",
-        "--size=64m",
-        "--bs=4k",
-        "--ioengine=psync",
-        "--runtime=5",
-        "--time_based",
-        "--unlink=1",
-        "--name=randread",
-        "--rw=randread",
-        "--name=randwrite",
-        "--rw=randwrite",
-        "--stonewall",
-    ]
-    .iter()
-    .map(OsString::from)
-    .collect();
-    match crate::cli::parse(argv) {
-        Ok(cmd) => crate::cli::commands::execute(cmd),
-        Err(e) => {
-            eprintln!("iomark quick: {e}");
-            1
-        }
+    let preset = &crystaldiskmark::DEFAULT;
+    let target = match super::target(
+        flags.positionals.first().map(String::as_str),
+        &flags,
+        preset.direct,
+        preset.engines,
+    ) {
+        Ok(t) => t,
+        Err(e) => return fail("quick", &e),
+    };
+    let size = flags.size.unwrap_or(SIZE);
+    let runtime = flags.runtime_us.unwrap_or(RUNTIME_US);
+    let passes = flags.passes.unwrap_or(PASSES);
+    let warmup = flags.warmup_us.unwrap_or(WARMUP_US);
+    let jobfile = presets::render(
+        preset,
+        &presets::Render {
+            directory: target.directory.clone(),
+            ioengine: target.engine.name.clone(),
+            direct: target.direct,
+            size: Some(presets::size_text(size)),
+            runtime: Some(presets::time_text(runtime)),
+            file_name: Some(TEST_FILE.into()),
+            comments: vec![format!("Written by `iomark quick` for {}.", target.shown)],
+        },
+    );
+    if flags.print_jobfile {
+        print!("{jobfile}");
+        return 0;
     }
+    let tests: Vec<SuiteTest> = preset
+        .tests
+        .iter()
+        .map(|t| SuiteTest {
+            section: t.section.into(),
+            label: t.label.into(),
+        })
+        .collect();
+    let settings = json!({
+        "preset": preset.name,
+        "path": target.path.display().to_string(),
+        "ioengine": target.engine.name,
+        "direct": target.direct,
+        "size_bytes": size,
+        "runtime_us": runtime,
+        "passes": passes,
+        "warmup_us": warmup,
+    });
+    let bench = Bench {
+        kind: "quick",
+        title: "CrystalDiskMark-style quick test".into(),
+        jobfile,
+        tests,
+        passes,
+        warmup_us: warmup,
+        settings,
+        target,
+        sweep: None,
+    };
+    super::run_bench(bench, &flags)
 }

@@ -19,3 +19,11 @@ mod seed_workloads;
 
 mod buffers;
 mod iolog;
+
+mod front_compare;
+mod front_progress;
+mod front_quick;
+mod front_report;
+mod front_suite;
+mod front_sweep;
+mod html_check;

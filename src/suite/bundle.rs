@@ -1,0 +1,132 @@
+//! iomark's results file for `quick`, `suite` and `sweep`: one JSON
+//! document holding what ran and everything measured.
+//!
+//! ```text
+//! {
+//!   "iomark version": "0.1.0",
+//!   "kind": "quick" | "suite" | "sweep",
+//!   "title", "timestamp", "time",
+//!   "settings": { … how it was run … },
+//!   "jobfile": "the fio job file of one pass",
+//!   "notes": [ "…" ],                      fallbacks worth knowing
+//!   "warnings": [ {"kind", "job", "message"} ],   cache honesty
+//!   "environment": { "host": {…}, "targets": [ {…} ] },
+//!   "interrupted": false,
+//!   "tests": [ { "name", "section", "direction", "params": {rw, bs, iodepth,
+//!                numjobs, ioengine, direct},
+//!                "passes": [ {"bw_bytes", "iops", "lat_mean_ns", "lat_p99_ns"} … ],
+//!                "summary": { metric: {"n", "median", "q1", "q3", "min", "max"} } } ],
+//!   "sweep": { … only for sweeps … },
+//!   "runs": [ { "section", "pass", "result": <fio-format JSON+ document> } ]
+//! }
+//! ```
+//!
+//! Each `runs[].result` is a complete fio-format document, so the raw
+//! per-pass figures stay available to fio tools.
+
+use serde_json::{json, Map, Value};
+
+use super::dataset::{round3, METRICS};
+use super::runner::SuiteOutcome;
+use super::stats;
+
+pub struct BundleInfo {
+    pub kind: &'static str,
+    pub title: String,
+    pub settings: Value,
+    pub jobfile: String,
+    pub notes: Vec<String>,
+    /// Warnings known before running (e.g. no direct I/O).
+    pub warnings: Vec<Value>,
+    pub environment: Value,
+    pub sweep: Option<Value>,
+}
+
+fn summary_json(values: &[f64]) -> Value {
+    let s = stats::summarize(values);
+    json!({
+        "n": s.n,
+        "median": round3(s.median),
+        "q1": round3(s.q1),
+        "q3": round3(s.q3),
+        "min": round3(s.min),
+        "max": round3(s.max),
+    })
+}
+
+pub fn build(info: BundleInfo, out: &SuiteOutcome) -> Value {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let mut warnings = info.warnings;
+    let mut tests = Vec::new();
+    let mut runs = Vec::new();
+    for t in &out.tests {
+        for d in &t.dirs {
+            let mut summary = Map::new();
+            for m in METRICS {
+                let v: Vec<f64> = d
+                    .passes
+                    .iter()
+                    .map(m.get)
+                    .filter(|x| x.is_finite())
+                    .collect();
+                summary.insert(m.key.into(), summary_json(&v));
+            }
+            tests.push(json!({
+                "name": t.test.label,
+                "section": t.test.section,
+                "direction": d.dir,
+                "params": {
+                    "rw": t.params.rw,
+                    "bs": t.params.bs,
+                    "iodepth": t.params.iodepth,
+                    "numjobs": t.params.numjobs,
+                    "ioengine": t.params.ioengine,
+                    "direct": t.params.direct,
+                },
+                "passes": d.passes.iter().map(|m| m.to_json()).collect::<Vec<_>>(),
+                "summary": summary,
+            }));
+        }
+        for (i, doc) in t.runs.iter().enumerate() {
+            for w in doc
+                .pointer("/iomark/warnings")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                // Once per kind and job: free RAM in the text varies.
+                if !warnings
+                    .iter()
+                    .any(|x| x["kind"] == w["kind"] && x["job"] == w["job"])
+                {
+                    warnings.push(w.clone());
+                }
+            }
+            runs.push(json!({"section": t.test.section, "pass": i + 1, "result": doc}));
+        }
+    }
+    let mut m = Map::new();
+    m.insert("iomark version".into(), json!(env!("CARGO_PKG_VERSION")));
+    m.insert("kind".into(), json!(info.kind));
+    m.insert("title".into(), json!(info.title));
+    m.insert("timestamp".into(), json!(now));
+    m.insert("time".into(), json!(crate::report::fmt::ctime(now)));
+    m.insert("settings".into(), info.settings);
+    m.insert("jobfile".into(), json!(info.jobfile));
+    m.insert("notes".into(), json!(info.notes));
+    m.insert("warnings".into(), Value::Array(warnings));
+    m.insert("environment".into(), info.environment);
+    m.insert("interrupted".into(), json!(out.interrupted));
+    if let Some(e) = &out.error {
+        m.insert("error".into(), json!(e));
+    }
+    m.insert("tests".into(), Value::Array(tests));
+    if let Some(s) = info.sweep {
+        m.insert("sweep".into(), s);
+    }
+    m.insert("runs".into(), Value::Array(runs));
+    Value::Object(m)
+}

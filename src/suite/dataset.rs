@@ -1,0 +1,677 @@
+//! Results as `report` and `compare` see them, read from any of:
+//!
+//! - fio's own JSON (`--output-format=json` or `json+`, any fio 3.x, also
+//!   client/server output with its `client_stats`), with notices before
+//!   the document tolerated and, for `--status-interval` streams, the last
+//!   document taken;
+//! - iomark's JSON (the same layout plus the "iomark" key: environment,
+//!   warnings, per-job timeline);
+//! - iomark's results bundles written by `quick`, `suite` and `sweep`
+//!   (several passes per test, see `bundle`).
+//!
+//! Each job direction that did I/O becomes an `Item` with one `Metrics`
+//! sample per pass (per input file for plain documents) and the details
+//! (percentiles, json+ bins, timeline) of a representative pass.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::stats;
+
+/// The four figures compared and tabulated for every item.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Metrics {
+    pub bw_bytes: f64,
+    pub iops: f64,
+    /// Mean total latency (submission + completion), ns.
+    pub lat_mean_ns: f64,
+    /// 99th percentile latency, ns: of total latency when the job reports
+    /// its percentiles (lat_percentiles), else of completion latency.
+    pub lat_p99_ns: f64,
+}
+
+/// A metric's name, unit and which direction is better.
+#[derive(Clone, Copy, Debug)]
+pub struct MetricDef {
+    pub key: &'static str,
+    pub title: &'static str,
+    pub higher_is_better: bool,
+    pub get: fn(&Metrics) -> f64,
+}
+
+pub const METRICS: [MetricDef; 4] = [
+    MetricDef {
+        key: "bw_bytes",
+        title: "bandwidth",
+        higher_is_better: true,
+        get: |m| m.bw_bytes,
+    },
+    MetricDef {
+        key: "iops",
+        title: "IOPS",
+        higher_is_better: true,
+        get: |m| m.iops,
+    },
+    MetricDef {
+        key: "lat_mean_ns",
+        title: "mean latency",
+        higher_is_better: false,
+        get: |m| m.lat_mean_ns,
+    },
+    MetricDef {
+        key: "lat_p99_ns",
+        title: "p99 latency",
+        higher_is_better: false,
+        get: |m| m.lat_p99_ns,
+    },
+];
+
+impl Metrics {
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "bw_bytes": round3(self.bw_bytes),
+            "iops": round3(self.iops),
+            "lat_mean_ns": round3(self.lat_mean_ns),
+            "lat_p99_ns": round3(self.lat_p99_ns),
+        })
+    }
+
+    pub fn from_json(v: &Value) -> Metrics {
+        let g = |k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(f64::NAN);
+        Metrics {
+            bw_bytes: g("bw_bytes"),
+            iops: g("iops"),
+            lat_mean_ns: g("lat_mean_ns"),
+            lat_p99_ns: g("lat_p99_ns"),
+        }
+    }
+}
+
+pub fn round3(v: f64) -> f64 {
+    if v.is_finite() {
+        (v * 1000.0).round() / 1000.0
+    } else {
+        0.0
+    }
+}
+
+/// Throughput over time of one job direction.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Series {
+    /// When the job started (its first sample), s since the run started.
+    pub start_s: f64,
+    /// End of each interval, s since the run started.
+    pub t_s: Vec<f64>,
+    pub bw_bytes: Vec<f64>,
+    pub iops: Vec<f64>,
+}
+
+/// The latency detail of one pass.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Detail {
+    /// "lat" (total) or "clat" (completion): which latency the
+    /// percentiles and bins describe.
+    pub lat_kind: &'static str,
+    /// (percentile, ns), ascending.
+    pub percentiles: Vec<(f64, f64)>,
+    /// json+ histogram bins: (latency ns, count), ascending.
+    pub bins: Vec<(f64, f64)>,
+    pub timeline: Option<Series>,
+}
+
+/// What a job was asked to do (as written in its options).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Params {
+    pub rw: String,
+    pub bs: String,
+    pub iodepth: String,
+    pub numjobs: String,
+    pub ioengine: String,
+    pub direct: String,
+}
+
+impl Params {
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        for (k, v) in [
+            ("rw", &self.rw),
+            ("bs", &self.bs),
+            ("iodepth", &self.iodepth),
+            ("numjobs", &self.numjobs),
+            ("ioengine", &self.ioengine),
+            ("direct", &self.direct),
+        ] {
+            if !v.is_empty() {
+                parts.push(format!("{k}={v}"));
+            }
+        }
+        parts.join(" ")
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Item {
+    /// Unique within a data set; equal keys are compared across sets.
+    pub key: String,
+    pub name: String,
+    pub dir: String,
+    pub params: Params,
+    pub samples: Vec<Metrics>,
+    pub detail: Option<Detail>,
+}
+
+impl Item {
+    pub fn label(&self) -> String {
+        format!("{} {}", self.name, self.dir)
+    }
+
+    pub fn values(&self, m: &MetricDef) -> Vec<f64> {
+        self.samples
+            .iter()
+            .map(m.get)
+            .filter(|v| v.is_finite())
+            .collect()
+    }
+
+    pub fn summary(&self, m: &MetricDef) -> stats::Summary {
+        stats::summarize(&self.values(m))
+    }
+}
+
+/// A warning carried by a result; `key` (kind and job) tells repeats of
+/// the same warning apart from different ones (free RAM, in the text,
+/// changes from pass to pass).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Warning {
+    pub key: String,
+    pub text: String,
+}
+
+/// Adds warnings not already present (by key).
+pub fn add_warnings(to: &mut Vec<Warning>, from: impl IntoIterator<Item = Warning>) {
+    for w in from {
+        if !to.iter().any(|x| x.key == w.key) {
+            to.push(w);
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Dataset {
+    /// Where it was read from.
+    pub source: String,
+    /// "fio", "iomark", "quick", "suite" or "sweep".
+    pub kind: String,
+    pub title: String,
+    pub version: String,
+    pub time: String,
+    pub environment: Option<Value>,
+    pub warnings: Vec<Warning>,
+    pub notes: Vec<String>,
+    pub items: Vec<Item>,
+    pub sweep: Option<Value>,
+    pub jobfile: Option<String>,
+    pub settings: Option<Value>,
+    pub interrupted: bool,
+}
+
+fn s(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// Parses the text of a result file (see the module doc for what it
+/// accepts).
+pub fn parse_text(text: &str, source: &str) -> Result<Dataset, String> {
+    let start = text
+        .find('{')
+        .ok_or_else(|| format!("{source}: no JSON document in the file"))?;
+    let mut last: Option<Value> = None;
+    let stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+    for doc in stream {
+        match doc {
+            Ok(v) => last = Some(v),
+            Err(e) if last.is_some() && e.is_eof() => break,
+            Err(e) => return Err(format!("{source}: not valid JSON: {e}")),
+        }
+    }
+    let v = last.ok_or_else(|| format!("{source}: no JSON document in the file"))?;
+    from_value(&v, source)
+}
+
+pub fn load(path: &Path) -> Result<Dataset, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "cannot read '{}': {}",
+            path.display(),
+            crate::job::jobfile::io_reason(&e)
+        )
+    })?;
+    parse_text(&text, &path.display().to_string())
+}
+
+pub fn from_value(v: &Value, source: &str) -> Result<Dataset, String> {
+    if v.get("tests").is_some_and(Value::is_array) && v.get("kind").is_some() {
+        return from_bundle(v, source);
+    }
+    if jobs_of(v).is_none() {
+        return Err(format!(
+            "{source}: not a fio/iomark JSON result (no \"jobs\" array) nor an iomark results file"
+        ));
+    }
+    let mut d = Dataset {
+        source: source.to_string(),
+        kind: if v.get("iomark version").is_some() || v.get("iomark").is_some() {
+            "iomark".into()
+        } else {
+            "fio".into()
+        },
+        version: s(&v["fio version"]),
+        time: s(&v["time"]),
+        environment: v.pointer("/iomark/environment").cloned(),
+        interrupted: v
+            .get("interrupted")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        ..Dataset::default()
+    };
+    d.title = Path::new(source)
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_else(|| source.to_string());
+    d.warnings = warning_texts(v.pointer("/iomark/warnings"));
+    d.items = items_of_doc(v)
+        .into_iter()
+        .map(|(mut item, detail)| {
+            item.detail = Some(detail);
+            item
+        })
+        .collect();
+    Ok(d)
+}
+
+fn warning_texts(v: Option<&Value>) -> Vec<Warning> {
+    let mut out = Vec::new();
+    let list = v.and_then(Value::as_array).cloned().unwrap_or_default();
+    add_warnings(
+        &mut out,
+        list.iter().map(|w| match w.get("message") {
+            Some(m) => Warning {
+                key: format!("{}/{}", s(&w["kind"]), s(&w["job"])),
+                text: s(m),
+            },
+            None => Warning {
+                key: s(w),
+                text: s(w),
+            },
+        }),
+    );
+    out
+}
+
+fn num(v: &Value) -> f64 {
+    match v {
+        Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
+        Value::String(s) => s.parse().unwrap_or(f64::NAN),
+        _ => f64::NAN,
+    }
+}
+
+/// The percentile map and bins of a latency object, ascending.
+/// (x, y) pairs: (percentile, ns) or (latency ns, count).
+type Pairs = Vec<(f64, f64)>;
+
+fn lat_detail(o: &Value) -> (Pairs, Pairs) {
+    let mut p: Vec<(f64, f64)> = o
+        .get("percentile")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, num(v))))
+                .filter(|(_, v)| v.is_finite())
+                .collect()
+        })
+        .unwrap_or_default();
+    p.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut bins: Vec<(f64, f64)> = o
+        .get("bins")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, num(v))))
+                .filter(|(_, c)| c.is_finite() && *c > 0.0)
+                .collect()
+        })
+        .unwrap_or_default();
+    bins.sort_by(|a, b| a.0.total_cmp(&b.0));
+    (p, bins)
+}
+
+/// Metrics and detail of one direction object (`job["read"]` …).
+pub fn dir_metrics(d: &Value) -> Option<(Metrics, Detail)> {
+    let ios = d.get("total_ios").map(num).unwrap_or(0.0);
+    if ios.is_nan() || ios <= 0.0 {
+        return None;
+    }
+    let bw_bytes = match d.get("bw_bytes").map(num) {
+        Some(v) if v.is_finite() => v,
+        _ => d.get("bw").map(num).unwrap_or(f64::NAN) * 1024.0,
+    };
+    let lat = &d["lat_ns"];
+    let clat = &d["clat_ns"];
+    let lat_mean_ns = if lat.get("N").map(num).unwrap_or(0.0) > 0.0 {
+        num(&lat["mean"])
+    } else {
+        num(&clat["mean"])
+    };
+    let (lp, lb) = lat_detail(lat);
+    let (cp, cb) = lat_detail(clat);
+    let (kind, percentiles, bins) = if !lp.is_empty() {
+        ("lat", lp, if lb.is_empty() { cb } else { lb })
+    } else {
+        ("clat", cp, cb)
+    };
+    let p99 = percentiles
+        .iter()
+        .find(|(p, _)| (*p - 99.0).abs() < 1e-9)
+        .map(|x| x.1)
+        .unwrap_or(f64::NAN);
+    Some((
+        Metrics {
+            bw_bytes,
+            iops: num(&d["iops"]),
+            lat_mean_ns,
+            lat_p99_ns: p99,
+        },
+        Detail {
+            lat_kind: kind,
+            percentiles,
+            bins,
+            timeline: None,
+        },
+    ))
+}
+
+fn params(job: &Value, global: &Value) -> Params {
+    let get = |k: &str| -> String {
+        job.pointer(&format!("/job options/{k}"))
+            .or_else(|| global.get(k))
+            .map(s)
+            .unwrap_or_default()
+    };
+    Params {
+        rw: get("rw"),
+        bs: get("bs"),
+        iodepth: get("iodepth"),
+        numjobs: get("numjobs"),
+        ioengine: get("ioengine"),
+        direct: get("direct"),
+    }
+}
+
+fn timeline_of(doc: &Value, job_index: usize, dir: &str) -> Option<Series> {
+    let j = doc.pointer(&format!("/iomark/timeline/jobs/{job_index}"))?;
+    let t: Vec<f64> = j["t_ms"]
+        .as_array()?
+        .iter()
+        .map(|v| num(v) / 1000.0)
+        .collect();
+    let d = j.get(dir)?;
+    let bw: Vec<f64> = d["bw"]
+        .as_array()?
+        .iter()
+        .map(|v| num(v) * 1024.0)
+        .collect();
+    let iops: Vec<f64> = d["iops"].as_array()?.iter().map(num).collect();
+    let start_s = match j.get("start_ms") {
+        Some(v) => num(v) / 1000.0,
+        None => t[0] - t.get(1).map(|t1| t1 - t[0]).unwrap_or(0.0),
+    };
+    (t.len() == bw.len() && t.len() == iops.len() && !t.is_empty()).then_some(Series {
+        start_s,
+        t_s: t,
+        bw_bytes: bw,
+        iops,
+    })
+}
+
+/// The job entries: `jobs`, or `client_stats` in fio's client/server
+/// output (each named job@host there).
+fn jobs_of(doc: &Value) -> Option<&Vec<Value>> {
+    doc.get("jobs")
+        .and_then(Value::as_array)
+        .or_else(|| doc.get("client_stats").and_then(Value::as_array))
+}
+
+/// Every job direction of a fio/iomark document that did I/O, each with
+/// one sample; keys are `jobname/dir`, with `#N` for repeated names.
+pub fn items_of_doc(doc: &Value) -> Vec<(Item, Detail)> {
+    let global = doc.get("global options").cloned().unwrap_or(Value::Null);
+    let mut out = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    let Some(jobs) = jobs_of(doc) else {
+        return out;
+    };
+    for (ji, job) in jobs.iter().enumerate() {
+        let name = match job.get("hostname").map(s) {
+            Some(h) if !h.is_empty() => format!("{}@{h}", s(&job["jobname"])),
+            _ => s(&job["jobname"]),
+        };
+        let n = seen.iter().filter(|x| **x == name).count();
+        seen.push(name.clone());
+        let shown = if n == 0 {
+            name.clone()
+        } else {
+            format!("{name}#{}", n + 1)
+        };
+        let p = params(job, &global);
+        for dir in ["read", "write", "trim"] {
+            let Some((m, mut detail)) = dir_metrics(&job[dir]) else {
+                continue;
+            };
+            detail.timeline = timeline_of(doc, ji, dir);
+            out.push((
+                Item {
+                    key: format!("{shown}/{dir}"),
+                    name: shown.clone(),
+                    dir: dir.to_string(),
+                    params: p.clone(),
+                    samples: vec![m],
+                    detail: None,
+                },
+                detail,
+            ));
+        }
+    }
+    out
+}
+
+fn from_bundle(v: &Value, source: &str) -> Result<Dataset, String> {
+    let mut d = Dataset {
+        source: source.to_string(),
+        kind: s(&v["kind"]),
+        title: s(&v["title"]),
+        version: s(&v["iomark version"]),
+        time: s(&v["time"]),
+        environment: v.get("environment").cloned(),
+        warnings: warning_texts(v.get("warnings")),
+        notes: v["notes"]
+            .as_array()
+            .map(|a| a.iter().map(s).collect())
+            .unwrap_or_default(),
+        sweep: v.get("sweep").cloned().filter(|x| !x.is_null()),
+        jobfile: v.get("jobfile").map(s).filter(|x| !x.is_empty()),
+        settings: v.get("settings").cloned(),
+        interrupted: v
+            .get("interrupted")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        ..Dataset::default()
+    };
+    if let Some(e) = v.get("error").and_then(Value::as_str) {
+        d.notes.push(format!("The run stopped early: {e}"));
+    }
+    let runs = v["runs"].as_array().cloned().unwrap_or_default();
+    for t in v["tests"].as_array().into_iter().flatten() {
+        let section = s(&t["section"]);
+        let dir = s(&t["direction"]);
+        let samples: Vec<Metrics> = t["passes"]
+            .as_array()
+            .map(|a| a.iter().map(Metrics::from_json).collect())
+            .unwrap_or_default();
+        if samples.is_empty() {
+            continue;
+        }
+        // Details from the pass with the median bandwidth.
+        let rep = representative(&samples);
+        let detail = runs
+            .iter()
+            .filter(|r| s(&r["section"]) == section)
+            .nth(rep)
+            .and_then(|r| {
+                items_of_doc(&r["result"])
+                    .into_iter()
+                    .find(|(i, _)| i.dir == dir)
+                    .map(|(_, d)| d)
+            });
+        let pv = &t["params"];
+        d.items.push(Item {
+            key: format!("{section}/{dir}"),
+            name: s(&t["name"]),
+            dir,
+            params: Params {
+                rw: s(&pv["rw"]),
+                bs: s(&pv["bs"]),
+                iodepth: s(&pv["iodepth"]),
+                numjobs: s(&pv["numjobs"]),
+                ioengine: s(&pv["ioengine"]),
+                direct: s(&pv["direct"]),
+            },
+            samples,
+            detail,
+        });
+    }
+    Ok(d)
+}
+
+/// Index of the sample whose bandwidth is the (lower) median.
+pub fn representative(samples: &[Metrics]) -> usize {
+    let mut idx: Vec<usize> = (0..samples.len()).collect();
+    idx.sort_by(|a, b| samples[*a].bw_bytes.total_cmp(&samples[*b].bw_bytes));
+    idx.get((idx.len().saturating_sub(1)) / 2)
+        .copied()
+        .unwrap_or(0)
+}
+
+/// Several data sets of one side of a comparison, merged: items with the
+/// same key pool their samples (repeated runs of the same job).
+pub fn merge(sets: Vec<Dataset>) -> Dataset {
+    let mut it = sets.into_iter();
+    let Some(mut first) = it.next() else {
+        return Dataset::default();
+    };
+    let mut sources = vec![first.source.clone()];
+    for d in it {
+        sources.push(d.source.clone());
+        for item in d.items {
+            match first.items.iter_mut().find(|i| i.key == item.key) {
+                Some(x) => x.samples.extend(item.samples),
+                None => first.items.push(item),
+            }
+        }
+        add_warnings(&mut first.warnings, d.warnings);
+        first.interrupted |= d.interrupted;
+    }
+    first.source = sources.join(", ");
+    first
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = r#"notice: something before the document
+{
+  "fio version" : "fio-3.33",
+  "global options" : {"bs": "4k", "ioengine": "libaio"},
+  "jobs" : [
+    {"jobname": "a", "job options": {"rw": "randrw", "iodepth": "8"},
+     "read": {"total_ios": 100, "bw_bytes": 409600, "bw": 400, "iops": 100.0,
+              "lat_ns": {"N": 100, "mean": 2000.0},
+              "clat_ns": {"N": 100, "mean": 1500.0,
+                          "percentile": {"50.000000": 1400, "99.000000": 3000},
+                          "bins": {"1400": 60, "3000": 40}}},
+     "write": {"total_ios": 0, "bw_bytes": 0, "iops": 0.0},
+     "trim": {"total_ios": 0}},
+    {"jobname": "a", "job options": {"rw": "read"},
+     "read": {"total_ios": 5, "bw": 20, "iops": 5.0,
+              "lat_ns": {"N": 5, "mean": 10.0, "percentile": {"99.000000": 99}},
+              "clat_ns": {"N": 5, "mean": 8.0, "percentile": {"99.000000": 50}}}}
+  ]
+}"#;
+
+    #[test]
+    fn fio_documents_become_items() {
+        let d = parse_text(DOC, "x.json").unwrap();
+        assert_eq!(d.kind, "fio");
+        assert_eq!(d.items.len(), 2);
+        let a = &d.items[0];
+        assert_eq!(a.key, "a/read");
+        assert_eq!(a.params.bs, "4k");
+        assert_eq!(a.params.iodepth, "8");
+        let m = a.samples[0];
+        assert_eq!(m.bw_bytes, 409600.0);
+        assert_eq!(m.lat_mean_ns, 2000.0);
+        assert_eq!(m.lat_p99_ns, 3000.0);
+        let det = a.detail.as_ref().unwrap();
+        assert_eq!(det.lat_kind, "clat");
+        assert_eq!(det.bins, vec![(1400.0, 60.0), (3000.0, 40.0)]);
+        // The repeated name is told apart; total-latency percentiles win.
+        let b = &d.items[1];
+        assert_eq!(b.key, "a#2/read");
+        assert_eq!(b.samples[0].bw_bytes, 20.0 * 1024.0);
+        assert_eq!(b.samples[0].lat_p99_ns, 99.0);
+        assert_eq!(b.detail.as_ref().unwrap().lat_kind, "lat");
+    }
+
+    #[test]
+    fn fio_client_server_output_is_read() {
+        let doc = r#"{"fio version": "fio-3.33", "client_stats": [
+            {"jobname": "cs", "hostname": "10.0.0.1",
+             "read": {"total_ios": 10, "bw_bytes": 4096, "iops": 1.0,
+                      "lat_ns": {"N": 10, "mean": 5.0}}}]}"#;
+        let d = parse_text(doc, "c.json").unwrap();
+        assert_eq!(d.items.len(), 1);
+        assert_eq!(d.items[0].key, "cs@10.0.0.1/read");
+    }
+
+    #[test]
+    fn non_results_are_refused() {
+        assert!(parse_text("{\"a\": 1}", "y.json").is_err());
+        assert!(parse_text("nothing", "y.json").is_err());
+    }
+
+    #[test]
+    fn merging_pools_samples_by_key() {
+        let a = parse_text(DOC, "1.json").unwrap();
+        let b = parse_text(DOC, "2.json").unwrap();
+        let m = merge(vec![a, b]);
+        assert_eq!(m.items.len(), 2);
+        assert_eq!(m.items[0].samples.len(), 2);
+        assert_eq!(m.source, "1.json, 2.json");
+    }
+
+    #[test]
+    fn representative_is_the_median_bandwidth_pass() {
+        let m = |bw| Metrics {
+            bw_bytes: bw,
+            ..Metrics::default()
+        };
+        assert_eq!(representative(&[m(3.0), m(1.0), m(2.0)]), 2);
+        assert_eq!(representative(&[m(3.0)]), 0);
+    }
+}

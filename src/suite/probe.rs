@@ -1,0 +1,161 @@
+//! What the machine and the target directory allow: which asynchronous
+//! engine works (io_uring, then libaio, among those iomark implements),
+//! whether the filesystem accepts direct I/O, and what filesystem it is.
+//!
+//! Probes create nothing but one small file of their own, which they
+//! remove at once.
+
+use std::path::Path;
+
+use crate::engine;
+
+/// The engine for a benchmark and, when it is a fallback, why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngineChoice {
+    pub name: String,
+    pub note: Option<String>,
+}
+
+/// Whether the kernel lets this process set up an io_uring.
+pub fn io_uring_works() -> bool {
+    io_uring::IoUring::new(4).is_ok()
+}
+
+/// Whether the kernel's native AIO (io_setup) is usable.
+pub fn libaio_works() -> bool {
+    let mut ctx: libc::c_ulong = 0;
+    // SAFETY: io_setup writes the context id into `ctx`; it is destroyed
+    // right after.
+    let r = unsafe { libc::syscall(libc::SYS_io_setup, 1 as libc::c_long, &mut ctx) };
+    if r != 0 {
+        return false;
+    }
+    // SAFETY: destroying the context just created.
+    unsafe { libc::syscall(libc::SYS_io_destroy, ctx) };
+    true
+}
+
+fn works(name: &str) -> bool {
+    match name {
+        "io_uring" => io_uring_works(),
+        "libaio" => libaio_works(),
+        _ => true,
+    }
+}
+
+/// Picks the engine: `requested` if given (it must exist), else the first
+/// of `preferred`, io_uring, libaio that iomark implements and the kernel
+/// allows, else psync with a note saying what that means for queue depth.
+pub fn pick_engine(requested: Option<&str>, preferred: &[&str]) -> Result<EngineChoice, String> {
+    if let Some(r) = requested {
+        engine::check_name(r)?;
+        return Ok(EngineChoice {
+            name: r.to_string(),
+            note: None,
+        });
+    }
+    for cand in preferred.iter().chain(["io_uring", "libaio"].iter()) {
+        if engine::IMPLEMENTED.contains(cand) && works(cand) {
+            return Ok(EngineChoice {
+                name: cand.to_string(),
+                note: None,
+            });
+        }
+    }
+    let why = if engine::IMPLEMENTED.contains(&"io_uring")
+        || engine::IMPLEMENTED.contains(&"libaio")
+    {
+        "io_uring and libaio are not usable on this system (disabled by the kernel or a seccomp policy)"
+    } else {
+        "this iomark build has no asynchronous engine (io_uring/libaio)"
+    };
+    Ok(EngineChoice {
+        name: "psync".into(),
+        note: Some(format!(
+            "{why}: using psync, which keeps one I/O in flight per job, so tests \
+             with a queue depth above 1 run at depth 1"
+        )),
+    })
+}
+
+/// Tries an aligned O_DIRECT write of 4 KiB in `dir`. Ok(true) when the
+/// filesystem accepts direct I/O, Ok(false) when it refuses it (EINVAL),
+/// Err for other failures (permissions, full disk…).
+pub fn direct_io_works(dir: &Path) -> Result<bool, String> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = dir.join(format!(".iomark-probe-{}", std::process::id()));
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| format!("'{}': path contains a NUL byte", path.display()))?;
+    // SAFETY: plain open(2) on a NUL-terminated path.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_DIRECT | libc::O_CLOEXEC,
+            0o600,
+        )
+    };
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        // The file may exist without O_DIRECT support having been tried.
+        let _ = std::fs::remove_file(&path);
+        return match e.raw_os_error() {
+            Some(libc::EINVAL) => Ok(false),
+            _ => Err(format!(
+                "cannot create a file in '{}': {}",
+                dir.display(),
+                crate::job::jobfile::io_reason(&e)
+            )),
+        };
+    }
+    let layout = std::alloc::Layout::from_size_align(4096, 4096).expect("valid layout");
+    // SAFETY: a zeroed 4 KiB allocation aligned to 4 KiB, freed below.
+    let buf = unsafe { std::alloc::alloc_zeroed(layout) };
+    // SAFETY: writing 4096 bytes from the buffer just allocated.
+    let r = unsafe { libc::pwrite(fd, buf as *const libc::c_void, 4096, 0) };
+    let err = std::io::Error::last_os_error();
+    // SAFETY: freeing what was allocated above with the same layout.
+    unsafe {
+        std::alloc::dealloc(buf, layout);
+        libc::close(fd);
+    }
+    let _ = std::fs::remove_file(&path);
+    if r == 4096 {
+        Ok(true)
+    } else if err.raw_os_error() == Some(libc::EINVAL) {
+        Ok(false)
+    } else {
+        Err(format!(
+            "cannot write a test file in '{}': {}",
+            dir.display(),
+            crate::job::jobfile::io_reason(&err)
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_requested_engine_must_exist() {
+        assert!(pick_engine(Some("no-such-engine"), &[]).is_err());
+        assert_eq!(pick_engine(Some("psync"), &[]).unwrap().name, "psync");
+    }
+
+    #[test]
+    fn the_choice_is_an_implemented_engine() {
+        let c = pick_engine(None, &["posixaio"]).unwrap();
+        assert!(engine::IMPLEMENTED.contains(&c.name.as_str()), "{c:?}");
+        assert_eq!(c.note.is_some(), c.name == "psync");
+    }
+
+    #[test]
+    fn direct_io_probe_leaves_nothing_behind() {
+        let dir = std::env::temp_dir().join(format!("iomark-probe-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let r = direct_io_works(&dir);
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        std::fs::remove_dir(&dir).unwrap();
+    }
+}

@@ -1,0 +1,201 @@
+//! Runs a suite: the sections of one job file, each as a discarded
+//! warm-up pass followed by N measured passes, through `pipeline`.
+//!
+//! It refuses to start when a test file it would create already exists
+//! (it removes only files it created), removes each test's files once no
+//! later test uses them, and removes the rest on the way out — also after
+//! Ctrl-C (the run stops within a second; the interrupted pass is
+//! dropped and what was measured is returned, marked interrupted) and
+//! after a failed job.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::dataset::{items_of_doc, Metrics, Params};
+use super::pipeline;
+use crate::run::{signals, RunOptions};
+
+#[derive(Clone, Debug)]
+pub struct SuiteTest {
+    /// The job file section.
+    pub section: String,
+    /// Label for tables.
+    pub label: String,
+}
+
+pub struct SuiteRun<'a> {
+    pub jobfile: &'a str,
+    /// Name of the job file in error messages.
+    pub jobfile_name: &'a str,
+    pub tests: &'a [SuiteTest],
+    pub passes: u32,
+    /// Warm-up pass length (0: none).
+    pub warmup_us: u64,
+    pub run_opts: RunOptions,
+}
+
+/// One direction of one test over its passes.
+#[derive(Clone, Debug)]
+pub struct DirOutcome {
+    pub dir: String,
+    pub passes: Vec<Metrics>,
+}
+
+#[derive(Clone, Debug)]
+pub struct TestOutcome {
+    pub test: SuiteTest,
+    pub params: Params,
+    pub dirs: Vec<DirOutcome>,
+    /// The fio-format documents of the measured passes.
+    pub runs: Vec<Value>,
+}
+
+#[derive(Debug, Default)]
+pub struct SuiteOutcome {
+    pub tests: Vec<TestOutcome>,
+    pub interrupted: bool,
+    /// The first failure (a job error), when one stopped the suite.
+    pub error: Option<String>,
+}
+
+/// Metrics of each direction of a pass document, with several job entries
+/// (clones reported separately) combined: bandwidth and IOPS summed, mean
+/// latency weighted by IOPS, p99 the largest (an upper bound).
+pub fn pass_metrics(doc: &Value) -> (Params, Vec<(String, Metrics)>) {
+    let items = items_of_doc(doc);
+    let params = items
+        .first()
+        .map(|(i, _)| i.params.clone())
+        .unwrap_or_default();
+    let mut out: Vec<(String, Metrics)> = Vec::new();
+    for (item, _) in items {
+        let m = item.samples[0];
+        match out.iter_mut().find(|(d, _)| *d == item.dir) {
+            None => out.push((item.dir.clone(), m)),
+            Some((_, acc)) => {
+                let w = acc.iops + m.iops;
+                if w > 0.0 {
+                    acc.lat_mean_ns = (acc.lat_mean_ns * acc.iops + m.lat_mean_ns * m.iops) / w;
+                }
+                acc.bw_bytes += m.bw_bytes;
+                acc.iops += m.iops;
+                acc.lat_p99_ns = acc.lat_p99_ns.max(m.lat_p99_ns);
+            }
+        }
+    }
+    (params, out)
+}
+
+/// Why a suite will not start over an existing file.
+pub fn existing_file_message(f: &std::path::Path) -> String {
+    format!(
+        "test file '{}' already exists; iomark only removes files it creates, so it \
+         will not use it (delete it if an interrupted run left it, or choose another \
+         directory)",
+        f.display()
+    )
+}
+
+fn remove_files(files: &mut Vec<PathBuf>, keep: impl Fn(&PathBuf) -> bool) {
+    files.retain(|f| {
+        if keep(f) {
+            return true;
+        }
+        match std::fs::remove_file(f) {
+            Ok(()) => false,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => {
+                eprintln!(
+                    "iomark: warning: cannot remove test file '{}': {e}",
+                    f.display()
+                );
+                false
+            }
+        }
+    });
+}
+
+/// Runs the suite; `on_test` is called after each test's last pass.
+pub fn run_suite(
+    s: &SuiteRun,
+    on_test: &mut dyn FnMut(&TestOutcome),
+) -> Result<SuiteOutcome, String> {
+    let sections = pipeline::sections(s.jobfile, s.jobfile_name)?;
+    // Plan everything first: bad options fail before any I/O, and we learn
+    // which files are ours to remove.
+    let all = pipeline::prepare(&sections, s.jobfile_name, None, &[])?;
+    let (mut created, existing) = pipeline::plan_files(&all.plan);
+    if let Some(f) = existing.first() {
+        return Err(existing_file_message(f));
+    }
+    let files_of = |section: &str| -> Vec<PathBuf> {
+        all.plan
+            .jobs
+            .iter()
+            .filter(|j| j.spec.name == section)
+            .flat_map(|j| j.files.iter().map(|f| f.path.clone()))
+            .collect()
+    };
+    signals::install();
+    let mut out = SuiteOutcome::default();
+    'tests: for (ti, test) in s.tests.iter().enumerate() {
+        let mut runs = Vec::new();
+        let mut passes: Vec<(String, Vec<Metrics>)> = Vec::new();
+        let mut params = Params::default();
+        let warm = if s.warmup_us > 0 { 1 } else { 0 };
+        for pass in 0..(warm + s.passes) {
+            if signals::received() {
+                out.interrupted = true;
+                break 'tests;
+            }
+            let extra: Vec<(&str, String)> = if pass < warm {
+                vec![("runtime", super::presets::time_text(s.warmup_us))]
+            } else {
+                Vec::new()
+            };
+            let prepared =
+                pipeline::prepare(&sections, s.jobfile_name, Some(&test.section), &extra)?;
+            let r = pipeline::run(prepared, &s.run_opts);
+            if r.interrupted {
+                out.interrupted = true;
+                break 'tests;
+            }
+            if let Some(e) = r.errors.first() {
+                out.error = Some(e.clone());
+                break 'tests;
+            }
+            if pass < warm {
+                continue;
+            }
+            let (p, dirs) = pass_metrics(&r.doc);
+            params = p;
+            for (d, m) in dirs {
+                match passes.iter_mut().find(|(x, _)| *x == d) {
+                    Some((_, v)) => v.push(m),
+                    None => passes.push((d, vec![m])),
+                }
+            }
+            runs.push(r.doc);
+        }
+        let outcome = TestOutcome {
+            test: test.clone(),
+            params,
+            dirs: passes
+                .into_iter()
+                .map(|(dir, passes)| DirOutcome { dir, passes })
+                .collect(),
+            runs,
+        };
+        on_test(&outcome);
+        out.tests.push(outcome);
+        // Free space early: drop files no later test uses.
+        let later: Vec<PathBuf> = s.tests[ti + 1..]
+            .iter()
+            .flat_map(|t| files_of(&t.section))
+            .collect();
+        remove_files(&mut created, |f| later.contains(f));
+    }
+    remove_files(&mut created, |_| false);
+    Ok(out)
+}

@@ -1,0 +1,141 @@
+//! `iomark suite`: list the presets, print one as a fio job file, or run
+//! it (warm-up and measured passes per test, table, JSON and HTML).
+
+use std::ffi::OsString;
+
+use serde_json::json;
+
+use super::presets::{self, Preset};
+use super::runner::SuiteTest;
+use super::{args, fail, Bench};
+
+pub fn usage() -> String {
+    let mut s = String::from(
+        "Usage: iomark suite --list\n\
+         \x20      iomark suite NAME [PATH] [OPTIONS]\n\
+         \x20      iomark suite NAME [PATH] --print-jobfile [OPTIONS]\n\n\
+         Runs a named set of tests on test files in PATH (default: the current\n\
+         directory), or prints it as a fio job file. --size and --runtime replace\n\
+         every test's own size and run time, in the printed job file too.\n\nPresets:\n",
+    );
+    for p in presets::ALL {
+        s.push_str(&format!("  {:<22} {}\n", p.name, p.summary));
+    }
+    s.push_str("\nOptions:\n");
+    s.push_str("  --list             list the presets with their tests and defaults\n");
+    s.push_str(args::SHARED_HELP);
+    s
+}
+
+fn list() -> String {
+    let mut s = String::new();
+    for p in presets::ALL {
+        s.push_str(&format!("{}\n  {}\n", p.name, p.summary));
+        s.push_str(&format!(
+            "  defaults: size {}, {} s per test, {} pass(es), {} s warm-up, {} I/O\n",
+            p.size,
+            p.runtime_s,
+            p.passes,
+            p.warmup_s,
+            if p.direct { "direct" } else { "buffered" }
+        ));
+        for t in p.tests {
+            let opts: Vec<String> = t.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            s.push_str(&format!("    {:<28} {}\n", t.section, opts.join(" ")));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+pub fn main(argv: Vec<OsString>) -> i32 {
+    let mut want_list = false;
+    let flags = match args::parse(argv, "suite", &mut |name, _| {
+        if name == "list" {
+            want_list = true;
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    }) {
+        Ok(f) => f,
+        Err(e) => return fail("suite", &e),
+    };
+    if flags.help {
+        print!("{}", usage());
+        return 0;
+    }
+    if want_list {
+        print!("{}", list());
+        return 0;
+    }
+    let Some(name) = flags.positionals.first() else {
+        return fail("suite", "name a preset (iomark suite --list shows them)");
+    };
+    let Some(preset) = presets::find(name) else {
+        let names: Vec<&str> = presets::ALL.iter().map(|p| p.name).collect();
+        return fail(
+            "suite",
+            &format!("unknown preset '{name}' (presets: {})", names.join(", ")),
+        );
+    };
+    if flags.positionals.len() > 2 {
+        return fail("suite", "give a preset NAME and at most one PATH");
+    }
+    run_preset(preset, flags.positionals.get(1).map(String::as_str), &flags)
+}
+
+fn run_preset(preset: &Preset, path: Option<&str>, flags: &args::RunFlags) -> i32 {
+    let target = match super::target(path, flags, preset.direct, preset.engines) {
+        Ok(t) => t,
+        Err(e) => return fail("suite", &e),
+    };
+    let jobfile = presets::render(
+        preset,
+        &presets::Render {
+            directory: target.directory.clone(),
+            ioengine: target.engine.name.clone(),
+            direct: target.direct,
+            size: flags.size.map(presets::size_text),
+            runtime: flags.runtime_us.map(presets::time_text),
+            file_name: None,
+            comments: Vec::new(),
+        },
+    );
+    if flags.print_jobfile {
+        print!("{jobfile}");
+        return 0;
+    }
+    let passes = flags.passes.unwrap_or(preset.passes);
+    let warmup = flags.warmup_us.unwrap_or(preset.warmup_s * 1_000_000);
+    let tests: Vec<SuiteTest> = preset
+        .tests
+        .iter()
+        .map(|t| SuiteTest {
+            section: t.section.into(),
+            label: t.label.into(),
+        })
+        .collect();
+    let settings = json!({
+        "preset": preset.name,
+        "path": target.path.display().to_string(),
+        "ioengine": target.engine.name,
+        "direct": target.direct,
+        "size": flags.size.map(presets::size_text).unwrap_or_else(|| preset.size.to_string()),
+        "runtime_us": flags.runtime_us.unwrap_or(preset.runtime_s * 1_000_000),
+        "passes": passes,
+        "warmup_us": warmup,
+    });
+    let bench = Bench {
+        kind: "suite",
+        title: format!("preset '{}'", preset.name),
+        jobfile,
+        tests,
+        passes,
+        warmup_us: warmup,
+        settings,
+        target,
+        sweep: None,
+    };
+    super::run_bench(bench, flags)
+}

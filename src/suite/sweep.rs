@@ -1,0 +1,640 @@
+//! `iomark sweep`: run one test per combination of rw patterns, block
+//! sizes, queue depths and job counts (the Cartesian product of the
+//! lists given), each `--repeat` times, and show how bandwidth and IOPS
+//! change with the swept value: a table, SVG charts and — for queue depth
+//! and job count sweeps — the knee.
+//!
+//! **Knee**: along one series (all other parameters fixed), with points
+//! ordered by the swept value x₁ < x₂ < … and T(x) the median IOPS, the
+//! knee is the first xᵢ for which T(xᵢ₊₁) < 1.10 × T(xᵢ) — the first
+//! value after which doubling (or otherwise raising) it gains less than
+//! 10 %. No knee is reported when throughput still grows by 10 % or more
+//! at the last step ("still scaling"), or when there are fewer than two
+//! points.
+
+use std::ffi::OsString;
+use std::fmt::Write;
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use super::presets::{self, Defaults, Render};
+use super::runner::{SuiteOutcome, SuiteTest};
+use super::svg::{self, Axis, Format, LineChart, Scale, Series};
+use super::{args, fail, stats, Bench};
+use crate::job::value::parse_size;
+
+/// The gain below which throughput counts as no longer scaling.
+pub const KNEE_GAIN: f64 = 0.10;
+pub const KNEE_RULE: &str =
+    "the first value after which the next step raises median IOPS by less than 10%";
+
+pub const DEFAULT_IODEPTHS: &str = "1,2,4,8,16,32,64,128,256";
+pub const SIZE: u64 = 1 << 30;
+pub const RUNTIME_US: u64 = 2_000_000;
+pub const TEST_FILE: &str = "iomark-sweep.tmp";
+
+const RW: &[&str] = &[
+    "read",
+    "write",
+    "randread",
+    "randwrite",
+    "rw",
+    "readwrite",
+    "randrw",
+];
+
+pub fn usage() -> String {
+    format!(
+        "Usage: iomark sweep [PATH] [OPTIONS]\n\n\
+         Runs one test per combination of the values below on a test file in PATH\n\
+         (default: the current directory) and charts bandwidth and IOPS against the\n\
+         swept value. For queue depth and job count sweeps it reports the knee:\n\
+         {KNEE_RULE}.\n\n\
+         Sweep options (comma-separated lists):\n\
+         \x20 --rw LIST          patterns (default randread): {}\n\
+         \x20 --bs LIST          block sizes (default 4k), e.g. 4k,8k,64k,1m,4m\n\
+         \x20 --iodepth LIST     queue depths (default {DEFAULT_IODEPTHS})\n\
+         \x20 --numjobs LIST     job counts (default 1)\n\
+         \x20 --repeat N         measured passes per point (same as --passes; default 1)\n\n\
+         Defaults: {} GiB test file, {} s per pass, no warm-up.\n\nOptions:\n{}",
+        RW.join(", "),
+        SIZE >> 30,
+        RUNTIME_US / 1_000_000,
+        args::SHARED_HELP
+    )
+}
+
+/// One swept combination.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    pub rw: String,
+    pub bs: String,
+    pub bs_bytes: u64,
+    pub iodepth: u32,
+    pub numjobs: u32,
+}
+
+impl Point {
+    pub fn section(&self) -> String {
+        format!(
+            "{}-{}-qd{}-j{}",
+            self.rw, self.bs, self.iodepth, self.numjobs
+        )
+    }
+
+    pub fn label(&self) -> String {
+        format!(
+            "{} {} QD{} J{}",
+            self.rw, self.bs, self.iodepth, self.numjobs
+        )
+    }
+}
+
+fn list(v: &str, opt: &str) -> Result<Vec<String>, String> {
+    let items: Vec<String> = v
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if items.is_empty() {
+        return Err(format!("--{opt}: give at least one value"));
+    }
+    Ok(items)
+}
+
+/// The swept lists, validated.
+#[derive(Clone, Debug)]
+pub struct Dims {
+    pub rw: Vec<String>,
+    pub bs: Vec<(String, u64)>,
+    pub iodepth: Vec<u32>,
+    pub numjobs: Vec<u32>,
+}
+
+impl Dims {
+    pub fn parse(rw: &str, bs: &str, iodepth: &str, numjobs: &str) -> Result<Dims, String> {
+        let rw = list(rw, "rw")?;
+        if let Some(bad) = rw.iter().find(|r| !RW.contains(&r.as_str())) {
+            return Err(format!("--rw: '{bad}' is not one of: {}", RW.join(", ")));
+        }
+        let bs = list(bs, "bs")?
+            .into_iter()
+            .map(|b| {
+                let n = parse_size(&b, 1024).map_err(|e| format!("--bs: {e}"))?;
+                if n == 0 || n % 512 != 0 {
+                    return Err(format!("--bs: '{b}' is not a multiple of 512 bytes"));
+                }
+                Ok((b.to_lowercase(), n))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let nums = |v: &str, opt: &str, max: u32| -> Result<Vec<u32>, String> {
+            list(v, opt)?
+                .iter()
+                .map(|x| match x.parse::<u32>() {
+                    Ok(n) if n >= 1 && n <= max => Ok(n),
+                    _ => Err(format!(
+                        "--{opt}: '{x}' is not a whole number from 1 to {max}"
+                    )),
+                })
+                .collect()
+        };
+        Ok(Dims {
+            rw,
+            bs,
+            iodepth: nums(iodepth, "iodepth", 65536)?,
+            numjobs: nums(numjobs, "numjobs", 1024)?,
+        })
+    }
+
+    pub fn points(&self) -> Vec<Point> {
+        let mut out = Vec::new();
+        for rw in &self.rw {
+            for (bs, bytes) in &self.bs {
+                for nj in &self.numjobs {
+                    for qd in &self.iodepth {
+                        out.push(Point {
+                            rw: rw.clone(),
+                            bs: bs.clone(),
+                            bs_bytes: *bytes,
+                            iodepth: *qd,
+                            numjobs: *nj,
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The dimension on the x axis: the numeric one with the most
+    /// values (queue depth first on ties).
+    pub fn x(&self) -> &'static str {
+        let cands = [
+            ("iodepth", self.iodepth.len()),
+            ("numjobs", self.numjobs.len()),
+            ("bs", self.bs.len()),
+        ];
+        cands
+            .iter()
+            .fold(
+                ("iodepth", 0),
+                |best, c| if c.1 > best.1 { *c } else { best },
+            )
+            .0
+    }
+}
+
+fn x_of(p: &Point, x: &str) -> f64 {
+    match x {
+        "numjobs" => p.numjobs as f64,
+        "bs" => p.bs_bytes as f64,
+        _ => p.iodepth as f64,
+    }
+}
+
+/// The parameters other than the swept one, naming a series.
+fn series_of(p: &Point, x: &str, dir: &str) -> String {
+    let mut parts = vec![p.rw.clone()];
+    if x != "bs" {
+        parts.push(format!("bs={}", p.bs));
+    }
+    if x != "iodepth" {
+        parts.push(format!("iodepth={}", p.iodepth));
+    }
+    if x != "numjobs" {
+        parts.push(format!("numjobs={}", p.numjobs));
+    }
+    if p.rw.contains("rw") || p.rw == "readwrite" {
+        parts.push(dir.to_string());
+    }
+    parts.join(" ")
+}
+
+/// The knee of a series of (x, median throughput), sorted by x.
+pub fn knee(points: &[(f64, f64)]) -> Option<f64> {
+    points
+        .windows(2)
+        .find(|w| {
+            let (a, b) = (w[0].1, w[1].1);
+            if a <= 0.0 {
+                return b <= 0.0;
+            }
+            // A tolerance so that exactly 10 % still counts as scaling.
+            (b - a) / a < KNEE_GAIN - 1e-9
+        })
+        .map(|w| w[0].0)
+}
+
+fn med(v: &[f64]) -> Value {
+    let s = stats::summarize(v);
+    json!({"median": s.median, "min": s.min, "max": s.max, "n": s.n})
+}
+
+/// The "sweep" object of the results bundle.
+pub fn sweep_object(dims: &Dims, points: &[Point], out: &SuiteOutcome) -> Value {
+    let x = dims.x();
+    let mut pts = Vec::new();
+    for t in &out.tests {
+        let Some(p) = points.iter().find(|p| p.section() == t.test.section) else {
+            continue;
+        };
+        for d in &t.dirs {
+            let get = |f: fn(&super::dataset::Metrics) -> f64| -> Vec<f64> {
+                d.passes.iter().map(f).filter(|v| v.is_finite()).collect()
+            };
+            pts.push(json!({
+                "section": t.test.section,
+                "rw": p.rw, "bs": p.bs, "bs_bytes": p.bs_bytes,
+                "iodepth": p.iodepth, "numjobs": p.numjobs,
+                "direction": d.dir,
+                "series": series_of(p, x, &d.dir),
+                "x": x_of(p, x),
+                "bw_bytes": med(&get(|m| m.bw_bytes)),
+                "iops": med(&get(|m| m.iops)),
+                "lat_mean_ns": med(&get(|m| m.lat_mean_ns)),
+                "lat_p99_ns": med(&get(|m| m.lat_p99_ns)),
+            }));
+        }
+    }
+    let mut knees = Vec::new();
+    if x == "iodepth" || x == "numjobs" {
+        for (name, series) in group(&pts) {
+            let curve: Vec<(f64, f64)> = series
+                .iter()
+                .map(|p| {
+                    (
+                        p["x"].as_f64().unwrap_or(0.0),
+                        p["iops"]["median"].as_f64().unwrap_or(0.0),
+                    )
+                })
+                .collect();
+            let k = knee(&curve);
+            let note = match (k, curve.len()) {
+                (_, 0 | 1) => "one point only: no knee".to_string(),
+                (Some(v), _) => format!("{x} {v}"),
+                (None, _) => format!(
+                    "still scaling at {x} {}",
+                    curve.last().map(|c| c.0).unwrap_or(0.0)
+                ),
+            };
+            knees.push(json!({"series": name, "knee": k, "note": note}));
+        }
+    }
+    json!({
+        "x": x,
+        "values": {
+            "rw": dims.rw,
+            "bs": dims.bs.iter().map(|b| b.0.clone()).collect::<Vec<_>>(),
+            "iodepth": dims.iodepth,
+            "numjobs": dims.numjobs,
+        },
+        "knee_rule": KNEE_RULE,
+        "points": pts,
+        "knees": knees,
+    })
+}
+
+/// Points grouped by series name, each sorted by x, in first-seen order.
+fn group(points: &[Value]) -> Vec<(String, Vec<Value>)> {
+    let mut g: Vec<(String, Vec<Value>)> = Vec::new();
+    for p in points {
+        let name = p["series"].as_str().unwrap_or("").to_string();
+        match g.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, v)) => v.push(p.clone()),
+            None => g.push((name, vec![p.clone()])),
+        }
+    }
+    for (_, v) in &mut g {
+        v.sort_by(|a, b| {
+            a["x"]
+                .as_f64()
+                .unwrap_or(0.0)
+                .total_cmp(&b["x"].as_f64().unwrap_or(0.0))
+        });
+    }
+    g
+}
+
+/// Charts of bandwidth, IOPS and p99 latency against the swept value,
+/// one line per series with min–max bars: (file suffix, svg).
+pub fn sweep_charts(sweep: &Value) -> Vec<(&'static str, String)> {
+    let x = sweep["x"].as_str().unwrap_or("iodepth");
+    let (x_label, x_scale, x_fmt) = match x {
+        "bs" => ("block size", Scale::Log2, Format::Bytes),
+        "numjobs" => ("jobs (numjobs)", Scale::Log2, Format::Number),
+        _ => ("queue depth (iodepth)", Scale::Log2, Format::Number),
+    };
+    let pts = sweep["points"].as_array().cloned().unwrap_or_default();
+    let groups = group(&pts);
+    let knees: Vec<(String, f64)> = sweep["knees"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|k| Some((k["series"].as_str()?.to_string(), k["knee"].as_f64()?)))
+        .collect();
+    let mut out = Vec::new();
+    for (suffix, key, title, y_label, scale, fmt, div) in [
+        (
+            "bw",
+            "bw_bytes",
+            "Bandwidth",
+            "MiB/s",
+            Scale::Linear,
+            Format::Number,
+            1048576.0,
+        ),
+        (
+            "iops",
+            "iops",
+            "IOPS",
+            "IOPS",
+            Scale::Linear,
+            Format::Number,
+            1.0,
+        ),
+        (
+            "lat",
+            "lat_p99_ns",
+            "p99 latency",
+            "p99 latency (log)",
+            Scale::Log10,
+            Format::Nanos,
+            1.0,
+        ),
+    ] {
+        let mut series = Vec::new();
+        for (i, (name, g)) in groups.iter().enumerate() {
+            let val = |p: &Value, f: &str| p[key][f].as_f64().unwrap_or(f64::NAN) / div;
+            series.push(Series {
+                name: name.clone(),
+                points: g
+                    .iter()
+                    .map(|p| (p["x"].as_f64().unwrap_or(0.0), val(p, "median")))
+                    .collect(),
+                ranges: g
+                    .iter()
+                    .filter(|p| p[key]["n"].as_u64().unwrap_or(0) > 1)
+                    .map(|p| (p["x"].as_f64().unwrap_or(0.0), val(p, "min"), val(p, "max")))
+                    .collect(),
+                markers: true,
+                color: Some(i),
+                ..Series::default()
+            });
+            if key != "lat_p99_ns" {
+                if let Some((_, k)) = knees.iter().find(|(n, _)| n == name) {
+                    if let Some(p) = g.iter().find(|p| p["x"].as_f64() == Some(*k)) {
+                        series.push(Series {
+                            name: format!("knee ({name}): {k}"),
+                            points: vec![(*k, val(p, "median"))],
+                            markers: true,
+                            color: Some(6),
+                            ..Series::default()
+                        });
+                    }
+                }
+            }
+        }
+        let chart = LineChart {
+            title: format!("{title} vs {x_label}"),
+            x: Axis::new(x_label, x_scale, x_fmt),
+            y: Axis::new(y_label, scale, fmt),
+            series,
+            width: 620,
+            height: 300,
+        };
+        out.push((suffix, svg::line_chart(&chart)));
+    }
+    out
+}
+
+/// The sweep part of the HTML report: knees and charts.
+pub fn sweep_html(sweep: &Value) -> String {
+    let mut s = String::new();
+    let rows: Vec<Vec<String>> = sweep["knees"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|k| {
+            vec![
+                k["series"].as_str().unwrap_or("").to_string(),
+                k["note"].as_str().unwrap_or("").to_string(),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        let _ = write!(
+            s,
+            "<p class=\"meta\">Knee: {}.</p>",
+            svg::esc(sweep["knee_rule"].as_str().unwrap_or(KNEE_RULE))
+        );
+        s.push_str(&super::html::table(&["series", "knee"], &rows, 2));
+    }
+    s.push_str("<div class=\"grid\">");
+    for (_, c) in sweep_charts(sweep) {
+        s.push_str(&c);
+    }
+    s.push_str("</div>");
+    s
+}
+
+pub fn main(argv: Vec<OsString>) -> i32 {
+    let (mut rw, mut bs, mut qd, mut nj) = (
+        "randread".to_string(),
+        "4k".to_string(),
+        DEFAULT_IODEPTHS.to_string(),
+        "1".to_string(),
+    );
+    let mut repeat: Option<u32> = None;
+    let flags = match args::parse(argv, "sweep", &mut |name, p| {
+        let slot = match name {
+            "rw" | "readwrite" => &mut rw,
+            "bs" | "blocksize" => &mut bs,
+            "iodepth" => &mut qd,
+            "numjobs" => &mut nj,
+            "repeat" => {
+                repeat = Some(args::parse_u32(&args::value(p, "repeat")?, "repeat", 1)?);
+                return Ok(true);
+            }
+            _ => return Ok(false),
+        };
+        *slot = args::value(p, name)?;
+        Ok(true)
+    }) {
+        Ok(f) => f,
+        Err(e) => return fail("sweep", &e),
+    };
+    if flags.help {
+        print!("{}", usage());
+        return 0;
+    }
+    if flags.positionals.len() > 1 {
+        return fail("sweep", "give at most one PATH (see iomark sweep --help)");
+    }
+    let dims = match Dims::parse(&rw, &bs, &qd, &nj) {
+        Ok(d) => d,
+        Err(e) => return fail("sweep", &e),
+    };
+    let points = dims.points();
+    if points.len() > 1000 {
+        return fail(
+            "sweep",
+            &format!("{} combinations is too many (at most 1000)", points.len()),
+        );
+    }
+    let target = match super::target(
+        flags.positionals.first().map(String::as_str),
+        &flags,
+        true,
+        &[],
+    ) {
+        Ok(t) => t,
+        Err(e) => return fail("sweep", &e),
+    };
+    let mut target = target;
+    if target.engine.note.is_some() && dims.iodepth.iter().any(|q| *q > 1) {
+        target.notes.push(
+            "with psync every queue depth runs at depth 1: the queue depth sweep shows no scaling"
+                .into(),
+        );
+    }
+    let size = flags.size.unwrap_or(SIZE);
+    let runtime = flags.runtime_us.unwrap_or(RUNTIME_US);
+    let passes = repeat.or(flags.passes).unwrap_or(1);
+    let warmup = flags.warmup_us.unwrap_or(0);
+    let tests: Vec<(String, Vec<(String, String)>)> = points
+        .iter()
+        .map(|p| {
+            (
+                p.section(),
+                vec![
+                    ("rw".into(), p.rw.clone()),
+                    ("bs".into(), p.bs.clone()),
+                    ("iodepth".into(), p.iodepth.to_string()),
+                    ("numjobs".into(), p.numjobs.to_string()),
+                ],
+            )
+        })
+        .collect();
+    let head = format!(
+        "; iomark sweep: rw={} bs={} iodepth={} numjobs={}\n\
+         ; One section per combination, run one after another; `iomark sweep` runs\n\
+         ; each {} time(s) and charts the medians. Runs unchanged under fio.\n",
+        rw, bs, qd, nj, passes
+    );
+    let jobfile = presets::render_jobfile(
+        &head,
+        &Defaults {
+            shared_file: Some(TEST_FILE),
+            size: "1g",
+            runtime_us: runtime,
+            global: &[],
+        },
+        &tests,
+        &Render {
+            directory: target.directory.clone(),
+            ioengine: target.engine.name.clone(),
+            direct: target.direct,
+            size: Some(presets::size_text(size)),
+            runtime: Some(presets::time_text(runtime)),
+            file_name: None,
+            comments: Vec::new(),
+        },
+    );
+    if flags.print_jobfile {
+        print!("{jobfile}");
+        return 0;
+    }
+    let suite_tests: Vec<SuiteTest> = points
+        .iter()
+        .map(|p| SuiteTest {
+            section: p.section(),
+            label: p.label(),
+        })
+        .collect();
+    let settings = json!({
+        "path": target.path.display().to_string(),
+        "ioengine": target.engine.name,
+        "direct": target.direct,
+        "size_bytes": size,
+        "runtime_us": runtime,
+        "passes": passes,
+        "warmup_us": warmup,
+        "rw": rw, "bs": bs, "iodepth": qd, "numjobs": nj,
+    });
+    let dims2 = dims.clone();
+    let points2 = points.clone();
+    let finish = move |out: &SuiteOutcome, json_path: Option<&Path>| -> Value {
+        let sw = sweep_object(&dims2, &points2, out);
+        if let Some(knees) = sw["knees"].as_array().filter(|k| !k.is_empty()) {
+            println!("\nKnee ({KNEE_RULE}):");
+            for k in knees {
+                println!(
+                    "  {}: {}",
+                    k["series"].as_str().unwrap_or(""),
+                    k["note"].as_str().unwrap_or("")
+                );
+            }
+        }
+        if let Some(p) = json_path {
+            for (suffix, svg) in sweep_charts(&sw) {
+                let stem = p.with_extension("");
+                let path = std::path::PathBuf::from(format!("{}-{suffix}.svg", stem.display()));
+                match super::write_file(&path, &svg) {
+                    Ok(()) => println!("Chart: {}", path.display()),
+                    Err(e) => eprintln!("iomark sweep: {e}"),
+                }
+            }
+        }
+        sw
+    };
+    let bench = Bench {
+        kind: "sweep",
+        title: format!("sweep of {} over {}", rw, dims.x()),
+        jobfile,
+        tests: suite_tests,
+        passes,
+        warmup_us: warmup,
+        settings,
+        target,
+        sweep: Some(Box::new(finish)),
+    };
+    super::run_bench(bench, &flags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn knee_is_the_first_value_after_which_gain_is_below_ten_percent() {
+        let c = [
+            (1.0, 100.0),
+            (2.0, 190.0),
+            (4.0, 350.0),
+            (8.0, 380.0),
+            (16.0, 390.0),
+        ];
+        assert_eq!(knee(&c), Some(4.0));
+        let still = [(1.0, 100.0), (2.0, 200.0), (4.0, 400.0)];
+        assert_eq!(knee(&still), None);
+        assert_eq!(knee(&[(1.0, 5.0)]), None);
+        // Exactly 10% more is still scaling.
+        assert_eq!(knee(&[(1.0, 100.0), (2.0, 110.0), (4.0, 111.0)]), Some(2.0));
+    }
+
+    #[test]
+    fn dims_expand_to_every_combination() {
+        let d = Dims::parse("randread,randwrite", "4k,64k", "1,4", "1").unwrap();
+        let p = d.points();
+        assert_eq!(p.len(), 8);
+        assert_eq!(d.x(), "iodepth");
+        assert_eq!(p[0].section(), "randread-4k-qd1-j1");
+        assert_eq!(p[1].iodepth, 4);
+        assert!(Dims::parse("randread", "3000", "1", "1").is_err());
+        assert!(Dims::parse("sideways", "4k", "1", "1").is_err());
+        assert!(Dims::parse("read", "4k", "0", "1").is_err());
+        let b = Dims::parse("read", "4k,8k,64k", "1", "1").unwrap();
+        assert_eq!(b.x(), "bs");
+    }
+}

@@ -1,0 +1,223 @@
+//! `iomark quick`: the table, the JSON and HTML reports it leaves, the
+//! test file it removes (also on Ctrl-C), and its refusal to touch a file
+//! it did not create.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::*;
+use crate::html_check;
+
+pub const LABELS: [&str; 8] = [
+    "SEQ1M Q8T1 read",
+    "SEQ1M Q1T1 read",
+    "RND4K Q32T1 read",
+    "RND4K Q1T1 read",
+    "SEQ1M Q8T1 write",
+    "SEQ1M Q1T1 write",
+    "RND4K Q32T1 write",
+    "RND4K Q1T1 write",
+];
+
+/// The paths printed after "JSON results:" and "HTML report:".
+pub fn report_paths(dir: &Path, out: &str) -> (PathBuf, PathBuf) {
+    let find = |tag: &str| {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(tag))
+            .unwrap_or_else(|| panic!("no '{tag}' line in:\n{out}"));
+        dir.join(line[tag.len()..].trim())
+    };
+    (find("JSON results:"), find("HTML report:"))
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn quick_prints_the_table_and_leaves_reports_but_no_test_file() {
+    let dir = tempdir();
+    let o = run_in(
+        dir.path(),
+        &[
+            "quick",
+            "--size=16m",
+            "--runtime=300ms",
+            "--passes=2",
+            "--warmup=100ms",
+            "--eta=never",
+        ],
+    );
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}\n{out}", stderr(&o));
+    assert!(out.contains("MiB/s") && out.contains("p99 lat"), "{out}");
+    for l in LABELS {
+        let row = out
+            .lines()
+            .find(|r| r.starts_with(l))
+            .unwrap_or_else(|| panic!("no row '{l}' in:\n{out}"));
+        // median MiB/s, spread, IOPS, two latencies
+        assert!(
+            row.contains('–') && row.split_whitespace().count() >= 7,
+            "{row}"
+        );
+    }
+    let (json, html) = report_paths(dir.path(), &out);
+    let mut expected: Vec<String> = [&json, &html]
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    expected.sort();
+    assert_eq!(
+        files_in(dir.path()),
+        expected,
+        "only the two reports remain"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["kind"], "quick");
+    assert_eq!(v["interrupted"], false);
+    let tests = v["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 8);
+    for t in tests {
+        assert_eq!(t["passes"].as_array().unwrap().len(), 2, "{t}");
+        assert!(t["summary"]["bw_bytes"]["median"].as_f64().unwrap() > 0.0);
+    }
+    assert_eq!(v["runs"].as_array().unwrap().len(), 16);
+    assert!(v["environment"]["host"]["cpus"].as_u64().unwrap() >= 1);
+    assert!(v["environment"]["targets"][0]["fs_type"].is_string());
+    assert!(v["jobfile"]
+        .as_str()
+        .unwrap()
+        .contains("[rnd4k-q1t1-write]"));
+    let charts = html_check::check_report(&html);
+    assert!(charts >= 8 * 3, "{charts} charts");
+
+    // A re-run does not overwrite: new names, both printed.
+    let o2 = run_in(
+        dir.path(),
+        &[
+            "quick",
+            "--size=8m",
+            "--runtime=100ms",
+            "--passes=1",
+            "--no-warmup",
+        ],
+    );
+    assert!(o2.status.success(), "{}", stderr(&o2));
+    let (json2, _) = report_paths(dir.path(), &stdout(&o2));
+    assert_ne!(json, json2);
+    assert!(json.exists() && json2.exists());
+
+    // Comparing a run with itself: nothing changed.
+    let c = run_in(
+        dir.path(),
+        &["compare", json.to_str().unwrap(), json.to_str().unwrap()],
+    );
+    assert_eq!(c.status.code(), Some(0), "{}", stderr(&c));
+    assert!(
+        stdout(&c).contains("Overall: no significant change"),
+        "{}",
+        stdout(&c)
+    );
+}
+
+#[test]
+fn quick_will_not_use_a_file_it_did_not_create() {
+    let dir = tempdir();
+    let mine = dir.path().join("iomark-quick.tmp");
+    std::fs::write(&mine, b"precious").unwrap();
+    let o = run_in(dir.path(), &["quick", "--size=8m", "--runtime=100ms"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("already exists"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(std::fs::read(&mine).unwrap(), b"precious");
+}
+
+#[test]
+fn quick_rejects_bad_options_in_one_line() {
+    let dir = tempdir();
+    for args in [
+        vec!["quick", "--passes=0"],
+        vec!["quick", "--size=banana"],
+        vec!["quick", "--frobnicate"],
+        vec!["quick", "no-such-dir"],
+        vec!["quick", "--engine=warp"],
+    ] {
+        let o = run_in(dir.path(), &args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("iomark quick: "), "{err}");
+    }
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+}
+
+#[test]
+fn quick_prints_a_job_file_that_iomark_runs() {
+    let dir = tempdir();
+    let o = run_in(
+        dir.path(),
+        &["quick", "--print-jobfile", "--size=4m", "--runtime=200ms"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("[global]") && text.contains("size=4m") && text.contains("runtime=200ms")
+    );
+    assert_eq!(text.matches("\n[").count(), 9, "{text}");
+    let f = dir.path().join("q.fio");
+    std::fs::write(&f, &text).unwrap();
+    let j = run_json(dir.path(), &["q.fio", "--section=rnd4k-q1t1-read"]);
+    assert_eq!(j["jobs"][0]["jobname"], "rnd4k-q1t1-read");
+}
+
+#[test]
+fn ctrl_c_stops_quick_removes_the_test_file_and_exits_130() {
+    let dir = tempdir();
+    let child = iomark()
+        .args([
+            "quick",
+            "--size=8m",
+            "--runtime=20s",
+            "--passes=1",
+            "--no-warmup",
+            "--eta=never",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let test_file = dir.path().join("iomark-quick.tmp");
+    let t0 = Instant::now();
+    while !test_file.exists() && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(test_file.exists(), "the test file never appeared");
+    std::thread::sleep(Duration::from_millis(700));
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let stopped = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        stopped.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        stopped.elapsed()
+    );
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(!test_file.exists(), "test file left behind");
+    assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
+    let (json, html) = report_paths(dir.path(), &stdout(&o));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    assert_eq!(v["interrupted"], true);
+    assert!(html.exists());
+}

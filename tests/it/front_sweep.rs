@@ -1,0 +1,100 @@
+//! `iomark sweep`: points, knee, SVG charts beside the JSON, HTML report.
+
+use serde_json::Value;
+
+use crate::common::*;
+use crate::html_check;
+
+#[test]
+fn a_queue_depth_sweep_reports_a_knee_and_draws_charts() {
+    let dir = tempdir();
+    let o = run_in(
+        dir.path(),
+        &[
+            "sweep",
+            "--iodepth=1,2,4",
+            "--size=8m",
+            "--runtime=300ms",
+            "--repeat=2",
+            "--json",
+            "qd.json",
+            "--eta=never",
+        ],
+    );
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}\n{out}", stderr(&o));
+    for row in [
+        "randread 4k QD1 J1",
+        "randread 4k QD2 J1",
+        "randread 4k QD4 J1",
+    ] {
+        assert!(out.lines().any(|l| l.starts_with(row)), "{row}:\n{out}");
+    }
+    assert!(out.contains("Knee ("), "{out}");
+    assert!(out.contains("randread bs=4k numjobs=1: "), "{out}");
+    assert!(!dir.path().join("iomark-sweep.tmp").exists());
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("qd.json")).unwrap())
+            .unwrap();
+    let sw = &v["sweep"];
+    assert_eq!(sw["x"], "iodepth");
+    assert_eq!(sw["points"].as_array().unwrap().len(), 3);
+    assert_eq!(sw["points"][0]["iops"]["n"], 2);
+    let knees = sw["knees"].as_array().unwrap();
+    assert_eq!(knees.len(), 1);
+    let k = &knees[0];
+    assert!(
+        k["knee"].is_null() || [1.0, 2.0].contains(&k["knee"].as_f64().unwrap()),
+        "{k}"
+    );
+    for s in ["bw", "iops", "lat"] {
+        let p = dir.path().join(format!("qd-{s}.svg"));
+        assert!(
+            out.contains(&format!("Chart: {}", p.display()))
+                || out.contains(&format!("qd-{s}.svg")),
+            "{out}"
+        );
+        html_check::check_svg_file(&p);
+    }
+    let charts = html_check::check_report(&dir.path().join("qd.html"));
+    assert!(charts >= 3);
+}
+
+#[test]
+fn a_block_size_sweep_has_no_knee() {
+    let dir = tempdir();
+    let o = run_in(
+        dir.path(),
+        &[
+            "sweep",
+            "--bs=4k,64k",
+            "--iodepth=1",
+            "--rw=read",
+            "--size=8m",
+            "--runtime=200ms",
+            "--no-report",
+        ],
+    );
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}\n{out}", stderr(&o));
+    assert!(out.contains("read 64k QD1 J1"), "{out}");
+    assert!(!out.contains("Knee"), "{out}");
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "--no-report leaves nothing"
+    );
+}
+
+#[test]
+fn sweep_rejects_bad_lists() {
+    let dir = tempdir();
+    for a in ["--iodepth=1,x", "--bs=1000", "--rw=sideways", "--numjobs=0"] {
+        let o = run_in(dir.path(), &["sweep", a]);
+        assert_eq!(o.status.code(), Some(1), "{a}");
+        assert!(
+            stderr(&o).starts_with("iomark sweep: "),
+            "{a}: {}",
+            stderr(&o)
+        );
+    }
+}
