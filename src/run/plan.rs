@@ -474,7 +474,7 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
         for clone in 0..spec.ctl.numjobs {
             let base_seed = match spec.io.randseed {
                 Some(s) => s,
-                None if spec.io.randrepeat => 0x89,
+                None if spec.io.randrepeat || spec.io.allrandrepeat => 0x89,
                 None => {
                     let t = std::time::SystemTime::now()
                         .duration_since(std::time::UNIX_EPOCH)

@@ -13,6 +13,7 @@ mod fio_option_names;
 mod job_language;
 mod logs;
 mod loopdev;
+mod placement;
 mod reports;
 mod safety;
 mod seed_workloads;

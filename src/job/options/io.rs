@@ -277,7 +277,7 @@ pub const OPTS: &[OptDef] = &[
         s.io.randseed = Some(uint(v)?);
         Ok(())
     }),
-    opt("random_generator", Io, Kind::Choice(&[("tausworthe", "a fast generator with a long period"), ("lfsr", "a generator that visits each block exactly once"), ("tausworthe64", "a 64-bit variant for very large ranges")]), "Generator for random offsets", |s, v| {
+    opt("random_generator", Io, Kind::Choice(&[("tausworthe", "a fast pseudo-random generator (iomark uses 64-bit xoshiro256** for both tausworthe kinds, so any device size is covered)"), ("lfsr", "a shift register that visits each block exactly once per pass, without a random map"), ("tausworthe64", "the same as tausworthe in iomark")]), "Generator for random offsets", |s, v| {
         s.io.random_generator = parse_choice(
             v,
             &[
