@@ -132,10 +132,15 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
             .filter(|&i| stages[i] == Stage::Waiting && ready(&plan, &stages, i))
             .collect();
         if shared.stop.load(Ordering::Relaxed) {
-            // Stopped (signal, or exitall with exit_what=all): nothing new starts.
+            // Stopped: nothing new starts. After exitall (exit_what=all)
+            // the jobs that never ran are reported with nothing done, as
+            // fio does; after a signal they are left out.
+            let signalled = shared.interrupted.load(Ordering::Relaxed);
             for i in startable {
                 stages[i] = Stage::Finished;
-                outcomes[i] = Some(Outcome::default());
+                if !signalled {
+                    outcomes[i] = Some(Outcome::default());
+                }
             }
         } else if !startable.is_empty() {
             start_batch(
