@@ -110,7 +110,11 @@ fn run_jobs(args: RunArgs) -> i32 {
         return EXIT_OK;
     }
     if args.readonly {
-        if let Some(j) = list.jobs.iter().find(|j| j.io.rw.writes()) {
+        if let Some(j) = list
+            .jobs
+            .iter()
+            .find(|j| j.io.rw.writes() && !j.verify.verify_only)
+        {
             return fail(&format!(
                 "job '{}' writes (rw={}) but --readonly was given",
                 j.name,

@@ -574,19 +574,40 @@ impl Default for BufferOpts {
     }
 }
 
+/// `verify_pattern`: bytes written and checked, with 8-byte slots that
+/// receive the block's offset (`%o`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VerifyPattern {
+    pub bytes: Vec<u8>,
+    /// Positions in `bytes` where the little-endian block offset goes.
+    pub offset_at: Vec<usize>,
+}
+
+impl VerifyPattern {
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+}
+
 /// Data integrity checking.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VerifyOpts {
     pub verify: VerifyKind,
     pub do_verify: bool,
-    pub verify_pattern: Vec<u8>,
+    pub verify_pattern: VerifyPattern,
+    /// Bytes per verification header; 0: one per block.
     pub verify_interval: u64,
+    /// Where in each interval the header is moved to; 0: at the start.
     pub verify_offset: u64,
     pub verify_fatal: bool,
     pub verify_dump: bool,
+    /// Check written blocks after every this many writes (0: at the end).
     pub verify_backlog: u64,
+    /// Blocks checked each time the backlog triggers (0: `verify_backlog`).
+    pub verify_backlog_batch: u64,
     pub verify_only: bool,
-    pub verify_state_save: bool,
+    /// `verify_async`: accepted; iomark checks in the job's own thread.
+    pub verify_async: u64,
 }
 
 impl Default for VerifyOpts {
@@ -594,15 +615,23 @@ impl Default for VerifyOpts {
         VerifyOpts {
             verify: VerifyKind::None,
             do_verify: true,
-            verify_pattern: Vec::new(),
+            verify_pattern: VerifyPattern::default(),
             verify_interval: 0,
             verify_offset: 0,
             verify_fatal: false,
             verify_dump: false,
             verify_backlog: 0,
+            verify_backlog_batch: 0,
             verify_only: false,
-            verify_state_save: true,
+            verify_async: 0,
         }
+    }
+}
+
+impl VerifyOpts {
+    /// Whether writes carry verification data and reads are checked.
+    pub fn enabled(&self) -> bool {
+        self.verify != VerifyKind::None
     }
 }
 

@@ -27,6 +27,9 @@ use crate::workload::pacing::{MinRate, Pacer, Thinker};
 use crate::workload::rng::Rng;
 use crate::workload::{NextIo, Region, Workload};
 
+mod verify;
+use verify::VerifyState;
+
 /// Job states shown in the progress line.
 pub mod state {
     pub const NOT_STARTED: u8 = 0;
@@ -216,6 +219,8 @@ struct Worker<'a> {
     filler: BufferFiller,
     /// `write_iolog`: records every issued I/O.
     iolog: Option<IologWriter>,
+    /// Verification (`verify`), when the job does it.
+    vfy: Option<Box<VerifyState>>,
     /// Dropped last: engines may hold registrations of these buffers.
     _pool: Pool,
 }
@@ -276,7 +281,8 @@ impl<'a> Worker<'a> {
     /// a retry (after `Busy`) refills the same contents, records nothing.
     #[inline]
     fn before_queue(&mut self, idx: u32, next: &NextIo, now: u64, retry: bool) {
-        if next.op == Op::Write && self.filler.per_write() {
+        let stamped = self.verify_before_queue(idx, next, now, retry);
+        if next.op == Op::Write && !stamped && self.filler.per_write() {
             let u = &mut self.units[idx as usize];
             // SAFETY: the unit's buffer holds `len` <= buf_cap bytes.
             let buf = unsafe { u.data() };
@@ -372,6 +378,7 @@ impl<'a> Worker<'a> {
         let p = self.progress;
         p.bytes[di].fetch_add(bytes, Ordering::Relaxed);
         p.ios[di].fetch_add(1, Ordering::Relaxed);
+        self.verify_completed(idx, bytes);
         if !self.measuring {
             return;
         }
@@ -623,6 +630,10 @@ impl<'a> Worker<'a> {
             if !self.measuring && now >= self.ramp_end_ns {
                 self.end_ramp(now);
             }
+            if self.retry.is_none() && self.backlog_due() {
+                self.run_backlog();
+                continue;
+            }
             let retried = self.retry.is_some();
             if self.paced {
                 self.workload.set_ready(self.pacer.ready_mask(now));
@@ -800,6 +811,8 @@ impl<'a> Worker<'a> {
             self.run_pass();
             return;
         }
+        let dry_run = self.vfy.as_deref().is_some_and(|v| v.dry_run());
+        let reads_back = self.vfy.as_deref().is_some_and(|v| v.reads_back());
         let loops = spec.io.loops.max(1);
         for l in 0..loops {
             if l > 0 {
@@ -812,11 +825,19 @@ impl<'a> Worker<'a> {
                 self.workload.start_loop();
                 self.file_events();
             }
-            if self.run_pass() == PassEnd::Stopped {
+            let end = if dry_run {
+                self.dry_run_pass()
+            } else {
+                self.run_pass()
+            };
+            if end == PassEnd::Stopped {
                 return;
             }
+            // do_verify: each loop's writes are read back after it.
+            self.read_back();
         }
-        while self.workload.wants_extra_pass() {
+        // Extra passes would overwrite blocks before they are read back.
+        while !reads_back && self.workload.wants_extra_pass() {
             let before = self.workload.issued_bytes();
             self.workload.start_extra_pass();
             self.file_events();
@@ -873,6 +894,9 @@ pub fn run_job(
     };
     w.pacer.start(begin);
     w.thinker.start(begin);
+    if let Some(v) = w.vfy.as_deref_mut() {
+        v.start(begin);
+    }
     if let Some(m) = &mut w.min_rate {
         m.start(begin);
     }
@@ -894,7 +918,8 @@ pub fn run_job(
     }
     w.drain();
     crate::stats::live::set_timed_phase(false);
-    if spec.sync.end_fsync && spec.io.rw.writes() && w.error == 0 {
+    let dry_run = w.vfy.as_deref().is_some_and(|v| v.dry_run());
+    if spec.sync.end_fsync && spec.io.rw.writes() && !dry_run && w.error == 0 {
         progress.state.store(state::FSYNC, Ordering::Relaxed);
         let fds: Vec<i32> = w.files.iter().map(|f| f.fd).filter(|fd| *fd >= 0).collect();
         for fd in fds {
@@ -917,6 +942,21 @@ pub fn run_job(
     if let Err(m) = w.rec.finish(&mut stats, end, measuring) {
         w.fail(libc::EIO, m);
     }
+    if let Some(v) = w.vfy.as_deref() {
+        // Reading back after the write phase is the reads' own time.
+        if v.verify_ns > 0 && measuring {
+            crate::stats::live::split_read_back(
+                &mut stats,
+                end.saturating_sub(w.measure_start_ns),
+                v.verify_ns,
+                spec.io.rw.has(Ddir::Read),
+            );
+        }
+        if let (Some(msg), Some(more)) = (w.error_msg.as_mut(), v.summary()) {
+            msg.push(' ');
+            msg.push_str(&more);
+        }
+    }
     for i in 0..w.files.len() {
         w.close_file(i);
     }
@@ -930,7 +970,11 @@ pub fn run_job(
     }
     if w.error == 0 && w.total_err > 0 {
         // Errors carried on after: the job reports the first of them.
-        w.error = libc::EIO;
+        w.error = if stats.first_error != 0 {
+            stats.first_error
+        } else {
+            libc::EIO
+        };
     }
     let interrupted = shared.interrupted.load(Ordering::Relaxed);
     progress.state.store(
@@ -1055,6 +1099,16 @@ fn setup<'a>(
     )
     .map_err(|m| (libc::EIO, m))?;
     let depth_now = rec.initial_depth(depth);
+    let number = progress.link.number.load(Ordering::Relaxed).max(1) as u16;
+    let vfy = VerifyState::new(
+        spec,
+        &workload,
+        job.limits,
+        number,
+        job.seed,
+        depth,
+        caps.diskless,
+    );
     let mut stats = JobStats::default();
     if caps.file_op && !spec.stat.disable_clat {
         // The open (create, stat, unlink) is what these engines measure.
@@ -1134,6 +1188,7 @@ fn setup<'a>(
         measure_start_ns: 0,
         filler,
         iolog,
+        vfy,
         _pool: pool,
     })
 }

@@ -110,6 +110,30 @@ pub fn finalize(stats: &mut JobStats, span: Span, usage: ThreadUsage) {
     stats.minf = usage.minf;
 }
 
+/// A job that read back what it wrote after its write phase: the reads'
+/// runtime is that read-back (plus the main phase when it read too), the
+/// writes' runtime the main phase alone; `measured_ns` covers both.
+pub fn split_read_back(
+    stats: &mut JobStats,
+    measured_ns: u64,
+    read_back_ns: u64,
+    main_reads: bool,
+) {
+    let ms = |ns: u64| (ns / 1000).div_ceil(1000).max(1);
+    let main = measured_ns.saturating_sub(read_back_ns);
+    let read = if main_reads {
+        measured_ns
+    } else {
+        read_back_ns
+    };
+    if stats.dir[0].ios > 0 {
+        stats.dir[0].runtime_ms = ms(read);
+    }
+    if stats.dir[1].ios > 0 {
+        stats.dir[1].runtime_ms = ms(main);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

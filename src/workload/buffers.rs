@@ -169,7 +169,7 @@ pub fn fill_pattern(buf: &mut [u8], pat: &[u8]) {
 
 /// A 64-bit mixer (the splitmix64 finaliser).
 #[inline]
-fn mix(mut z: u64) -> u64 {
+pub fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)

@@ -25,6 +25,7 @@ pub mod pacing;
 pub mod randmap;
 pub mod rng;
 pub mod target;
+pub mod verify;
 
 use crate::engine::Op;
 use crate::job::spec::{Ddir, JobSpec, RandomGenerator, RwPattern, RwSequencer, ZoneMode};
@@ -59,6 +60,7 @@ pub enum Exhausted {
 /// Checks combinations of workload options that cannot work together;
 /// returns a one-line reason.
 pub fn check_job(spec: &JobSpec) -> Result<(), String> {
+    verify::check_job(spec)?;
     let io = &spec.io;
     if io.zonemode == ZoneMode::None && (io.zonesize > 0 || io.zonerange > 0 || io.zoneskip > 0) {
         return Err("zonesize, zonerange and zoneskip need zonemode=strided".into());
@@ -135,6 +137,8 @@ pub struct Workload {
     ready: u8,
     /// `read_iolog`: the I/O comes from a trace instead.
     replay: Option<iolog::Replay>,
+    /// Every direction's offsets are uniformly random.
+    uniform: bool,
 }
 
 /// Purposes for random streams.
@@ -242,7 +246,21 @@ impl Workload {
             pending: None,
             ready: 0b111,
             replay: None,
+            uniform: io.random_distribution.iter().all(|d| d.is_uniform()),
         }
+    }
+
+    /// Whether no block can be written twice in a pass: random I/O over
+    /// the random map, with nothing following a random offset. Verified
+    /// blocks are then read back in write order.
+    pub fn writes_never_repeat(&self) -> bool {
+        self.rw.is_random()
+            && self.cfg.use_map
+            && self.cfg.zones.is_none()
+            && self.uniform
+            && self.rand_run <= 1
+            && self.random_pct.iter().all(|p| *p >= 100.0)
+            && self.replay.is_none()
     }
 
     /// Takes every I/O from a trace instead of generating it.

@@ -26,6 +26,7 @@ mod sync;
 mod table_tests;
 mod timing;
 mod unsupported;
+mod verify;
 
 /// Sets a field of the spec from the option's text value.
 pub type Setter = fn(&mut JobSpec, &str) -> Result<(), String>;
@@ -241,6 +242,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         timing::OPTS,
         sync::OPTS,
         buffers::OPTS,
+        verify::OPTS,
         stats::OPTS,
         logs::OPTS,
         iolog::OPTS,

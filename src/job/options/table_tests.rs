@@ -260,6 +260,33 @@ const SAMPLES: &[(&str, &str, Check)] = &[
         s.buf.dedupe_working_set_percentage == 20
     }),
     ("iomem_align", "64k", |s| s.buf.iomem_align == 65536),
+    // Verification.
+    ("verify", "crc32c-intel", |s| {
+        s.verify.verify == VerifyKind::Crc32cIntel
+    }),
+    ("do_verify", "0", |s| !s.verify.do_verify),
+    ("verify_only", "1", |s| s.verify.verify_only),
+    ("verify_backlog", "(2*8)", |s| s.verify.verify_backlog == 16),
+    ("verify_backlog_batch", "4", |s| {
+        s.verify.verify_backlog_batch == 4
+    }),
+    ("verify_offset", "1k", |s| s.verify.verify_offset == 1024),
+    ("verify_interval", "512", |s| {
+        s.verify.verify_interval == 512
+    }),
+    ("verify_pattern", "0xaa%o", |s| {
+        s.verify.verify_pattern.bytes == [0xaa, 0, 0, 0, 0, 0, 0, 0, 0]
+            && s.verify.verify_pattern.offset_at == [1]
+    }),
+    ("verify_fatal", "1", |s| s.verify.verify_fatal),
+    ("verify_dump", "1", |s| s.verify.verify_dump),
+    ("verify_async", "4", |s| s.verify.verify_async == 4),
+    ("verify_state_save", "0", |s| {
+        s.verify == VerifyOpts::default()
+    }),
+    ("verify_state_load", "0", |s| {
+        s.verify == VerifyOpts::default()
+    }),
     // Traces.
     ("write_iolog", "w.log", |s| {
         s.log.write_iolog.as_deref() == Some("w.log")
@@ -400,6 +427,10 @@ fn samples_name_every_implemented_option_once() {
     }
 }
 
+/// Options that only accept "off", which is what iomark always does (so
+/// setting them changes nothing); "on" must be rejected.
+const OFF_ONLY: &[&str] = &["verify_state_save", "verify_state_load"];
+
 #[test]
 fn each_sample_sets_its_field() {
     for (name, value, check) in SAMPLES {
@@ -409,6 +440,10 @@ fn each_sample_sets_its_field() {
             check(&spec),
             "{name}={value} did not set the expected field"
         );
+        if OFF_ONLY.contains(name) {
+            assert!(set(&mut spec, name, "1").is_err(), "{name}=1 was accepted");
+            continue;
+        }
         assert_ne!(spec, JobSpec::default(), "{name}={value} changed nothing");
     }
 }
@@ -455,11 +490,11 @@ fn bare_keys_are_on_only_for_switches() {
 
 #[test]
 fn unsupported_options_name_themselves_and_their_reason() {
-    let d = lookup("verify").unwrap();
-    let e = apply(&mut JobSpec::default(), d, Some("md5")).unwrap_err();
+    let d = lookup("trim_percentage").unwrap();
+    let e = apply(&mut JobSpec::default(), d, Some("10")).unwrap_err();
     assert_eq!(
         e,
-        "option 'verify' is not supported by iomark: data verification is not implemented yet"
+        "option 'trim_percentage' is not supported by iomark: iomark does not trim written blocks to check they read back as zeroes"
     );
     let d = lookup("proto").unwrap();
     let e = apply(&mut JobSpec::default(), d, Some("tcp")).unwrap_err();
