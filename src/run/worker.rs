@@ -949,7 +949,7 @@ pub fn run_job(
                 &mut stats,
                 end.saturating_sub(w.measure_start_ns),
                 v.verify_ns,
-                spec.io.rw.has(Ddir::Read),
+                spec.io.rw.has(Ddir::Read) || v.reads_while_writing(),
             );
         }
         if let (Some(msg), Some(more)) = (w.error_msg.as_mut(), v.summary()) {

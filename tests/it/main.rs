@@ -17,6 +17,7 @@ mod placement;
 mod reports;
 mod safety;
 mod seed_workloads;
+mod verify;
 
 mod buffers;
 mod iolog;

@@ -10,6 +10,7 @@
 
 use super::{PassEnd, Worker};
 use crate::engine::{Op, Queued};
+use crate::stats::depth_bucket;
 use crate::job::spec::{ContinueOn, Ddir, JobSpec, VerifyKind};
 use crate::workload::verify::history::{History, Piece};
 use crate::workload::verify::{Expect, Mismatch, Stamp, Verifier};
@@ -140,6 +141,11 @@ impl VerifyState {
         self.t0 = now;
     }
 
+    /// Whether the backlog read blocks back during the write phase.
+    pub(super) fn reads_while_writing(&self) -> bool {
+        self.backlog > 0
+    }
+
     /// What to add to the job's error message at the end.
     pub(super) fn summary(&self) -> Option<String> {
         (self.failures > 1).then(|| format!("({} verify failures in all)", self.failures))
@@ -182,9 +188,13 @@ impl Worker<'_> {
             numberio,
             time_ns: now.saturating_sub(vs.t0),
         };
+        let u = &mut self.units[i];
         // SAFETY: the unit's buffer holds `len` <= buf_cap bytes.
-        let buf = unsafe { self.units[i].data() };
-        vs.v.stamp(buf, next.offset, s);
+        vs.v.stamp(unsafe { u.data() }, next.offset, s);
+        // The write's latency starts once its contents are ready.
+        let t = self.clock.now();
+        u.start_ns = t;
+        u.issue_ns = t;
         true
     }
 
@@ -431,6 +441,14 @@ impl Worker<'_> {
                 Queued::Completed => {
                     let res = self.units[idx as usize].result;
                     let done = self.clock.now();
+                    if self.measuring {
+                        self.stats.submit[1] += 1;
+                        self.stats.submit_calls += 1;
+                        self.stats.complete[1] += 1;
+                        self.stats.complete_calls += 1;
+                        self.stats.depth[depth_bucket(self.inflight + 1)] += 1;
+                        self.stats.depth_total += 1;
+                    }
                     self.account(idx, res, done, false);
                     self.free.push(idx);
                     self.after_completion(done);
