@@ -298,8 +298,12 @@ const CASES: &[Case] = &[
     ),
     // Unsupported options.
     file(
-        "[a]\nverify=md5\n",
-        "job.fio:2: option 'verify' is not supported by iomark: data verification is not implemented yet",
+        "[a]\ntrim_verify_zero=1\n",
+        "job.fio:2: option 'trim_verify_zero' is not supported by iomark: iomark does not trim written blocks to check they read back as zeroes",
+    ),
+    file(
+        "[a]\nverify=md5\nverify_state_load=1\n",
+        "job.fio:3: option 'verify_state_load': iomark does not load the write state of a stopped job; only 0 is accepted",
     ),
     file(
         "[global]\nthreads=1\n[a]\n",
