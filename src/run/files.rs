@@ -361,3 +361,47 @@ pub fn invalidate(job: &PlannedJob, files: &[OpenedFile]) {
         }
     }
 }
+
+/// With `direct=1`, every block size and region start must be a multiple
+/// of the target's direct I/O alignment, or the kernel fails the I/O with
+/// EINVAL; say so before the first I/O, naming the value and the target.
+pub fn check_direct_alignment(job: &PlannedJob) -> Result<(), FileError> {
+    let s = &job.spec;
+    let mut sizes: Vec<(&str, u64)> = Vec::new();
+    for d in [Ddir::Read, Ddir::Write, Ddir::Trim] {
+        if !s.io.rw.has(d) {
+            continue;
+        }
+        match &s.io.bs[d.idx()] {
+            crate::job::spec::BlockSizes::Range { lo, hi } => {
+                sizes.push(("bs", *lo));
+                sizes.push(("bs", *hi));
+            }
+            crate::job::spec::BlockSizes::Split(entries) => {
+                for e in entries {
+                    sizes.push(("bssplit", e.lo));
+                    sizes.push(("bssplit", e.hi));
+                }
+            }
+        }
+    }
+    for f in &job.files {
+        let Some(a) = crate::engine::align::dio_alignment(&f.path) else {
+            continue;
+        };
+        let mut values = sizes.clone();
+        values.push(("offset", f.region.start));
+        if let Some((what, v)) = values.iter().find(|(_, v)| v % a.offset != 0) {
+            return Err(FileError::new(
+                libc::EINVAL,
+                format!(
+                    "{what}={v} is not a multiple of {}, the direct I/O alignment of '{}' \
+                     (direct=1 needs aligned sizes and offsets)",
+                    a.offset,
+                    f.path.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

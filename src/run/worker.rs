@@ -1014,6 +1014,14 @@ fn setup<'a>(
     let open_flags = files::open_flags(job);
     let files = files::open_all(job, engine.as_mut(), &workload.initially_open())
         .map_err(|e| (e.errno, e.msg))?;
+    if spec.sync.direct
+        && !caps.diskless
+        && !caps.file_op
+        && job.trace.is_none()
+        && spec.io.ioengine != "mmap"
+    {
+        files::check_direct_alignment(job).map_err(|e| (e.errno, e.msg))?;
+    }
     let fds: Vec<i32> = files.iter().map(|f| f.fd).collect();
     engine.files_opened(&fds).map_err(|e| {
         (
