@@ -257,16 +257,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
                     }
                     "eta" => {
                         let v = os_to_string(p.value().map_err(|e| e.to_string())?, "--eta")?;
-                        run.eta = match v.as_str() {
-                            "auto" => ProgressMode::Auto,
-                            "always" => ProgressMode::Always,
-                            "never" => ProgressMode::Never,
-                            _ => {
-                                return Err(format!(
-                                    "--eta: '{v}' is not one of: auto, always, never"
-                                ))
-                            }
-                        };
+                        run.eta = ProgressMode::parse(&v)?;
                     }
                     "eta-newline" => {
                         let v = p

@@ -250,3 +250,19 @@ fn finish(job: JobSpec, origin: &Origin, out: &mut Vec<JobSpec>) -> Result<(), J
     out.push(job);
     Ok(())
 }
+
+/// A job named "t" with the given options applied in order; for unit tests
+/// of the modules that consume `JobSpec`s.
+#[cfg(test)]
+pub(crate) fn test_spec(opts: &[(&str, &str)]) -> JobSpec {
+    let mut s = JobSpec {
+        name: "t".into(),
+        ..JobSpec::default()
+    };
+    for (k, v) in opts {
+        let def = options::lookup(k).unwrap_or_else(|| panic!("unknown option {k}"));
+        options::apply(&mut s, def, Some(v)).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
+        s.set_options.push(def.name);
+    }
+    s
+}

@@ -244,7 +244,14 @@ pub fn build(result: &RunResult, global_options: &[(String, String)]) -> Report 
             stats: o.stats.clone(),
             mixed: None,
             spec: spec.clone(),
-            start_unix_ms: if fake { fixed_ms } else { o.start_unix_ms },
+            start_unix_ms: if fake {
+                fixed_ms
+            } else if o.start_unix_ms == 0 {
+                // The job failed before it started: show when the run began.
+                result.start_unix * 1000
+            } else {
+                o.start_unix_ms
+            },
             pid: if fake { 4242 } else { std::process::id() },
         });
     }

@@ -36,11 +36,34 @@ fn layout_writes_data(job: &PlannedJob, no_extend: bool) -> bool {
         || s.verify.verify_only
 }
 
-fn sys_err(what: &str, path: &Path, e: std::io::Error) -> String {
-    format!(
-        "{what} '{}': {}",
-        path.display(),
-        crate::job::jobfile::io_reason(&e)
+/// A failure while laying out, opening or pre-reading a file: the errno
+/// a job reports (`err=`) and the message in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileError {
+    pub errno: i32,
+    pub msg: String,
+}
+
+impl FileError {
+    pub fn new(errno: i32, msg: String) -> Self {
+        FileError { errno, msg }
+    }
+}
+
+impl std::fmt::Display for FileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.msg)
+    }
+}
+
+fn sys_err(what: &str, path: &Path, e: std::io::Error) -> FileError {
+    FileError::new(
+        e.raw_os_error().unwrap_or(libc::EIO),
+        format!(
+            "{what} '{}': {}",
+            path.display(),
+            crate::job::jobfile::io_reason(&e)
+        ),
     )
 }
 
@@ -50,7 +73,7 @@ pub fn layout(
     job: &PlannedJob,
     no_extend: bool,
     done: &mut Vec<std::path::PathBuf>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, FileError> {
     let mut notes = Vec::new();
     let s = &job.spec;
     if s.log.read_iolog.is_some() {
@@ -72,10 +95,13 @@ pub fn layout(
         };
         if needs {
             if existing.is_none() && !s.file.allow_file_create {
-                return Err(format!(
-                    "job '{}': '{}' does not exist and allow_file_create=0",
-                    s.name,
-                    f.path.display()
+                return Err(FileError::new(
+                    libc::ENOENT,
+                    format!(
+                        "job '{}': '{}' does not exist and allow_file_create=0",
+                        s.name,
+                        f.path.display()
+                    ),
                 ));
             }
             if s.file.create_on_open && !layout_writes_data(job, no_extend) {
@@ -117,6 +143,10 @@ pub fn layout(
             .open(&f.path)
             .map_err(|e| sys_err("cannot create", &f.path, e))?;
         let existing = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if existing == 0 {
+            // The file holds nothing but what iomark writes: mark it ours.
+            super::safety::mark_created(&f.path);
+        }
         if write_data {
             use std::io::{Seek, SeekFrom};
             file.seek(SeekFrom::Start(existing))
@@ -151,7 +181,7 @@ fn preallocate(
     from: u64,
     to: u64,
     path: &Path,
-) -> Result<(), String> {
+) -> Result<(), FileError> {
     use std::os::fd::AsRawFd;
     let fd = file.as_raw_fd();
     let len = (to - from) as libc::off_t;
@@ -211,7 +241,7 @@ pub fn open_one(
     engine: &mut dyn Engine,
     i: usize,
     flags: i32,
-) -> Result<OpenedFile, String> {
+) -> Result<OpenedFile, FileError> {
     let f = &job.files[i];
     let of = OpenFile {
         path: &f.path,
@@ -222,11 +252,17 @@ pub fn open_one(
     let t0 = std::time::Instant::now();
     let opened = engine.open(&of);
     let open_ns = t0.elapsed().as_nanos() as u64;
+    if opened.is_ok() && f.kind == TargetKind::Missing {
+        super::safety::mark_created(&f.path);
+    }
     let (fd, data) = opened.map_err(|e| {
         if e.raw_os_error() == Some(libc::EINVAL) && job.spec.sync.direct {
-            format!(
-                "cannot open '{}' with direct=1: the filesystem does not support direct I/O (use direct=0)",
-                f.path.display()
+            FileError::new(
+                libc::EINVAL,
+                format!(
+                    "cannot open '{}' with direct=1: the filesystem does not support direct I/O (use direct=0)",
+                    f.path.display()
+                ),
             )
         } else {
             sys_err("cannot open", &f.path, e)
@@ -252,7 +288,7 @@ pub fn open_all(
     job: &PlannedJob,
     engine: &mut dyn Engine,
     which: &[u32],
-) -> Result<Vec<OpenedFile>, String> {
+) -> Result<Vec<OpenedFile>, FileError> {
     let flags = open_flags(job);
     let mut out: Vec<OpenedFile> = job.files.iter().map(|_| CLOSED).collect();
     for &i in which {
@@ -263,7 +299,7 @@ pub fn open_all(
 
 /// Reads the job's regions once so they are in the page cache
 /// (`pre_read`). Uses its own buffered descriptor.
-pub fn pre_read(job: &PlannedJob) -> Result<(), String> {
+pub fn pre_read(job: &PlannedJob) -> Result<(), FileError> {
     use std::os::unix::fs::FileExt;
     let mut buf = vec![0u8; 1 << 20];
     for f in &job.files {
@@ -324,4 +360,48 @@ pub fn invalidate(job: &PlannedJob, files: &[OpenedFile]) {
             _ => {}
         }
     }
+}
+
+/// With `direct=1`, every block size and region start must be a multiple
+/// of the target's direct I/O alignment, or the kernel fails the I/O with
+/// EINVAL; say so before the first I/O, naming the value and the target.
+pub fn check_direct_alignment(job: &PlannedJob) -> Result<(), FileError> {
+    let s = &job.spec;
+    let mut sizes: Vec<(&str, u64)> = Vec::new();
+    for d in [Ddir::Read, Ddir::Write, Ddir::Trim] {
+        if !s.io.rw.has(d) {
+            continue;
+        }
+        match &s.io.bs[d.idx()] {
+            crate::job::spec::BlockSizes::Range { lo, hi } => {
+                sizes.push(("bs", *lo));
+                sizes.push(("bs", *hi));
+            }
+            crate::job::spec::BlockSizes::Split(entries) => {
+                for e in entries {
+                    sizes.push(("bssplit", e.lo));
+                    sizes.push(("bssplit", e.hi));
+                }
+            }
+        }
+    }
+    for f in &job.files {
+        let Some(a) = crate::engine::align::dio_alignment(&f.path) else {
+            continue;
+        };
+        let mut values = sizes.clone();
+        values.push(("offset", f.region.start));
+        if let Some((what, v)) = values.iter().find(|(_, v)| v % a.offset != 0) {
+            return Err(FileError::new(
+                libc::EINVAL,
+                format!(
+                    "{what}={v} is not a multiple of {}, the direct I/O alignment of '{}' \
+                     (direct=1 needs aligned sizes and offsets)",
+                    a.offset,
+                    f.path.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }

@@ -298,11 +298,11 @@ fn start_batch(
                 }
                 ready.push(i);
             }
-            Err(m) => {
+            Err(e) => {
                 stages[i] = Stage::Finished;
                 outcomes[i] = Some(Outcome {
-                    error: libc::EIO,
-                    error_msg: Some(m),
+                    error: e.errno,
+                    error_msg: Some(e.msg),
                     ..Outcome::default()
                 });
             }

@@ -559,17 +559,9 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::job::options::{apply, lookup};
 
     fn spec(opts: &[(&str, &str)]) -> JobSpec {
-        let mut s = JobSpec {
-            name: "t".into(),
-            ..JobSpec::default()
-        };
-        for (k, v) in opts {
-            apply(&mut s, lookup(k).unwrap(), Some(v)).unwrap();
-        }
-        s
+        crate::job::test_spec(opts)
     }
 
     #[test]

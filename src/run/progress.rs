@@ -32,6 +32,18 @@ pub enum ProgressMode {
     Never,
 }
 
+impl ProgressMode {
+    /// Parses the value of `--eta`.
+    pub fn parse(v: &str) -> Result<ProgressMode, String> {
+        match v {
+            "auto" => Ok(ProgressMode::Auto),
+            "always" => Ok(ProgressMode::Always),
+            "never" => Ok(ProgressMode::Never),
+            _ => Err(format!("--eta: '{v}' is not one of: auto, always, never")),
+        }
+    }
+}
+
 /// How the progress line and the timeline behave.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProgressConfig {

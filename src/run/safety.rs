@@ -10,9 +10,15 @@
 //!   btrfs, FAT, NTFS, exFAT, F2FS, ISO 9660, squashfs, swap, LVM, LUKS,
 //!   MD RAID, ZFS, GPT, MBR). Allowed only with `allow_destroy_data=1`.
 //!
+//! Regular files get the same care: a job that would overwrite, trim,
+//! truncate or delete an existing, non-empty regular file that iomark did
+//! not create is refused unless `allow_destroy_data=1`. iomark marks the
+//! files it creates with the extended attribute `user.iomark`, so its own
+//! test files can be reused freely from run to run.
+//!
 //! The check only reads (the first 256 KiB of the device, /proc and
-//! /sys); it never writes. Its error is one line naming the device, the
-//! reason and the option that overrides it.
+//! /sys, extended attributes); it never writes. Its error is one line
+//! naming the target, the reason and the option that overrides it.
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -23,8 +29,90 @@ use super::plan::{Plan, TargetKind};
 /// How much of the start of a device is read for signatures.
 const PROBE_BYTES: usize = 256 << 10;
 
-/// Checks every block device the plan writes to or trims.
+/// The extended attribute that marks files iomark created.
+const MARK: &std::ffi::CStr = c"user.iomark";
+
+/// Marks a file as created by iomark (best effort: filesystems without
+/// user extended attributes simply keep no mark).
+pub fn mark_created(path: &Path) {
+    let Ok(c) = crate::engine::file::cstring(path) else {
+        return;
+    };
+    // SAFETY: valid NUL-terminated path and name; a one-byte value.
+    unsafe {
+        libc::setxattr(c.as_ptr(), MARK.as_ptr(), b"1".as_ptr().cast(), 1, 0);
+    }
+}
+
+/// Whether iomark created this file (it carries the mark).
+pub fn created_by_iomark(path: &Path) -> bool {
+    let Ok(c) = crate::engine::file::cstring(path) else {
+        return false;
+    };
+    let mut v = [0u8; 8];
+    // SAFETY: valid NUL-terminated path and name; the buffer is 8 bytes.
+    let r = unsafe { libc::getxattr(c.as_ptr(), MARK.as_ptr(), v.as_mut_ptr().cast(), v.len()) };
+    r > 0
+}
+
+/// Whether a job changes or removes existing data in its regular files,
+/// and how (for the refusal message).
+fn destroys_file_data(spec: &crate::job::JobSpec) -> Option<&'static str> {
+    let engine = spec.io.ioengine.as_str();
+    if engine == "filedelete" || spec.file.unlink || spec.file.unlink_each_loop {
+        return Some("delete");
+    }
+    if engine == "ftruncate" {
+        return Some("truncate");
+    }
+    if spec.io.rw.writes()
+        && !spec.file.file_append
+        && !matches!(engine, "null" | "filecreate" | "filestat")
+    {
+        return Some("overwrite");
+    }
+    None
+}
+
+/// Checks every existing regular file a job would destroy data in.
+fn check_regular_files(plan: &Plan) -> Result<(), String> {
+    let mut checked: HashSet<&Path> = HashSet::new();
+    for job in &plan.jobs {
+        let spec = &job.spec;
+        if spec.file.allow_destroy_data {
+            continue;
+        }
+        let Some(verb) = destroys_file_data(spec) else {
+            continue;
+        };
+        for f in job.files.iter().filter(|f| f.kind == TargetKind::Regular) {
+            if !checked.insert(&f.path) || created_by_iomark(&f.path) {
+                continue;
+            }
+            // Deleting an empty file loses nothing; overwriting one neither.
+            if f.existing_size == 0 {
+                continue;
+            }
+            return Err(format!(
+                "refusing to {verb} '{}' (job '{}'): the file already exists and iomark did not \
+                 create it; set allow_destroy_data=1 if you really want it {}",
+                f.path.display(),
+                spec.name,
+                match verb {
+                    "delete" => "deleted",
+                    "truncate" => "truncated",
+                    _ => "overwritten",
+                }
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks every block device and regular file the plan would destroy
+/// data in.
 pub fn check(plan: &Plan) -> Result<(), String> {
+    check_regular_files(plan)?;
     let mut checked: HashSet<&Path> = HashSet::new();
     let mut mounts: Option<HashMap<Dev, String>> = None;
     for job in &plan.jobs {

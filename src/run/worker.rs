@@ -579,7 +579,7 @@ impl<'a> Worker<'a> {
                                     log.file(i as u32, FileAction::Open, now);
                                 }
                             }
-                            Err(m) => self.fail(libc::EIO, m),
+                            Err(e) => self.fail(e.errno, e.msg),
                         }
                     }
                 }
@@ -785,14 +785,14 @@ impl<'a> Worker<'a> {
         files::unlink_all(self.job);
         let mut laid = Vec::new();
         if let Err(m) = files::layout(self.job, false, &mut laid) {
-            self.fail(libc::EIO, m);
+            self.fail(m.errno, m.msg);
             return;
         }
         for i in self.workload.initially_open() {
             match files::open_one(self.job, self.engine.as_mut(), i as usize, self.open_flags) {
                 Ok(f) => self.files[i as usize] = f,
                 Err(m) => {
-                    self.fail(libc::EIO, m);
+                    self.fail(m.errno, m.msg);
                     return;
                 }
             }
@@ -1053,11 +1053,19 @@ fn setup<'a>(
         workload.set_replay(Replay::new(trace.clone(), spec.log.replay_no_stall));
     }
     if spec.file.pre_read && !caps.diskless {
-        files::pre_read(job).map_err(|m| (libc::EIO, m))?;
+        files::pre_read(job).map_err(|e| (e.errno, e.msg))?;
     }
     let open_flags = files::open_flags(job);
     let files = files::open_all(job, engine.as_mut(), &workload.initially_open())
-        .map_err(|m| (libc::EIO, m))?;
+        .map_err(|e| (e.errno, e.msg))?;
+    if spec.sync.direct
+        && !caps.diskless
+        && !caps.file_op
+        && job.trace.is_none()
+        && spec.io.ioengine != "mmap"
+    {
+        files::check_direct_alignment(job).map_err(|e| (e.errno, e.msg))?;
+    }
     let fds: Vec<i32> = files.iter().map(|f| f.fd).collect();
     engine.files_opened(&fds).map_err(|e| {
         (

@@ -106,16 +106,7 @@ pub fn parse(
                     "print-jobfile" => f.print_jobfile = true,
                     "eta" => {
                         let v = value(&mut p, "eta")?;
-                        f.eta = match v.as_str() {
-                            "auto" => ProgressMode::Auto,
-                            "always" => ProgressMode::Always,
-                            "never" => ProgressMode::Never,
-                            _ => {
-                                return Err(format!(
-                                    "--eta: '{v}' is not one of: auto, always, never"
-                                ))
-                            }
-                        };
+                        f.eta = ProgressMode::parse(&v)?;
                     }
                     "eta-newline" => f.eta_newline = true,
                     other => {

@@ -13,7 +13,6 @@ use std::ffi::OsString;
 use serde_json::json;
 
 use super::presets::{self, crystaldiskmark};
-use super::runner::SuiteTest;
 use super::{args, fail, Bench};
 
 /// Defaults chosen to finish in about a minute on an ordinary disk:
@@ -83,14 +82,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         print!("{jobfile}");
         return 0;
     }
-    let tests: Vec<SuiteTest> = preset
-        .tests
-        .iter()
-        .map(|t| SuiteTest {
-            section: t.section.into(),
-            label: t.label.into(),
-        })
-        .collect();
+    let tests = preset.suite_tests();
     let settings = json!({
         "preset": preset.name,
         "path": target.path.display().to_string(),

@@ -6,7 +6,6 @@ use std::ffi::OsString;
 use serde_json::json;
 
 use super::presets::{self, Preset};
-use super::runner::SuiteTest;
 use super::{args, fail, Bench};
 
 pub fn usage() -> String {
@@ -108,14 +107,7 @@ fn run_preset(preset: &Preset, path: Option<&str>, flags: &args::RunFlags) -> i3
     }
     let passes = flags.passes.unwrap_or(preset.passes);
     let warmup = flags.warmup_us.unwrap_or(preset.warmup_s * 1_000_000);
-    let tests: Vec<SuiteTest> = preset
-        .tests
-        .iter()
-        .map(|t| SuiteTest {
-            section: t.section.into(),
-            label: t.label.into(),
-        })
-        .collect();
+    let tests = preset.suite_tests();
     let settings = json!({
         "preset": preset.name,
         "path": target.path.display().to_string(),

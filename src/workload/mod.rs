@@ -539,14 +539,9 @@ impl Workload {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::job::options::{apply, lookup};
 
     fn spec(opts: &[(&str, &str)]) -> JobSpec {
-        let mut s = JobSpec::default();
-        for (k, v) in opts {
-            apply(&mut s, lookup(k).unwrap(), Some(v)).unwrap();
-        }
-        s
+        crate::job::test_spec(opts)
     }
 
     fn one(len: u64) -> Vec<Region> {

@@ -247,15 +247,9 @@ impl MinRate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::job::options::{apply, lookup};
 
     fn spec(opts: &[(&str, &str)]) -> JobSpec {
-        let mut s = JobSpec::default();
-        for (k, v) in opts {
-            apply(&mut s, lookup(k).unwrap(), Some(v)).unwrap();
-            s.set_options.push(lookup(k).unwrap().name);
-        }
-        s
+        crate::job::test_spec(opts)
     }
 
     #[test]

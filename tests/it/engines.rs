@@ -668,3 +668,27 @@ fn file_operation_engines_match_fio_counts() {
         ]);
     }
 }
+
+/// direct=1 with a block size the target cannot take fails before any I/O
+/// with a line naming the value and the alignment.
+#[test]
+fn direct_io_with_unaligned_block_size_is_refused_clearly() {
+    let dir = tempdir();
+    let o = run_in(
+        dir.path(),
+        &[
+            "--name=u",
+            "--rw=randwrite",
+            "--bs=3000",
+            "--direct=1",
+            "--size=1m",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("bs=3000 is not a multiple of"), "{err}");
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["jobs"][0]["error"], libc::EINVAL);
+    assert_eq!(j["jobs"][0]["write"]["total_ios"], 0);
+}

@@ -203,6 +203,8 @@ fn fio_and_iomark_replay_each_others_traces() {
             "--name=r",
             &arg("read_iolog", &fio_log),
             "--replay_no_stall=1",
+            // fio created the file the trace writes to.
+            "--allow_destroy_data=1",
         ],
     );
     assert_eq!(totals(&ours), totals(&fio_rec));

@@ -665,7 +665,11 @@ fn disk_stats_name_the_devices_fio_names() {
             .unwrap_or_default()
     };
     let fio = fio_json(dir.path(), &args);
-    let ours = run_json(dir.path(), &args);
+    // iomark writes over the file fio created.
+    let ours = run_json(
+        dir.path(),
+        &[&args[..], &["--allow_destroy_data=1"]].concat(),
+    );
     assert_eq!(names(&ours), names(&fio));
     if let Some(d) = ours["disk_util"].as_array().and_then(|a| a.first()) {
         // 512 direct 4 KiB writes went to this disk.

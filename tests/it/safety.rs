@@ -199,3 +199,64 @@ fn a_mounted_device_or_partition_is_refused() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("MBR"), "{}", stderr(&o));
 }
+
+/// Regular files: an existing file iomark did not create is not
+/// overwritten, truncated or deleted without allow_destroy_data=1; files
+/// iomark created are reused freely.
+#[test]
+fn existing_files_iomark_did_not_create_are_protected() {
+    let dir = tempdir();
+    let d = dir.path();
+    let precious = d.join("precious.db");
+    std::fs::write(&precious, b"customer records\n").unwrap();
+    let name = precious.to_str().unwrap();
+    for extra in [
+        vec!["--rw=randwrite"],
+        vec!["--rw=trim", "--ioengine=falloc"],
+        vec!["--rw=write", "--ioengine=ftruncate"],
+        vec!["--rw=read", "--unlink=1"],
+    ] {
+        let filename = format!("--filename={name}");
+        let mut args: Vec<&str> = vec!["--name=t", "--size=64k", &filename];
+        args.extend(extra.iter().copied());
+        let o = run_in(d, &args);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("iomark did not create it") && err.contains("allow_destroy_data=1"),
+            "{extra:?}: {err}"
+        );
+        assert_eq!(
+            std::fs::read(&precious).unwrap(),
+            b"customer records\n",
+            "{extra:?}"
+        );
+    }
+    // Reading it is fine, and so is writing with consent.
+    run_json(
+        d,
+        &[
+            "--name=t",
+            "--size=16k",
+            &format!("--filename={name}"),
+            "--rw=read",
+        ],
+    );
+    run_json(
+        d,
+        &[
+            "--name=t",
+            "--size=64k",
+            &format!("--filename={name}"),
+            "--rw=write",
+            "--allow_destroy_data=1",
+        ],
+    );
+    assert_ne!(std::fs::read(&precious).unwrap(), b"customer records\n");
+    // A file iomark laid out itself can be written again and again.
+    let ours = d.join("ours.dat");
+    let arg = format!("--filename={}", ours.display());
+    for _ in 0..2 {
+        run_json(d, &["--name=t", "--size=64k", &arg, "--rw=randwrite"]);
+    }
+}

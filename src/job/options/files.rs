@@ -190,7 +190,7 @@ pub const OPTS: &[OptDef] = &[
         Ok(())
     })
     .default("0"),
-    opt("allow_destroy_data", Files, Kind::Bool, "iomark addition: allow writes and trims to a block device that holds a filesystem or partition-table signature", |s, v| {
+    opt("allow_destroy_data", Files, Kind::Bool, "iomark addition: allow writing over data iomark did not create (a device with a filesystem or partition table, an existing file)", |s, v| {
         s.file.allow_destroy_data = boolean(v)?;
         Ok(())
     })

@@ -52,6 +52,19 @@ pub const ALL: &[&Preset] = &[
     &server_mix::SERVER_MIX,
 ];
 
+impl Preset {
+    /// The preset's tests as the runner takes them.
+    pub fn suite_tests(&self) -> Vec<super::runner::SuiteTest> {
+        self.tests
+            .iter()
+            .map(|t| super::runner::SuiteTest {
+                section: t.section.into(),
+                label: t.label.into(),
+            })
+            .collect()
+    }
+}
+
 pub fn find(name: &str) -> Option<&'static Preset> {
     ALL.iter().copied().find(|p| p.name == name)
 }
