@@ -215,7 +215,8 @@ fn preallocate(
 /// Open flags for a job's files.
 pub fn open_flags(job: &PlannedJob) -> i32 {
     let s = &job.spec;
-    let writes = s.io.rw.writes() && s.io.rw != RwPattern::Read;
+    // verify_only only reads.
+    let writes = s.io.rw.writes() && s.io.rw != RwPattern::Read && !s.verify.verify_only;
     let mut flags = if writes { libc::O_RDWR } else { libc::O_RDONLY };
     if writes && s.file.allow_file_create {
         flags |= libc::O_CREAT;

@@ -65,7 +65,9 @@ fn destroys_file_data(spec: &crate::job::JobSpec) -> Option<&'static str> {
     if engine == "ftruncate" {
         return Some("truncate");
     }
+    // verify_only reads what an earlier run wrote.
     if spec.io.rw.writes()
+        && !spec.verify.verify_only
         && !spec.file.file_append
         && !matches!(engine, "null" | "filecreate" | "filestat")
     {

@@ -395,8 +395,8 @@ impl Worker<'_> {
             self.drain();
             match super::files::open_one(self.job, self.engine.as_mut(), f, self.open_flags) {
                 Ok(of) => self.files[f] = of,
-                Err(m) => {
-                    self.fail(libc::EIO, m);
+                Err(e) => {
+                    self.fail(e.errno, e.msg);
                     return;
                 }
             }
