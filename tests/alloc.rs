@@ -70,6 +70,7 @@ fn main() {
     let bw_log = format!("--write_bw_log={d}/bw");
     let iops_log = format!("--write_iops_log={d}/iops");
     let hist_log = format!("--write_hist_log={d}/hist");
+    let vfile = format!("--filename={d}/verify");
     let cases: Vec<(&str, Vec<&str>)> = vec![
         (
             "random mix with fsync, two clones",
@@ -132,6 +133,32 @@ fn main() {
                 "--zonerange=1m",
                 "--nrfiles=3",
                 "--openfiles=1",
+            ],
+        ),
+        (
+            "verify: stamped writes, backlog read-back (null engine: no checks)",
+            vec![
+                "--name=vnull",
+                "--rw=randwrite",
+                "--verify=crc32c",
+                "--verify_interval=1k",
+                "--verify_backlog=64",
+            ],
+        ),
+        (
+            "verify: writes checked on a file (backlog, sorted history, final read-back)",
+            vec![
+                "--name=vfile",
+                "--ioengine=psync",
+                &vfile,
+                "--size=4m",
+                "--time_based=0",
+                "--runtime=0",
+                "--rw=randwrite",
+                "--norandommap",
+                "--verify=md5",
+                "--verify_backlog=16",
+                "--verify_backlog_batch=8",
             ],
         ),
         (

@@ -135,6 +135,12 @@ fn run_jobs(args: RunArgs) -> i32 {
     for w in report::env::cache_warnings(&list.jobs) {
         eprintln!("iomark: warning: {}", w.message);
     }
+    let mut seen = std::collections::HashSet::new();
+    for n in list.jobs.iter().flat_map(crate::workload::verify::notes) {
+        if seen.insert(n.clone()) {
+            eprintln!("iomark: warning: {n}");
+        }
+    }
     let sink = match Sink::new(args.output.as_deref()) {
         Ok(s) => std::sync::Arc::new(std::sync::Mutex::new(s)),
         Err(e) => return fail(&e),

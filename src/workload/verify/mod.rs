@@ -90,6 +90,54 @@ pub fn check_job(spec: &JobSpec) -> Result<(), String> {
     Ok(())
 }
 
+/// Warnings for a verifying job: options it sets that verification
+/// overrides (write contents come from the verifier), and verify_async.
+pub fn notes(spec: &JobSpec) -> Vec<String> {
+    let v = &spec.verify;
+    if !v.enabled() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let stamps = v.verify != VerifyKind::Null && spec.io.rw.has(crate::job::spec::Ddir::Write);
+    let content = [
+        "zero_buffers",
+        "refill_buffers",
+        "scramble_buffers",
+        "buffer_pattern",
+        "buffer_compress_percentage",
+        "buffer_compress_chunk",
+        "dedupe_percentage",
+        "dedupe_mode",
+        "dedupe_working_set_percentage",
+    ];
+    let ignored: Vec<&str> = content
+        .iter()
+        .copied()
+        .filter(|n| stamps && spec.set_options.contains(n))
+        .collect();
+    if !ignored.is_empty() {
+        out.push(format!(
+            "job '{}': {} {} no effect with verify={}: writes carry verification data{}",
+            spec.name,
+            ignored.join(", "),
+            if ignored.len() == 1 { "has" } else { "have" },
+            checksum::name(v.verify),
+            if v.verify_pattern.is_empty() {
+                " (use verify_pattern for chosen contents)"
+            } else {
+                ""
+            }
+        ));
+    }
+    if v.verify_async > 0 {
+        out.push(format!(
+            "job '{}': verify_async={}: iomark checks blocks in the job's own thread (same checks, no extra threads)",
+            spec.name, v.verify_async
+        ));
+    }
+    out
+}
+
 /// Header plus checksum area of a method (0 without a header).
 pub fn header_size(kind: VerifyKind) -> usize {
     checksum::layout(kind).map_or(0, |(_, area)| HEADER + area)

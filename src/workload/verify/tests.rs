@@ -262,3 +262,17 @@ fn impossible_layouts_are_rejected() {
         assert!(e.contains(want), "{opts:?}: {e}");
     }
 }
+
+#[test]
+fn overridden_buffer_options_are_named() {
+    let mut s = spec(&[("verify", "md5"), ("rw", "write"), ("zero_buffers", "1")]);
+    s.set_options = vec!["verify", "rw", "zero_buffers"];
+    let n = notes(&s);
+    assert_eq!(n.len(), 1);
+    assert!(n[0].contains("zero_buffers has no effect with verify=md5"), "{n:?}");
+    s.verify.verify_async = 2;
+    assert!(notes(&s)[1].contains("own thread"));
+    s.set_options.clear();
+    s.verify.verify_async = 0;
+    assert!(notes(&s).is_empty());
+}
