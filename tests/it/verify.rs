@@ -69,10 +69,28 @@ fn every_method_reads_back_what_it_wrote() {
     let dir = tempdir();
     let f = dir.path().join("f");
     for m in [
-        "md5", "crc64", "crc32c", "crc32c-intel", "crc32", "crc16", "crc7", "xxhash", "sha1",
-        "sha256", "sha512", "sha3-224", "sha3-256", "sha3-384", "sha3-512", "meta", "null",
+        "md5",
+        "crc64",
+        "crc32c",
+        "crc32c-intel",
+        "crc32",
+        "crc16",
+        "crc7",
+        "xxhash",
+        "sha1",
+        "sha256",
+        "sha512",
+        "sha3-224",
+        "sha3-256",
+        "sha3-384",
+        "sha3-512",
+        "meta",
+        "null",
     ] {
-        for extra in [&[][..], &["--verify_interval=1k", "--verify_offset=300"][..]] {
+        for extra in [
+            &[][..],
+            &["--verify_interval=1k", "--verify_offset=300"][..],
+        ] {
             let mut a = vec!["--rw=randwrite".to_string(), format!("--verify={m}")];
             a.extend(extra.iter().map(|s| s.to_string()));
             let args: Vec<&str> = a.iter().map(String::as_str).collect();
@@ -87,7 +105,11 @@ fn every_method_reads_back_what_it_wrote() {
         dir.path(),
         &job(
             &f,
-            &["--rw=write", "--verify=pattern", "--verify_pattern=0xab%o\"x\""],
+            &[
+                "--rw=write",
+                "--verify=pattern",
+                "--verify_pattern=0xab%o\"x\"",
+            ],
         ),
     );
     assert_eq!(done(&j, "read"), (256 << 10, 64));
@@ -140,7 +162,10 @@ fn fatal_dump_and_continue_on_error() {
     };
     // Every interval of the bad block is checked, then the job ends.
     let (_, lines) = run_failing(dir.path(), &only(&[]));
-    assert!(lines[0].contains("at offset 4096 (length 1024)"), "{lines:?}");
+    assert!(
+        lines[0].contains("at offset 4096 (length 1024)"),
+        "{lines:?}"
+    );
     assert!(lines[0].contains("(2 verify failures in all)"), "{lines:?}");
     let (_, lines) = run_failing(dir.path(), &only(&["--verify_fatal=1"]));
     assert!(!lines[0].contains("in all"), "{lines:?}");
@@ -197,7 +222,10 @@ fn verify_backlog_checks_while_writing() {
             &["--verify_backlog=4", "--verify_backlog_batch=6"][..],
             "w0 w1 w2 w3 r0 r1 r2 r3 w4 r4 w5 r5 w6 w7",
         ),
-        (&["--verify_backlog=4", "--do_verify=0"][..], "w0 w1 w2 w3 w4 w5"),
+        (
+            &["--verify_backlog=4", "--do_verify=0"][..],
+            "w0 w1 w2 w3 w4 w5",
+        ),
     ] {
         let _ = std::fs::remove_file(&log);
         let mut a = vec!["--rw=write", "--verify=crc32c", "--size=32k", &l];
@@ -205,7 +233,11 @@ fn verify_backlog_checks_while_writing() {
         let j = run(dir.path(), &job(&f, &a));
         let ops = iolog_ops(&log);
         assert!(ops.starts_with(want), "{extra:?}: {ops}");
-        let reads = if extra.contains(&"--do_verify=0") { 0 } else { 8 };
+        let reads = if extra.contains(&"--do_verify=0") {
+            0
+        } else {
+            8
+        };
         assert_eq!(done(&j, "read").1, reads, "{extra:?}");
     }
     // Random writes come back in write order; with norandommap, sorted and
@@ -223,7 +255,13 @@ fn verify_backlog_checks_while_writing() {
         dir.path(),
         &job(
             &f,
-            &["--rw=randwrite", "--norandommap", "--verify=crc32c", "--size=32k", &l],
+            &[
+                "--rw=randwrite",
+                "--norandommap",
+                "--verify=crc32c",
+                "--size=32k",
+                &l,
+            ],
         ),
     );
     let ops = iolog_ops(&log);
@@ -279,7 +317,10 @@ fn engines_verify_at_depth() {
 fn read_jobs_check_what_they_read() {
     let dir = tempdir();
     let f = dir.path().join("f");
-    run(dir.path(), &job(&f, &["--rw=write", "--verify=sha1", "--do_verify=0"]));
+    run(
+        dir.path(),
+        &job(&f, &["--rw=write", "--verify=sha1", "--do_verify=0"]),
+    );
     let j = run(dir.path(), &job(&f, &["--rw=randread", "--verify=sha1"]));
     assert_eq!(done(&j, "read"), (256 << 10, 64));
     // Data without headers fails at once.
@@ -295,14 +336,21 @@ fn impossible_settings_are_one_line_errors() {
     let f = dir.path().join("f");
     for (extra, want) in [
         (&["--verify=pattern"][..], "needs verify_pattern"),
-        (&["--verify=md5", "--verify_state_save=1"][..], "only 0 is accepted"),
+        (
+            &["--verify=md5", "--verify_state_save=1"][..],
+            "only 0 is accepted",
+        ),
         (&["--verify=md5", "--verify_offset=4090"][..], "no room"),
         (&["--verify_async_cpus=0"][..], "not supported"),
     ] {
         let mut a = vec!["--rw=write"];
         a.extend_from_slice(extra);
         let args = job(&f, &a);
-        let o = iomark().args(&args).current_dir(dir.path()).output().unwrap();
+        let o = iomark()
+            .args(&args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{extra:?}");
         assert_eq!(err.lines().count(), 1, "{extra:?}: {err}");
@@ -329,7 +377,11 @@ fn read_back_counts_match_fio() {
         &["--rw=randwrite"][..],
         &["--rw=write", "--loops=2"][..],
         &["--rw=randwrite", "--verify_backlog=8"][..],
-        &["--rw=randwrite", "--verify_backlog=8", "--verify_backlog_batch=3"][..],
+        &[
+            "--rw=randwrite",
+            "--verify_backlog=8",
+            "--verify_backlog_batch=3",
+        ][..],
         &["--rw=write", "--do_verify=0"][..],
         &["--rw=write", "--io_size=512k"][..],
         &["--rw=randrw", "--rwmixread=100"][..],
@@ -352,7 +404,9 @@ fn files_check_across_iomark_and_fio() {
     require_fio!();
     let dir = tempdir();
     let f = dir.path().join("f");
-    for m in ["crc32c", "md5", "sha1", "xxhash", "crc64", "crc16", "sha3-256", "meta"] {
+    for m in [
+        "crc32c", "md5", "sha1", "xxhash", "crc64", "crc16", "sha3-256", "meta",
+    ] {
         let v = format!("--verify={m}");
         let base = ["--rw=randwrite", v.as_str(), "--verify_interval=1k"];
         let mut w = base.to_vec();

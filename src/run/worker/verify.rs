@@ -10,8 +10,8 @@
 
 use super::{PassEnd, Worker};
 use crate::engine::{Op, Queued};
-use crate::stats::depth_bucket;
 use crate::job::spec::{ContinueOn, Ddir, JobSpec, VerifyKind};
+use crate::stats::depth_bucket;
 use crate::workload::verify::history::{History, Piece};
 use crate::workload::verify::{Expect, Mismatch, Stamp, Verifier};
 use crate::workload::{Limits, NextIo, Workload};
@@ -316,7 +316,7 @@ impl Worker<'_> {
             if vs.owed == 0 {
                 break;
             }
-            let Some(p) = vs.history.next() else {
+            let Some(p) = vs.history.take_next() else {
                 break;
             };
             vs.owed -= 1;
@@ -371,7 +371,11 @@ impl Worker<'_> {
             vs.history.arrange();
         }
         while self.error == 0 {
-            let Some(p) = self.vfy.as_deref_mut().and_then(|vs| vs.history.next()) else {
+            let Some(p) = self
+                .vfy
+                .as_deref_mut()
+                .and_then(|vs| vs.history.take_next())
+            else {
                 break;
             };
             let now = self.clock.now();

@@ -129,7 +129,7 @@ impl History {
 
     /// Hands out the next pending block (call `arrange` first).
     #[inline]
-    pub fn next(&mut self) -> Option<Piece> {
+    pub fn take_next(&mut self) -> Option<Piece> {
         let p = self.pieces.get(self.head).copied()?;
         self.head += 1;
         if self.head == self.pieces.len() {
@@ -155,7 +155,7 @@ mod tests {
 
     fn drain(h: &mut History) -> Vec<(u64, u64)> {
         h.arrange();
-        std::iter::from_fn(|| h.next().map(|p| (p.offset, p.numberio))).collect()
+        std::iter::from_fn(|| h.take_next().map(|p| (p.offset, p.numberio))).collect()
     }
 
     #[test]
@@ -188,11 +188,11 @@ mod tests {
         h.add(p(4096, 4096, 2));
         assert_eq!(h.pending(), 2);
         h.arrange();
-        assert_eq!(h.next().map(|p| p.offset), Some(0));
+        assert_eq!(h.take_next().map(|p| p.offset), Some(0));
         // Room is reused without growing.
         for n in 3..20 {
             h.add(p(n * 4096, 4096, n));
-            h.next();
+            h.take_next();
         }
         assert!(h.pieces.capacity() <= 8);
     }

@@ -269,7 +269,10 @@ fn overridden_buffer_options_are_named() {
     s.set_options = vec!["verify", "rw", "zero_buffers"];
     let n = notes(&s);
     assert_eq!(n.len(), 1);
-    assert!(n[0].contains("zero_buffers has no effect with verify=md5"), "{n:?}");
+    assert!(
+        n[0].contains("zero_buffers has no effect with verify=md5"),
+        "{n:?}"
+    );
     s.verify.verify_async = 2;
     assert!(notes(&s)[1].contains("own thread"));
     s.set_options.clear();
