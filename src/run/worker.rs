@@ -1162,7 +1162,8 @@ fn setup<'a>(
         complete_min,
         complete_max,
         low,
-        serialize: io.serialize_overlap && depth > 1,
+        serialize: depth > 1
+            && (io.serialize_overlap || vfy.as_deref().is_some_and(|v| v.needs_serial_writes())),
         clock,
         stats,
         measuring: false,

@@ -139,6 +139,8 @@ pub struct Workload {
     replay: Option<iolog::Replay>,
     /// Every direction's offsets are uniformly random.
     uniform: bool,
+    /// Times the files started over (loops, passes, time-based rounds).
+    passes: u32,
 }
 
 /// Purposes for random streams.
@@ -247,6 +249,7 @@ impl Workload {
             ready: 0b111,
             replay: None,
             uniform: io.random_distribution.iter().all(|d| d.is_uniform()),
+            passes: 0,
         }
     }
 
@@ -300,7 +303,13 @@ impl Workload {
         self.reset_files();
     }
 
+    /// How many times the files started over so far.
+    pub fn passes(&self) -> u32 {
+        self.passes
+    }
+
     fn reset_files(&mut self) {
+        self.passes = self.passes.wrapping_add(1);
         for f in &mut self.files {
             f.reset();
         }

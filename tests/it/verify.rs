@@ -314,6 +314,37 @@ fn engines_verify_at_depth() {
 }
 
 #[test]
+fn time_based_rounds_check_blocks_written_again() {
+    // A 16-block file rewritten round after round, with 16 writes in
+    // flight: each check expects the newest write of its block.
+    let dir = tempdir();
+    let f = dir.path().join("f");
+    for extra in [
+        &["--ioengine=psync", "--verify_backlog=64"][..],
+        &["--ioengine=libaio", "--iodepth=16", "--verify_backlog=16"][..],
+        &[
+            "--ioengine=libaio",
+            "--iodepth=16",
+            "--verify_backlog=5",
+            "--norandommap",
+        ][..],
+    ] {
+        let mut a = vec![
+            "--rw=randwrite",
+            "--size=64k",
+            "--direct=1",
+            "--verify=crc32c",
+            "--time_based",
+            "--runtime=300ms",
+        ];
+        a.extend_from_slice(extra);
+        let j = run(dir.path(), &job(&f, &a));
+        assert_eq!(j["jobs"][0]["error"], 0, "{extra:?}");
+        assert!(done(&j, "read").1 > 16, "{extra:?}: {:?}", done(&j, "read"));
+    }
+}
+
+#[test]
 fn read_jobs_check_what_they_read() {
     let dir = tempdir();
     let f = dir.path().join("f");

@@ -34,6 +34,8 @@ pub(super) struct VerifyState {
     history: History,
     /// Written blocks are read back after each loop (`do_verify`).
     after_write: bool,
+    /// A block may be written more than once while it waits.
+    repeats: bool,
     /// Completed writes are recorded for that.
     log_writes: bool,
     /// `verify_only` of a writing job: the writes are only worked out.
@@ -46,6 +48,10 @@ pub(super) struct VerifyState {
     batch: u64,
     /// Blocks the backlog still asks to check.
     owed: u64,
+    /// Time-based: the files start over in rounds.
+    rounds: bool,
+    /// The workload's pass count when the last round began.
+    pass: u32,
     /// Per I/O unit: how its read is checked, the write number it holds.
     unit_check: Vec<Check>,
     unit_numberio: Vec<u64>,
@@ -98,13 +104,12 @@ impl VerifyState {
             0
         };
         let continue_on = ContinueOn::from_name(&spec.ctl.continue_on_error);
+        let sorted = !workload.writes_never_repeat();
+        let repeats = sorted || spec.time.time_based;
         Some(Box::new(VerifyState {
-            history: History::new(
-                !workload.writes_never_repeat(),
-                backlog > 0,
-                capacity as usize,
-            ),
+            history: History::new(sorted, backlog > 0 && repeats, capacity as usize),
             after_write,
+            repeats,
             log_writes,
             dry_run,
             check_reads: !writes && v.kind() != VerifyKind::Null,
@@ -112,6 +117,9 @@ impl VerifyState {
             backlog,
             batch,
             owed: 0,
+            rounds: spec.time.time_based,
+            // The first round starts with the job's first loop.
+            pass: workload.passes().wrapping_add(1),
             unit_check: vec![Check::None; depth as usize],
             unit_numberio: vec![0; depth as usize],
             next_numberio: 0,
@@ -139,6 +147,14 @@ impl VerifyState {
 
     pub(super) fn start(&mut self, now: u64) {
         self.t0 = now;
+    }
+
+    /// Whether writes to a block still in flight must wait (as
+    /// `serialize_overlap`): blocks can be written again (time-based
+    /// rounds, offsets that repeat) and an overlapping pair could land in
+    /// either order, so the check would not know what to expect.
+    pub(super) fn needs_serial_writes(&self) -> bool {
+        self.log_writes && self.repeats
     }
 
     /// Whether the backlog read blocks back during the write phase.
@@ -215,8 +231,16 @@ impl Worker<'_> {
                     u.len as u32,
                     vs.unit_numberio[i],
                 ));
-                if vs.backlog > 0 && vs.owed == 0 && vs.history.pending() as u64 >= vs.backlog {
+                let pending = vs.history.pending() as u64;
+                if vs.backlog > 0 && vs.owed == 0 && pending >= vs.backlog {
                     vs.owed = vs.batch;
+                }
+                let pass = self.workload.passes();
+                if vs.rounds && vs.backlog > 0 && pass != vs.pass {
+                    // A time-based job's files started over: check what
+                    // the last round left before it is all rewritten.
+                    vs.pass = pass;
+                    vs.owed = vs.owed.max(pending);
                 }
             }
             Op::Read if vs.unit_check[i] != Check::None => {

@@ -52,19 +52,21 @@ pub struct History {
     head: usize,
     /// Read back sorted by offset, newest write of each byte only.
     sorted: bool,
-    /// Prune overwritten blocks as they are recorded (backlog with
-    /// `sorted`): the backlog then counts distinct blocks.
+    /// Drop overwritten blocks as writes are recorded (with a backlog,
+    /// when blocks can be written again): the backlog then counts
+    /// distinct blocks.
     prune_on_add: bool,
 }
 
 impl History {
-    /// `capacity`: blocks to reserve room for.
-    pub fn new(sorted: bool, backlog: bool, capacity: usize) -> History {
+    /// `capacity`: blocks to reserve room for. Writes to one block must
+    /// complete in the order they were recorded when `prune_on_add`.
+    pub fn new(sorted: bool, prune_on_add: bool, capacity: usize) -> History {
         History {
             pieces: Vec::with_capacity(capacity),
             head: 0,
             sorted,
-            prune_on_add: sorted && backlog,
+            prune_on_add,
         }
     }
 
@@ -73,7 +75,8 @@ impl History {
         self.pieces.len() - self.head
     }
 
-    /// Records a completed write.
+    /// Records a completed write (dropping the blocks it overwrites when
+    /// pruning).
     #[inline]
     pub fn add(&mut self, p: Piece) {
         if self.prune_on_add {
@@ -178,6 +181,15 @@ mod tests {
         h.add(p(16384, 8192, 4));
         h.add(p(20480, 1024, 5)); // inside the 8k block at 16384
         assert_eq!(drain(&mut h), [(2048, 3), (8192, 2), (20480, 5)]);
+    }
+
+    #[test]
+    fn pruning_in_write_order_drops_blocks_written_again() {
+        let mut h = History::new(false, true, 8);
+        h.add(p(0, 4096, 0));
+        h.add(p(4096, 4096, 1));
+        h.add(p(0, 4096, 2));
+        assert_eq!(drain(&mut h), [(4096, 1), (0, 2)]);
     }
 
     #[test]
