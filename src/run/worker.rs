@@ -328,6 +328,25 @@ impl<'a> Worker<'a> {
         )
     }
 
+    /// Accounts a unit the engine completed inside `queue` (a submit and
+    /// a completion of one I/O at the current depth); returns the time.
+    fn complete_inline(&mut self, idx: u32) -> u64 {
+        let res = self.units[idx as usize].result;
+        let done = self.clock.now();
+        if self.measuring {
+            self.stats.submit[1] += 1;
+            self.stats.submit_calls += 1;
+            self.stats.complete[1] += 1;
+            self.stats.complete_calls += 1;
+            self.stats.depth[depth_bucket(self.inflight + 1)] += 1;
+            self.stats.depth_total += 1;
+        }
+        self.account(idx, res, done, false);
+        self.free.push(idx);
+        self.after_completion(done);
+        done
+    }
+
     /// Accounts a finished I/O; `queued` is false when the engine did it
     /// inside `queue` (no submission latency to record).
     #[inline]
@@ -703,19 +722,7 @@ impl<'a> Worker<'a> {
             };
             match r {
                 Queued::Completed => {
-                    let res = self.units[idx as usize].result;
-                    let done = self.clock.now();
-                    if self.measuring {
-                        self.stats.submit[1] += 1;
-                        self.stats.submit_calls += 1;
-                        self.stats.complete[1] += 1;
-                        self.stats.complete_calls += 1;
-                        self.stats.depth[depth_bucket(self.inflight + 1)] += 1;
-                        self.stats.depth_total += 1;
-                    }
-                    self.account(idx, res, done, false);
-                    self.free.push(idx);
-                    self.after_completion(done);
+                    let done = self.complete_inline(idx);
                     if self.thinker.due(ThinkBlocksType::Complete, 1, done) {
                         self.think();
                     }

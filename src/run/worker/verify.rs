@@ -11,7 +11,6 @@
 use super::{PassEnd, Worker};
 use crate::engine::{Op, Queued};
 use crate::job::spec::{ContinueOn, Ddir, JobSpec, VerifyKind};
-use crate::stats::depth_bucket;
 use crate::workload::verify::history::{History, Piece};
 use crate::workload::verify::{Expect, Mismatch, Stamp, Verifier};
 use crate::workload::{Limits, NextIo, Workload};
@@ -467,19 +466,7 @@ impl Worker<'_> {
             };
             match r {
                 Queued::Completed => {
-                    let res = self.units[idx as usize].result;
-                    let done = self.clock.now();
-                    if self.measuring {
-                        self.stats.submit[1] += 1;
-                        self.stats.submit_calls += 1;
-                        self.stats.complete[1] += 1;
-                        self.stats.complete_calls += 1;
-                        self.stats.depth[depth_bucket(self.inflight + 1)] += 1;
-                        self.stats.depth_total += 1;
-                    }
-                    self.account(idx, res, done, false);
-                    self.free.push(idx);
-                    self.after_completion(done);
+                    self.complete_inline(idx);
                 }
                 Queued::Queued => {
                     self.busy[idx as usize] = true;
