@@ -136,7 +136,17 @@ fn run_jobs(args: RunArgs) -> i32 {
         eprintln!("iomark: warning: {}", w.message);
     }
     let mut seen = std::collections::HashSet::new();
-    for n in list.jobs.iter().flat_map(crate::workload::verify::notes) {
+    let clock_notes = list.jobs.iter().filter_map(|j| {
+        crate::run::clock::resolve(j.time.clocksource)
+            .1
+            .map(str::to_string)
+    });
+    for n in list
+        .jobs
+        .iter()
+        .flat_map(crate::workload::verify::notes)
+        .chain(clock_notes)
+    {
         if seen.insert(n.clone()) {
             eprintln!("iomark: warning: {n}");
         }

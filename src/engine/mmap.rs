@@ -34,10 +34,10 @@ impl MmapEngine {
     pub fn new(spec: &JobSpec) -> Self {
         MmapEngine {
             maps: Vec::new(),
-            advice: if spec.io.rw.is_random() {
-                libc::MADV_RANDOM
-            } else {
-                libc::MADV_SEQUENTIAL
+            advice: match spec.file.fadvise_hint.random(spec.io.rw) {
+                Some(true) => libc::MADV_RANDOM,
+                Some(false) => libc::MADV_SEQUENTIAL,
+                None => libc::MADV_NORMAL,
             },
             thp: spec.engine.thp,
         }

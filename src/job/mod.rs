@@ -4,6 +4,7 @@
 //! This module owns reading and interpreting job descriptions. It does no
 //! I/O to targets and knows nothing about how jobs run.
 
+pub mod errno;
 pub mod error;
 pub mod expr;
 pub mod jobfile;

@@ -219,6 +219,40 @@ pub enum RateProcess {
     Poisson,
 }
 
+/// `fadvise_hint`: the access pattern announced to the kernel at open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FadviseHint {
+    /// `0`: no advice.
+    None,
+    /// `1`: random for random `rw` patterns, sequential otherwise.
+    Workload,
+    Sequential,
+    Random,
+}
+
+impl FadviseHint {
+    /// The advice for a job of pattern `rw`: true for random access,
+    /// false for sequential, None for none.
+    pub fn random(self, rw: RwPattern) -> Option<bool> {
+        match self {
+            FadviseHint::None => None,
+            FadviseHint::Workload => Some(rw.is_random()),
+            FadviseHint::Sequential => Some(false),
+            FadviseHint::Random => Some(true),
+        }
+    }
+}
+
+/// `clocksource`: which clock times the job's I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockSource {
+    /// Not set: the CPU counter when the kernel trusts it, else clock_gettime.
+    Auto,
+    Gettimeofday,
+    ClockGettime,
+    Cpu,
+}
+
 /// `thinktime_blocks_type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ThinkBlocksType {
@@ -340,6 +374,9 @@ pub struct FileOpts {
     pub unlink: bool,
     pub unlink_each_loop: bool,
     pub unique_filename: bool,
+    pub fadvise_hint: FadviseHint,
+    /// `create_fsync`: fsync a file after laying it out.
+    pub create_fsync: bool,
 }
 
 impl Default for FileOpts {
@@ -372,6 +409,8 @@ impl Default for FileOpts {
             unlink: false,
             unlink_each_loop: false,
             unique_filename: true,
+            fadvise_hint: FadviseHint::Workload,
+            create_fsync: true,
         }
     }
 }
@@ -478,6 +517,7 @@ pub struct TimeOpts {
     pub rate_process: RateProcess,
     pub rate_cycle_ms: u64,
     pub rate_ignore_thinktime: bool,
+    pub clocksource: ClockSource,
 }
 
 impl Default for TimeOpts {
@@ -499,6 +539,7 @@ impl Default for TimeOpts {
             rate_process: RateProcess::Linear,
             rate_cycle_ms: 1000,
             rate_ignore_thinktime: false,
+            clocksource: ClockSource::Auto,
         }
     }
 }
@@ -788,8 +829,28 @@ pub struct JobControl {
     pub prioclass: Option<u32>,
     /// `continue_on_error`, normalized: none, read, write, io, verify, all.
     pub continue_on_error: String,
+    /// `ignore_error`: per error type (read, write, verify), the errors
+    /// the job counts and carries on after; None keeps the default
+    /// (EIO and EILSEQ, where `continue_on_error` names the type).
+    pub ignore_error: [Option<Vec<i32>>; 3],
+    /// `error_dump`: print every error, also those the job carries on after.
+    pub error_dump: bool,
+    /// `exec_prerun`/`exec_postrun`: shell commands run by each clone
+    /// before it starts and after it ends.
+    pub exec_prerun: Option<String>,
+    pub exec_postrun: Option<String>,
     pub kb_base: u64,
     pub unit_base: u32,
+}
+
+impl JobControl {
+    /// Whether the job carries on after some errors, so its report holds
+    /// the error count and the first error (`continue_on_error` set, or
+    /// an `ignore_error` list given).
+    pub fn counts_errors(&self) -> bool {
+        !matches!(self.continue_on_error.as_str(), "" | "none")
+            || self.ignore_error.iter().any(Option::is_some)
+    }
 }
 
 impl Default for JobControl {
@@ -809,6 +870,10 @@ impl Default for JobControl {
             prio: None,
             prioclass: None,
             continue_on_error: "none".into(),
+            ignore_error: [None, None, None],
+            error_dump: true,
+            exec_prerun: None,
+            exec_postrun: None,
             kb_base: 1024,
             unit_base: 0,
         }
@@ -889,5 +954,23 @@ pub struct JobSpec {
 impl JobSpec {
     pub fn kb_base(&self) -> u64 {
         self.ctl.kb_base
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fadvise_hint_follows_the_pattern_unless_told() {
+        let w = FadviseHint::Workload;
+        assert_eq!(w.random(RwPattern::RandRead), Some(true));
+        assert_eq!(w.random(RwPattern::Read), Some(false));
+        assert_eq!(
+            FadviseHint::Sequential.random(RwPattern::RandWrite),
+            Some(false)
+        );
+        assert_eq!(FadviseHint::Random.random(RwPattern::Write), Some(true));
+        assert_eq!(FadviseHint::None.random(RwPattern::RandRead), None);
     }
 }

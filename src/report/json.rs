@@ -231,8 +231,7 @@ fn job_obj(r: &JobReport, report: &Report, plus: bool) -> Value {
         "latency_ms".into(),
         dist(&s.lat_dist.msec, data_ios, &ms_edges, 0.01),
     );
-    let coe = &spec.ctl.continue_on_error;
-    if !coe.is_empty() && coe != "none" {
+    if spec.ctl.counts_errors() {
         m.insert("total_err".into(), json!(s.total_err));
         m.insert("first_error".into(), json!(s.first_error));
     }

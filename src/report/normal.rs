@@ -368,7 +368,7 @@ pub fn job_block(r: &JobReport, report: &Report) -> String {
         "     issued rwts: total={},{},{},{} short={},{},{},0 dropped={},{},{},0",
         ios[0], ios[1], ios[2], s.sync_ios, short[0], short[1], short[2], drop[0], drop[1], drop[2]
     );
-    if r.spec.ctl.continue_on_error != "none" && !r.spec.ctl.continue_on_error.is_empty() {
+    if r.spec.ctl.counts_errors() {
         let _ = writeln!(
             out,
             "     errors    : total={}, first_error={}/<{}>",

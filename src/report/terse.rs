@@ -191,8 +191,7 @@ pub fn job_line(r: &JobReport, report: &Report, version: u32) -> String {
             }
         }
     }
-    let coe = &r.spec.ctl.continue_on_error;
-    if !coe.is_empty() && coe != "none" {
+    if r.spec.ctl.counts_errors() {
         let _ = write!(out, ";{};{}", r.stats.total_err, r.stats.first_error);
     }
     if !r.spec.description.is_empty() {

@@ -2,15 +2,21 @@
 //! fake clock that advances a fixed step per reading so reports can be
 //! snapshot-tested deterministically.
 //!
-//! The real clock reads the CPU's time-stamp counter when the kernel itself
-//! trusts it (clocksource "tsc", invariant TSC), converted to nanoseconds
-//! with a factor calibrated once against CLOCK_MONOTONIC; otherwise it
-//! calls clock_gettime(CLOCK_MONOTONIC) through the vDSO. Either way a
-//! reading costs no system call; the counter read is several times cheaper,
-//! which matters when every I/O is timed two or three times.
+//! Unless the job sets `clocksource`, the real clock reads the CPU's
+//! time-stamp counter when the kernel itself trusts it (clocksource "tsc",
+//! invariant TSC), converted to nanoseconds with a factor calibrated once
+//! against CLOCK_MONOTONIC; otherwise it calls
+//! clock_gettime(CLOCK_MONOTONIC) through the vDSO. Either way a reading
+//! costs no system call; the counter read is several times cheaper, which
+//! matters when every I/O is timed two or three times. `clocksource=cpu`
+//! uses the counter even where the kernel does not trust it (with a
+//! warning), `clock_gettime` never uses it, and `gettimeofday` reads the
+//! wall clock in microseconds.
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+use crate::job::spec::ClockSource;
 
 /// Which hardware or kernel source the real clock reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,6 +25,8 @@ pub enum Source {
     Tsc,
     /// clock_gettime(CLOCK_MONOTONIC).
     Monotonic,
+    /// gettimeofday(2): wall-clock microseconds.
+    Gettimeofday,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -52,12 +60,19 @@ fn rdtsc() -> u64 {
     0
 }
 
+fn wall_ns() -> u64 {
+    let mut tv = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 0,
+    };
+    // SAFETY: gettimeofday writes the timeval; the timezone may be null.
+    unsafe { libc::gettimeofday(&mut tv, std::ptr::null_mut()) };
+    tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000
+}
+
 /// Whether the kernel uses the TSC and the CPU says it is invariant.
 fn tsc_trusted() -> bool {
     if !cfg!(target_arch = "x86_64") {
-        return false;
-    }
-    if std::env::var_os("IOMARK_CLOCK").is_some_and(|v| v == "clock_gettime") {
         return false;
     }
     let cs =
@@ -77,7 +92,7 @@ fn tsc_trusted() -> bool {
 
 /// Calibrates the counter against CLOCK_MONOTONIC over ~20 ms.
 fn calibrate() -> Option<TscCal> {
-    if !tsc_trusted() {
+    if !cfg!(target_arch = "x86_64") {
         return None;
     }
     let (m0, t0) = (mono_ns(), rdtsc());
@@ -97,25 +112,59 @@ fn calibrate() -> Option<TscCal> {
     })
 }
 
+/// The counter's calibration, made once per process; None where there is
+/// no counter to read.
 fn calibration() -> Option<TscCal> {
     static CAL: OnceLock<Option<TscCal>> = OnceLock::new();
     *CAL.get_or_init(calibrate)
 }
 
-/// The source the real clock uses on this machine.
-pub fn source() -> Source {
-    if calibration().is_some() {
-        Source::Tsc
-    } else {
-        Source::Monotonic
+/// Whether the kernel trusts the counter (checked once per process).
+/// `IOMARK_CLOCK=clock_gettime` in the environment says no.
+fn trusted() -> bool {
+    static TRUSTED: OnceLock<bool> = OnceLock::new();
+    *TRUSTED.get_or_init(|| {
+        std::env::var_os("IOMARK_CLOCK").is_none_or(|v| v != "clock_gettime") && tsc_trusted()
+    })
+}
+
+/// The clock a job asking for `want` reads on this machine, with a warning
+/// when that is not quite what it asked for.
+pub fn resolve(want: ClockSource) -> (Source, Option<&'static str>) {
+    match want {
+        ClockSource::Auto if trusted() && calibration().is_some() => (Source::Tsc, None),
+        ClockSource::Auto | ClockSource::ClockGettime => (Source::Monotonic, None),
+        ClockSource::Gettimeofday => (Source::Gettimeofday, None),
+        ClockSource::Cpu if calibration().is_none() => (
+            Source::Monotonic,
+            Some("clocksource=cpu: this CPU has no time-stamp counter; timing with clock_gettime"),
+        ),
+        ClockSource::Cpu if !trusted() => (
+            Source::Tsc,
+            Some("clocksource=cpu: the kernel does not trust this CPU's time-stamp counter; latencies may be wrong"),
+        ),
+        ClockSource::Cpu => (Source::Tsc, None),
     }
 }
 
-/// Current time in ns on the CLOCK_MONOTONIC scale, from `cal` when given.
+/// The source the real clock uses on this machine when no job sets one.
+pub fn source() -> Source {
+    resolve(ClockSource::Auto).0
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Reader {
+    Tsc(TscCal),
+    Monotonic,
+    Wall,
+}
+
+/// Current time in ns: on the CLOCK_MONOTONIC scale from the counter or
+/// clock_gettime, on the wall-clock scale from gettimeofday.
 #[inline]
-fn now_ns(cal: Option<&TscCal>) -> u64 {
-    match cal {
-        Some(c) => {
+fn now_ns(r: &Reader) -> u64 {
+    match r {
+        Reader::Tsc(c) => {
             let d = rdtsc().wrapping_sub(c.tsc0) as i64;
             if d <= 0 {
                 c.mono0
@@ -124,22 +173,27 @@ fn now_ns(cal: Option<&TscCal>) -> u64 {
                 c.mono0 + ((d as u128 * c.mult as u128) >> 32) as u64
             }
         }
-        None => mono_ns(),
+        Reader::Monotonic => mono_ns(),
+        Reader::Wall => wall_ns(),
     }
 }
 
 #[derive(Clone, Debug)]
 pub enum Clock {
-    Real { cal: Option<TscCal>, base_ns: u64 },
+    Real { reader: Reader, base_ns: u64 },
     Fake { now: u64, step: u64 },
 }
 
 impl Clock {
-    /// A real clock whose zero is the instant `base`.
-    pub fn real(base: Instant) -> Self {
-        let cal = calibration();
-        let base_ns = now_ns(cal.as_ref()).saturating_sub(base.elapsed().as_nanos() as u64);
-        Clock::Real { cal, base_ns }
+    /// A real clock reading `source`, whose zero is the instant `base`.
+    pub fn real(base: Instant, source: Source) -> Self {
+        let reader = match (source, calibration()) {
+            (Source::Tsc, Some(cal)) => Reader::Tsc(cal),
+            (Source::Gettimeofday, _) => Reader::Wall,
+            _ => Reader::Monotonic,
+        };
+        let base_ns = now_ns(&reader).saturating_sub(base.elapsed().as_nanos() as u64);
+        Clock::Real { reader, base_ns }
     }
 
     pub fn fake(step_ns: u64) -> Self {
@@ -156,7 +210,7 @@ impl Clock {
     #[inline]
     pub fn now(&mut self) -> u64 {
         match self {
-            Clock::Real { cal, base_ns } => now_ns(cal.as_ref()).saturating_sub(*base_ns),
+            Clock::Real { reader, base_ns } => now_ns(reader).saturating_sub(*base_ns),
             Clock::Fake { now, step } => {
                 *now += *step;
                 *now
@@ -201,22 +255,58 @@ mod tests {
     use super::*;
 
     #[test]
-    fn real_clock_tracks_monotonic_time() {
-        let base = Instant::now();
-        let mut c = Clock::real(base);
-        let a = c.now();
-        std::thread::sleep(Duration::from_millis(30));
-        let b = c.now();
-        let wall = base.elapsed().as_nanos() as u64;
-        assert!(b > a);
-        assert!(b - a >= 29_000_000, "slept 30 ms, clock moved {} ns", b - a);
-        // Readings agree with Instant within a millisecond.
-        assert!(b.abs_diff(wall) < 1_000_000, "clock {b} vs instant {wall}");
+    fn every_real_clock_tracks_monotonic_time() {
+        for source in [Source::Tsc, Source::Monotonic, Source::Gettimeofday] {
+            let base = Instant::now();
+            let mut c = Clock::real(base, source);
+            let a = c.now();
+            std::thread::sleep(Duration::from_millis(30));
+            let b = c.now();
+            let wall = base.elapsed().as_nanos() as u64;
+            assert!(b > a, "{source:?}");
+            assert!(
+                b - a >= 29_000_000,
+                "{source:?}: slept 30 ms, clock moved {} ns",
+                b - a
+            );
+            // Readings agree with Instant within a millisecond.
+            assert!(
+                b.abs_diff(wall) < 1_000_000,
+                "{source:?}: clock {b} vs instant {wall}"
+            );
+        }
+    }
+
+    #[test]
+    fn clocksource_picks_the_reader() {
+        assert_eq!(
+            resolve(ClockSource::ClockGettime),
+            (Source::Monotonic, None)
+        );
+        assert_eq!(
+            resolve(ClockSource::Gettimeofday),
+            (Source::Gettimeofday, None)
+        );
+        let (cpu, _) = resolve(ClockSource::Cpu);
+        let expect = if cfg!(target_arch = "x86_64") {
+            Source::Tsc
+        } else {
+            Source::Monotonic
+        };
+        assert_eq!(cpu, expect);
+        let c = Clock::real(Instant::now(), Source::Gettimeofday);
+        assert!(matches!(
+            c,
+            Clock::Real {
+                reader: Reader::Wall,
+                ..
+            }
+        ));
     }
 
     #[test]
     fn sleep_until_reaches_the_target() {
-        let mut c = Clock::real(Instant::now());
+        let mut c = Clock::real(Instant::now(), source());
         let t = c.now() + 2_000_000;
         c.sleep_until(t);
         assert!(c.now() >= t);

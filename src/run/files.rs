@@ -161,8 +161,10 @@ pub fn layout(
                     .map_err(|e| sys_err("cannot lay out", &f.path, e))?;
                 left -= n as u64;
             }
-            file.sync_data()
-                .map_err(|e| sys_err("cannot sync", &f.path, e))?;
+            if s.file.create_fsync {
+                file.sync_all()
+                    .map_err(|e| sys_err("cannot sync", &f.path, e))?;
+            }
         } else if !s.file.fill_device {
             // fill_device writes until the space runs out: reserve nothing.
             preallocate(&file, s.file.fallocate, existing, f.needed_size, &f.path)?;
@@ -269,6 +271,33 @@ pub fn open_one(
             sys_err("cannot open", &f.path, e)
         }
     })?;
+    // The mmap engine (data != 0) advises its mapping itself.
+    let advice = job.spec.file.fadvise_hint.random(job.spec.io.rw);
+    if let (Some(random), true, 0) = (
+        advice,
+        fd >= 0
+            && matches!(
+                f.kind,
+                TargetKind::Regular | TargetKind::Missing | TargetKind::Block
+            ),
+        data,
+    ) {
+        let how = if random {
+            libc::POSIX_FADV_RANDOM
+        } else {
+            libc::POSIX_FADV_SEQUENTIAL
+        };
+        // SAFETY: advisory call on the descriptor just opened; a failure
+        // changes no data, so it is ignored as fio ignores it.
+        unsafe {
+            libc::posix_fadvise(
+                fd,
+                f.region.start as libc::off_t,
+                f.region.len as libc::off_t,
+                how,
+            );
+        }
+    }
     if fd >= 0 && f.kind == TargetKind::Regular && job.spec.file.create_on_open {
         // SAFETY: fstat/ftruncate on the descriptor just opened.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };

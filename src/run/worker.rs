@@ -12,7 +12,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Condvar, Mutex};
 
-use super::clock::Clock;
+use super::clock::{self, Clock};
 use super::files::{self, OpenedFile};
 use super::offload::OffloadEngine;
 use super::plan::PlannedJob;
@@ -234,17 +234,78 @@ fn errno_name(e: i32) -> String {
         .to_lowercase()
 }
 
-/// Whether an error on `op` is counted and carried on after: only the
-/// non-fatal errors (EIO, EILSEQ), of the kinds `continue_on_error` names.
-fn tolerated(on: ContinueOn, op: Op, errno: i32) -> bool {
-    let non_fatal = errno == libc::EIO || errno == libc::EILSEQ;
-    non_fatal
-        && match on {
-            ContinueOn::None | ContinueOn::Verify => false,
-            ContinueOn::Read => op == Op::Read,
-            ContinueOn::Write => op == Op::Write,
-            ContinueOn::Io | ContinueOn::All => true,
-        }
+/// What an error does to a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ErrorFate {
+    /// Counted; the job carries on.
+    CarryOn,
+    /// Counted (the job counts errors of this type), and the job stops.
+    CountAndStop,
+    /// The job stops.
+    Stop,
+}
+
+/// The fate of error `errno` on `op`, by error type (EILSEQ is a verify
+/// error, a read's error a read error, any other a write error): a job
+/// counts the errors of the types `continue_on_error` names or
+/// `ignore_error` lists, and carries on after those in the type's list
+/// (by default the non-fatal EIO and EILSEQ).
+pub(crate) fn error_fate(
+    on: ContinueOn,
+    ignore: &[Option<Vec<i32>>; 3],
+    op: Op,
+    errno: i32,
+) -> ErrorFate {
+    let kind = if errno == libc::EILSEQ {
+        2
+    } else if op == Op::Read {
+        0
+    } else {
+        1
+    };
+    let counted = ignore[kind].is_some()
+        || match on {
+            ContinueOn::None => false,
+            ContinueOn::Read => kind == 0,
+            ContinueOn::Write => kind == 1,
+            ContinueOn::Io => kind < 2,
+            ContinueOn::Verify => kind == 2,
+            ContinueOn::All => true,
+        };
+    let listed = match &ignore[kind] {
+        Some(list) => list.contains(&errno),
+        None => errno == libc::EIO || errno == libc::EILSEQ,
+    };
+    match (counted, listed) {
+        (false, _) => ErrorFate::Stop,
+        (true, true) => ErrorFate::CarryOn,
+        (true, false) => ErrorFate::CountAndStop,
+    }
+}
+
+/// Runs `exec_prerun`/`exec_postrun` (`what`) through `sh -c`, its output
+/// and errors going to `JOB.WHAT.txt` in the current directory.
+fn exec_hook(job: &str, what: &str, cmd: &str) -> Result<(), String> {
+    let out_name = format!("{job}.{what}.txt");
+    eprintln!("{job}: saving the output of exec_{what} in {out_name}");
+    let out = std::fs::File::create(&out_name)
+        .map_err(|e| format!("cannot create {out_name} for exec_{what}: {e}"))?;
+    let err = out.try_clone().map_err(|e| format!("{out_name}: {e}"))?;
+    let status = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(std::process::Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .status()
+        .map_err(|e| format!("cannot run exec_{what} '{cmd}': {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "exec_{what} '{cmd}' failed ({status}); its output is in {out_name}"
+        ))
+    }
 }
 
 fn ddir_of(op: Op) -> Option<usize> {
@@ -312,6 +373,32 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// Handles an error as `fate` says: a counted one adds to the count
+    /// (the first is the job's reported error; with `error_dump`, one the
+    /// job carries on after is printed as it happens), any other stops it.
+    #[cold]
+    fn on_error(&mut self, fate: ErrorFate, errno: i32, msg: String) {
+        if fate != ErrorFate::Stop {
+            self.total_err += 1;
+            if self.total_err == 1 && self.error == 0 {
+                self.stats.first_error = errno;
+            }
+        }
+        if fate != ErrorFate::CarryOn {
+            self.fail(errno, msg);
+            return;
+        }
+        if self.job.spec.ctl.error_dump {
+            eprintln!(
+                "iomark: job '{}': {msg} (error {}, carrying on)",
+                self.job.spec.name, self.total_err
+            );
+        }
+        if self.total_err == 1 && self.error == 0 {
+            self.error_msg = Some(msg);
+        }
+    }
+
     fn io_error_msg(&self, idx: u32, errno: i32) -> String {
         let u = &self.units[idx as usize];
         format!(
@@ -367,15 +454,10 @@ impl<'a> Worker<'a> {
                 self.filled = true;
                 return;
             }
-            if tolerated(self.continue_on, op, errno) {
-                if self.total_err == 0 && self.error == 0 {
-                    self.error_msg = Some(self.io_error_msg(idx, errno));
-                    self.stats.first_error = errno;
-                }
-                self.total_err += 1;
-            } else if self.error == 0 {
-                self.error = errno;
-                self.error_msg = Some(self.io_error_msg(idx, errno));
+            let fate = error_fate(self.continue_on, &self.job.spec.ctl.ignore_error, op, errno);
+            if self.error == 0 || fate == ErrorFate::CarryOn {
+                let msg = self.io_error_msg(idx, errno);
+                self.on_error(fate, errno, msg);
             }
             return;
         }
@@ -864,7 +946,11 @@ pub fn run_job(
     start: &StartGate,
 ) -> Outcome {
     progress.state.store(state::SETUP, Ordering::Relaxed);
-    let setup = setup(job, shared, progress);
+    let prerun = match &job.spec.ctl.exec_prerun {
+        Some(cmd) => exec_hook(&job.spec.name, "prerun", cmd).map_err(|m| (libc::ECANCELED, m)),
+        None => Ok(()),
+    };
+    let setup = prerun.and_then(|()| setup(job, shared, progress));
     start.wait();
     let mut w = match setup {
         Ok(w) => w,
@@ -974,6 +1060,11 @@ pub fn run_job(
     }
     if spec.file.unlink {
         files::unlink_all(job);
+    }
+    if let Some(cmd) = &spec.ctl.exec_postrun {
+        if let Err(m) = exec_hook(&spec.name, "postrun", cmd) {
+            eprintln!("iomark: warning: job '{}': {m}", spec.name);
+        }
     }
     if w.error == 0 && w.total_err > 0 {
         // Errors carried on after: the job reports the first of them.
@@ -1086,7 +1177,7 @@ fn setup<'a>(
     }
     let mut clock = match shared.fake_clock_step {
         Some(step) => Clock::fake(step),
-        None => Clock::real(shared.base),
+        None => Clock::real(shared.base, clock::resolve(spec.time.clocksource).0),
     };
     let iolog = match &spec.log.write_iolog {
         Some(path) => {
@@ -1213,15 +1304,60 @@ fn setup<'a>(
 mod tests {
     use super::*;
 
+    use ErrorFate::*;
+
+    fn fate(on: ContinueOn, op: Op, errno: i32) -> ErrorFate {
+        error_fate(on, &[None, None, None], op, errno)
+    }
+
+    #[test]
+    fn ignore_error_lists_replace_the_default_per_type() {
+        let w = [None, Some(vec![libc::ENOSPC, 122]), None];
+        // Listed write errors carry on even without continue_on_error.
+        assert_eq!(
+            error_fate(ContinueOn::None, &w, Op::Write, libc::ENOSPC),
+            CarryOn
+        );
+        assert_eq!(error_fate(ContinueOn::None, &w, Op::Fsync, 122), CarryOn);
+        // The list replaces the default for its type: EIO is counted, fatal.
+        assert_eq!(
+            error_fate(ContinueOn::All, &w, Op::Write, libc::EIO),
+            CountAndStop
+        );
+        // Other types keep the default.
+        assert_eq!(
+            error_fate(ContinueOn::All, &w, Op::Read, libc::EIO),
+            CarryOn
+        );
+        assert_eq!(
+            error_fate(ContinueOn::None, &w, Op::Read, libc::ENOSPC),
+            Stop
+        );
+        let r = [Some(vec![libc::EAGAIN]), None, None];
+        assert_eq!(
+            error_fate(ContinueOn::None, &r, Op::Read, libc::EAGAIN),
+            CarryOn
+        );
+        assert_eq!(
+            error_fate(ContinueOn::None, &r, Op::Write, libc::EAGAIN),
+            Stop
+        );
+    }
+
     #[test]
     fn only_non_fatal_errors_of_the_named_kind_are_carried_on_after() {
-        assert!(tolerated(ContinueOn::All, Op::Write, libc::EIO));
-        assert!(tolerated(ContinueOn::Io, Op::Fsync, libc::EILSEQ));
-        assert!(tolerated(ContinueOn::Read, Op::Read, libc::EIO));
-        assert!(!tolerated(ContinueOn::Read, Op::Write, libc::EIO));
-        assert!(!tolerated(ContinueOn::Write, Op::Write, libc::ENOSPC));
-        assert!(!tolerated(ContinueOn::None, Op::Read, libc::EIO));
-        assert!(!tolerated(ContinueOn::Verify, Op::Read, libc::EIO));
+        assert_eq!(fate(ContinueOn::All, Op::Write, libc::EIO), CarryOn);
+        assert_eq!(fate(ContinueOn::Io, Op::Fsync, libc::EIO), CarryOn);
+        assert_eq!(fate(ContinueOn::Verify, Op::Read, libc::EILSEQ), CarryOn);
+        assert_eq!(fate(ContinueOn::Read, Op::Read, libc::EIO), CarryOn);
+        assert_eq!(fate(ContinueOn::Read, Op::Write, libc::EIO), Stop);
+        // A fatal error of a type the job counts is counted, then stops it.
+        assert_eq!(
+            fate(ContinueOn::Write, Op::Write, libc::ENOSPC),
+            CountAndStop
+        );
+        assert_eq!(fate(ContinueOn::None, Op::Read, libc::EIO), Stop);
+        assert_eq!(fate(ContinueOn::Verify, Op::Read, libc::EIO), Stop);
     }
 
     #[test]

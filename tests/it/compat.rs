@@ -143,7 +143,10 @@ const CASES: &[Case] = &[
     case("unlink", "--rw=write --size=256k --nrfiles=2 --unlink=1", Exact),
     case("unlink_each_loop", "--rw=write --size=256k --loops=2 --unlink_each_loop=1", Exact),
     case("continue_on_error-enospc-is-fatal", "--rw=write --filename=/dev/full --size=64k --continue_on_error=all", Exact),
+    case("ignore_error-enospc-carries-on", "--rw=write --filename=/dev/full --size=64k --ignore_error=,ENOSPC --error_dump=0", Exact),
     case("fill_device", "--rw=write --filename=/dev/full --fill_device=1", Exact),
+    case("create_fsync-fadvise_hint", "--rw=randread --size=1m --create_fsync=0 --fadvise_hint=sequential", Exact),
+    case("clocksource", "[global]\nrw=randread\nsize=256k\n[gtod]\nclocksource=gettimeofday\n[cgt]\nclocksource=clock_gettime\n[cpu]\nclocksource=cpu\n", Exact),
     case("create_only", "--rw=write --size=1m --nrfiles=2 --create_only=1", Exact),
     case("trimwrite", "--ioengine=null --rw=trimwrite --size=1m", Exact),
     // Jobs and groups.
@@ -264,6 +267,15 @@ fn compare(check: Check, fio: &Outcome, ours: &Outcome) -> Result<(), String> {
                 "job {name}: error {} (fio) vs {} (iomark)",
                 x["error"], y["error"]
             ));
+        }
+        for key in ["total_err", "first_error"] {
+            if x.get(key) != y.get(key) {
+                return Err(format!(
+                    "job {name}: {key} {:?} (fio) vs {:?} (iomark)",
+                    x.get(key),
+                    y.get(key)
+                ));
+            }
         }
         let counts = |frac_ios: f64, frac_bytes: f64| -> Result<(), String> {
             for d in DIRS {

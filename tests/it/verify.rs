@@ -176,6 +176,23 @@ fn fatal_dump_and_continue_on_error() {
     assert_eq!(job0["first_error"], EILSEQ);
     assert_eq!(job0["error"], EILSEQ);
     assert_eq!(done(&j, "read"), (256 << 10, 64));
+    // error_dump (on by default) prints each bad block as it is found,
+    // then the first one again with the count.
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(
+        lines[0].contains("at offset 4096") && lines[0].ends_with("(error 1, carrying on)"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].contains("at offset 65536") && lines[1].ends_with("(error 2, carrying on)"),
+        "{lines:?}"
+    );
+    assert!(lines[2].contains("(3 verify failures in all)"), "{lines:?}");
+    let (_, lines) = run_failing(
+        dir.path(),
+        &only(&["--continue_on_error=verify", "--error_dump=0"]),
+    );
+    assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(lines[0].contains("(3 verify failures in all)"), "{lines:?}");
     // verify_dump saves what was read and what was written, side by side.
     let (_, lines) = run_failing(dir.path(), &only(&["--verify_dump=1", "--verify_fatal=1"]));

@@ -140,6 +140,69 @@ pub const OPTS: &[OptDef] = &[
     )
     .default("none"),
     opt(
+        "ignore_error",
+        Job,
+        Kind::Str,
+        "Errors to count and carry on after, per type: READ,WRITE,VERIFY lists of errno names or numbers joined by ':' (e.g. EAGAIN,ENOSPC:122); a list replaces the default EIO:EILSEQ for its type and turns continue_on_error on for it",
+        |s, v| {
+            let parts: Vec<&str> = v.split(',').collect();
+            if parts.len() > 3 {
+                return Err(format!(
+                    "expected at most 3 comma-separated lists (read,write,verify), got {}",
+                    parts.len()
+                ));
+            }
+            let mut lists = [None, None, None];
+            for (i, part) in parts.iter().enumerate() {
+                if part.trim().is_empty() {
+                    continue;
+                }
+                let list = part
+                    .split(':')
+                    .map(|e| {
+                        crate::job::errno::parse(e).ok_or_else(|| {
+                            format!("'{}' is not an error name (like ENOSPC) or a positive number", e.trim())
+                        })
+                    })
+                    .collect::<Result<Vec<i32>, String>>()?;
+                lists[i] = Some(list);
+            }
+            s.ctl.ignore_error = lists;
+            Ok(())
+        },
+    ),
+    opt(
+        "error_dump",
+        Job,
+        Kind::Bool,
+        "Print every error as it happens, also those the job carries on after",
+        |s, v| {
+            s.ctl.error_dump = boolean(v)?;
+            Ok(())
+        },
+    )
+    .default("1"),
+    opt(
+        "exec_prerun",
+        Job,
+        Kind::Str,
+        "Shell command each clone runs before it starts (output in JOBNAME.prerun.txt; a failure fails the job)",
+        |s, v| {
+            s.ctl.exec_prerun = Some(v.to_string()).filter(|c| !c.trim().is_empty());
+            Ok(())
+        },
+    ),
+    opt(
+        "exec_postrun",
+        Job,
+        Kind::Str,
+        "Shell command each clone runs after it ends (output in JOBNAME.postrun.txt)",
+        |s, v| {
+            s.ctl.exec_postrun = Some(v.to_string()).filter(|c| !c.trim().is_empty());
+            Ok(())
+        },
+    ),
+    opt(
         "exitall_on_error",
         Job,
         Kind::Switch,

@@ -2,7 +2,7 @@
 //! cycle of the files a job creates.
 
 use super::{boolean, opt, size, uint, uint_in, unsupported, Category::*, Kind, OptDef};
-use crate::job::spec::{FallocateMode, FileService};
+use crate::job::spec::{FadviseHint, FallocateMode, FileService};
 use crate::job::value::{parse_choice, parse_size_or_percent, parse_size_range, SizeOrPercent};
 
 /// Splits a ':'-separated list, honouring `\:` as a literal colon.
@@ -195,6 +195,35 @@ pub const OPTS: &[OptDef] = &[
         Ok(())
     })
     .default("0"),
+    opt(
+        "fadvise_hint",
+        Files,
+        Kind::Choice(&[
+            ("0", "no advice"),
+            ("1", "random for random patterns, sequential otherwise"),
+            ("sequential", "POSIX_FADV_SEQUENTIAL (MADV_SEQUENTIAL with mmap)"),
+            ("random", "POSIX_FADV_RANDOM (MADV_RANDOM with mmap)"),
+        ]),
+        "Access pattern announced with posix_fadvise (posix_madvise with mmap) when a file opens",
+        |s, v| {
+            s.file.fadvise_hint = parse_choice(
+                v,
+                &[
+                    ("0", FadviseHint::None),
+                    ("1", FadviseHint::Workload),
+                    ("sequential", FadviseHint::Sequential),
+                    ("random", FadviseHint::Random),
+                ],
+            )?;
+            Ok(())
+        },
+    )
+    .default("1"),
+    opt("create_fsync", Files, Kind::Bool, "fsync each file after writing its layout", |s, v| {
+        s.file.create_fsync = boolean(v)?;
+        Ok(())
+    })
+    .default("1"),
     opt("pre_read", Files, Kind::Bool, "Read the files into the page cache before starting", |s, v| {
         s.file.pre_read = boolean(v)?;
         Ok(())

@@ -30,6 +30,18 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     ("exit_what", "stonewall", |s| {
         s.ctl.exit_what == ExitWhat::Stonewall
     }),
+    ("ignore_error", "EAGAIN,ENOSPC:122", |s| {
+        s.ctl.ignore_error == [Some(vec![11]), Some(vec![28, 122]), None]
+    }),
+    ("error_dump", "0", |s| !s.ctl.error_dump),
+    (
+        "exec_prerun",
+        "sync; echo 3 > /proc/sys/vm/drop_caches",
+        |s| s.ctl.exec_prerun.as_deref() == Some("sync; echo 3 > /proc/sys/vm/drop_caches"),
+    ),
+    ("exec_postrun", "echo done", |s| {
+        s.ctl.exec_postrun.as_deref() == Some("echo done")
+    }),
     ("continue_on_error", "1", |s| {
         s.ctl.continue_on_error == "all"
     }),
@@ -57,6 +69,10 @@ const SAMPLES: &[(&str, &str, Check)] = &[
         s.file.filename_format == "f.$jobnum"
     }),
     ("unique_filename", "0", |s| !s.file.unique_filename),
+    ("create_fsync", "0", |s| !s.file.create_fsync),
+    ("fadvise_hint", "random", |s| {
+        s.file.fadvise_hint == FadviseHint::Random
+    }),
     ("nrfiles", "4", |s| s.file.nrfiles == 4),
     ("openfiles", "2", |s| s.file.openfiles == 2),
     ("file_service_type", "sequential:8", |s| {
@@ -218,6 +234,9 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     ("rate_iops_min", "10", |s| s.time.rate_iops_min == [10; 3]),
     ("rate_process", "poisson", |s| {
         s.time.rate_process == RateProcess::Poisson
+    }),
+    ("clocksource", "gettimeofday", |s| {
+        s.time.clocksource == ClockSource::Gettimeofday
     }),
     ("rate_cycle", "250", |s| s.time.rate_cycle_ms == 250),
     ("rate_ignore_thinktime", "1", |s| {

@@ -1,7 +1,7 @@
 //! Run time, ramp, start delay, think time and rate limits.
 
 use super::{boolean, opt, per_ddir, size, time_us, uint, Category::*, Kind, OptDef};
-use crate::job::spec::{RateProcess, ThinkBlocksType};
+use crate::job::spec::{ClockSource, RateProcess, ThinkBlocksType};
 use crate::job::value::{parse_choice, TimeUnit};
 
 pub const OPTS: &[OptDef] = &[
@@ -216,4 +216,25 @@ pub const OPTS: &[OptDef] = &[
         },
     )
     .default("0"),
+    opt(
+        "clocksource",
+        Timing,
+        Kind::Choice(&[
+            ("gettimeofday", "gettimeofday(2), microsecond resolution"),
+            ("clock_gettime", "clock_gettime(CLOCK_MONOTONIC)"),
+            ("cpu", "the CPU's time-stamp counter, calibrated against CLOCK_MONOTONIC"),
+        ]),
+        "Clock that times the job's I/O (not set: the CPU counter when the kernel trusts it, else clock_gettime)",
+        |s, v| {
+            s.time.clocksource = parse_choice(
+                v,
+                &[
+                    ("gettimeofday", ClockSource::Gettimeofday),
+                    ("clock_gettime", ClockSource::ClockGettime),
+                    ("cpu", ClockSource::Cpu),
+                ],
+            )?;
+            Ok(())
+        },
+    ),
 ];

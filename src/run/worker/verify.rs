@@ -59,7 +59,8 @@ pub(super) struct VerifyState {
     t0: u64,
     fatal: bool,
     dump: bool,
-    tolerate: bool,
+    /// What a verify failure does to the job.
+    fate: super::ErrorFate,
     /// Failed intervals so far.
     failures: u64,
     /// Time spent reading back after the write phase.
@@ -125,8 +126,15 @@ impl VerifyState {
             t0: 0,
             fatal: o.verify_fatal,
             dump: o.verify_dump,
-            tolerate: matches!(continue_on, ContinueOn::Verify | ContinueOn::All)
-                && !o.verify_fatal,
+            fate: match super::error_fate(
+                continue_on,
+                &spec.ctl.ignore_error,
+                Op::Read,
+                libc::EILSEQ,
+            ) {
+                super::ErrorFate::CarryOn if o.verify_fatal => super::ErrorFate::CountAndStop,
+                f => f,
+            },
             failures: 0,
             verify_ns: 0,
             v,
@@ -306,15 +314,8 @@ impl Worker<'_> {
                 msg.push_str(&format!(" (saved as {})", names.join(", ")));
             }
         }
-        if vs.tolerate {
-            if self.total_err == 0 && self.error == 0 {
-                self.error_msg = Some(msg);
-                self.stats.first_error = libc::EILSEQ;
-            }
-            self.total_err += 1;
-        } else {
-            self.fail(libc::EILSEQ, msg);
-        }
+        let fate = vs.fate;
+        self.on_error(fate, libc::EILSEQ, msg);
     }
 
     /// `verify_backlog`: checks the blocks it asks for, once the writes

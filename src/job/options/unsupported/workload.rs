@@ -15,22 +15,10 @@ pub const OPTS: &[OptDef] = &[
         NOT_YET,
     ),
     unsupported(
-        "create_fsync",
-        Files,
-        "fsync each file after laying it out",
-        NOT_YET,
-    ),
-    unsupported(
         "ioscheduler",
         Files,
         "Switch the target device's I/O scheduler to this one before running",
         "iomark does not change system settings; set the scheduler in /sys/block/DEV/queue/scheduler",
-    ),
-    unsupported(
-        "fadvise_hint",
-        Files,
-        "Tell the kernel the expected access pattern with posix_fadvise (0, 1, sequential, random)",
-        NOT_YET,
     ),
     unsupported(
         "write_hint",
@@ -95,18 +83,6 @@ pub const OPTS: &[OptDef] = &[
         ZBD,
     ),
     // Error handling.
-    unsupported(
-        "ignore_error",
-        Job,
-        "Errors (names or numbers) to ignore, per direction: READ,WRITE,VERIFY lists",
-        NOT_YET,
-    ),
-    unsupported(
-        "error_dump",
-        Job,
-        "Print every error, including the ones the job continues after",
-        NOT_YET,
-    ),
     // Which jobs stop together, and jobs that pace each other.
     unsupported(
         "flow_id",
@@ -127,18 +103,6 @@ pub const OPTS: &[OptDef] = &[
         "flow control between jobs is not supported",
     ),
     // Running commands and changing identity or resource groups.
-    unsupported(
-        "exec_prerun",
-        Job,
-        "Shell command to run before the job starts",
-        "iomark does not run shell commands; run them before starting iomark",
-    ),
-    unsupported(
-        "exec_postrun",
-        Job,
-        "Shell command to run after the job ends",
-        "iomark does not run shell commands; run them after iomark exits",
-    ),
     unsupported(
         "uid",
         Job,
@@ -183,16 +147,10 @@ pub const OPTS: &[OptDef] = &[
     ),
     // Timekeeping.
     unsupported(
-        "clocksource",
-        Timing,
-        "Clock used for timing: gettimeofday, clock_gettime or cpu",
-        "iomark always times with clock_gettime(CLOCK_MONOTONIC)",
-    ),
-    unsupported(
         "gtod_cpu",
         Timing,
         "Dedicate this CPU to a thread that only reads the clock",
-        "iomark reads the clock through the vDSO and needs no clock thread",
+        "iomark reads the CPU counter or the vDSO clock and needs no clock thread",
     ),
     unsupported(
         "profile",

@@ -1,0 +1,202 @@
+//! Options around a job's I/O: the access pattern it announces
+//! (`fadvise_hint`), the errors it carries on after (`ignore_error`,
+//! `error_dump`), and the commands it runs before and after
+//! (`exec_prerun`, `exec_postrun`).
+
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+
+use crate::common::{run_in, stderr, tempdir};
+
+/// Pages of `path` in the page cache (mincore over a read-only mapping).
+fn resident_pages(path: &Path) -> usize {
+    let f = std::fs::File::open(path).expect("open");
+    let len = f.metadata().expect("stat").len() as usize;
+    // SAFETY: a private read-only mapping of an open file, unmapped below;
+    // mincore writes one byte per page into `vec`.
+    unsafe {
+        let base = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        );
+        assert_ne!(base, libc::MAP_FAILED, "mmap");
+        let page = libc::sysconf(libc::_SC_PAGESIZE) as usize;
+        let mut vec = vec![0u8; len.div_ceil(page)];
+        assert_eq!(libc::mincore(base, len, vec.as_mut_ptr()), 0, "mincore");
+        libc::munmap(base, len);
+        vec.iter().filter(|b| **b & 1 == 1).count()
+    }
+}
+
+/// Whether the directory's filesystem keeps everything in memory.
+fn memory_backed(dir: &Path) -> bool {
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: statfs writes the struct.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    unsafe { libc::statfs(c.as_ptr(), &mut st) };
+    st.f_type == libc::TMPFS_MAGIC || st.f_type == 0x858458f6
+    // ramfs
+}
+
+#[test]
+fn fadvise_hint_decides_read_ahead() {
+    let dir = tempdir();
+    if memory_backed(dir.path()) {
+        eprintln!("skipped: the scratch directory is in memory, so nothing is read ahead");
+        return;
+    }
+    let file = dir.path().join("data");
+    let fname = format!("--filename={}", file.display());
+    let o = run_in(
+        dir.path(),
+        &[
+            "--name=lay",
+            &fname,
+            "--rw=write",
+            "--bs=1m",
+            "--size=8m",
+            "--end_fsync=1",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // One 4 KiB buffered read after the cache is dropped.
+    let read_once = |rw: &str, hint: &str| {
+        let h = format!("--fadvise_hint={hint}");
+        let r = format!("--rw={rw}");
+        let o = run_in(
+            dir.path(),
+            &[
+                "--name=r",
+                &fname,
+                &r,
+                "--bs=4k",
+                "--number_ios=1",
+                "--invalidate=1",
+                &h,
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        resident_pages(&file)
+    };
+    let random = read_once("read", "random");
+    let sequential = read_once("read", "sequential");
+    let none = read_once("read", "0");
+    let by_pattern = read_once("randread", "1");
+    let seen = format!(
+        "random {random}, sequential {sequential}, none {none}, randread with 1 {by_pattern}"
+    );
+    // Random advice turns read-ahead off: only the page read is cached.
+    assert_eq!((random, by_pattern), (1, 1), "{seen}");
+    // Sequential advice (and no advice) lets the kernel read ahead.
+    assert!(sequential >= 4 && none >= 4, "{seen}");
+}
+
+/// `ignore_error` turns the listed errors into counted ones the job
+/// carries on after; `error_dump` decides whether each is printed.
+#[test]
+fn ignore_error_counts_and_error_dump_prints() {
+    let dir = tempdir();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "--name=full",
+            "--filename=/dev/full",
+            "--rw=write",
+            "--size=16k",
+        ];
+        args.extend_from_slice(extra);
+        args.push("--output-format=json");
+        let o = run_in(dir.path(), &args);
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        let dumped = stderr(&o)
+            .lines()
+            .filter(|l| l.contains("write error on '/dev/full'") && l.ends_with("carrying on)"))
+            .count();
+        (j["jobs"][0].clone(), dumped)
+    };
+    let (j, dumped) = run(&["--ignore_error=,ENOSPC"]);
+    assert_eq!(j["error"], libc::ENOSPC);
+    assert_eq!(j["total_err"], 4);
+    assert_eq!(j["first_error"], libc::ENOSPC);
+    assert_eq!(j["write"]["total_ios"], 4);
+    assert_eq!(dumped, 4);
+    let (j, dumped) = run(&["--ignore_error=,EIO:28", "--error_dump=0"]);
+    assert_eq!((j["total_err"].as_u64(), dumped), (Some(4), 0));
+    // A read list does not cover writes: ENOSPC stops the job at once.
+    let (j, dumped) = run(&["--ignore_error=ENOSPC"]);
+    assert_eq!((j["write"]["total_ios"].as_u64(), dumped), (Some(1), 0));
+    assert_eq!(
+        (j["total_err"].as_u64(), j["first_error"].as_i64()),
+        (Some(0), Some(0))
+    );
+    // Nor does continue_on_error, for which ENOSPC is not a non-fatal
+    // error: the job counts it (it counts write errors) and stops.
+    let (j, _) = run(&["--continue_on_error=write"]);
+    assert_eq!(j["write"]["total_ios"], 1);
+    assert_eq!(
+        (j["total_err"].as_u64(), j["first_error"].as_i64()),
+        (Some(1), Some(28))
+    );
+}
+
+/// Each clone runs exec_prerun before its I/O and exec_postrun after it,
+/// their output saved beside; a failing prerun fails the job before any
+/// I/O, a failing postrun only warns.
+#[test]
+fn exec_prerun_and_postrun_run_around_each_clone() {
+    let dir = tempdir();
+    let base = [
+        "--name=hook",
+        "--ioengine=null",
+        "--rw=read",
+        "--size=64k",
+        "--output-format=json",
+    ];
+    let run = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        run_in(dir.path(), &args)
+    };
+    let o = run(&[
+        "--numjobs=2",
+        "--exec_prerun=echo before >> trail; echo to-stderr >&2",
+        "--exec_postrun=echo after >> trail",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout holds only JSON");
+    assert_eq!(j["jobs"][0]["read"]["total_ios"], 16);
+    let trail = std::fs::read_to_string(dir.path().join("trail")).unwrap();
+    let mut lines: Vec<&str> = trail.lines().collect();
+    assert_eq!(lines.len(), 4, "{trail}");
+    assert_eq!(
+        &lines[..2],
+        ["before", "before"],
+        "both clones start after their prerun"
+    );
+    lines.sort();
+    assert_eq!(lines, ["after", "after", "before", "before"]);
+    let saved = std::fs::read_to_string(dir.path().join("hook.prerun.txt")).unwrap();
+    assert_eq!(saved, "to-stderr\n");
+
+    let o = run(&["--exec_prerun=exit 3"]);
+    assert_eq!(o.status.code(), Some(1));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on failure");
+    assert_eq!(j["jobs"][0]["error"], libc::ECANCELED);
+    assert_eq!(j["jobs"][0]["read"]["total_ios"], 0);
+    assert!(
+        stderr(&o).contains("exec_prerun 'exit 3' failed (exit status: 3)"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = run(&["--exec_postrun=exit 4"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning: job 'hook': exec_postrun 'exit 4' failed"),
+        "{}",
+        stderr(&o)
+    );
+}
