@@ -136,6 +136,17 @@ fn run_jobs(args: RunArgs) -> i32 {
         eprintln!("iomark: warning: {}", w.message);
     }
     let mut seen = std::collections::HashSet::new();
+    let threads_notes = list
+        .jobs
+        .iter()
+        .filter(|j| j.set_options.contains(&"threads"))
+        .map(|j| {
+            format!(
+                "job '{}': 'threads' has no effect: it is an option of fio's tiobench profile, \
+             which fio ignores in other jobs (for 'thread': iomark always runs jobs as threads)",
+                j.name
+            )
+        });
     let clock_notes = list.jobs.iter().filter_map(|j| {
         crate::run::clock::resolve(j.time.clocksource)
             .1
@@ -146,6 +157,7 @@ fn run_jobs(args: RunArgs) -> i32 {
         .iter()
         .flat_map(crate::workload::verify::notes)
         .chain(clock_notes)
+        .chain(threads_notes)
     {
         if seen.insert(n.clone()) {
             eprintln!("iomark: warning: {n}");

@@ -223,6 +223,16 @@ pub const OPTS: &[OptDef] = &[
         },
     ),
     opt(
+        "threads",
+        Job,
+        Kind::Int,
+        "Option of fio's tiobench profile, which fio ignores in other jobs; job files write it for 'thread'. Accepted with a warning; it changes nothing (iomark always runs jobs as threads)",
+        |_, v| {
+            uint(v)?;
+            Ok(())
+        },
+    ),
+    opt(
         "kb_base",
         Job,
         Kind::Choice(&[

@@ -34,6 +34,7 @@ const SAMPLES: &[(&str, &str, Check)] = &[
         s.ctl.ignore_error == [Some(vec![11]), Some(vec![28, 122]), None]
     }),
     ("error_dump", "0", |s| !s.ctl.error_dump),
+    ("threads", "1", |s| s.set_options.contains(&"threads")),
     (
         "exec_prerun",
         "sync; echo 3 > /proc/sys/vm/drop_caches",

@@ -1,7 +1,9 @@
 //! Options of fio's built-in workload profiles (`profile=act`,
 //! `profile=tiobench`). iomark has its own presets instead; these names are
 //! listed so a job file using them gets a clear error. (The tiobench
-//! profile's `size` is not listed: it shares its name with the job option.)
+//! profile's `size` is not listed: it shares its name with the job option;
+//! nor is its `threads`, which job files write for `thread` and which is
+//! accepted with a warning, see the control options.)
 
 use crate::job::options::{unsupported, Category::*, Kind, OptDef};
 
@@ -64,12 +66,4 @@ pub const OPTS: &[OptDef] = &[
         "tiobench profile: directory to test in",
         TIOBENCH,
     ),
-    unsupported(
-        "threads",
-        Misc,
-        "tiobench profile: number of threads",
-        "it belongs to fio's tiobench profile, which iomark does not provide; \
-         to run jobs as threads use 'thread' (iomark always uses threads)",
-    )
-    .kind(Kind::Int),
 ];
