@@ -839,6 +839,11 @@ pub struct JobControl {
     /// before it starts and after it ends.
     pub exec_prerun: Option<String>,
     pub exec_postrun: Option<String>,
+    /// `flow`: weight in its flow group (0: no flow control), `flow_id`,
+    /// and `flow_sleep` (µs to pause when held back; 0: yield).
+    pub flow: u64,
+    pub flow_id: u32,
+    pub flow_sleep_us: u64,
     pub kb_base: u64,
     pub unit_base: u32,
 }
@@ -874,6 +879,9 @@ impl Default for JobControl {
             error_dump: true,
             exec_prerun: None,
             exec_postrun: None,
+            flow: 0,
+            flow_id: 0,
+            flow_sleep_us: 0,
             kb_base: 1024,
             unit_base: 0,
         }

@@ -6,6 +6,7 @@
 
 pub mod clock;
 pub mod files;
+pub mod flow;
 pub mod monitor;
 pub mod offload;
 pub mod plan;

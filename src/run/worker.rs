@@ -14,6 +14,7 @@ use std::sync::{Condvar, Mutex};
 
 use super::clock::{self, Clock};
 use super::files::{self, OpenedFile};
+use super::flow::FlowMember;
 use super::offload::OffloadEngine;
 use super::plan::PlannedJob;
 use crate::engine::{self, Completion, Engine, IoUnit, Op, Queued};
@@ -75,6 +76,8 @@ pub struct RunShared {
     /// Use a fake clock with this step (ns) instead of the real one.
     pub fake_clock_step: Option<u64>,
     pub base: std::time::Instant,
+    /// Flow groups (`flow`, `flow_id`).
+    pub flows: super::flow::Flows,
 }
 
 impl RunShared {
@@ -84,6 +87,7 @@ impl RunShared {
             interrupted: AtomicBool::new(false),
             fake_clock_step,
             base: std::time::Instant::now(),
+            flows: Default::default(),
         }
     }
 }
@@ -221,6 +225,8 @@ struct Worker<'a> {
     iolog: Option<IologWriter>,
     /// Verification (`verify`), when the job does it.
     vfy: Option<Box<VerifyState>>,
+    /// This job's place in its flow group (`flow`).
+    flow: Option<FlowMember>,
     /// Dropped last: engines may hold registrations of these buffers.
     _pool: Pool,
 }
@@ -360,6 +366,30 @@ impl<'a> Worker<'a> {
 
     /// Sleeps until `t` in slices, so a stop request is seen within half
     /// a second. Returns false when stopping.
+    /// Waits while this job is ahead of its share in its flow group,
+    /// pausing `flow_sleep` (or yielding) between checks; false when the
+    /// job must stop instead.
+    #[cold]
+    fn hold_for_flow(&mut self) -> bool {
+        self.commit();
+        let pause = self.job.spec.ctl.flow_sleep_us;
+        while self.flow.as_ref().is_some_and(FlowMember::ahead) {
+            let now = self.clock.now();
+            if self.stopping(now) {
+                return false;
+            }
+            if self.inflight > 0 {
+                self.reap(0);
+            }
+            if pause > 0 {
+                std::thread::sleep(std::time::Duration::from_micros(pause));
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        true
+    }
+
     fn wait_until(&mut self, t: u64) -> bool {
         loop {
             let now = self.clock.now();
@@ -774,6 +804,12 @@ impl<'a> Worker<'a> {
                         return PassEnd::Stopped;
                     }
                 }
+                if !retried
+                    && self.flow.as_ref().is_some_and(FlowMember::ahead)
+                    && !self.hold_for_flow()
+                {
+                    return PassEnd::Stopped;
+                }
                 if self.serialize {
                     while self.overlaps(&next) && self.error == 0 {
                         self.commit();
@@ -798,6 +834,9 @@ impl<'a> Worker<'a> {
             let now = self.clock.now();
             self.prep(idx, &next, now);
             self.before_queue(idx, &next, now, retried);
+            if let (Some(f), false, Some(_)) = (self.flow.as_mut(), retried, ddir_of(next.op)) {
+                f.issued();
+            }
             let r = {
                 let u = &mut self.units[idx as usize];
                 self.engine.queue(u)
@@ -1010,6 +1049,8 @@ pub fn run_job(
         w.run_loops();
     }
     w.drain();
+    // Done issuing: stop holding back the rest of the flow group.
+    w.flow = None;
     crate::stats::live::set_timed_phase(false);
     let dry_run = w.vfy.as_deref().is_some_and(|v| v.dry_run());
     if spec.sync.end_fsync && spec.io.rw.writes() && !dry_run && w.error == 0 {
@@ -1296,6 +1337,7 @@ fn setup<'a>(
         filler,
         iolog,
         vfy,
+        flow: (spec.ctl.flow > 0).then(|| shared.flows.join(spec.ctl.flow_id, spec.ctl.flow)),
         _pool: pool,
     })
 }

@@ -21,6 +21,9 @@
 //!   passthrough, zoned devices, GPUs, object stores, …) — those errors
 //!   are checked by the foundation's parse test;
 //! - `SKIP` below, for the reasons given there.
+//!
+//! Examples that read a file they expect to exist (`EXISTING_FILE`) get a
+//! 4 MiB one.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -35,6 +38,10 @@ const EXAMPLES: &str = "/usr/share/doc/fio/examples";
 /// Examples whose device is only a placeholder: they run on a 4 MiB
 /// regular file instead (basic-verify writes and reads back /dev/XXX).
 const DEVICE_AS_FILE: &[(&str, &str)] = &[("basic-verify.fio", "/dev/XXX")];
+
+/// Examples that read an existing file and give no size (fio fails on
+/// them too when the file is missing): the test lays out a 4 MiB file.
+const EXISTING_FILE: &[(&str, &str)] = &[("butterfly.fio", "testfile")];
 
 /// Examples that parse but cannot run here, and why.
 const SKIP: &[(&str, &str)] = &[(
@@ -194,6 +201,9 @@ fn run_example(path: &Path) -> Result<Result2, String> {
     };
     let dir = tempdir();
     std::fs::write(dir.path().join("job.fio"), &scaled).map_err(|e| e.to_string())?;
+    if let Some((_, file)) = EXISTING_FILE.iter().find(|(n, _)| *n == name) {
+        std::fs::write(dir.path().join(file), vec![0x5au8; 4 << 20]).map_err(|e| e.to_string())?;
+    }
     let mut parse = iomark();
     parse.args(["--parse-only", "job.fio"]);
     let (code, stderr) = run_with_timeout(parse, dir.path(), Duration::from_secs(20))?;

@@ -200,3 +200,46 @@ fn exec_prerun_and_postrun_run_around_each_clone() {
         stderr(&o)
     );
 }
+
+/// Jobs sharing a flow_id issue I/O in proportion to their `flow`
+/// weights, as fio's do; a job that is done stops holding the others back.
+#[test]
+fn flow_weights_set_the_ratio_of_ios() {
+    let dir = tempdir();
+    // `free` is alone in its group, so nothing holds it back but its rate.
+    let job = "[global]\nioengine=null\nbs=8k\nsize=64m\ntime_based\nruntime=1\nflow_sleep=100\n\
+               [a]\nrw=write\nflow=3\n[b]\nrw=randread\nflow=1\n[c]\nrw=read\nflow=2\n\
+               [free]\nrw=read\nflow_id=7\nflow=5\nrate_iops=2000\n";
+    std::fs::write(dir.path().join("flow.fio"), job).unwrap();
+    let ratios = |j: &serde_json::Value| -> Vec<f64> {
+        let ios: Vec<f64> = j["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                x["read"]["total_ios"].as_f64().unwrap() + x["write"]["total_ios"].as_f64().unwrap()
+            })
+            .collect();
+        assert!(ios.iter().all(|n| *n > 1000.0), "{ios:?}");
+        assert!((ios[3] - 2000.0).abs() < 100.0, "{ios:?}");
+        vec![ios[0] / ios[1], ios[2] / ios[1]]
+    };
+    let ours = ratios(&crate::common::run_json(dir.path(), &["flow.fio"]));
+    assert!(
+        (ours[0] - 3.0).abs() < 0.15 && (ours[1] - 2.0).abs() < 0.1,
+        "{ours:?}"
+    );
+    if crate::common::have_fio() {
+        let theirs = ratios(&crate::common::fio_json(dir.path(), &["flow.fio"]));
+        assert!(
+            (theirs[0] - 3.0).abs() < 0.15 && (theirs[1] - 2.0).abs() < 0.1,
+            "fio: {theirs:?}"
+        );
+    }
+    // A short job in the group ends; the long one then runs alone.
+    let job = "[global]\nioengine=null\nbs=4k\nflow=1\n[short]\nrw=write\nsize=1m\n[long]\nrw=read\nsize=8m\n";
+    std::fs::write(dir.path().join("done.fio"), job).unwrap();
+    let j = crate::common::run_json(dir.path(), &["done.fio"]);
+    assert_eq!(j["jobs"][0]["write"]["total_ios"], 256);
+    assert_eq!(j["jobs"][1]["read"]["total_ios"], 2048);
+}

@@ -203,6 +203,39 @@ pub const OPTS: &[OptDef] = &[
         },
     ),
     opt(
+        "flow",
+        Job,
+        Kind::Int,
+        "Weight of this job in its flow group (0-1000; 0: no flow control): jobs sharing a flow_id issue I/O in proportion to their weights",
+        |s, v| {
+            s.ctl.flow = uint_in(v, 0, 1000)?;
+            Ok(())
+        },
+    )
+    .default("0"),
+    opt(
+        "flow_id",
+        Job,
+        Kind::Int,
+        "Flow group of this job (see flow)",
+        |s, v| {
+            s.ctl.flow_id = uint_in(v, 0, u32::MAX as u64)? as u32;
+            Ok(())
+        },
+    )
+    .default("0"),
+    opt(
+        "flow_sleep",
+        Job,
+        Kind::Int,
+        "Microseconds to pause when flow control holds the job back (0: yield the CPU and retry)",
+        |s, v| {
+            s.ctl.flow_sleep_us = uint(v)?;
+            Ok(())
+        },
+    )
+    .default("0"),
+    opt(
         "exitall_on_error",
         Job,
         Kind::Switch,

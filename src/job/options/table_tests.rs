@@ -34,6 +34,9 @@ const SAMPLES: &[(&str, &str, Check)] = &[
         s.ctl.ignore_error == [Some(vec![11]), Some(vec![28, 122]), None]
     }),
     ("error_dump", "0", |s| !s.ctl.error_dump),
+    ("flow", "8", |s| s.ctl.flow == 8),
+    ("flow_id", "2", |s| s.ctl.flow_id == 2),
+    ("flow_sleep", "1000", |s| s.ctl.flow_sleep_us == 1000),
     ("threads", "1", |s| s.set_options.contains(&"threads")),
     (
         "exec_prerun",

@@ -84,24 +84,6 @@ pub const OPTS: &[OptDef] = &[
     ),
     // Error handling.
     // Which jobs stop together, and jobs that pace each other.
-    unsupported(
-        "flow_id",
-        Job,
-        "Flow-control group this job belongs to",
-        "flow control between jobs is not supported",
-    ),
-    unsupported(
-        "flow",
-        Job,
-        "Weight of this job within its flow-control group",
-        "flow control between jobs is not supported",
-    ),
-    unsupported(
-        "flow_sleep",
-        Job,
-        "Microseconds to pause when flow control holds the job back",
-        "flow control between jobs is not supported",
-    ),
     // Running commands and changing identity or resource groups.
     unsupported(
         "uid",
