@@ -219,6 +219,22 @@ pub enum RateProcess {
     Poisson,
 }
 
+/// `numa_mem_policy`: MODE[:NODES].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemPolicy {
+    pub mode: MemPolicyMode,
+    pub nodes: Vec<usize>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemPolicyMode {
+    Default,
+    Prefer,
+    Bind,
+    Interleave,
+    Local,
+}
+
 /// `fadvise_hint`: the access pattern announced to the kernel at open.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FadviseHint {
@@ -844,6 +860,9 @@ pub struct JobControl {
     pub flow: u64,
     pub flow_id: u32,
     pub flow_sleep_us: u64,
+    /// `numa_cpu_nodes`: run on these nodes' CPUs.
+    pub numa_cpu_nodes: Option<Vec<usize>>,
+    pub numa_mem_policy: Option<MemPolicy>,
     pub kb_base: u64,
     pub unit_base: u32,
 }
@@ -882,6 +901,8 @@ impl Default for JobControl {
             flow: 0,
             flow_id: 0,
             flow_sleep_us: 0,
+            numa_cpu_nodes: None,
+            numa_mem_policy: None,
             kb_base: 1024,
             unit_base: 0,
         }

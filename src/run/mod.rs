@@ -8,6 +8,7 @@ pub mod clock;
 pub mod files;
 pub mod flow;
 pub mod monitor;
+pub mod numa;
 pub mod offload;
 pub mod plan;
 pub mod progress;
@@ -382,6 +383,26 @@ fn apply_placement(job: &PlannedJob) {
                 libc::CPU_SET(c, &mut set);
             }
             libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+    }
+    if let Some(nodes) = &ctl.numa_cpu_nodes {
+        // Replaces cpus_allowed, as in fio.
+        let cpus = numa::node_cpus(nodes);
+        // SAFETY: as above.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for c in cpus {
+                libc::CPU_SET(c, &mut set);
+            }
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+    }
+    if let Some(p) = &ctl.numa_mem_policy {
+        if let Err(e) = numa::set_mem_policy(p) {
+            eprintln!(
+                "iomark: warning: job '{}': numa_mem_policy: {e}",
+                job.spec.name
+            );
         }
     }
     if ctl.nice != 0 {

@@ -44,10 +44,7 @@ const DEVICE_AS_FILE: &[(&str, &str)] = &[("basic-verify.fio", "/dev/XXX")];
 const EXISTING_FILE: &[(&str, &str)] = &[("butterfly.fio", "testfile")];
 
 /// Examples that parse but cannot run here, and why.
-const SKIP: &[(&str, &str)] = &[(
-    "numa.fio",
-    "binds memory to NUMA nodes this machine may not have",
-)];
+const SKIP: &[(&str, &str)] = &[];
 
 fn parse_bytes(v: &str) -> Option<u64> {
     let t = v.trim().to_ascii_lowercase();

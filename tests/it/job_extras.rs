@@ -243,3 +243,53 @@ fn flow_weights_set_the_ratio_of_ios() {
     assert_eq!(j["jobs"][0]["write"]["total_ios"], 256);
     assert_eq!(j["jobs"][1]["read"]["total_ios"], 2048);
 }
+
+/// numa_cpu_nodes and numa_mem_policy apply to the job's thread, which a
+/// prerun command (a child of that thread) inherits and can show.
+#[test]
+fn numa_placement_applies_to_the_job_thread() {
+    let dir = tempdir();
+    let show = "--exec_prerun=grep Cpus_allowed_list /proc/self/status; grep -m1 heap /proc/self/numa_maps";
+    let placed = |extra: &[&str]| {
+        let mut args = vec!["--name=n", "--ioengine=null", "--size=64k", show];
+        args.extend_from_slice(extra);
+        let o = run_in(dir.path(), &args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        std::fs::read_to_string(dir.path().join("n.prerun.txt")).unwrap()
+    };
+    let node0 = std::fs::read_to_string("/sys/devices/system/node/node0/cpulist")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default();
+    if node0.is_empty() || !Path::new("/proc/self/numa_maps").exists() {
+        eprintln!("skipped: no NUMA information in sysfs/procfs");
+        return;
+    }
+    let out = placed(&[
+        "--cpus_allowed=0",
+        "--numa_cpu_nodes=0",
+        "--numa_mem_policy=interleave:0",
+    ]);
+    assert!(
+        out.contains(&format!("Cpus_allowed_list:\t{node0}\n")),
+        "{out}"
+    );
+    assert!(out.contains(" interleave:0 heap"), "{out}");
+    let out = placed(&["--numa_mem_policy=bind:all"]);
+    assert!(out.contains(" bind:"), "{out}");
+    // Nodes the machine lacks are refused when the job is read.
+    let o = run_in(
+        dir.path(),
+        &[
+            "--name=n",
+            "--ioengine=null",
+            "--size=64k",
+            "--numa_cpu_nodes=4095",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("NUMA node 4095 does not exist"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -35,6 +35,16 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     }),
     ("error_dump", "0", |s| !s.ctl.error_dump),
     ("flow", "8", |s| s.ctl.flow == 8),
+    ("numa_cpu_nodes", "0", |s| {
+        s.ctl.numa_cpu_nodes == Some(vec![0])
+    }),
+    ("numa_mem_policy", "bind:0", |s| {
+        s.ctl.numa_mem_policy
+            == Some(MemPolicy {
+                mode: MemPolicyMode::Bind,
+                nodes: vec![0],
+            })
+    }),
     ("flow_id", "2", |s| s.ctl.flow_id == 2),
     ("flow_sleep", "1000", |s| s.ctl.flow_sleep_us == 1000),
     ("threads", "1", |s| s.set_options.contains(&"threads")),

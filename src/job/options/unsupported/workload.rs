@@ -115,18 +115,6 @@ pub const OPTS: &[OptDef] = &[
         "Keep the control groups created for jobs after they end",
         "cgroup management is not supported; start iomark inside the cgroup (e.g. systemd-run)",
     ),
-    unsupported(
-        "numa_cpu_nodes",
-        Cpu,
-        "Run the job on the CPUs of these NUMA nodes",
-        "NUMA placement is not supported; use cpus_allowed, or start iomark under numactl",
-    ),
-    unsupported(
-        "numa_mem_policy",
-        Cpu,
-        "NUMA memory policy for the job's buffers: MODE[:NODES]",
-        "NUMA placement is not supported; start iomark under numactl",
-    ),
     // Timekeeping.
     unsupported(
         "gtod_cpu",

@@ -1,0 +1,106 @@
+//! NUMA placement (`numa_cpu_nodes`, `numa_mem_policy`): the nodes this
+//! machine has, their CPUs, and the calling thread's memory policy.
+
+use crate::job::spec::{MemPolicy, MemPolicyMode};
+
+const NODES: &str = "/sys/devices/system/node";
+
+/// Parses a kernel list such as `0-3,8` (also sysfs' `cpulist`/`online`).
+pub fn parse_list(v: &str) -> Option<Vec<usize>> {
+    let mut out = Vec::new();
+    for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+        if a > b || b >= 4096 {
+            return None;
+        }
+        out.extend(a..=b);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Some(out)
+}
+
+/// The machine's online NUMA nodes (node 0 where sysfs says nothing).
+pub fn online_nodes() -> Vec<usize> {
+    std::fs::read_to_string(format!("{NODES}/online"))
+        .ok()
+        .and_then(|s| parse_list(&s))
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| vec![0])
+}
+
+/// A job's node list: `all`, or numbers and ranges of online nodes.
+pub fn parse_nodes(v: &str) -> Result<Vec<usize>, String> {
+    let online = online_nodes();
+    if v.trim() == "all" {
+        return Ok(online);
+    }
+    let nodes = parse_list(v)
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| format!("'{v}' is not a list of NUMA nodes (like 0,2-3 or all)"))?;
+    if let Some(n) = nodes.iter().find(|n| !online.contains(n)) {
+        let have: Vec<String> = online.iter().map(|n| n.to_string()).collect();
+        return Err(format!(
+            "NUMA node {n} does not exist (this machine has node{} {})",
+            if online.len() == 1 { "" } else { "s" },
+            have.join(",")
+        ));
+    }
+    Ok(nodes)
+}
+
+/// The CPUs of `nodes`.
+pub fn node_cpus(nodes: &[usize]) -> Vec<usize> {
+    let mut cpus: Vec<usize> = nodes
+        .iter()
+        .filter_map(|n| std::fs::read_to_string(format!("{NODES}/node{n}/cpulist")).ok())
+        .filter_map(|s| parse_list(&s))
+        .flatten()
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
+}
+
+/// Sets the calling thread's memory policy (set_mempolicy(2)).
+pub fn set_mem_policy(p: &MemPolicy) -> std::io::Result<()> {
+    const BITS: usize = 64;
+    let mut mask = vec![0 as libc::c_ulong; 4096 / BITS];
+    for &n in &p.nodes {
+        mask[n / BITS] |= 1 << (n % BITS);
+    }
+    let mode = match p.mode {
+        MemPolicyMode::Default => 0,
+        MemPolicyMode::Prefer => 1,
+        MemPolicyMode::Bind => 2,
+        MemPolicyMode::Interleave => 3,
+        MemPolicyMode::Local => 4,
+    };
+    let (ptr, maxnode) = if p.nodes.is_empty() {
+        (std::ptr::null(), 0)
+    } else {
+        (mask.as_ptr(), mask.len() * BITS)
+    };
+    // SAFETY: the mask outlives the call; maxnode counts its bits.
+    let r = unsafe { libc::syscall(libc::SYS_set_mempolicy, mode, ptr, maxnode) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_and_nodes() {
+        assert_eq!(parse_list("0-2,5\n"), Some(vec![0, 1, 2, 5]));
+        assert_eq!(parse_list("3-1"), None);
+        assert_eq!(parse_nodes("all").unwrap(), online_nodes());
+        assert!(parse_nodes("4095").unwrap_err().contains("does not exist"));
+        assert!(parse_nodes("x").unwrap_err().contains("not a list"));
+        assert!(!node_cpus(&online_nodes()).is_empty());
+    }
+}
