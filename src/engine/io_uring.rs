@@ -256,8 +256,13 @@ impl Engine for IoUringEngine {
                 io::Error::new(
                     e.kind(),
                     format!(
-                        "fixedbufs: cannot register {} bytes of buffers: {e}",
-                        pool.1
+                        "fixedbufs: cannot register {} bytes of buffers: {e}{}",
+                        pool.1,
+                        if e.raw_os_error() == Some(libc::EFAULT) {
+                            " (the kernel registers only anonymous or shared memory, not a mapped file: use mem=malloc, shm or mmap without a file)"
+                        } else {
+                            ""
+                        }
                     ),
                 )
             })?;

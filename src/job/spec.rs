@@ -602,6 +602,37 @@ pub struct BufferOpts {
     pub dedupe_mode: DedupeMode,
     pub dedupe_working_set_percentage: u32,
     pub iomem_align: u64,
+    /// `mem`/`iomem`: what the buffers are allocated from.
+    pub mem: MemType,
+    /// `hugepage-size`: huge page size for shmhuge and mmaphuge.
+    pub hugepage_size: u64,
+    /// `lockmem`: bytes to pin with mlock while the job runs.
+    pub lockmem: u64,
+}
+
+/// `mem`: the memory I/O buffers come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MemType {
+    Malloc,
+    Shm,
+    ShmHuge,
+    /// Anonymous, or the mapping of a file (`mmap:FILE`).
+    Mmap(Option<std::path::PathBuf>),
+    MmapHuge(Option<std::path::PathBuf>),
+    MmapShared(Option<std::path::PathBuf>),
+}
+
+impl MemType {
+    pub fn name(&self) -> &'static str {
+        match self {
+            MemType::Malloc => "malloc",
+            MemType::Shm => "shm",
+            MemType::ShmHuge => "shmhuge",
+            MemType::Mmap(_) => "mmap",
+            MemType::MmapHuge(_) => "mmaphuge",
+            MemType::MmapShared(_) => "mmapshared",
+        }
+    }
 }
 
 /// `dedupe_mode`: where duplicate write contents come from.
@@ -627,6 +658,9 @@ impl Default for BufferOpts {
             dedupe_mode: DedupeMode::Repeat,
             dedupe_working_set_percentage: 5,
             iomem_align: 0,
+            mem: MemType::Malloc,
+            hugepage_size: 2 << 20,
+            lockmem: 0,
         }
     }
 }
@@ -838,6 +872,9 @@ pub struct JobControl {
     pub exit_what: ExitWhat,
     pub exitall_on_error: bool,
     pub thread: bool,
+    /// `threads` (fio's tiobench-profile option) was given: it has no
+    /// effect, and the run warns.
+    pub threads_given: bool,
     pub cpus_allowed: Option<Vec<usize>>,
     pub cpus_allowed_policy: CpusPolicy,
     pub nice: i32,
@@ -888,6 +925,7 @@ impl Default for JobControl {
             exit_what: ExitWhat::Group,
             exitall_on_error: false,
             thread: false,
+            threads_given: false,
             cpus_allowed: None,
             cpus_allowed_policy: CpusPolicy::Shared,
             nice: 0,

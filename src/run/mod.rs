@@ -7,6 +7,7 @@
 pub mod clock;
 pub mod files;
 pub mod flow;
+pub mod memory;
 pub mod monitor;
 pub mod numa;
 pub mod offload;

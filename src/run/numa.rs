@@ -30,24 +30,32 @@ pub fn online_nodes() -> Vec<usize> {
         .unwrap_or_else(|| vec![0])
 }
 
-/// A job's node list: `all`, or numbers and ranges of online nodes.
+/// A job's node list: `all` (this machine's online nodes), or numbers
+/// and ranges. Whether the nodes exist is checked before the run
+/// (`check_nodes`), so a job file for a larger machine still parses.
 pub fn parse_nodes(v: &str) -> Result<Vec<usize>, String> {
-    let online = online_nodes();
     if v.trim() == "all" {
-        return Ok(online);
+        return Ok(online_nodes());
     }
-    let nodes = parse_list(v)
+    parse_list(v)
         .filter(|n| !n.is_empty())
-        .ok_or_else(|| format!("'{v}' is not a list of NUMA nodes (like 0,2-3 or all)"))?;
-    if let Some(n) = nodes.iter().find(|n| !online.contains(n)) {
-        let have: Vec<String> = online.iter().map(|n| n.to_string()).collect();
-        return Err(format!(
-            "NUMA node {n} does not exist (this machine has node{} {})",
-            if online.len() == 1 { "" } else { "s" },
-            have.join(",")
-        ));
+        .ok_or_else(|| format!("'{v}' is not a list of NUMA nodes (like 0,2-3 or all)"))
+}
+
+/// Fails naming the first of `nodes` this machine does not have.
+pub fn check_nodes(nodes: &[usize]) -> Result<(), String> {
+    let online = online_nodes();
+    match nodes.iter().find(|n| !online.contains(n)) {
+        None => Ok(()),
+        Some(n) => {
+            let have: Vec<String> = online.iter().map(|n| n.to_string()).collect();
+            Err(format!(
+                "NUMA node {n} does not exist (this machine has node{} {})",
+                if online.len() == 1 { "" } else { "s" },
+                have.join(",")
+            ))
+        }
     }
-    Ok(nodes)
 }
 
 /// The CPUs of `nodes`.
@@ -99,7 +107,9 @@ mod tests {
         assert_eq!(parse_list("0-2,5\n"), Some(vec![0, 1, 2, 5]));
         assert_eq!(parse_list("3-1"), None);
         assert_eq!(parse_nodes("all").unwrap(), online_nodes());
-        assert!(parse_nodes("4095").unwrap_err().contains("does not exist"));
+        assert_eq!(parse_nodes("4095").unwrap(), [4095]);
+        assert!(check_nodes(&[4095]).unwrap_err().contains("does not exist"));
+        assert!(check_nodes(&online_nodes()).is_ok());
         assert!(parse_nodes("x").unwrap_err().contains("not a list"));
         assert!(!node_cpus(&online_nodes()).is_empty());
     }

@@ -15,6 +15,7 @@ use std::sync::{Condvar, Mutex};
 use super::clock::{self, Clock};
 use super::files::{self, OpenedFile};
 use super::flow::FlowMember;
+use super::memory::{BufferMemory, LockedMemory};
 use super::offload::OffloadEngine;
 use super::plan::PlannedJob;
 use crate::engine::{self, Completion, Engine, IoUnit, Op, Queued};
@@ -127,37 +128,6 @@ impl StartGate {
     }
 }
 
-/// Buffers for all I/O units, allocated and aligned once.
-struct Pool {
-    ptr: *mut u8,
-    layout: std::alloc::Layout,
-}
-
-impl Pool {
-    fn new(units: usize, unit_size: usize, align: usize) -> Result<Pool, String> {
-        let size = (units * unit_size).max(align);
-        let layout = std::alloc::Layout::from_size_align(size, align).map_err(|e| e.to_string())?;
-        // SAFETY: non-zero size, valid alignment.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        if ptr.is_null() {
-            return Err(format!("cannot allocate {size} bytes of I/O buffers"));
-        }
-        Ok(Pool { ptr, layout })
-    }
-
-    fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: the allocation is `layout.size()` bytes and owned by self.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
-    }
-}
-
-impl Drop for Pool {
-    fn drop(&mut self) {
-        // SAFETY: allocated with this layout in `new`.
-        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
-    }
-}
-
 /// How a pass ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum PassEnd {
@@ -228,7 +198,9 @@ struct Worker<'a> {
     /// This job's place in its flow group (`flow`).
     flow: Option<FlowMember>,
     /// Dropped last: engines may hold registrations of these buffers.
-    _pool: Pool,
+    _pool: BufferMemory,
+    /// `lockmem`: memory pinned while the job runs.
+    _locked: Option<LockedMemory>,
 }
 
 fn errno_name(e: i32) -> String {
@@ -1155,7 +1127,17 @@ fn setup<'a>(
         job.files.iter().map(|f| f.path.as_path()),
     ) as usize;
     let unit_size = (max_bs as usize).div_ceil(align) * align;
-    let mut pool = Pool::new(depth as usize, unit_size, align).map_err(|m| (libc::ENOMEM, m))?;
+    let mut pool = BufferMemory::new(
+        depth as usize * unit_size,
+        align,
+        &spec.buf.mem,
+        spec.buf.hugepage_size,
+    )
+    .map_err(|m| (libc::ENOMEM, m))?;
+    let locked = match spec.buf.lockmem {
+        0 => None,
+        n => Some(LockedMemory::new(n as usize).map_err(|m| (libc::ENOMEM, m))?),
+    };
     let data_bytes: u64 = job.files.iter().map(|f| f.region.len).sum();
     let mut filler = BufferFiller::new(spec, unit_size, data_bytes, job.seed);
     filler.init(pool.as_mut_slice());
@@ -1171,19 +1153,17 @@ fn setup<'a>(
         .collect();
     if offload {
         engine = Box::new(
-            OffloadEngine::start(spec, depth, (pool.ptr, pool.layout.size()))
+            OffloadEngine::start(spec, depth, (pool.ptr, pool.size))
                 .map_err(|m| (libc::EINVAL, m))?,
         );
         caps = engine.caps();
     } else {
-        engine
-            .init(depth, (pool.ptr, pool.layout.size()))
-            .map_err(|e| {
-                (
-                    e.raw_os_error().unwrap_or(libc::EIO),
-                    format!("{} engine setup failed: {e}", engine.name()),
-                )
-            })?;
+        engine.init(depth, (pool.ptr, pool.size)).map_err(|e| {
+            (
+                e.raw_os_error().unwrap_or(libc::EIO),
+                format!("{} engine setup failed: {e}", engine.name()),
+            )
+        })?;
     }
     let regions: Vec<Region> = job.files.iter().map(|f| f.region).collect();
     let mut workload = Workload::new(spec, &regions, job.limits, job.seed);
@@ -1339,6 +1319,7 @@ fn setup<'a>(
         vfy,
         flow: (spec.ctl.flow > 0).then(|| shared.flows.join(spec.ctl.flow_id, spec.ctl.flow)),
         _pool: pool,
+        _locked: locked,
     })
 }
 

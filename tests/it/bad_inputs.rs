@@ -306,8 +306,28 @@ const CASES: &[Case] = &[
         "job.fio:3: option 'verify_state_load': iomark does not load the write state of a stopped job; only 0 is accepted",
     ),
     file(
-        "[global]\nthreads=1\n[a]\n",
-        "job.fio:2: option 'threads' is not supported by iomark: it belongs to fio's tiobench profile, which iomark does not provide; to run jobs as threads use 'thread' (iomark always uses threads)",
+        "[global]\nnumruns=2\n[a]\n",
+        "job.fio:2: option 'numruns' is not supported by iomark: it belongs to fio's tiobench profile; profiles are not supported (see the iomark presets)",
+    ),
+    file(
+        "[a]\nnuma_mem_policy=prefer\n",
+        "job.fio:2: option 'numa_mem_policy': prefer, bind and interleave need nodes (MODE:NODES)",
+    ),
+    file(
+        "[a]\nignore_error=,ENOSPX\n",
+        "job.fio:2: option 'ignore_error': 'ENOSPX' is not an error name (like ENOSPC) or a positive number",
+    ),
+    file(
+        "[a]\nflow=1001\n",
+        "job.fio:2: option 'flow': '1001' is out of range (expected 0 to 1000)",
+    ),
+    file(
+        "[a]\nmem=mmapx\n",
+        "job.fio:2: option 'mem': 'mmapx' is not one of: malloc, shm, shmhuge, mmap, mmaphuge, mmapshared",
+    ),
+    file(
+        "[a]\nclocksource=tsc\n",
+        "job.fio:2: option 'clocksource': 'tsc' is not one of: gettimeofday, clock_gettime, cpu",
     ),
     file(
         "[a]\nzonemode=zbd\n",

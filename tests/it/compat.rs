@@ -146,6 +146,8 @@ const CASES: &[Case] = &[
     case("ignore_error-enospc-carries-on", "--rw=write --filename=/dev/full --size=64k --ignore_error=,ENOSPC --error_dump=0", Exact),
     case("fill_device", "--rw=write --filename=/dev/full --fill_device=1", Exact),
     case("create_fsync-fadvise_hint", "--rw=randread --size=1m --create_fsync=0 --fadvise_hint=sequential", Exact),
+    case("mem-shm-lockmem", "--rw=randwrite --size=256k --mem=shm --lockmem=1m", Exact),
+    case("iomem-mmapshared", "--rw=randread --size=256k --iomem=mmapshared", Exact),
     case("clocksource", "[global]\nrw=randread\nsize=256k\n[gtod]\nclocksource=gettimeofday\n[cgt]\nclocksource=clock_gettime\n[cpu]\nclocksource=cpu\n", Exact),
     case("create_only", "--rw=write --size=1m --nrfiles=2 --create_only=1", Exact),
     case("trimwrite", "--ioengine=null --rw=trimwrite --size=1m", Exact),

@@ -276,7 +276,7 @@ fn numa_placement_applies_to_the_job_thread() {
     assert!(out.contains(" interleave:0 heap"), "{out}");
     let out = placed(&["--numa_mem_policy=bind:all"]);
     assert!(out.contains(" bind:"), "{out}");
-    // Nodes the machine lacks are refused when the job is read.
+    // Nodes the machine lacks are refused before the run starts.
     let o = run_in(
         dir.path(),
         &[
@@ -292,4 +292,88 @@ fn numa_placement_applies_to_the_job_thread() {
         "{}",
         stderr(&o)
     );
+}
+
+/// Every buffer memory type runs a direct-I/O job that checks what it
+/// wrote; `mem=mmap:FILE` maps that file; `lockmem` pins memory while
+/// the job runs; huge pages without a reserve fail with a clear error.
+#[test]
+fn buffer_memory_types_and_lockmem() {
+    let dir = tempdir();
+    let data = format!("--filename={}", dir.path().join("data").display());
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "--name=m",
+            data.as_str(),
+            "--ioengine=io_uring",
+            "--fixedbufs=1",
+            "--direct=1",
+            "--iodepth=4",
+            "--rw=randwrite",
+            "--bs=16k",
+            "--size=1m",
+            "--verify=crc32c",
+        ];
+        args.extend_from_slice(extra);
+        run_in(dir.path(), &args)
+    };
+    for mem in [
+        "--mem=malloc",
+        "--iomem=shm",
+        "--mem=mmap",
+        "--mem=mmapshared",
+    ] {
+        let o = run(&[mem]);
+        assert!(o.status.success(), "{mem}: {}", stderr(&o));
+    }
+    // io_uring cannot register a mapped file's pages as fixed buffers.
+    let map = format!("--mem=mmap:{}", dir.path().join("buffers").display());
+    let o = run(&[map.as_str()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("not a mapped file"), "{}", stderr(&o));
+    let o = run(&[map.as_str(), "--fixedbufs=0"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mapped = std::fs::metadata(dir.path().join("buffers")).expect("the mapped file");
+    assert!(mapped.len() >= 4 * 16384, "{}", mapped.len());
+
+    let o = run(&[
+        "--lockmem=8m",
+        "--exec_postrun=grep VmLck /proc/$PPID/status",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let vmlck = std::fs::read_to_string(dir.path().join("m.postrun.txt")).unwrap();
+    let kib: u64 = vmlck
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(kib >= 8192, "lockmem=8m, but {vmlck}");
+
+    let free_huge = std::fs::read_to_string("/proc/meminfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("HugePages_Free:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .unwrap_or(0);
+    let o = run(&["--mem=mmaphuge"]);
+    if free_huge == 0 {
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            stderr(&o).contains("mem=mmaphuge: cannot map"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains("nr_hugepages"), "{}", stderr(&o));
+    }
+    let o = run_in(
+        dir.path(),
+        &[
+            "--name=m",
+            "--ioengine=null",
+            "--size=1m",
+            "--mem=cudamalloc",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("option 'mem'"), "{}", stderr(&o));
 }

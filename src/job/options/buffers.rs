@@ -136,6 +136,68 @@ pub const OPTS: &[OptDef] = &[
     )
     .alias(&["mem_align"])
     .default("0"),
+    opt(
+        "mem",
+        Buffers,
+        Kind::Str,
+        "Memory the I/O buffers come from: malloc, shm, shmhuge, mmap[:FILE], mmaphuge[:FILE], mmapshared[:FILE]",
+        |s, v| {
+            use crate::job::spec::MemType as M;
+            let (kind, file) = match v.split_once(':') {
+                Some((k, f)) if !f.is_empty() => (k, Some(std::path::PathBuf::from(f))),
+                _ => (v, None),
+            };
+            let mem = match kind {
+                "malloc" => M::Malloc,
+                "shm" => M::Shm,
+                "shmhuge" => M::ShmHuge,
+                "mmap" => M::Mmap(file.clone()),
+                "mmaphuge" => M::MmapHuge(file.clone()),
+                "mmapshared" => M::MmapShared(file.clone()),
+                "cudamalloc" => {
+                    return Err("cudamalloc needs GPU memory (with the rdma engine), which iomark does not support".into())
+                }
+                _ => {
+                    return Err(format!(
+                        "'{kind}' is not one of: malloc, shm, shmhuge, mmap, mmaphuge, mmapshared"
+                    ))
+                }
+            };
+            if file.is_some() && !matches!(mem, M::Mmap(_) | M::MmapHuge(_) | M::MmapShared(_)) {
+                return Err(format!("only the mmap types take a file name, not {kind}"));
+            }
+            s.buf.mem = mem;
+            Ok(())
+        },
+    )
+    .alias(&["iomem"])
+    .default("malloc"),
+    opt(
+        "hugepage-size",
+        Buffers,
+        Kind::Size,
+        "Huge page size for mem=shmhuge and mmaphuge (a multiple of 4096)",
+        |s, v| {
+            let h = size(s, v)?;
+            if h == 0 || h % 4096 != 0 {
+                return Err(format!("'{v}' is not a multiple of 4096"));
+            }
+            s.buf.hugepage_size = h;
+            Ok(())
+        },
+    )
+    .default("2m"),
+    opt(
+        "lockmem",
+        Buffers,
+        Kind::Size,
+        "Pin this much memory per job with mlock while it runs, to leave less for the page cache",
+        |s, v| {
+            s.buf.lockmem = size(s, v)?;
+            Ok(())
+        },
+    )
+    .default("0"),
 ];
 
 #[cfg(test)]

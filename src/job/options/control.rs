@@ -260,8 +260,9 @@ pub const OPTS: &[OptDef] = &[
         Job,
         Kind::Int,
         "Option of fio's tiobench profile, which fio ignores in other jobs; job files write it for 'thread'. Accepted with a warning; it changes nothing (iomark always runs jobs as threads)",
-        |_, v| {
+        |s, v| {
             uint(v)?;
+            s.ctl.threads_given = true;
             Ok(())
         },
     ),

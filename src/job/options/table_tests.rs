@@ -35,6 +35,11 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     }),
     ("error_dump", "0", |s| !s.ctl.error_dump),
     ("flow", "8", |s| s.ctl.flow == 8),
+    ("mem", "mmap:/dev/shm/iomark-buf", |s| {
+        s.buf.mem == MemType::Mmap(Some("/dev/shm/iomark-buf".into()))
+    }),
+    ("hugepage-size", "1g", |s| s.buf.hugepage_size == 1 << 30),
+    ("lockmem", "64m", |s| s.buf.lockmem == 64 << 20),
     ("numa_cpu_nodes", "0", |s| {
         s.ctl.numa_cpu_nodes == Some(vec![0])
     }),
@@ -47,7 +52,7 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     }),
     ("flow_id", "2", |s| s.ctl.flow_id == 2),
     ("flow_sleep", "1000", |s| s.ctl.flow_sleep_us == 1000),
-    ("threads", "1", |s| s.set_options.contains(&"threads")),
+    ("threads", "1", |s| s.ctl.threads_given),
     (
         "exec_prerun",
         "sync; echo 3 > /proc/sys/vm/drop_caches",

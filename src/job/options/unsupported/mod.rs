@@ -7,12 +7,11 @@
 //! files into the family file beside `mod.rs` with a real setter.
 //!
 //! The files here are split by who is expected to implement them: engine
-//! options, workload and job control, buffers, verification, I/O logs and
+//! options, workload and job control, verification, I/O logs and
 //! replay, reporting and logs, and fio's built-in profiles.
 
 use super::OptDef;
 
-mod buffers;
 mod engines;
 mod profiles;
 mod reporting;
@@ -22,7 +21,6 @@ mod workload;
 /// The unsupported option tables, one per family.
 pub const GROUPS: &[&[OptDef]] = &[
     workload::OPTS,
-    buffers::OPTS,
     verify::OPTS,
     reporting::OPTS,
     engines::OPTS,
