@@ -382,6 +382,32 @@ pub fn human_bytes(n: u64, base1000: bool) -> String {
     format!("{}{}", v as u64, units[i])
 }
 
+/// A list of numbers and ranges such as `0,2-3` (CPUs, NUMA nodes, and
+/// the kernel's own lists in sysfs), sorted, without repeats; `what`
+/// names the items in errors.
+pub fn parse_index_list(v: &str, what: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let num = |x: &str| {
+            x.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("'{part}' is not a {what} number or range"))
+        };
+        let (a, b) = (num(a)?, num(b)?);
+        if a > b || b >= 4096 {
+            return Err(format!("'{part}' is not a valid {what} range"));
+        }
+        out.extend(a..=b);
+    }
+    if out.is_empty() {
+        return Err(format!("'{v}' selects no {what}s"));
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -367,29 +367,23 @@ fn progress_config(opts: &RunOptions) -> progress::ProgressConfig {
     }
 }
 
-/// CPU affinity and nice value for the calling worker thread.
+/// CPU affinity, memory policy, nice value and I/O priority for the
+/// calling worker thread.
 fn apply_placement(job: &PlannedJob) {
     let ctl = &job.spec.ctl;
-    if let Some(cpus) = &ctl.cpus_allowed {
-        let chosen: Vec<usize> = match ctl.cpus_allowed_policy {
+    // numa_cpu_nodes replaces cpus_allowed, as in fio.
+    let cpus: Option<Vec<usize>> = match (&ctl.numa_cpu_nodes, &ctl.cpus_allowed) {
+        (Some(nodes), _) => Some(numa::node_cpus(nodes)),
+        (None, Some(cpus)) => Some(match ctl.cpus_allowed_policy {
             crate::job::spec::CpusPolicy::Shared => cpus.clone(),
             crate::job::spec::CpusPolicy::Split => {
                 vec![cpus[job.worker_index as usize % cpus.len()]]
             }
-        };
+        }),
+        (None, None) => None,
+    };
+    if let Some(cpus) = cpus {
         // SAFETY: cpu_set_t is plain data; sched_setaffinity(0) applies to this thread.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            for c in chosen {
-                libc::CPU_SET(c, &mut set);
-            }
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-        }
-    }
-    if let Some(nodes) = &ctl.numa_cpu_nodes {
-        // Replaces cpus_allowed, as in fio.
-        let cpus = numa::node_cpus(nodes);
-        // SAFETY: as above.
         unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
             for c in cpus {

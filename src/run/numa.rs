@@ -2,31 +2,15 @@
 //! machine has, their CPUs, and the calling thread's memory policy.
 
 use crate::job::spec::{MemPolicy, MemPolicyMode};
+use crate::job::value::parse_index_list;
 
 const NODES: &str = "/sys/devices/system/node";
-
-/// Parses a kernel list such as `0-3,8` (also sysfs' `cpulist`/`online`).
-pub fn parse_list(v: &str) -> Option<Vec<usize>> {
-    let mut out = Vec::new();
-    for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (a, b) = part.split_once('-').unwrap_or((part, part));
-        let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-        if a > b || b >= 4096 {
-            return None;
-        }
-        out.extend(a..=b);
-    }
-    out.sort_unstable();
-    out.dedup();
-    Some(out)
-}
 
 /// The machine's online NUMA nodes (node 0 where sysfs says nothing).
 pub fn online_nodes() -> Vec<usize> {
     std::fs::read_to_string(format!("{NODES}/online"))
         .ok()
-        .and_then(|s| parse_list(&s))
-        .filter(|v| !v.is_empty())
+        .and_then(|s| parse_index_list(s.trim(), "node").ok())
         .unwrap_or_else(|| vec![0])
 }
 
@@ -37,9 +21,7 @@ pub fn parse_nodes(v: &str) -> Result<Vec<usize>, String> {
     if v.trim() == "all" {
         return Ok(online_nodes());
     }
-    parse_list(v)
-        .filter(|n| !n.is_empty())
-        .ok_or_else(|| format!("'{v}' is not a list of NUMA nodes (like 0,2-3 or all)"))
+    parse_index_list(v, "NUMA node")
 }
 
 /// Fails naming the first of `nodes` this machine does not have.
@@ -63,7 +45,7 @@ pub fn node_cpus(nodes: &[usize]) -> Vec<usize> {
     let mut cpus: Vec<usize> = nodes
         .iter()
         .filter_map(|n| std::fs::read_to_string(format!("{NODES}/node{n}/cpulist")).ok())
-        .filter_map(|s| parse_list(&s))
+        .filter_map(|s| parse_index_list(s.trim(), "CPU").ok())
         .flatten()
         .collect();
     cpus.sort_unstable();
@@ -104,13 +86,15 @@ mod tests {
 
     #[test]
     fn lists_and_nodes() {
-        assert_eq!(parse_list("0-2,5\n"), Some(vec![0, 1, 2, 5]));
-        assert_eq!(parse_list("3-1"), None);
+        assert_eq!(parse_index_list("0-2,5", "CPU"), Ok(vec![0, 1, 2, 5]));
+        assert!(parse_index_list("3-1", "CPU").is_err());
         assert_eq!(parse_nodes("all").unwrap(), online_nodes());
         assert_eq!(parse_nodes("4095").unwrap(), [4095]);
         assert!(check_nodes(&[4095]).unwrap_err().contains("does not exist"));
         assert!(check_nodes(&online_nodes()).is_ok());
-        assert!(parse_nodes("x").unwrap_err().contains("not a list"));
+        assert!(parse_nodes("x")
+            .unwrap_err()
+            .contains("not a NUMA node number"));
         assert!(!node_cpus(&online_nodes()).is_empty());
     }
 }

@@ -3,7 +3,7 @@
 
 use super::{boolean, opt, uint, uint_in, Category::*, Kind, OptDef};
 use crate::job::spec::{CpusPolicy, ExitWhat};
-use crate::job::value::parse_choice;
+use crate::job::value::{parse_choice, parse_index_list};
 
 pub const OPTS: &[OptDef] = &[
     opt(
@@ -316,7 +316,7 @@ pub const OPTS: &[OptDef] = &[
         Kind::List,
         "CPUs the job may run on, as a list with ranges (0,2-3)",
         |s, v| {
-            s.ctl.cpus_allowed = Some(parse_cpu_list(v)?);
+            s.ctl.cpus_allowed = Some(parse_index_list(v, "CPU")?);
             Ok(())
         },
     )
@@ -431,32 +431,3 @@ pub const OPTS: &[OptDef] = &[
         },
     ),
 ];
-
-/// Parses "0,2-3,8" into CPU numbers.
-pub fn parse_cpu_list(v: &str) -> Result<Vec<usize>, String> {
-    let mut out = Vec::new();
-    for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (a, b) = match part.split_once('-') {
-            Some((a, b)) => (a, b),
-            None => (part, part),
-        };
-        let a: usize = a
-            .trim()
-            .parse()
-            .map_err(|_| format!("'{part}' is not a CPU number or range"))?;
-        let b: usize = b
-            .trim()
-            .parse()
-            .map_err(|_| format!("'{part}' is not a CPU number or range"))?;
-        if a > b || b >= 4096 {
-            return Err(format!("'{part}' is not a valid CPU range"));
-        }
-        out.extend(a..=b);
-    }
-    if out.is_empty() {
-        return Err(format!("'{v}' selects no CPUs"));
-    }
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
-}
