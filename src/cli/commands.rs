@@ -151,6 +151,18 @@ fn run_jobs(args: RunArgs) -> i32 {
             j.name
         )
     });
+    let dedupe_notes = list
+        .jobs
+        .iter()
+        .filter(|j| {
+            j.buf.dedupe_global && j.buf.dedupe_mode != crate::job::spec::DedupeMode::WorkingSet
+        })
+        .map(|j| {
+            format!(
+                "job '{}': dedupe_global has no effect without dedupe_mode=working_set",
+                j.name
+            )
+        });
     let clock_notes = list.jobs.iter().filter_map(|j| {
         crate::run::clock::resolve(j.time.clocksource)
             .1
@@ -162,6 +174,7 @@ fn run_jobs(args: RunArgs) -> i32 {
         .flat_map(crate::workload::verify::notes)
         .chain(clock_notes)
         .chain(threads_notes)
+        .chain(dedupe_notes)
     {
         if seen.insert(n.clone()) {
             eprintln!("iomark: warning: {n}");

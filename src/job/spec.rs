@@ -601,6 +601,9 @@ pub struct BufferOpts {
     pub dedupe_percentage: u32,
     pub dedupe_mode: DedupeMode,
     pub dedupe_working_set_percentage: u32,
+    /// `dedupe_global`: share duplicate contents with the other jobs
+    /// that set it.
+    pub dedupe_global: bool,
     pub iomem_align: u64,
     /// `mem`/`iomem`: what the buffers are allocated from.
     pub mem: MemType,
@@ -657,6 +660,7 @@ impl Default for BufferOpts {
             dedupe_percentage: 0,
             dedupe_mode: DedupeMode::Repeat,
             dedupe_working_set_percentage: 5,
+            dedupe_global: false,
             iomem_align: 0,
             mem: MemType::Malloc,
             hugepage_size: 2 << 20,

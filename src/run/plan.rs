@@ -63,6 +63,8 @@ pub struct PlannedJob {
     /// `read_iolog`: the trace to replay (loaded when the job's phase
     /// starts if an earlier job of the run writes it).
     pub trace: Option<Arc<Trace>>,
+    /// `dedupe_global`: this clone's part in the run-wide dedupe set.
+    pub dedupe_share: Option<crate::workload::buffers::DedupeShare>,
 }
 
 impl PlannedJob {
@@ -501,6 +503,7 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
                 wait_for,
                 seed,
                 trace: None,
+                dedupe_share: None,
             };
             if let Some(name) = iolog::trace_name(&spec.log, clone) {
                 match iologs.iter().find(|(p, _, _)| *p == Path::new(&name)) {
@@ -552,8 +555,36 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
         }
         crate::engine::preflight(&spec)?;
     }
+    share_dedupe_sets(&mut plan);
     super::safety::check(&plan)?;
     Ok(plan)
+}
+
+/// `dedupe_global`: the clones that set it share one set of duplicate
+/// contents, as large as their working sets together, each clone
+/// writing an even share of its new contents.
+fn share_dedupe_sets(plan: &mut Plan) {
+    use crate::workload::buffers::{working_set_blocks, DedupeShare};
+    let members: Vec<usize> = (0..plan.jobs.len())
+        .filter(|&i| {
+            let b = &plan.jobs[i].spec.buf;
+            b.dedupe_global && b.dedupe_mode == crate::job::spec::DedupeMode::WorkingSet
+        })
+        .collect();
+    let total: u64 = members
+        .iter()
+        .map(|&i| {
+            let j = &plan.jobs[i];
+            working_set_blocks(&j.spec, j.files.iter().map(|f| f.region.len).sum())
+        })
+        .sum();
+    for (k, &i) in members.iter().enumerate() {
+        plan.jobs[i].dedupe_share = Some(DedupeShare {
+            index: k as u64,
+            count: members.len() as u64,
+            blocks: total.max(1),
+        });
+    }
 }
 
 #[cfg(test)]

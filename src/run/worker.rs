@@ -1139,7 +1139,7 @@ fn setup<'a>(
         n => Some(LockedMemory::new(n as usize).map_err(|m| (libc::ENOMEM, m))?),
     };
     let data_bytes: u64 = job.files.iter().map(|f| f.region.len).sum();
-    let mut filler = BufferFiller::new(spec, unit_size, data_bytes, job.seed);
+    let mut filler = BufferFiller::shared(spec, unit_size, data_bytes, job.seed, job.dedupe_share);
     filler.init(pool.as_mut_slice());
     let units: Vec<IoUnit> = (0..depth)
         // SAFETY: each unit's slice lies inside the pool allocation.

@@ -215,6 +215,10 @@ struct Generator {
     dedupe: u64,
     /// `Some(blocks)` for `dedupe_mode=working_set`.
     working_set: Option<u64>,
+    /// `dedupe_global`: (this clone's index, how many share the set);
+    /// the working set is then the shared one, and new contents get ids
+    /// `n * k + index` so no two clones make the same new contents.
+    share: Option<(u64, u64)>,
     /// Content ids handed out so far (ids are 0, 1, 2, …).
     next_unique: u64,
     /// The id of the latest write.
@@ -228,13 +232,19 @@ impl Generator {
     #[inline]
     fn next_id(&mut self) -> u64 {
         if self.dedupe > 0 && self.next_unique > 0 && self.rng.below(100) < self.dedupe {
-            return match self.working_set {
+            return match (self.working_set, self.share) {
                 // Repeat the most recent new contents.
-                None => self.next_unique - 1,
-                Some(ws) => self.rng.below(self.next_unique.min(ws).max(1)),
+                (None, _) => self.next_unique - 1,
+                (Some(ws), None) => self.rng.below(self.next_unique.min(ws).max(1)),
+                // Ids the sharing clones have made by now, if they keep
+                // pace with this one.
+                (Some(ws), Some((_, n))) => self.rng.below(ws.min(n * self.next_unique).max(1)),
             };
         }
-        let id = self.next_unique;
+        let id = match self.share {
+            Some((k, n)) => self.next_unique * n + k,
+            None => self.next_unique,
+        };
         self.next_unique += 1;
         id
     }
@@ -251,8 +261,10 @@ impl Generator {
         let key = mix(id ^ self.salt);
         let stamp = mix(key ^ self.salt);
         let mut regen = Rng::new(key);
-        // Start of this id's bytes in the pool (8-byte aligned).
-        let span = self.pool.len().saturating_sub(len).max(1) as u64;
+        // Start of this id's bytes in the pool (8-byte aligned); the pool
+        // holds RANDOM_POOL bytes more than the largest buffer, so the
+        // same id starts at the same place whatever the buffer sizes.
+        let span = self.pool.len().saturating_sub(len).clamp(1, RANDOM_POOL) as u64;
         let mut src = ((key % span) & !7) as usize;
         for piece in buf.chunks_mut(chunk) {
             let r = piece.len() * (100 - self.compress) / 100;
@@ -288,6 +300,26 @@ pub struct BufferFiller {
     salt: u64,
 }
 
+/// A clone's part in the duplicate contents shared by `dedupe_global`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DedupeShare {
+    /// This clone's index among the sharing clones, and their number.
+    pub index: u64,
+    pub count: u64,
+    /// Blocks in the shared working set.
+    pub blocks: u64,
+}
+
+/// Seed of the contents every `dedupe_global` clone draws from.
+const SHARED_SEED: u64 = 0x676c_6f62_616c_6464;
+
+/// Blocks in a job's dedupe working set: `dedupe_working_set_percentage`
+/// of its files, in write blocks.
+pub fn working_set_blocks(spec: &JobSpec, data_bytes: u64) -> u64 {
+    let bs = spec.io.bs[Ddir::Write.idx()].min().max(1);
+    (data_bytes / bs * spec.buf.dedupe_working_set_percentage as u64 / 100).max(1)
+}
+
 /// Purpose numbers for this module's random streams.
 const STREAM_INIT: u64 = 31;
 const STREAM_POOL: u64 = 32;
@@ -298,8 +330,22 @@ impl BufferFiller {
     /// buffer that will be filled; `data_bytes` the size of the job's
     /// files (for `dedupe_working_set_percentage`).
     pub fn new(spec: &JobSpec, max_len: usize, data_bytes: u64, seed: u64) -> Self {
+        Self::shared(spec, max_len, data_bytes, seed, None)
+    }
+
+    /// As `new`, for a clone that shares its duplicate contents with
+    /// others (`dedupe_global`): the contents of an id, and so the
+    /// random pool and salt, are the same in every sharing clone.
+    pub fn shared(
+        spec: &JobSpec,
+        max_len: usize,
+        data_bytes: u64,
+        seed: u64,
+        share: Option<DedupeShare>,
+    ) -> Self {
         let b = &spec.buf;
-        let salt = mix(seed ^ 0x0062_7566_6665_7273);
+        let content_seed = if share.is_some() { SHARED_SEED } else { seed };
+        let salt = mix(content_seed ^ 0x0062_7566_6665_7273);
         let pattern = b.buffer_pattern.clone();
         let init = if !pattern.is_empty() {
             Init::Pattern
@@ -330,12 +376,14 @@ impl BufferFiller {
                 Vec::new()
             } else {
                 let mut p = vec![0u8; RANDOM_POOL + max_len];
-                fill_random(&mut p, &mut Rng::stream(seed, STREAM_POOL));
+                fill_random(&mut p, &mut Rng::stream(content_seed, STREAM_POOL));
                 p
             };
-            let bs = spec.io.bs[Ddir::Write.idx()].min().max(1);
-            let working_set = (b.dedupe_mode == DedupeMode::WorkingSet)
-                .then(|| (data_bytes / bs * b.dedupe_working_set_percentage as u64 / 100).max(1));
+            let working_set = match share {
+                Some(sh) => Some(sh.blocks),
+                None => (b.dedupe_mode == DedupeMode::WorkingSet)
+                    .then(|| working_set_blocks(spec, data_bytes)),
+            };
             Mode::Generated(Generator {
                 pool,
                 fixed,
@@ -343,6 +391,7 @@ impl BufferFiller {
                 compress,
                 dedupe: b.dedupe_percentage.min(100) as u64,
                 working_set,
+                share: share.map(|sh| (sh.index, sh.count)),
                 next_unique: 0,
                 last_id: 0,
                 rng: Rng::stream(seed, STREAM_DEDUPE),

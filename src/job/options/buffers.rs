@@ -2,7 +2,7 @@
 //! and duplicate blocks. The contents themselves are made by
 //! `workload::buffers`.
 
-use super::{boolean, opt, size, uint_in, unsupported, Category::*, Kind, OptDef};
+use super::{boolean, opt, size, uint_in, Category::*, Kind, OptDef};
 use crate::job::spec::DedupeMode;
 use crate::job::value::parse_choice;
 use crate::workload::buffers::parse_pattern;
@@ -114,12 +114,17 @@ pub const OPTS: &[OptDef] = &[
         },
     )
     .default("5"),
-    unsupported(
+    opt(
         "dedupe_global",
         Buffers,
-        "Share duplicate contents between jobs",
-        "iomark generates duplicate contents per job only",
-    ),
+        Kind::Bool,
+        "Share the duplicate contents (dedupe_mode=working_set) with the other jobs that set this",
+        |s, v| {
+            s.buf.dedupe_global = boolean(v)?;
+            Ok(())
+        },
+    )
+    .default("0"),
     opt(
         "iomem_align",
         Buffers,
@@ -250,7 +255,5 @@ mod tests {
         ] {
             assert!(set(&[(k, v)]).is_err(), "{k}={v} accepted");
         }
-        let e = set(&[("dedupe_global", "1")]).unwrap_err();
-        assert!(e.contains("not supported"), "{e}");
     }
 }

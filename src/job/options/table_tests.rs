@@ -35,6 +35,7 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     }),
     ("error_dump", "0", |s| !s.ctl.error_dump),
     ("flow", "8", |s| s.ctl.flow == 8),
+    ("dedupe_global", "1", |s| s.buf.dedupe_global),
     ("mem", "mmap:/dev/shm/iomark-buf", |s| {
         s.buf.mem == MemType::Mmap(Some("/dev/shm/iomark-buf".into()))
     }),
