@@ -393,6 +393,9 @@ pub struct FileOpts {
     pub fadvise_hint: FadviseHint,
     /// `create_fsync`: fsync a file after laying it out.
     pub create_fsync: bool,
+    /// `write_hint`: the lifetime hint set on each file (F_SET_RW_HINT
+    /// value, 1 none … 5 extreme), 0 for none given.
+    pub write_hint: u64,
 }
 
 impl Default for FileOpts {
@@ -427,6 +430,7 @@ impl Default for FileOpts {
             unique_filename: true,
             fadvise_hint: FadviseHint::Workload,
             create_fsync: true,
+            write_hint: 0,
         }
     }
 }
@@ -446,6 +450,9 @@ pub struct IoOpts {
     pub bs_unaligned: bool,
     pub bs_is_seq_rand: bool,
     pub norandommap: bool,
+    /// `softrandommap`: carry on without the random map when it cannot
+    /// be allocated.
+    pub softrandommap: bool,
     pub randrepeat: bool,
     pub allrandrepeat: bool,
     pub randseed: Option<u64>,
@@ -483,6 +490,7 @@ impl Default for IoOpts {
             bs_unaligned: false,
             bs_is_seq_rand: false,
             norandommap: false,
+            softrandommap: false,
             randrepeat: true,
             allrandrepeat: false,
             randseed: None,

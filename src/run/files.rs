@@ -298,6 +298,16 @@ pub fn open_one(
             );
         }
     }
+    if fd >= 0 && job.spec.file.write_hint != 0 {
+        const F_SET_RW_HINT: libc::c_int = 1036;
+        let hint: u64 = job.spec.file.write_hint;
+        // SAFETY: the kernel reads a u64 through the pointer.
+        if unsafe { libc::fcntl(fd, F_SET_RW_HINT, &hint as *const u64) } < 0 {
+            let e = std::io::Error::last_os_error();
+            let _ = engine.close(fd, data, f.needed_size);
+            return Err(sys_err("cannot set write_hint on", &f.path, e));
+        }
+    }
     if fd >= 0 && f.kind == TargetKind::Regular && job.spec.file.create_on_open {
         // SAFETY: fstat/ftruncate on the descriptor just opened.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };

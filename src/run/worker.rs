@@ -1167,6 +1167,22 @@ fn setup<'a>(
     }
     let regions: Vec<Region> = job.files.iter().map(|f| f.region).collect();
     let mut workload = Workload::new(spec, &regions, job.limits, job.seed);
+    match workload.random_map_failed() {
+        0 => {}
+        n if spec.io.softrandommap => eprintln!(
+            "iomark: warning: job '{}': no memory for the random map of {n} blocks; \
+             carrying on without one (softrandommap), so some blocks may be done twice and others not at all",
+            spec.name
+        ),
+        n => {
+            return Err((
+                libc::ENOMEM,
+                format!(
+                    "no memory for the random map of {n} blocks: set norandommap=1, or softrandommap=1 to go on without it"
+                ),
+            ))
+        }
+    }
     workload.file_events().clear();
     if let Some(trace) = &job.trace {
         workload.set_replay(Replay::new(trace.clone(), spec.log.replay_no_stall));

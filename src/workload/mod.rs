@@ -151,6 +151,16 @@ const STREAM_MIX: u64 = 4;
 const STREAM_FILE: u64 = 6;
 
 impl Workload {
+    /// Blocks of the files whose random map could not be allocated
+    /// (they run without one, as with `norandommap`); 0 when all have one.
+    pub fn random_map_failed(&self) -> u64 {
+        self.files
+            .iter()
+            .filter(|f| f.map_failed)
+            .map(|f| f.blocks())
+            .sum()
+    }
+
     pub fn new(spec: &JobSpec, regions: &[Region], limits: Limits, seed: u64) -> Self {
         let io = &spec.io;
         let sizer = BlockSizer::new(io);

@@ -15,11 +15,20 @@ pub struct RandomMap {
 
 impl RandomMap {
     pub fn new(nblocks: u64) -> Self {
+        Self::try_new(nblocks).expect("memory for the random map")
+    }
+
+    /// The map, or None when its memory cannot be had (`softrandommap`
+    /// then carries on without one).
+    pub fn try_new(nblocks: u64) -> Option<Self> {
         let mut levels = Vec::new();
         let mut bits = nblocks.max(1);
         loop {
             let words = bits.div_ceil(64);
-            levels.push(vec![0u64; words as usize]);
+            let mut level: Vec<u64> = Vec::new();
+            level.try_reserve_exact(usize::try_from(words).ok()?).ok()?;
+            level.resize(words as usize, 0);
+            levels.push(level);
             if words == 1 {
                 break;
             }
@@ -31,7 +40,7 @@ impl RandomMap {
             levels,
         };
         m.mark_padding();
-        m
+        Some(m)
     }
 
     /// Marks the bits past the end of each level as used so searches skip them.

@@ -38,6 +38,8 @@ pub struct FileTarget {
     last_end: [u64; 3],
     fresh: [bool; 3],
     map: Option<RandomMap>,
+    /// The random map was wanted but its memory could not be had.
+    pub map_failed: bool,
     lfsr: Option<Lfsr>,
     pickers: [Option<BlockPicker>; 3],
     zone_start: u64,
@@ -46,6 +48,11 @@ pub struct FileTarget {
 }
 
 impl FileTarget {
+    /// Blocks of the region (in minimum block size units).
+    pub fn blocks(&self) -> u64 {
+        self.nblocks
+    }
+
     pub fn new(
         region: Region,
         cfg: &TargetCfg,
@@ -55,8 +62,8 @@ impl FileTarget {
     ) -> Self {
         let nblocks = region.len / cfg.unit.max(1);
         let any_uniform = dists.iter().any(|d| d.is_uniform());
-        let map = (random && cfg.use_map && !cfg.use_lfsr && any_uniform)
-            .then(|| RandomMap::new(nblocks));
+        let want_map = random && cfg.use_map && !cfg.use_lfsr && any_uniform;
+        let map = want_map.then(|| RandomMap::try_new(nblocks)).flatten();
         let lfsr = (random && cfg.use_lfsr).then(|| Lfsr::new(nblocks, seed));
         let pickers = [0, 1, 2].map(|i| {
             (random && !dists[i].is_uniform())
@@ -68,6 +75,7 @@ impl FileTarget {
             last_start: [region.start; 3],
             last_end: [region.start; 3],
             fresh: [true; 3],
+            map_failed: want_map && map.is_none(),
             map,
             lfsr,
             pickers,

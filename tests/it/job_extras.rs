@@ -377,3 +377,63 @@ fn buffer_memory_types_and_lockmem() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("option 'mem'"), "{}", stderr(&o));
 }
+
+/// A random map too large for memory (64 PiB in 512-byte blocks) fails
+/// the job with a clear error, or with softrandommap the job goes on
+/// without one, as fio does.
+#[test]
+fn softrandommap_goes_on_without_the_map() {
+    let dir = tempdir();
+    let args = |soft: &'static str| {
+        vec![
+            "--name=big",
+            "--ioengine=null",
+            "--rw=randread",
+            "--bs=512",
+            "--size=64p",
+            "--number_ios=1000",
+            soft,
+            "--output-format=json",
+        ]
+    };
+    let o = run_in(dir.path(), &args("--softrandommap=0"));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("no memory for the random map"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run_in(dir.path(), &args("--softrandommap=1"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["jobs"][0]["read"]["total_ios"], 1000);
+    assert!(
+        stderr(&o).contains("carrying on without one (softrandommap)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// write_hint sets the file's lifetime hint, which the kernel reports
+/// back with F_GET_RW_HINT.
+#[test]
+fn write_hint_is_set_on_the_file() {
+    let dir = tempdir();
+    let path = dir.path().join("hinted");
+    let fname = format!("--filename={}", path.display());
+    for (hint, value) in [("short", 2u64), ("extreme", 5)] {
+        let h = format!("--write_hint={hint}");
+        let o = run_in(
+            dir.path(),
+            &["--name=w", &fname, "--rw=write", "--size=64k", &h],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let f = std::fs::File::open(&path).unwrap();
+        let mut got: u64 = 0;
+        const F_GET_RW_HINT: libc::c_int = 1035;
+        // SAFETY: the kernel writes a u64 through the pointer.
+        let r = unsafe { libc::fcntl(f.as_raw_fd(), F_GET_RW_HINT, &mut got as *mut u64) };
+        assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
+        assert_eq!(got, value, "write_hint={hint}");
+    }
+}

@@ -219,6 +219,25 @@ pub const OPTS: &[OptDef] = &[
         },
     )
     .default("1"),
+    opt(
+        "write_hint",
+        Files,
+        Kind::Choice(&[
+            ("none", "no particular lifetime"),
+            ("short", "data written has a short lifetime"),
+            ("medium", "a medium lifetime"),
+            ("long", "a long lifetime"),
+            ("extreme", "a very long lifetime"),
+        ]),
+        "Lifetime hint for the data written to each file (fcntl F_SET_RW_HINT, set when the file opens)",
+        |s, v| {
+            s.file.write_hint = parse_choice(
+                v,
+                &[("none", 1), ("short", 2), ("medium", 3), ("long", 4), ("extreme", 5)],
+            )?;
+            Ok(())
+        },
+    ),
     opt("create_fsync", Files, Kind::Bool, "fsync each file after writing its layout", |s, v| {
         s.file.create_fsync = boolean(v)?;
         Ok(())

@@ -263,6 +263,11 @@ pub const OPTS: &[OptDef] = &[
         s.io.norandommap = boolean(v)?;
         Ok(())
     }),
+    opt("softrandommap", Io, Kind::Bool, "Go on without the random map (as with norandommap) when there is no memory for it, instead of failing", |s, v| {
+        s.io.softrandommap = boolean(v)?;
+        Ok(())
+    })
+    .default("0"),
     opt("randrepeat", Io, Kind::Bool, "Seed the random generators the same way each run", |s, v| {
         s.io.randrepeat = boolean(v)?;
         Ok(())

@@ -90,6 +90,7 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     }),
     ("unique_filename", "0", |s| !s.file.unique_filename),
     ("create_fsync", "0", |s| !s.file.create_fsync),
+    ("write_hint", "long", |s| s.file.write_hint == 4),
     ("fadvise_hint", "random", |s| {
         s.file.fadvise_hint == FadviseHint::Random
     }),
@@ -166,6 +167,7 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     ("bs_unaligned", "1", |s| s.io.bs_unaligned),
     ("bs_is_seq_rand", "1", |s| s.io.bs_is_seq_rand),
     ("norandommap", "1", |s| s.io.norandommap),
+    ("softrandommap", "1", |s| s.io.softrandommap),
     ("randrepeat", "0", |s| !s.io.randrepeat),
     ("allrandrepeat", "1", |s| s.io.allrandrepeat),
     ("randseed", "0x10", |s| s.io.randseed == Some(16)),

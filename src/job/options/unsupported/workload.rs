@@ -20,19 +20,7 @@ pub const OPTS: &[OptDef] = &[
         "Switch the target device's I/O scheduler to this one before running",
         "iomark does not change system settings; set the scheduler in /sys/block/DEV/queue/scheduler",
     ),
-    unsupported(
-        "write_hint",
-        Files,
-        "Tell the kernel how long written data is expected to live (none, short, medium, long, extreme)",
-        NOT_YET,
-    ),
     // Offsets and the random map.
-    unsupported(
-        "softrandommap",
-        Io,
-        "Fall back to norandommap when the random map cannot be allocated",
-        NOT_YET,
-    ),
     unsupported(
         "atomic",
         Io,
