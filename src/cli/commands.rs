@@ -98,7 +98,7 @@ impl Sink {
 }
 
 fn run_jobs(args: RunArgs) -> i32 {
-    let list = match job::build_jobs(&args.sources) {
+    let mut list = match job::build_jobs(&args.sources) {
         Ok(l) => l,
         Err(e) => return fail(&e.to_string()),
     };
@@ -108,6 +108,11 @@ fn run_jobs(args: RunArgs) -> i32 {
     }
     if args.parse_only {
         return EXIT_OK;
+    }
+    for j in &mut list.jobs {
+        if let Err(e) = crate::run::files::expand_opendir(j) {
+            return fail(&e);
+        }
     }
     if args.readonly {
         if let Some(j) = list

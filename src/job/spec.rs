@@ -359,6 +359,8 @@ pub struct FileOpts {
     pub filenames: Vec<String>,
     /// `directory`: ':'-separated directories for the files.
     pub directories: Vec<String>,
+    /// `opendir`: every regular file below this directory is a target too.
+    pub opendir: Option<String>,
     pub filename_format: String,
     pub nrfiles: u32,
     pub openfiles: u32,
@@ -403,6 +405,7 @@ impl Default for FileOpts {
         FileOpts {
             filenames: Vec::new(),
             directories: Vec::new(),
+            opendir: None,
             filename_format: "$jobname.$jobnum.$filenum".into(),
             nrfiles: 1,
             openfiles: 0,

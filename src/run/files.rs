@@ -12,7 +12,7 @@ use std::path::Path;
 
 use super::plan::{PlannedFile, PlannedJob, TargetKind};
 use crate::engine::{Engine, OpenFile};
-use crate::job::spec::{Ddir, FallocateMode, RwPattern};
+use crate::job::spec::{Ddir, FallocateMode, JobSpec, RwPattern};
 use crate::job::value::human_bytes;
 use crate::workload::buffers::BufferFiller;
 
@@ -65,6 +65,43 @@ fn sys_err(what: &str, path: &Path, e: std::io::Error) -> FileError {
             crate::job::jobfile::io_reason(&e)
         ),
     )
+}
+
+/// `opendir`: adds every regular file below the directory, recursively
+/// and in name order, to the job's file names (after any `filename`).
+pub fn expand_opendir(spec: &mut JobSpec) -> Result<(), String> {
+    let Some(dir) = spec.file.opendir.clone() else {
+        return Ok(());
+    };
+    fn walk(dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let t = e.file_type()?;
+            if t.is_dir() {
+                walk(&e.path(), out)?;
+            } else if t.is_file() {
+                out.push(e.path().to_string_lossy().into_owned());
+            }
+        }
+        Ok(())
+    }
+    let mut found = Vec::new();
+    walk(Path::new(&dir), &mut found).map_err(|e| {
+        format!(
+            "job '{}': opendir '{dir}': {}",
+            spec.name,
+            crate::job::jobfile::io_reason(&e)
+        )
+    })?;
+    if found.is_empty() {
+        return Err(format!(
+            "job '{}': opendir '{dir}' holds no regular files",
+            spec.name
+        ));
+    }
+    spec.file.filenames.extend(found);
+    Ok(())
 }
 
 /// Creates or extends the regular files of a job that are too small.

@@ -437,3 +437,60 @@ fn write_hint_is_set_on_the_file() {
         assert_eq!(got, value, "write_hint={hint}");
     }
 }
+
+/// opendir adds every regular file below a directory (recursively) to the
+/// job's targets, after any filename; the I/O equals fio's.
+#[test]
+fn opendir_uses_every_file_below_the_directory() {
+    let dir = tempdir();
+    let root = dir.path().join("tree");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    for (name, kib) in [("a", 64usize), ("sub/b", 128), ("sub/c", 64)] {
+        std::fs::write(root.join(name), vec![0x33u8; kib << 10]).unwrap();
+    }
+    let od = format!("--opendir={}", root.display());
+    let also_a = format!("--filename={}", root.join("a").display());
+    let reads = |j: &serde_json::Value| -> Vec<(u64, u64)> {
+        j["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                (
+                    x["read"]["io_bytes"].as_u64().unwrap(),
+                    x["read"]["total_ios"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    // (extra options, (bytes, I/Os) read by each clone)
+    type Case<'a> = (&'a [&'a str], Vec<(u64, u64)>);
+    let cases: [Case; 4] = [
+        (&[], vec![(256 << 10, 64)]),
+        (&["--size=96k"], vec![(96 << 10, 24)]),
+        (&[also_a.as_str()], vec![(320 << 10, 80)]),
+        (&["--numjobs=2"], vec![(256 << 10, 64); 2]),
+    ];
+    for (extra, want) in cases {
+        let mut args = vec!["--name=o", od.as_str(), "--rw=read", "--bs=4k"];
+        args.extend_from_slice(extra);
+        assert_eq!(
+            reads(&crate::common::run_json(dir.path(), &args)),
+            want,
+            "{extra:?}"
+        );
+        if crate::common::have_fio() {
+            assert_eq!(
+                reads(&crate::common::fio_json(dir.path(), &args)),
+                want,
+                "fio {extra:?}"
+            );
+        }
+    }
+    let o = run_in(dir.path(), &["--name=o", "--opendir=missing", "--rw=read"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o).trim(),
+        "iomark: job 'o': opendir 'missing': no such file"
+    );
+}

@@ -73,6 +73,10 @@ pub const OPTS: &[OptDef] = &[
         s.file.filenames = names;
         Ok(())
     }),
+    opt("opendir", Files, Kind::Str, "Use every regular file below this directory (recursively) as a target, besides any filename", |s, v| {
+        s.file.opendir = Some(v.to_string());
+        Ok(())
+    }),
     opt("directory", Files, Kind::Str, "Directory for the job's files; several are separated by ':'", |s, v| {
         let dirs = split_colon_list(v);
         if dirs.is_empty() {

@@ -90,6 +90,9 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     }),
     ("unique_filename", "0", |s| !s.file.unique_filename),
     ("create_fsync", "0", |s| !s.file.create_fsync),
+    ("opendir", "/srv/data", |s| {
+        s.file.opendir.as_deref() == Some("/srv/data")
+    }),
     ("write_hint", "long", |s| s.file.write_hint == 4),
     ("fadvise_hint", "random", |s| {
         s.file.fadvise_hint == FadviseHint::Random

@@ -3,17 +3,10 @@
 
 use crate::job::options::{unsupported, Category::*, OptDef};
 
-const NOT_YET: &str = "not implemented yet";
 const ZBD: &str = "zoned block devices (zonemode=zbd) are not supported";
 
 pub const OPTS: &[OptDef] = &[
     // Targets and the life cycle of files.
-    unsupported(
-        "opendir",
-        Files,
-        "Use every file found below this directory, recursively, as a target",
-        NOT_YET,
-    ),
     unsupported(
         "ioscheduler",
         Files,
