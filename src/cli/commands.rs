@@ -133,14 +133,6 @@ fn run_jobs(args: RunArgs) -> i32 {
             return fail(&format!("{n} jobs exceed --max-jobs={max}"));
         }
     }
-    for j in &list.jobs {
-        let nodes = j.ctl.numa_cpu_nodes.iter().flatten();
-        let mem = j.ctl.numa_mem_policy.iter().flat_map(|p| &p.nodes);
-        let all: Vec<usize> = nodes.chain(mem).copied().collect();
-        if let Err(e) = crate::run::numa::check_nodes(&all) {
-            return fail(&format!("job '{}': {e}", j.name));
-        }
-    }
     let plan = match plan::plan(&list.jobs) {
         Ok(p) => p,
         Err(e) => return fail(&e),
@@ -149,38 +141,7 @@ fn run_jobs(args: RunArgs) -> i32 {
         eprintln!("iomark: warning: {}", w.message);
     }
     let mut seen = std::collections::HashSet::new();
-    let threads_notes = list.jobs.iter().filter(|j| j.ctl.threads_given).map(|j| {
-        format!(
-            "job '{}': 'threads' has no effect: it is an option of fio's tiobench profile, \
-             which fio ignores in other jobs (for 'thread': iomark always runs jobs as threads)",
-            j.name
-        )
-    });
-    let dedupe_notes = list
-        .jobs
-        .iter()
-        .filter(|j| {
-            j.buf.dedupe_global && j.buf.dedupe_mode != crate::job::spec::DedupeMode::WorkingSet
-        })
-        .map(|j| {
-            format!(
-                "job '{}': dedupe_global has no effect without dedupe_mode=working_set",
-                j.name
-            )
-        });
-    let clock_notes = list.jobs.iter().filter_map(|j| {
-        crate::run::clock::resolve(j.time.clocksource)
-            .1
-            .map(str::to_string)
-    });
-    for n in list
-        .jobs
-        .iter()
-        .flat_map(crate::workload::verify::notes)
-        .chain(clock_notes)
-        .chain(threads_notes)
-        .chain(dedupe_notes)
-    {
+    for n in list.jobs.iter().flat_map(crate::run::notes) {
         if seen.insert(n.clone()) {
             eprintln!("iomark: warning: {n}");
         }

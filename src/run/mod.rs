@@ -367,6 +367,27 @@ fn progress_config(opts: &RunOptions) -> progress::ProgressConfig {
     }
 }
 
+/// Warnings about a job that runs, but not quite as its options might
+/// suggest (printed once each before the run).
+pub fn notes(spec: &crate::job::JobSpec) -> Vec<String> {
+    let mut out = crate::workload::verify::notes(spec);
+    out.extend(clock::resolve(spec.time.clocksource).1.map(str::to_string));
+    if spec.ctl.threads_given {
+        out.push(format!(
+            "job '{}': 'threads' has no effect: it is an option of fio's tiobench profile, \
+             which fio ignores in other jobs (for 'thread': iomark always runs jobs as threads)",
+            spec.name
+        ));
+    }
+    if spec.buf.dedupe_global && spec.buf.dedupe_mode != crate::job::spec::DedupeMode::WorkingSet {
+        out.push(format!(
+            "job '{}': dedupe_global has no effect without dedupe_mode=working_set",
+            spec.name
+        ));
+    }
+    out
+}
+
 /// CPU affinity, memory policy, nice value and I/O priority for the
 /// calling worker thread.
 fn apply_placement(job: &PlannedJob) {
