@@ -191,6 +191,11 @@ fn run_jobs(args: RunArgs) -> i32 {
         status,
         agg_bw_log: args.agg_bw_log,
     };
+    // Restored when this function returns, whatever the outcome.
+    let _schedulers = match run::scheduler::Switched::apply(&list.jobs) {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
     let result = run::run(plan, &opts);
     for jr in &result.jobs {
         if let Some(msg) = &jr.outcome.error_msg {

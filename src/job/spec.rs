@@ -361,6 +361,9 @@ pub struct FileOpts {
     pub directories: Vec<String>,
     /// `opendir`: every regular file below this directory is a target too.
     pub opendir: Option<String>,
+    /// `ioscheduler`: the I/O scheduler the targets' disks switch to for
+    /// the run.
+    pub ioscheduler: Option<String>,
     pub filename_format: String,
     pub nrfiles: u32,
     pub openfiles: u32,
@@ -406,6 +409,7 @@ impl Default for FileOpts {
             filenames: Vec::new(),
             directories: Vec::new(),
             opendir: None,
+            ioscheduler: None,
             filename_format: "$jobname.$jobnum.$filenum".into(),
             nrfiles: 1,
             openfiles: 0,

@@ -52,6 +52,8 @@ pub struct Target {
     pub device_size_bytes: Option<u64>,
     pub scheduler: Option<String>,
     pub rotational: Option<bool>,
+    /// The disk's /sys/block directory.
+    pub sys_dir: Option<PathBuf>,
 }
 
 impl Target {
@@ -228,6 +230,7 @@ fn fill_device(t: &mut Target, disk: &Path) {
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
     t.device = Some(name);
+    t.sys_dir = Some(disk.to_path_buf());
     t.device_size_bytes = read_trim(disk.join("size"))
         .and_then(|s| s.parse::<u64>().ok())
         .map(|s| s * 512);

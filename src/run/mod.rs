@@ -14,6 +14,7 @@ pub mod offload;
 pub mod plan;
 pub mod progress;
 pub mod safety;
+pub mod scheduler;
 pub mod signals;
 pub mod worker;
 

@@ -494,3 +494,63 @@ fn opendir_uses_every_file_below_the_directory() {
         "iomark: job 'o': opendir 'missing': no such file"
     );
 }
+
+/// ioscheduler switches the target's disk to that scheduler for the run
+/// (a prerun command sees it) and back afterwards; a scheduler the disk
+/// does not offer is refused before any I/O.
+#[test]
+fn ioscheduler_switches_for_the_run_and_restores() {
+    let dir = tempdir();
+    let Some(dev) = crate::loopdev::LoopDev::new(dir.path(), 8 << 20) else {
+        return;
+    };
+    let name = dev.path.file_name().unwrap().to_string_lossy().into_owned();
+    let sched = format!("/sys/block/{name}/queue/scheduler");
+    let current = |s: &str| {
+        s.split_whitespace()
+            .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
+            .map(str::to_string)
+    };
+    let offered = std::fs::read_to_string(&sched).unwrap_or_default();
+    let before = current(&offered);
+    let Some(other) = offered
+        .split_whitespace()
+        .find(|w| !w.starts_with('['))
+        .map(str::to_string)
+    else {
+        eprintln!("skipped: {name} offers one scheduler only ({offered})");
+        return;
+    };
+    let fname = format!("--filename={}", dev.path.display());
+    let want = format!("--ioscheduler={other}");
+    let show = format!("--exec_prerun=cat {sched}");
+    let o = run_in(
+        dir.path(),
+        &["--name=s", &fname, "--rw=read", "--size=1m", &want, &show],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let during = std::fs::read_to_string(dir.path().join("s.prerun.txt")).unwrap();
+    assert_eq!(
+        current(&during).as_deref(),
+        Some(other.as_str()),
+        "{during}"
+    );
+    let after = std::fs::read_to_string(&sched).unwrap();
+    assert_eq!(current(&after), before, "restored: {after}");
+    let o = run_in(
+        dir.path(),
+        &[
+            "--name=s",
+            &fname,
+            "--rw=read",
+            "--size=1m",
+            "--ioscheduler=nosuch",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(&format!("ioscheduler 'nosuch' is not available for {name}")),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -77,6 +77,13 @@ pub const OPTS: &[OptDef] = &[
         s.file.opendir = Some(v.to_string());
         Ok(())
     }),
+    opt("ioscheduler", Files, Kind::Str, "I/O scheduler the disks under the job's files switch to for the run (the previous one is restored after)", |s, v| {
+        if v.is_empty() || v.contains(char::is_whitespace) {
+            return Err(format!("'{v}' is not a scheduler name (like none, mq-deadline, kyber, bfq)"));
+        }
+        s.file.ioscheduler = Some(v.to_string());
+        Ok(())
+    }),
     opt("directory", Files, Kind::Str, "Directory for the job's files; several are separated by ':'", |s, v| {
         let dirs = split_colon_list(v);
         if dirs.is_empty() {

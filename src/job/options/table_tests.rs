@@ -90,6 +90,9 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     }),
     ("unique_filename", "0", |s| !s.file.unique_filename),
     ("create_fsync", "0", |s| !s.file.create_fsync),
+    ("ioscheduler", "mq-deadline", |s| {
+        s.file.ioscheduler.as_deref() == Some("mq-deadline")
+    }),
     ("opendir", "/srv/data", |s| {
         s.file.opendir.as_deref() == Some("/srv/data")
     }),

@@ -7,12 +7,6 @@ const ZBD: &str = "zoned block devices (zonemode=zbd) are not supported";
 
 pub const OPTS: &[OptDef] = &[
     // Targets and the life cycle of files.
-    unsupported(
-        "ioscheduler",
-        Files,
-        "Switch the target device's I/O scheduler to this one before running",
-        "iomark does not change system settings; set the scheduler in /sys/block/DEV/queue/scheduler",
-    ),
     // Offsets and the random map.
     unsupported(
         "atomic",
