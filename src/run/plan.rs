@@ -291,9 +291,9 @@ fn plan_files(
     let mut rng = Rng::stream(seed, 99);
     // Size of each file's region.
     let per_file: Vec<u64> = match (spec.file.size, spec.file.filesize) {
-        (_, Some((lo, hi))) => (0..n)
+        (size, Some((lo, hi))) => (0..n)
             .map(|_| {
-                if lo == hi {
+                let v = if lo == hi {
                     lo
                 } else {
                     // A random size in the range, in whole blocks.
@@ -303,6 +303,19 @@ fn plan_files(
                     } else {
                         v
                     }
+                };
+                // size=N% of each file's size, in whole blocks, as fio
+                // sizes them.
+                match size {
+                    Some(SizeOrPercent::Percent(p)) => {
+                        let part = percent_of(p, v);
+                        if part >= bs {
+                            part / bs * bs
+                        } else {
+                            part
+                        }
+                    }
+                    _ => v,
                 }
             })
             .collect(),

@@ -143,6 +143,7 @@ const CASES: &[Case] = &[
     case("unlink", "--rw=write --size=256k --nrfiles=2 --unlink=1", Exact),
     case("unlink_each_loop", "--rw=write --size=256k --loops=2 --unlink_each_loop=1", Exact),
     case("continue_on_error-enospc-is-fatal", "--rw=write --filename=/dev/full --size=64k --continue_on_error=all", Exact),
+    case("size-percent-of-filesize", "[global]\nrw=read\nbs=64k\n[half]\nsize=50%\nfilesize=4m\nnrfiles=2\n[thirty]\nsize=30%\nfilesize=1m\nnrfiles=3\n", Exact),
     case("ignore_error-enospc-carries-on", "--rw=write --filename=/dev/full --size=64k --ignore_error=,ENOSPC --error_dump=0", Exact),
     case("fill_device", "--rw=write --filename=/dev/full --fill_device=1", Exact),
     case("create_fsync-fadvise_hint", "--rw=randread --size=1m --create_fsync=0 --fadvise_hint=sequential", Exact),
