@@ -827,6 +827,11 @@ pub struct LogOpts {
     pub log_hist_coarseness: u32,
     pub log_max_value: bool,
     pub log_offset: bool,
+    /// `log_store_compressed`: write logs as fio's compressed `.fz` files.
+    pub log_store_compressed: bool,
+    /// `log_compression`: accepted; iomark streams logs to disk as it
+    /// goes, so they never build up in memory.
+    pub log_compression: u64,
     pub log_prio: bool,
     pub log_unix_epoch: bool,
     pub log_alternate_epoch: bool,
@@ -862,6 +867,8 @@ impl Default for LogOpts {
             log_hist_coarseness: 0,
             log_max_value: false,
             log_offset: false,
+            log_store_compressed: false,
+            log_compression: 0,
             log_prio: false,
             log_unix_epoch: false,
             log_alternate_epoch: false,

@@ -380,6 +380,13 @@ pub fn notes(spec: &crate::job::JobSpec) -> Vec<String> {
             spec.name
         ));
     }
+    if spec.log.log_store_compressed && spec.log.write_hist_log.is_some() {
+        out.push(format!(
+            "job '{}': log_store_compressed covers the bw, iops and latency logs; \
+             the histogram log is written uncompressed",
+            spec.name
+        ));
+    }
     if spec.buf.dedupe_global && spec.buf.dedupe_mode != crate::job::spec::DedupeMode::WorkingSet {
         out.push(format!(
             "job '{}': dedupe_global has no effect without dedupe_mode=working_set",

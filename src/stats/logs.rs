@@ -27,18 +27,45 @@ const BUF_BYTES: usize = 256 * 1024;
 const SLACK: usize = 48 * 1024;
 
 /// One log file being written.
-#[derive(Debug)]
 pub struct LogFile {
     file: File,
     path: PathBuf,
     buf: Vec<u8>,
     error: Option<String>,
+    /// `log_store_compressed`: samples are stored in fio's binary layout
+    /// and each flush writes them as one zlib stream (what
+    /// `fio --inflate-log` reads back).
+    zlib: Option<Zlib>,
 }
+
+/// A reusable zlib compressor and its output buffer (no allocation per
+/// flush).
+struct Zlib {
+    c: flate2::Compress,
+    out: Vec<u8>,
+}
+
+impl std::fmt::Debug for LogFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogFile").field("path", &self.path).finish()
+    }
+}
+
+/// fio's binary sample: time, value, direction (with the offset flag in
+/// the top bit) and priority, block size, and the offset when logged.
+const OFFSET_FLAG: u32 = 1 << 31;
+/// Set when the priority column holds the full value (`log_prio`).
+const PRIO_FLAG: u32 = 1 << 30;
 
 impl LogFile {
     /// Creates (truncates) the file, or opens it for appending when
     /// `append` is set (clones sharing one file).
     pub fn open(path: PathBuf, append: bool) -> Result<LogFile, String> {
+        Self::open_as(path, append, false)
+    }
+
+    /// As `open`; `compressed` stores the samples as fio's `.fz` logs.
+    pub fn open_as(path: PathBuf, append: bool, compressed: bool) -> Result<LogFile, String> {
         let reason = |e: std::io::Error| {
             format!(
                 "cannot create log file '{}': {}",
@@ -61,6 +88,11 @@ impl LogFile {
             path,
             buf: Vec::with_capacity(BUF_BYTES),
             error: None,
+            zlib: compressed.then(|| Zlib {
+                c: flate2::Compress::new(flate2::Compression::default(), true),
+                // Deflate's bound for BUF_BYTES of input, with room to spare.
+                out: Vec::with_capacity(BUF_BYTES + BUF_BYTES / 8 + 1024),
+            }),
         })
     }
 
@@ -76,7 +108,27 @@ impl LogFile {
         if self.buf.is_empty() {
             return;
         }
-        if let Err(e) = self.file.write_all(&self.buf) {
+        let data: &[u8] = match self.zlib.as_mut() {
+            None => &self.buf,
+            Some(z) => {
+                z.out.clear();
+                z.c.reset();
+                let r =
+                    z.c.compress_vec(&self.buf, &mut z.out, flate2::FlushCompress::Finish);
+                if !matches!(r, Ok(flate2::Status::StreamEnd)) {
+                    if self.error.is_none() {
+                        self.error = Some(format!(
+                            "cannot compress log file '{}'",
+                            self.path.display()
+                        ));
+                    }
+                    self.buf.clear();
+                    return;
+                }
+                &z.out
+            }
+        };
+        if let Err(e) = self.file.write_all(data) {
             if self.error.is_none() {
                 self.error = Some(format!(
                     "cannot write log file '{}': {}",
@@ -107,6 +159,21 @@ impl LogFile {
     ) {
         let b = &mut self.buf;
         let t = t_ms + fmt.time_base_ms;
+        if self.zlib.is_some() {
+            let flag =
+                if fmt.offset { OFFSET_FLAG } else { 0 } | if fmt.prio_hex { PRIO_FLAG } else { 0 };
+            b.extend_from_slice(&t.to_le_bytes());
+            b.extend_from_slice(&value.to_le_bytes());
+            b.extend_from_slice(&(ddir as u32 | flag).to_le_bytes());
+            b.extend_from_slice(&(fmt.prio as u16).to_le_bytes());
+            b.extend_from_slice(&[0, 0]);
+            b.extend_from_slice(&bs.to_le_bytes());
+            if fmt.offset {
+                b.extend_from_slice(&offset.to_le_bytes());
+            }
+            self.maybe_flush();
+            return;
+        }
         // Writing into a Vec with spare capacity cannot fail or allocate.
         let _ = if fmt.offset {
             write!(b, "{t}, {value}, {ddir}, {bs}, {offset}, ")
@@ -152,6 +219,19 @@ impl LogFile {
     /// Flushes and returns the first write error, if any.
     pub fn finish(&mut self) -> Result<(), String> {
         self.flush();
+        if let Some(z) = self.zlib.as_mut().filter(|z| z.c.total_out() == 0) {
+            // An empty log is still one (empty) zlib stream, as fio writes it.
+            z.out.clear();
+            let _ =
+                z.c.compress_vec(&[], &mut z.out, flate2::FlushCompress::Finish);
+            if let Err(e) = self.file.write_all(&z.out) {
+                self.error.get_or_insert(format!(
+                    "cannot write log file '{}': {}",
+                    self.path.display(),
+                    crate::job::jobfile::io_reason(&e)
+                ));
+            }
+        }
         match self.error.take() {
             Some(e) => Err(e),
             None => Ok(()),
@@ -222,10 +302,15 @@ pub fn log_path(spec: &JobSpec, prefix: &str, kind: LogKind, number: u32) -> Pat
     } else {
         prefix
     };
-    if spec.log.per_job_logs {
-        PathBuf::from(format!("{prefix}_{}.{number}.log", kind.suffix()))
+    let fz = if spec.log.log_store_compressed && kind != LogKind::ClatHist {
+        ".fz"
     } else {
-        PathBuf::from(format!("{prefix}_{}.log", kind.suffix()))
+        ""
+    };
+    if spec.log.per_job_logs {
+        PathBuf::from(format!("{prefix}_{}.{number}.log{fz}", kind.suffix()))
+    } else {
+        PathBuf::from(format!("{prefix}_{}.log{fz}", kind.suffix()))
     }
 }
 
@@ -293,7 +378,12 @@ impl JobLogs {
         let append = !l.per_job_logs && !first_clone;
         let open = |prefix: &Option<String>, kind: LogKind| -> Result<Option<LogFile>, String> {
             match prefix {
-                Some(p) => LogFile::open(log_path(spec, p, kind, number), append).map(Some),
+                Some(p) => LogFile::open_as(
+                    log_path(spec, p, kind, number),
+                    append,
+                    l.log_store_compressed && kind != LogKind::ClatHist,
+                )
+                .map(Some),
                 None => Ok(None),
             }
         };

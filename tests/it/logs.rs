@@ -249,3 +249,78 @@ fn bandwidth_log_aggregates_all_jobs() {
     let trim = std::fs::read_to_string(dir.path().join("agg-trim_bw.log")).unwrap();
     assert!(trim.is_empty());
 }
+
+/// log_store_compressed writes fio's `.fz` logs: zlib streams of binary
+/// samples that `fio --inflate-log` turns back into exactly the lines
+/// iomark writes without compression (same job, fake clock).
+#[test]
+fn compressed_logs_inflate_to_the_plain_ones() {
+    let dir = tempdir();
+    let (plain, packed) = (dir.path().join("plain"), dir.path().join("packed"));
+    for (d, extra) in [
+        (&plain, "--log_store_compressed=0"),
+        (&packed, "--log_store_compressed=1"),
+    ] {
+        std::fs::create_dir(d).unwrap();
+        let o = run_in(
+            d,
+            &[
+                "--fake-clock=1000",
+                "--name=z",
+                "--ioengine=null",
+                "--rw=randrw",
+                "--size=1m",
+                "--write_lat_log=z",
+                "--write_bw_log=z",
+                "--log_offset=1",
+                "--log_prio=1",
+                "--prioclass=2",
+                "--prio=5",
+                extra,
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let plain_logs = logs_in(&plain);
+    let packed_logs: BTreeSet<String> = std::fs::read_dir(&packed)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".fz"))
+        .collect();
+    let want: BTreeSet<String> = plain_logs.iter().map(|n| format!("{n}.fz")).collect();
+    assert_eq!(packed_logs, want);
+    for name in &plain_logs {
+        let text = std::fs::read_to_string(plain.join(name)).unwrap();
+        // 40 bytes a sample with log_offset.
+        let mut raw = Vec::new();
+        let data = std::fs::read(packed.join(format!("{name}.fz"))).unwrap();
+        let mut rest: &[u8] = &data;
+        while !rest.is_empty() {
+            let mut z = flate2::Decompress::new(true);
+            let mut out = Vec::with_capacity(1 << 22);
+            z.decompress_vec(rest, &mut out, flate2::FlushDecompress::Finish)
+                .unwrap();
+            rest = &rest[z.total_in() as usize..];
+            raw.extend_from_slice(&out);
+        }
+        assert_eq!(raw.len(), 40 * text.lines().count(), "{name}");
+        if have_fio() {
+            let o = std::process::Command::new("fio")
+                .arg(format!(
+                    "--inflate-log={}",
+                    packed.join(format!("{name}.fz")).display()
+                ))
+                .output()
+                .unwrap();
+            if !text.is_empty() {
+                assert!(
+                    o.status.success(),
+                    "{name}: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+            }
+            assert_eq!(String::from_utf8_lossy(&o.stdout), text, "{name}");
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! Time-series logs: bandwidth, IOPS, latency and latency-histogram log
 //! files, their averaging windows and line format (see `stats::logs`).
 
-use super::{boolean, opt, uint, uint_in, Category::*, Kind, OptDef};
+use super::{boolean, opt, size, uint, uint_in, Category::*, Kind, OptDef};
 
 /// A log prefix: empty (bare option) means "use the job name".
 fn prefix(v: &str) -> Result<Option<String>, String> {
@@ -51,6 +51,16 @@ pub const OPTS: &[OptDef] = &[
     .default("0"),
     opt("log_offset", Logs, Kind::Bool, "Add the I/O offset column to log lines", |s, v| {
         s.log.log_offset = boolean(v)?;
+        Ok(())
+    })
+    .default("0"),
+    opt("log_store_compressed", Logs, Kind::Bool, "Write the bw, iops and latency logs as fio's compressed binary logs (FILE.log.fz, read back with fio --inflate-log)", |s, v| {
+        s.log.log_store_compressed = boolean(v)?;
+        Ok(())
+    })
+    .default("0"),
+    opt("log_compression", Logs, Kind::Size, "Chunk size for compressing logs in memory; iomark streams logs to disk as it goes, so they never build up in memory, and writes the same files", |s, v| {
+        s.log.log_compression = size(s, v)?;
         Ok(())
     })
     .default("0"),

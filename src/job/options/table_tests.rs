@@ -373,6 +373,8 @@ const SAMPLES: &[(&str, &str, Check)] = &[
         s.log.log_hist_coarseness == 3
     }),
     ("log_max_value", "1", |s| s.log.log_max_value),
+    ("log_store_compressed", "1", |s| s.log.log_store_compressed),
+    ("log_compression", "4k", |s| s.log.log_compression == 4096),
     ("log_offset", "1", |s| s.log.log_offset),
     ("log_prio", "1", |s| s.log.log_prio),
     ("log_unix_epoch", "1", |s| s.log.log_unix_epoch),

@@ -1,19 +1,12 @@
-//! Unsupported reporting options: compressed logs and trim block error
-//! statistics.
+//! Unsupported reporting options: CPUs for background log compression and
+//! trim block error statistics.
 
 use crate::job::options::{unsupported, Category::*, Kind, OptDef};
 
-const COMPRESSED: &str = "iomark writes log files uncompressed; compress them afterwards";
+const COMPRESSED: &str = "iomark compresses logs (log_store_compressed) in the job's own thread as it writes them, with no background threads to place";
 
 pub const OPTS: &[OptDef] = &[
     // Compressed logs.
-    unsupported(
-        "log_compression",
-        Logs,
-        "Compress logs in memory in chunks of this size while running",
-        COMPRESSED,
-    )
-    .kind(Kind::Size),
     unsupported(
         "log_compression_cpus",
         Logs,
@@ -21,13 +14,6 @@ pub const OPTS: &[OptDef] = &[
         COMPRESSED,
     )
     .kind(Kind::List),
-    unsupported(
-        "log_store_compressed",
-        Logs,
-        "Store the log files compressed",
-        COMPRESSED,
-    )
-    .kind(Kind::Bool),
     unsupported(
         "block_error_percentiles",
         Stats,
