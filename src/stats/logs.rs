@@ -38,6 +38,19 @@ pub struct LogFile {
     zlib: Option<Zlib>,
 }
 
+/// Writes `data` to the log file, keeping the first error for `finish`.
+fn write_or_note(file: &mut File, path: &std::path::Path, error: &mut Option<String>, data: &[u8]) {
+    if let Err(e) = file.write_all(data) {
+        error.get_or_insert_with(|| {
+            format!(
+                "cannot write log file '{}': {}",
+                path.display(),
+                crate::job::jobfile::io_reason(&e)
+            )
+        });
+    }
+}
+
 /// A reusable zlib compressor and its output buffer (no allocation per
 /// flush).
 struct Zlib {
@@ -128,15 +141,7 @@ impl LogFile {
                 &z.out
             }
         };
-        if let Err(e) = self.file.write_all(data) {
-            if self.error.is_none() {
-                self.error = Some(format!(
-                    "cannot write log file '{}': {}",
-                    self.path.display(),
-                    crate::job::jobfile::io_reason(&e)
-                ));
-            }
-        }
+        write_or_note(&mut self.file, &self.path, &mut self.error, data);
         self.buf.clear();
     }
 
@@ -224,13 +229,7 @@ impl LogFile {
             z.out.clear();
             let _ =
                 z.c.compress_vec(&[], &mut z.out, flate2::FlushCompress::Finish);
-            if let Err(e) = self.file.write_all(&z.out) {
-                self.error.get_or_insert(format!(
-                    "cannot write log file '{}': {}",
-                    self.path.display(),
-                    crate::job::jobfile::io_reason(&e)
-                ));
-            }
+            write_or_note(&mut self.file, &self.path, &mut self.error, &z.out);
         }
         match self.error.take() {
             Some(e) => Err(e),
