@@ -64,6 +64,9 @@ pub struct IoUnit {
     pub sfr_flags: u32,
     /// Engine-private per-file data (e.g. the mmap base address).
     pub file_data: usize,
+    /// Bytes earlier parts of a short transfer moved: `offset`, `buf` and
+    /// `len` then describe the rest (the worker's business, not engines').
+    pub moved: u64,
 }
 
 // SAFETY: the raw buffer pointer refers to memory owned by the worker that
@@ -86,6 +89,7 @@ impl IoUnit {
             result: 0,
             sfr_flags: 0,
             file_data: 0,
+            moved: 0,
         }
     }
 

@@ -427,7 +427,7 @@ pub fn job_targets(spec: &JobSpec) -> Vec<PathBuf> {
 /// A cache-honesty warning.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Warning {
-    /// "page-cache" or "memory-filesystem".
+    /// "page-cache", "memory-filesystem" or "cpu-overcommit".
     pub kind: &'static str,
     pub job: String,
     pub message: String,
@@ -597,7 +597,12 @@ pub fn iomark_section(report: &Report) -> Value {
         env["host"]["mem_available_bytes"] = json!(0);
     }
     m.insert("environment".into(), env);
-    let warnings = cache_warnings(report.jobs.iter().map(|j| j.spec.as_ref()));
+    let mut warnings = cache_warnings(report.jobs.iter().map(|j| j.spec.as_ref()));
+    warnings.extend(report.overcommit.iter().map(|o| Warning {
+        kind: "cpu-overcommit",
+        job: o.job.clone(),
+        message: o.message(),
+    }));
     m.insert("warnings".into(), warnings_json(&warnings));
     if let Some(t) = timeline_json(report) {
         m.insert("timeline".into(), t);

@@ -159,6 +159,8 @@ pub struct Report {
     pub interrupted: bool,
     /// Fake clock: dates, pids and CPU figures are fixed.
     pub fake_clock: bool,
+    /// Batches of CPU-bound clones that outnumbered the allowed CPUs.
+    pub overcommit: Vec<crate::run::overcommit::Overcommit>,
 }
 
 impl Report {
@@ -305,6 +307,7 @@ pub fn build(result: &RunResult, global_options: &[(String, String)]) -> Report 
         now_unix_ms: if fake { fixed_ms } else { unix_now_ms() },
         interrupted: result.interrupted,
         fake_clock: fake,
+        overcommit: result.overcommit.clone(),
     }
 }
 

@@ -7,10 +7,12 @@
 pub mod clock;
 pub mod files;
 pub mod flow;
+pub mod gate;
 pub mod memory;
 pub mod monitor;
 pub mod numa;
 pub mod offload;
+pub mod overcommit;
 pub mod plan;
 pub mod progress;
 pub mod safety;
@@ -23,8 +25,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::job::spec::ExitWhat;
+use gate::StartGate;
 use plan::{Plan, PlannedJob};
-use worker::{Outcome, Progress, RunShared, StartGate};
+use worker::{Outcome, Progress, RunShared};
 
 /// A finished clone: what was planned and what happened.
 #[derive(Debug)]
@@ -44,6 +47,8 @@ pub struct RunResult {
     pub disks: Vec<crate::stats::disk::DiskReport>,
     /// The clock was fake: wall-clock figures must be fixed in reports.
     pub fake_clock: bool,
+    /// Batches of clones that needed more CPUs than allowed.
+    pub overcommit: Vec<overcommit::Overcommit>,
 }
 
 impl RunResult {
@@ -125,6 +130,9 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
         }
     }
     let mut handles: Vec<(usize, std::thread::JoinHandle<Outcome>)> = Vec::new();
+    let cpus = overcommit::allowed_cpus();
+    let mut cpu_check = overcommit::Checker::default();
+    let mut overcommitted: Vec<overcommit::Overcommit> = Vec::new();
 
     loop {
         if signals::received() && !shared.stop.load(Ordering::Relaxed) {
@@ -147,6 +155,14 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
                 }
             }
         } else if !startable.is_empty() {
+            // A fake clock does not see CPUs taking turns: nothing to say.
+            let check = opts.fake_clock_step.is_none();
+            if let Some(o) = cpu_check.check(&plan, &startable, cpus).filter(|_| check) {
+                if !opts.quiet && !overcommitted.contains(&o) {
+                    eprintln!("iomark: note: {}", o.message());
+                }
+                overcommitted.push(o);
+            }
             start_batch(
                 &mut plan,
                 &startable,
@@ -223,6 +239,7 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
         start_unix,
         disks,
         fake_clock: opts.fake_clock_step.is_some(),
+        overcommit: overcommitted,
     }
 }
 
@@ -312,7 +329,7 @@ fn start_batch(
             }
         }
     }
-    let gate = Arc::new(StartGate::default());
+    let gate = Arc::new(StartGate::new(shared.base));
     let mut started = 0;
     for &i in &ready {
         let job = plan.jobs[i].clone();

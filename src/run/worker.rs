@@ -10,7 +10,6 @@
 //! and the clock read. Progress is published through relaxed atomics.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-use std::sync::{Condvar, Mutex};
 
 use super::clock::{self, Clock};
 use super::files::{self, OpenedFile};
@@ -29,6 +28,7 @@ use crate::workload::pacing::{MinRate, Pacer, Thinker};
 use crate::workload::rng::Rng;
 use crate::workload::{NextIo, Region, Workload};
 
+mod short;
 mod verify;
 use verify::VerifyState;
 
@@ -93,41 +93,6 @@ impl RunShared {
     }
 }
 
-/// Lets the clones started together begin I/O together: each waits here
-/// after its setup until all have arrived. The runner says how many to
-/// expect once it has started them (a thread that failed to start is not
-/// waited for).
-#[derive(Debug, Default)]
-pub struct StartGate {
-    /// (expected, arrived); expected is None until the runner knows it.
-    count: Mutex<(Option<usize>, usize)>,
-    cv: Condvar,
-}
-
-impl StartGate {
-    /// A gate for `n` clones.
-    pub fn new(n: usize) -> Self {
-        let g = StartGate::default();
-        g.expect(n);
-        g
-    }
-
-    pub fn expect(&self, n: usize) {
-        let mut c = self.count.lock().unwrap_or_else(|e| e.into_inner());
-        c.0 = Some(n);
-        self.cv.notify_all();
-    }
-
-    pub fn wait(&self) {
-        let mut c = self.count.lock().unwrap_or_else(|e| e.into_inner());
-        c.1 += 1;
-        self.cv.notify_all();
-        while c.0.is_none_or(|n| c.1 < n) {
-            c = self.cv.wait(c).unwrap_or_else(|e| e.into_inner());
-        }
-    }
-}
-
 /// How a pass ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum PassEnd {
@@ -185,6 +150,9 @@ struct Worker<'a> {
     filled: bool,
     /// An I/O the engine answered `Busy` to, issued again after a reap.
     retry: Option<NextIo>,
+    /// Length of the I/O whose transfer moved zero bytes, for its error
+    /// message (0: none).
+    eof_len: u64,
     sfr_flags: u32,
     end_ns: u64,
     ramp_end_ns: u64,
@@ -309,6 +277,7 @@ impl<'a> Worker<'a> {
         u.start_ns = now;
         u.issue_ns = now;
         u.result = 0;
+        u.moved = 0;
         u.sfr_flags = self.sfr_flags;
         if next.op == Op::SyncFileRange {
             u.offset = 0;
@@ -401,10 +370,16 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn io_error_msg(&self, idx: u32, errno: i32) -> String {
+    fn io_error_msg(&mut self, idx: u32, errno: i32) -> String {
         let u = &self.units[idx as usize];
+        let eof = std::mem::take(&mut self.eof_len);
+        let resid = if eof > 0 && errno == libc::EIO {
+            format!(" (0 of {eof} bytes moved: nothing more there, the file is shorter than the job expects)")
+        } else {
+            String::new()
+        };
         format!(
-            "{} error on '{}' at offset {}: {}",
+            "{} error on '{}' at offset {}{resid}: {}",
             match u.op {
                 Op::Read => "read",
                 Op::Write => "write",
@@ -420,7 +395,17 @@ impl<'a> Worker<'a> {
     /// Accounts a unit the engine completed inside `queue` (a submit and
     /// a completion of one I/O at the current depth); returns the time.
     fn complete_inline(&mut self, idx: u32) -> u64 {
-        let res = self.units[idx as usize].result;
+        let u = &self.units[idx as usize];
+        let mut res = u.result;
+        if short::is_short(u.op, u.len, res) {
+            match self.short_transfer(idx, res) {
+                short::Short::Account(r) => res = r,
+                short::Short::Requeued => {
+                    self.busy[idx as usize] = true;
+                    return self.clock.now();
+                }
+            }
+        }
         let done = self.clock.now();
         if self.measuring {
             self.stats.submit[1] += 1;
@@ -601,12 +586,29 @@ impl<'a> Worker<'a> {
             Ok(n) => {
                 if n > 0 {
                     let now = self.clock.now();
+                    let mut requeued = false;
                     for c in comps.iter() {
-                        self.account(c.idx, c.result, now, true);
+                        let u = &self.units[c.idx as usize];
+                        let result = if short::is_short(u.op, u.len, c.result) {
+                            match self.short_transfer(c.idx, c.result) {
+                                short::Short::Account(r) => r,
+                                short::Short::Requeued => {
+                                    requeued = true;
+                                    continue;
+                                }
+                            }
+                        } else {
+                            self.reassemble(c.idx, c.result)
+                        };
+                        self.account(c.idx, result, now, true);
                         self.busy[c.idx as usize] = false;
                         self.free.push(c.idx);
                     }
                     self.inflight -= n;
+                    if requeued {
+                        // The rests of short transfers go out at once.
+                        self.commit();
+                    }
                     if self.measuring {
                         self.stats.complete[batch_bucket(n)] += 1;
                         self.stats.complete_calls += 1;
@@ -868,10 +870,19 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// Measuring starts at the end of the ramp, for every clone of the
+    /// batch at the same instant (`ramp_end_ns`), whenever this one
+    /// noticed it (`now`): what completed between the two is left out.
     fn end_ramp(&mut self, now: u64) {
         self.measuring = true;
-        self.rec.start_measuring(&mut self.stats, now, true);
-        self.measure_start_ns = now;
+        let from = if self.clock.is_fake() {
+            now
+        } else {
+            self.ramp_end_ns.min(now)
+        };
+        self.rec
+            .start_measuring(&mut self.stats, from, now - from, true);
+        self.measure_start_ns = from;
         self.progress.state.store(state::RUNNING, Ordering::Relaxed);
     }
 
@@ -954,7 +965,7 @@ pub fn run_job(
     job: &PlannedJob,
     shared: &RunShared,
     progress: &Progress,
-    start: &StartGate,
+    start: &super::gate::StartGate,
 ) -> Outcome {
     progress.state.store(state::SETUP, Ordering::Relaxed);
     let prerun = match &job.spec.ctl.exec_prerun {
@@ -962,7 +973,7 @@ pub fn run_job(
         None => Ok(()),
     };
     let setup = prerun.and_then(|()| setup(job, shared, progress));
-    start.wait();
+    let shared_start = start.wait();
     let mut w = match setup {
         Ok(w) => w,
         Err((errno, msg)) => {
@@ -975,21 +986,34 @@ pub fn run_job(
         }
     };
     let spec = &job.spec;
-    let t0 = w.clock.now();
+    // Every clone of the batch counts from the gate's one start, whenever
+    // it got a CPU after it (a fake clock has no common time base).
+    let t0 = if w.clock.is_fake() {
+        w.clock.now()
+    } else {
+        shared_start
+    };
     let (lo, hi) = spec.time.startdelay_us;
+    let mut begin = t0;
     if hi > 0 {
         let delay = if hi > lo {
             lo + Rng::stream(job.seed, 5).below(hi - lo + 1)
         } else {
             lo
         };
-        w.clock.sleep_until(t0 + delay * 1000);
+        begin = t0 + delay * 1000;
+        w.clock.sleep_until(begin);
+        if w.clock.is_fake() {
+            begin = w.clock.now();
+        }
     }
-    let start_unix_ms = std::time::SystemTime::now()
+    let late_ns = w.clock.now().saturating_sub(begin);
+    let start_unix_ms = (std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
-    let begin = w.clock.now();
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+        .saturating_sub(late_ns))
+        / 1_000_000;
     w.ramp_end_ns = begin + spec.time.ramp_time_us * 1000;
     w.end_ns = if spec.time.runtime_us > 0 {
         w.ramp_end_ns + spec.time.runtime_us * 1000
@@ -1011,7 +1035,7 @@ pub fn run_job(
     if spec.time.ramp_time_us == 0 {
         w.measuring = true;
         // Nothing to clear: keeps what setup measured (file-op opens).
-        w.rec.start_measuring(&mut w.stats, begin, false);
+        w.rec.start_measuring(&mut w.stats, begin, late_ns, false);
         progress.state.store(state::RUNNING, Ordering::Relaxed);
     } else {
         progress.state.store(state::RAMP, Ordering::Relaxed);
@@ -1326,6 +1350,7 @@ fn setup<'a>(
         total_err: 0,
         filled: false,
         retry: None,
+        eof_len: 0,
         sfr_flags: spec.sync.sync_file_range.map(|(f, _)| f).unwrap_or(0),
         end_ns: u64::MAX,
         ramp_end_ns: 0,
@@ -1397,31 +1422,5 @@ mod tests {
         );
         assert_eq!(fate(ContinueOn::None, Op::Read, libc::EIO), Stop);
         assert_eq!(fate(ContinueOn::Verify, Op::Read, libc::EIO), Stop);
-    }
-
-    #[test]
-    fn start_gate_waits_for_everyone_expected() {
-        let g = std::sync::Arc::new(StartGate::default());
-        let done = std::sync::Arc::new(AtomicU64::new(0));
-        let hs: Vec<_> = (0..3)
-            .map(|_| {
-                let (g, done) = (g.clone(), done.clone());
-                std::thread::spawn(move || {
-                    g.wait();
-                    done.fetch_add(1, Ordering::SeqCst);
-                })
-            })
-            .collect();
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        assert_eq!(
-            done.load(Ordering::SeqCst),
-            0,
-            "started before the count was known"
-        );
-        g.expect(3);
-        for h in hs {
-            h.join().unwrap();
-        }
-        assert_eq!(done.load(Ordering::SeqCst), 3);
     }
 }

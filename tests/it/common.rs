@@ -71,12 +71,13 @@ pub fn fio_json(dir: &Path, args: &[&str]) -> Value {
         .unwrap_or_else(|e| panic!("invalid JSON from fio {args:?}: {e}"))
 }
 
-/// Returns early from a test (with a message) when fio is missing.
+/// Returns early from a test when fio is missing (fails it in strict
+/// mode, see `missing`).
 #[macro_export]
 macro_rules! require_fio {
     () => {
         if !$crate::common::have_fio() {
-            eprintln!("skipped: fio is not installed (apt-get install fio)");
+            $crate::common::missing("fio is not installed (apt-get install fio)");
             return;
         }
     };
@@ -100,4 +101,28 @@ pub fn scratch_root() -> std::path::PathBuf {
     } else {
         std::env::temp_dir()
     }
+}
+
+/// Whether a test whose tool or privilege is missing must fail rather
+/// than skip: under CI (`CI` set to anything but `false`/`0`) or with
+/// `IOMARK_STRICT_TESTS=1`.
+pub fn strict() -> bool {
+    let set = |k: &str| std::env::var(k).is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
+    set("CI") || set("IOMARK_STRICT_TESTS")
+}
+
+/// A test cannot run here because `why` (a tool or privilege is
+/// missing): fails under `strict()`, else says it skipped. Callers
+/// return after it.
+pub fn missing(why: &str) {
+    if strict() {
+        panic!("cannot run this test: {why} (strict mode: CI or IOMARK_STRICT_TESTS is set)");
+    }
+    eprintln!("skipped: {why}");
+}
+
+/// Whether the tests run as root (loop devices, mounts).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
 }

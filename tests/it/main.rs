@@ -18,6 +18,7 @@ mod placement;
 mod reports;
 mod safety;
 mod seed_workloads;
+mod truth;
 mod verify;
 
 mod buffers;
