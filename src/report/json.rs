@@ -327,8 +327,33 @@ pub fn document(report: &Report, plus: bool) -> Value {
     if report.interrupted {
         top.insert("interrupted".into(), json!(true));
     }
-    top.insert("iomark".into(), super::env::iomark_section(report));
+    let mut iomark = super::env::iomark_section(report);
+    if let Some(w) = sync_writes(report) {
+        iomark["sync_writes"] = w;
+    }
+    top.insert("iomark".into(), iomark);
     Value::Object(top)
+}
+
+/// What a synchronous write costs, per job that syncs its writes
+/// (`fsync`/`fdatasync`=N): from the start of the first write after a
+/// sync to the end of the sync that makes it durable. `job_index` points
+/// into `jobs`.
+fn sync_writes(report: &Report) -> Option<Value> {
+    let list: Vec<Value> = report
+        .jobs
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.stats.write_sync_lat.count() > 0)
+        .map(|(i, r)| {
+            json!({
+                "job_index": i,
+                "jobname": r.name,
+                "lat_ns": lat_obj(&r.stats.write_sync_lat, Some(&r.spec.stat.percentile_list), false),
+            })
+        })
+        .collect();
+    (!list.is_empty()).then(|| Value::Array(list))
 }
 
 /// Serializes in fio's layout.

@@ -153,6 +153,8 @@ struct Worker<'a> {
     /// Length of the I/O whose transfer moved zero bytes, for its error
     /// message (0: none).
     eof_len: u64,
+    /// Start of the first write since the last sync (0: none).
+    sync_cover: u64,
     sfr_flags: u32,
     end_ns: u64,
     ramp_end_ns: u64,
@@ -449,6 +451,7 @@ impl<'a> Worker<'a> {
             return;
         }
         let Some(di) = ddir_of(op) else {
+            let covered = std::mem::take(&mut self.sync_cover);
             if self.measuring {
                 // Only fsync counts as a sync I/O; the others are timed.
                 if op == Op::Fsync {
@@ -456,9 +459,17 @@ impl<'a> Worker<'a> {
                 } else {
                     self.stats.sync_lat.record(lat);
                 }
+                if covered != 0 && op != Op::SyncFileRange {
+                    self.stats
+                        .write_sync_lat
+                        .record(now.saturating_sub(covered));
+                }
             }
             return;
         };
+        if op == Op::Write && self.sync_cover == 0 {
+            self.sync_cover = u.start_ns.max(1);
+        }
         let bytes = result as u64;
         let (len, offset, start_ns, issue_ns) = (u.len, u.offset, u.start_ns, u.issue_ns);
         self.done_bytes[di] += bytes;
@@ -880,8 +891,9 @@ impl<'a> Worker<'a> {
         } else {
             self.ramp_end_ns.min(now)
         };
+        let clock = &mut self.clock;
         self.rec
-            .start_measuring(&mut self.stats, from, now - from, true);
+            .start_measuring(&mut self.stats, from, &mut || clock.now(), true);
         self.measure_start_ns = from;
         self.progress.state.store(state::RUNNING, Ordering::Relaxed);
     }
@@ -946,6 +958,21 @@ impl<'a> Worker<'a> {
             }
             // do_verify: each loop's writes are read back after it.
             self.read_back();
+        }
+        // As fio does, a verified write job goes on looping (write, then
+        // read back) until what it wrote and read reaches its size (or
+        // io_size): a region with holes takes several loops.
+        if reads_back && !dry_run {
+            let target = self.job.limits.bytes;
+            while self.done_bytes[0] + self.done_bytes[1] < target && self.error == 0 {
+                let before = self.workload.issued_bytes();
+                self.workload.start_loop();
+                self.file_events();
+                if self.run_pass() == PassEnd::Stopped || self.workload.issued_bytes() == before {
+                    return;
+                }
+                self.read_back();
+            }
         }
         // Extra passes would overwrite blocks before they are read back.
         while !reads_back && self.workload.wants_extra_pass() {
@@ -1035,7 +1062,9 @@ pub fn run_job(
     if spec.time.ramp_time_us == 0 {
         w.measuring = true;
         // Nothing to clear: keeps what setup measured (file-op opens).
-        w.rec.start_measuring(&mut w.stats, begin, late_ns, false);
+        let clock = &mut w.clock;
+        w.rec
+            .start_measuring(&mut w.stats, begin, &mut || clock.now(), false);
         progress.state.store(state::RUNNING, Ordering::Relaxed);
     } else {
         progress.state.store(state::RAMP, Ordering::Relaxed);
@@ -1351,6 +1380,7 @@ fn setup<'a>(
         filled: false,
         retry: None,
         eof_len: 0,
+        sync_cover: 0,
         sfr_flags: spec.sync.sync_file_range.map(|(f, _)| f).unwrap_or(0),
         end_ns: u64::MAX,
         ramp_end_ns: 0,

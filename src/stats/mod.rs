@@ -156,6 +156,10 @@ pub struct JobStats {
     /// Latencies of fsync/fdatasync/sync_file_range.
     pub sync_lat: Histogram,
     pub sync_ios: u64,
+    /// Synchronous writes (`fsync`/`fdatasync`=N): from the start of the
+    /// first write after a sync to the end of the sync that makes it
+    /// durable, one sample per sync (iomark's own).
+    pub write_sync_lat: Histogram,
     pub depth: [u64; DEPTH_BUCKETS],
     pub submit: [u64; DEPTH_BUCKETS],
     pub complete: [u64; DEPTH_BUCKETS],
@@ -192,6 +196,7 @@ impl JobStats {
             a.merge(b);
         }
         self.sync_lat.merge(&o.sync_lat);
+        self.write_sync_lat.merge(&o.write_sync_lat);
         self.sync_ios += o.sync_ios;
         for i in 0..DEPTH_BUCKETS {
             self.depth[i] += o.depth[i];
@@ -271,6 +276,7 @@ impl JobStats {
             a.copy_from(b);
         }
         self.sync_lat.copy_from(&o.sync_lat);
+        self.write_sync_lat.copy_from(&o.write_sync_lat);
         self.sync_ios = o.sync_ios;
         self.depth = o.depth;
         self.submit = o.submit;
@@ -307,6 +313,7 @@ impl JobStats {
             d.runtime_ms = 0;
         }
         self.sync_lat.clear();
+        self.write_sync_lat.clear();
         self.sync_ios = 0;
         self.depth = [0; DEPTH_BUCKETS];
         self.submit = [0; DEPTH_BUCKETS];

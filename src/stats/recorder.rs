@@ -158,9 +158,17 @@ impl Recorder {
 
     /// Measuring starts (immediately, or at the end of `ramp_time`):
     /// statistics are cleared and every window restarts at `now`, which
-    /// was `lag_ns` ago (a clone that got a CPU after its batch's shared
-    /// start still measures from that start, and dates its logs from it).
-    pub fn start_measuring(&mut self, stats: &mut JobStats, now: u64, lag_ns: u64, reset: bool) {
+    /// may lie in the past (a clone that got a CPU after its batch's
+    /// shared start still measures from that start, and dates its logs
+    /// from it); `clock` reads the worker's clock, right after the log
+    /// clock, to tell how far.
+    pub fn start_measuring(
+        &mut self,
+        stats: &mut JobStats,
+        now: u64,
+        clock: &mut dyn FnMut() -> u64,
+        reset: bool,
+    ) {
         if reset {
             stats.reset();
         }
@@ -173,7 +181,8 @@ impl Recorder {
                 if fake {
                     super::live::FAKE_UNIX_S * 1000
                 } else {
-                    clock_ms(id).saturating_sub(lag_ns / 1_000_000)
+                    let unix = clock_ms(id);
+                    unix.saturating_sub(clock().saturating_sub(now) / 1_000_000)
                 }
             });
             l.start(now, unix_ms);
@@ -274,7 +283,7 @@ impl Recorder {
             } => {
                 stats.latency_depth = depth;
                 if reset {
-                    self.start_measuring(stats, now, 0, true);
+                    self.start_measuring(stats, now, &mut || now, true);
                 }
                 self.update_due();
                 Action::Depth { depth, quiesce }

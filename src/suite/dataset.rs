@@ -29,6 +29,8 @@ pub struct Metrics {
     /// 99th percentile latency, ns: of total latency when the job reports
     /// its percentiles (lat_percentiles), else of completion latency.
     pub lat_p99_ns: f64,
+    /// The latencies are of a write plus the sync that makes it durable.
+    pub sync_write: bool,
 }
 
 /// A metric's name, unit and which direction is better.
@@ -69,12 +71,16 @@ pub const METRICS: [MetricDef; 4] = [
 
 impl Metrics {
     pub fn to_json(&self) -> Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "bw_bytes": round3(self.bw_bytes),
             "iops": round3(self.iops),
             "lat_mean_ns": round3(self.lat_mean_ns),
             "lat_p99_ns": round3(self.lat_p99_ns),
-        })
+        });
+        if self.sync_write {
+            v["sync_write"] = Value::Bool(true);
+        }
+        v
     }
 
     pub fn from_json(v: &Value) -> Metrics {
@@ -84,6 +90,7 @@ impl Metrics {
             iops: g("iops"),
             lat_mean_ns: g("lat_mean_ns"),
             lat_p99_ns: g("lat_p99_ns"),
+            sync_write: v.get("sync_write").and_then(Value::as_bool) == Some(true),
         }
     }
 }
@@ -386,6 +393,7 @@ pub fn dir_metrics(d: &Value) -> Option<(Metrics, Detail)> {
             iops: num(&d["iops"]),
             lat_mean_ns,
             lat_p99_ns: p99,
+            sync_write: false,
         },
         Detail {
             lat_kind: kind,
@@ -411,6 +419,32 @@ fn params(job: &Value, global: &Value) -> Params {
         ioengine: get("ioengine"),
         direct: get("direct"),
     }
+}
+
+/// A job that syncs its writes: its latency figures become those of a
+/// write plus the sync that makes it durable (`iomark.sync_writes`),
+/// which is what a table about synchronous writes is about.
+fn sync_write_latency(doc: &Value, job_index: usize, m: &mut Metrics, detail: &mut Detail) {
+    let Some(list) = doc.pointer("/iomark/sync_writes").and_then(Value::as_array) else {
+        return;
+    };
+    let Some(w) = list
+        .iter()
+        .find(|w| w["job_index"].as_u64() == Some(job_index as u64))
+    else {
+        return;
+    };
+    let lat = &w["lat_ns"];
+    let (percentiles, _) = lat_detail(lat);
+    m.lat_mean_ns = num(&lat["mean"]);
+    m.lat_p99_ns = percentiles
+        .iter()
+        .find(|(p, _)| (*p - 99.0).abs() < 1e-9)
+        .map_or(f64::NAN, |x| x.1);
+    m.sync_write = true;
+    detail.lat_kind = "write+sync";
+    detail.percentiles = percentiles;
+    detail.bins.clear();
 }
 
 fn timeline_of(doc: &Value, job_index: usize, dir: &str) -> Option<Series> {
@@ -474,6 +508,10 @@ pub fn items_of_doc(doc: &Value) -> Vec<(Item, Detail)> {
                 continue;
             };
             detail.timeline = timeline_of(doc, ji, dir);
+            let mut m = m;
+            if dir == "write" {
+                sync_write_latency(doc, ji, &mut m, &mut detail);
+            }
             out.push((
                 Item {
                     key: format!("{shown}/{dir}"),
@@ -593,6 +631,27 @@ pub fn merge(sets: Vec<Dataset>) -> Dataset {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_synced_write_is_tabulated_with_the_cost_of_its_sync() {
+        let doc: Value = serde_json::from_str(
+            r#"{"jobs": [{"jobname": "s",
+                 "write": {"total_ios": 10, "iops": 4000, "bw_bytes": 1,
+                           "lat_ns": {"N": 10, "mean": 20000.0,
+                                      "percentile": {"99.000000": 60000}}}}],
+                "iomark": {"sync_writes": [{"job_index": 0, "jobname": "s",
+                  "lat_ns": {"N": 10, "mean": 250000.0,
+                             "percentile": {"99.000000": 400000}}}]}}"#,
+        )
+        .unwrap();
+        let items = items_of_doc(&doc);
+        let (item, detail) = &items[0];
+        let m = item.samples[0];
+        assert_eq!((m.lat_mean_ns, m.lat_p99_ns), (250000.0, 400000.0));
+        assert!(m.sync_write);
+        assert_eq!(detail.lat_kind, "write+sync");
+        assert_eq!(Metrics::from_json(&m.to_json()), m);
+    }
 
     const DOC: &str = r#"notice: something before the document
 {

@@ -239,12 +239,10 @@ pub fn percentile_chart(title: &str, curves: &[(String, &Detail, bool, usize)]) 
         .collect();
     let kind = curves
         .first()
-        .map(|c| {
-            if c.1.lat_kind == "lat" {
-                "total"
-            } else {
-                "completion"
-            }
+        .map(|c| match c.1.lat_kind {
+            "lat" => "total",
+            "write+sync" => "write + sync",
+            _ => "completion",
         })
         .unwrap_or("completion");
     let mut x = Axis::new("percentile", Scale::Linear, Format::Number);
@@ -353,10 +351,10 @@ fn item_section(d: &Dataset, it: &Item) -> String {
             ));
         }
         if !det.bins.is_empty() {
-            let kind = if det.lat_kind == "lat" {
-                "total latency"
-            } else {
-                "completion latency"
+            let kind = match det.lat_kind {
+                "lat" => "total latency",
+                "write+sync" => "write + sync latency",
+                _ => "completion latency",
             };
             s.push_str(&svg::histogram(
                 "Latency histogram (json+ bins)",

@@ -77,7 +77,7 @@ pub fn row(label: &str, label_width: usize, passes: &[Metrics]) -> String {
     let io = s(|m| m.iops);
     let na =
         |x: &stats::Summary, f: fn(f64) -> String| if x.n == 0 { "-".into() } else { f(x.median) };
-    format!(
+    let mut out = format!(
         "{:<w$}  {:>9}  {:<19}  {:>9}  {:>9}  {:>9}\n",
         label,
         na(&bw, mib),
@@ -86,7 +86,15 @@ pub fn row(label: &str, label_width: usize, passes: &[Metrics]) -> String {
         na(&lat, latency),
         na(&p99, latency),
         w = label_width
-    )
+    );
+    if passes.iter().any(|m| m.sync_write) {
+        out.push_str(&format!(
+            "{:<w$}  (latency: a write plus the sync that makes it durable)\n",
+            "",
+            w = label_width
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -100,6 +108,7 @@ mod tests {
             iops: bw * 256.0,
             lat_mean_ns: lat,
             lat_p99_ns: lat * 2.0,
+            sync_write: false,
         };
         let r = row(
             "RND4K Q1T1 read",

@@ -68,6 +68,18 @@ pub fn check_job(spec: &JobSpec) -> Result<(), String> {
     if io.zonemode == ZoneMode::Strided && io.zonesize == 0 {
         return Err("zonemode=strided needs zonesize".into());
     }
+    if let Some(crate::job::value::SizeOrPercent::Bytes(size)) = spec.file.size {
+        let min_bs = Ddir::ALL
+            .into_iter()
+            .filter(|d| io.rw.has(*d))
+            .map(|d| io.bs[d.idx()].min())
+            .min();
+        if let Some(min_bs) = min_bs.filter(|m| size > 0 && size < *m) {
+            return Err(format!(
+                "size={size} is smaller than the smallest block size ({min_bs}): no I/O would fit"
+            ));
+        }
+    }
     let t = &spec.time;
     for d in Ddir::ALL {
         let i = d.idx();

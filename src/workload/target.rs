@@ -137,7 +137,11 @@ impl FileTarget {
                 return None;
             }
             let p = last as i64 + cfg.seq_add;
-            if cfg.seq_add > 0 && p >= end as i64 {
+            // A hole past the end goes round to the start only when, as
+            // in fio, it passes the file's size counted from the region's
+            // start (the file ends at the region's end): with an offset the
+            // run just ends with the region.
+            if cfg.seq_add > 0 && p - start as i64 >= end as i64 {
                 start
             } else if cfg.seq_add < 0 && p < start as i64 {
                 // Backwards runs wrap to the end.

@@ -234,3 +234,175 @@ fn a_short_write_is_finished_or_failed_as_fio_counts_it() {
     // fio leaves the moved part out of io_bytes; iomark counts it.
     assert_eq!(ours.2, fio.2 + 4096);
 }
+
+#[test]
+fn a_synchronous_write_costs_the_write_plus_its_sync() {
+    let d = tempdir();
+    let doc = common::run_json(
+        d.path(),
+        &[
+            "--name=s",
+            "--ioengine=psync",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=1m",
+            "--fsync=1",
+        ],
+    );
+    let job = &doc["jobs"][0];
+    let w = &doc["iomark"]["sync_writes"][0];
+    assert_eq!(w["job_index"], 0);
+    let lat = &w["lat_ns"];
+    assert_eq!(
+        lat["N"], job["sync"]["total_ios"],
+        "one sample per sync: {lat}"
+    );
+    assert!(lat["N"].as_u64().unwrap() >= 255);
+    let mean = lat["mean"].as_f64().unwrap();
+    let write = job["write"]["lat_ns"]["mean"].as_f64().unwrap();
+    let sync = job["sync"]["lat_ns"]["mean"].as_f64().unwrap();
+    // From a write's start to its sync's end: at least both, and no more
+    // than the time each write took in the job (one at a time).
+    assert!(mean >= (write + sync) * 0.99, "{mean} < {write} + {sync}");
+    let per_write = 1e9 / job["write"]["iops"].as_f64().unwrap();
+    assert!(mean <= per_write * 1.01, "{mean} > {per_write} per write");
+    assert!(lat["percentile"]["99.000000"].as_u64().unwrap() > 0);
+}
+
+/// Counts of each I/O length in a `write_iolog` trace.
+fn lengths(trace: &Path) -> std::collections::BTreeMap<u64, u64> {
+    let mut out = std::collections::BTreeMap::new();
+    for line in std::fs::read_to_string(trace).unwrap().lines() {
+        // [time] file action offset length
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() >= 4 && f[f.len() - 3] == "write" {
+            *out.entry(f[f.len() - 1].parse().unwrap()).or_insert(0) += 1;
+        }
+    }
+    assert!(!out.is_empty(), "no writes in {}", trace.display());
+    out
+}
+
+#[test]
+fn block_size_ranges_and_splits_are_drawn_as_fio_draws_them() {
+    require_fio!();
+    let d = tempdir();
+    let trace = |cmd: &str, name: &str, args: &[&str]| {
+        let log = format!("--write_iolog={name}");
+        let o = Command::new(cmd)
+            .args(["--name=b", "--ioengine=null", "--output-format=json"])
+            .args(args)
+            .arg(&log)
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{cmd}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        lengths(&d.path().join(name))
+    };
+    let iomark = env!("CARGO_BIN_EXE_iomark");
+    // bsrange: each multiple of the low end equally likely.
+    let range = ["--rw=write", "--bsrange=4k-16k", "--size=64m"];
+    let (ours, fio) = (trace(iomark, "r1", &range), trace("fio", "r2", &range));
+    let total = |m: &std::collections::BTreeMap<u64, u64>| m.values().sum::<u64>() as f64;
+    assert_eq!(
+        ours.keys().collect::<Vec<_>>(),
+        fio.keys().collect::<Vec<_>>()
+    );
+    for (len, n) in &ours {
+        let (a, b) = (*n as f64 / total(&ours), fio[len] as f64 / total(&fio));
+        assert!((a - b).abs() < 0.03, "{len}: iomark {a:.3}, fio {b:.3}");
+    }
+    // bssplit in a random write with a random map: the lengths cut to fit
+    // the free runs of the map come out alike, and so does the count.
+    let split = ["--rw=randwrite", "--bssplit=4k/50:64k/50", "--size=64m"];
+    let (ours, fio) = (trace(iomark, "s1", &split), trace("fio", "s2", &split));
+    let (a, b) = (total(&ours), total(&fio));
+    assert!((a / b - 1.0).abs() < 0.12, "I/Os: iomark {a}, fio {b}");
+    let small = |m: &std::collections::BTreeMap<u64, u64>| m[&4096] as f64 / total(m);
+    assert!(
+        (small(&ours) - small(&fio)).abs() < 0.05,
+        "4k share: iomark {}, fio {}",
+        small(&ours),
+        small(&fio)
+    );
+}
+
+#[test]
+fn a_block_size_larger_than_the_size_is_refused() {
+    let d = tempdir();
+    let o = run_in(
+        d.path(),
+        &[
+            "--name=x",
+            "--ioengine=null",
+            "--rw=read",
+            "--bs=64k",
+            "--size=16k",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("smaller than the smallest block size"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn sequential_holes_with_an_offset_end_with_the_region_as_in_fio() {
+    require_fio!();
+    let d = tempdir();
+    let counts = |cmd: &str, extra: &[&str]| {
+        let _ = std::fs::remove_file(d.path().join("h"));
+        let o = Command::new(cmd)
+            .args([
+                "--name=h",
+                "--filename=h",
+                "--ioengine=psync",
+                "--rw=write:112k",
+                "--bs=16k",
+                "--size=4m",
+                "--output-format=json",
+            ])
+            .args(extra)
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{cmd} {extra:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let text = String::from_utf8_lossy(&o.stdout);
+        let doc: serde_json::Value =
+            serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+        let j = &doc["jobs"][0];
+        (
+            j["write"]["total_ios"].as_u64().unwrap(),
+            j["read"]["total_ios"].as_u64().unwrap(),
+        )
+    };
+    let iomark = env!("CARGO_BIN_EXE_iomark");
+    for extra in [
+        &[][..],
+        &["--offset=120k"],
+        &["--offset=120k", "--loops=2"],
+        &["--offset=120k", "--io_size=3952k"],
+        &["--offset=120k", "--io_size=3952k", "--verify=crc32c"],
+        &[
+            "--offset=120k",
+            "--io_size=3952k",
+            "--verify=crc32c",
+            "--verify_backlog=1",
+        ],
+        &["--offset=120k", "--io_size=3m", "--verify=crc32c"],
+        &["--verify=crc32c"],
+    ] {
+        assert_eq!(counts(iomark, extra), counts("fio", extra), "{extra:?}");
+    }
+}
