@@ -98,7 +98,7 @@ impl Sink {
 }
 
 fn run_jobs(args: RunArgs) -> i32 {
-    let mut list = match job::build_jobs(&args.sources) {
+    let mut list = match crate::workload::checked_jobs(&args.sources) {
         Ok(l) => l,
         Err(e) => return fail(&e.to_string()),
     };

@@ -9,6 +9,7 @@ pub mod error;
 pub mod expr;
 pub mod jobfile;
 pub mod options;
+pub mod pattern;
 #[cfg(test)]
 mod robustness_tests;
 pub mod spec;
@@ -84,6 +85,9 @@ impl JobSources {
 #[derive(Clone, Debug, Default)]
 pub struct JobList {
     pub jobs: Vec<JobSpec>,
+    /// Where each job was defined (parallel to `jobs`), for the errors of
+    /// the checks that run after parsing.
+    pub origins: Vec<Origin>,
     /// Options of global sections as (canonical name, value as written),
     /// a later value replacing an earlier one in place.
     pub global_options: Vec<(String, String)>,
@@ -197,7 +201,7 @@ pub fn build_jobs(src: &JobSources) -> Result<JobList, JobError> {
             .first()
             .map(|a| a.origin.clone())
             .unwrap_or_else(Origin::cli);
-        finish(job, &origin, &mut list.jobs)?;
+        finish(job, &origin, &mut list)?;
     }
 
     for (_path, sections) in &src.files {
@@ -229,7 +233,7 @@ pub fn build_jobs(src: &JobSources) -> Result<JobList, JobError> {
                 job.ctl.stonewall = true;
             }
             first_in_file = false;
-            finish(job, &section.origin, &mut list.jobs)?;
+            finish(job, &section.origin, &mut list)?;
         }
     }
     if list.jobs.is_empty() {
@@ -246,10 +250,26 @@ pub fn build_jobs(src: &JobSources) -> Result<JobList, JobError> {
     Ok(list)
 }
 
-fn finish(job: JobSpec, origin: &Origin, out: &mut Vec<JobSpec>) -> Result<(), JobError> {
+fn finish(job: JobSpec, origin: &Origin, list: &mut JobList) -> Result<(), JobError> {
     let job = validate::validate(job).map_err(|m| JobError::at(origin, m))?;
-    out.push(job);
+    list.jobs.push(job);
+    list.origins.push(origin.clone());
     Ok(())
+}
+
+impl JobList {
+    /// Runs `check` (a check that needs more than the job language, e.g.
+    /// the workload's) on every job; its error names where the job was
+    /// defined.
+    pub fn check_each(
+        &self,
+        check: impl Fn(&JobSpec) -> Result<(), String>,
+    ) -> Result<(), JobError> {
+        for (job, origin) in self.jobs.iter().zip(&self.origins) {
+            check(job).map_err(|m| JobError::at(origin, m))?;
+        }
+        Ok(())
+    }
 }
 
 /// A job named "t" with the given options applied in order; for unit tests

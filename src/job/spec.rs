@@ -219,11 +219,19 @@ pub enum RateProcess {
     Poisson,
 }
 
+/// A NUMA node list: `all` (the nodes of the machine that runs the job,
+/// found when it runs) or numbers and ranges.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Nodes {
+    All,
+    List(Vec<usize>),
+}
+
 /// `numa_mem_policy`: MODE[:NODES].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemPolicy {
     pub mode: MemPolicyMode,
-    pub nodes: Vec<usize>,
+    pub nodes: Nodes,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -924,7 +932,7 @@ pub struct JobControl {
     pub flow_id: u32,
     pub flow_sleep_us: u64,
     /// `numa_cpu_nodes`: run on these nodes' CPUs.
-    pub numa_cpu_nodes: Option<Vec<usize>>,
+    pub numa_cpu_nodes: Option<Nodes>,
     pub numa_mem_policy: Option<MemPolicy>,
     pub kb_base: u64,
     pub unit_base: u32,

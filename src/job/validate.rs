@@ -1,5 +1,7 @@
 //! Checks that need the whole job: options that only make sense with
-//! certain engines, and combinations that cannot work.
+//! certain engines, and combinations that cannot work. Checks that need
+//! to know how jobs run (`workload::check_job`) run after parsing, through
+//! `JobList::check_each`.
 
 use super::options;
 use super::spec::JobSpec;
@@ -26,7 +28,6 @@ pub fn validate(job: JobSpec) -> Result<JobSpec, String> {
             return Err(e);
         }
     }
-    crate::workload::check_job(&job)?;
     if job.name.is_empty() {
         return Err("the job has no name".into());
     }

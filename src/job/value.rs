@@ -382,6 +382,16 @@ pub fn human_bytes(n: u64, base1000: bool) -> String {
     format!("{}{}", v as u64, units[i])
 }
 
+/// A NUMA node list (`numa_cpu_nodes`, `numa_mem_policy`): `all`, or
+/// numbers and ranges. Whether the nodes exist is checked before the run,
+/// so a job file for a larger machine still parses.
+pub fn parse_nodes(v: &str) -> Result<super::spec::Nodes, String> {
+    if v.trim() == "all" {
+        return Ok(super::spec::Nodes::All);
+    }
+    parse_index_list(v, "NUMA node").map(super::spec::Nodes::List)
+}
+
 /// A list of numbers and ranges such as `0,2-3` (CPUs, NUMA nodes, and
 /// the kernel's own lists in sysfs), sorted, without repeats; `what`
 /// names the items in errors.

@@ -419,7 +419,7 @@ fn apply_placement(job: &PlannedJob) {
     let ctl = &job.spec.ctl;
     // numa_cpu_nodes replaces cpus_allowed, as in fio.
     let cpus: Option<Vec<usize>> = match (&ctl.numa_cpu_nodes, &ctl.cpus_allowed) {
-        (Some(nodes), _) => Some(numa::node_cpus(nodes)),
+        (Some(nodes), _) => Some(numa::node_cpus(&numa::resolve(nodes))),
         (None, Some(cpus)) => Some(match ctl.cpus_allowed_policy {
             crate::job::spec::CpusPolicy::Shared => cpus.clone(),
             crate::job::spec::CpusPolicy::Split => {

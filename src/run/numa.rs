@@ -1,7 +1,7 @@
 //! NUMA placement (`numa_cpu_nodes`, `numa_mem_policy`): the nodes this
 //! machine has, their CPUs, and the calling thread's memory policy.
 
-use crate::job::spec::{MemPolicy, MemPolicyMode};
+use crate::job::spec::{MemPolicy, MemPolicyMode, Nodes};
 use crate::job::value::parse_index_list;
 
 const NODES: &str = "/sys/devices/system/node";
@@ -14,14 +14,12 @@ pub fn online_nodes() -> Vec<usize> {
         .unwrap_or_else(|| vec![0])
 }
 
-/// A job's node list: `all` (this machine's online nodes), or numbers
-/// and ranges. Whether the nodes exist is checked before the run
-/// (`check_nodes`), so a job file for a larger machine still parses.
-pub fn parse_nodes(v: &str) -> Result<Vec<usize>, String> {
-    if v.trim() == "all" {
-        return Ok(online_nodes());
+/// The nodes a list names on this machine.
+pub fn resolve(nodes: &Nodes) -> Vec<usize> {
+    match nodes {
+        Nodes::All => online_nodes(),
+        Nodes::List(v) => v.clone(),
     }
-    parse_index_list(v, "NUMA node")
 }
 
 /// Fails naming the first of `nodes` this machine does not have.
@@ -57,7 +55,8 @@ pub fn node_cpus(nodes: &[usize]) -> Vec<usize> {
 pub fn set_mem_policy(p: &MemPolicy) -> std::io::Result<()> {
     const BITS: usize = 64;
     let mut mask = vec![0 as libc::c_ulong; 4096 / BITS];
-    for &n in &p.nodes {
+    let nodes = resolve(&p.nodes);
+    for &n in &nodes {
         mask[n / BITS] |= 1 << (n % BITS);
     }
     let mode = match p.mode {
@@ -67,7 +66,7 @@ pub fn set_mem_policy(p: &MemPolicy) -> std::io::Result<()> {
         MemPolicyMode::Interleave => 3,
         MemPolicyMode::Local => 4,
     };
-    let (ptr, maxnode) = if p.nodes.is_empty() {
+    let (ptr, maxnode) = if nodes.is_empty() {
         (std::ptr::null(), 0)
     } else {
         (mask.as_ptr(), mask.len() * BITS)
@@ -88,8 +87,9 @@ mod tests {
     fn lists_and_nodes() {
         assert_eq!(parse_index_list("0-2,5", "CPU"), Ok(vec![0, 1, 2, 5]));
         assert!(parse_index_list("3-1", "CPU").is_err());
-        assert_eq!(parse_nodes("all").unwrap(), online_nodes());
-        assert_eq!(parse_nodes("4095").unwrap(), [4095]);
+        use crate::job::value::parse_nodes;
+        assert_eq!(resolve(&parse_nodes("all").unwrap()), online_nodes());
+        assert_eq!(parse_nodes("4095").unwrap(), Nodes::List(vec![4095]));
         assert!(check_nodes(&[4095]).unwrap_err().contains("does not exist"));
         assert!(check_nodes(&online_nodes()).is_ok());
         assert!(parse_nodes("x")

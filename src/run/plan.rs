@@ -485,9 +485,12 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
             ),
             None => None,
         };
-        let numa_nodes = spec.ctl.numa_cpu_nodes.iter().flatten();
-        let numa_mem = spec.ctl.numa_mem_policy.iter().flat_map(|p| &p.nodes);
-        let nodes: Vec<usize> = numa_nodes.chain(numa_mem).copied().collect();
+        let numa_nodes = spec.ctl.numa_cpu_nodes.iter();
+        let numa_mem = spec.ctl.numa_mem_policy.iter().map(|p| &p.nodes);
+        let nodes: Vec<usize> = numa_nodes
+            .chain(numa_mem)
+            .flat_map(super::numa::resolve)
+            .collect();
         super::numa::check_nodes(&nodes).map_err(|e| format!("job '{}': {e}", spec.name))?;
         let spec = Arc::new(spec.clone());
         for clone in 0..spec.ctl.numjobs {

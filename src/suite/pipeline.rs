@@ -54,7 +54,7 @@ pub fn prepare(
         sections: only.map(|s| vec![s.to_string()]).unwrap_or_default(),
         ..Default::default()
     };
-    let list = job::build_jobs(&src).map_err(|e| e.to_string())?;
+    let list = crate::workload::checked_jobs(&src).map_err(|e| e.to_string())?;
     let plan = plan::plan(&list.jobs)?;
     Ok(Prepared { list, plan })
 }

@@ -2,8 +2,7 @@
 //! random data perturbed per write (`scramble_buffers`), or generated data
 //! with a chosen compressibility (`buffer_compress_percentage`,
 //! `buffer_compress_chunk`) and share of duplicate blocks
-//! (`dedupe_percentage`, `dedupe_mode`). Also parses the `buffer_pattern`
-//! syntax.
+//! (`dedupe_percentage`, `dedupe_mode`).
 //!
 //! Everything expensive happens in `BufferFiller::new` (a pool of random
 //! bytes is generated once). Per write, `fill_write` only copies from that
@@ -14,109 +13,11 @@
 use super::rng::Rng;
 use crate::job::spec::{Ddir, DedupeMode, JobSpec, VerifyKind};
 
-/// Longest `buffer_pattern`, in bytes (a file is cut to fit).
-pub const MAX_PATTERN: usize = 512;
+pub use crate::job::pattern::MAX_PATTERN;
 
 /// Bytes of random data generated once for pooled content; each write
 /// copies from a pseudo-random position in it.
 const RANDOM_POOL: usize = 1 << 20;
-
-/// Parses a `buffer_pattern` value: any sequence of `0x` hex numbers,
-/// `"strings"`, `'file names'` (the file's bytes) and decimal integers
-/// (little-endian; negative numbers take four bytes, others the fewest
-/// bytes that hold them), written next to each other without spaces.
-pub fn parse_pattern(v: &str) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    let b = v.as_bytes();
-    let mut i = 0;
-    if b.is_empty() {
-        return Err("the pattern is empty".into());
-    }
-    while i < b.len() {
-        let room = MAX_PATTERN - out.len();
-        if b[i] == b'0' && matches!(b.get(i + 1), Some(b'x' | b'X')) {
-            let start = i + 2;
-            let mut end = start;
-            while end < b.len() && b[end].is_ascii_hexdigit() {
-                end += 1;
-            }
-            if end == start {
-                return Err(format!("'{v}': '0x' must be followed by hex digits"));
-            }
-            let digits = &v[start..end];
-            let padded;
-            let digits = if digits.len() % 2 == 1 {
-                padded = format!("0{digits}");
-                padded.as_str()
-            } else {
-                digits
-            };
-            let bytes: Vec<u8> = (0..digits.len())
-                .step_by(2)
-                .map(|k| u8::from_str_radix(&digits[k..k + 2], 16).unwrap_or(0))
-                .collect();
-            push_limited(&mut out, &bytes, v)?;
-            i = end;
-        } else if b[i] == b'"' {
-            let Some(len) = v[i + 1..].find('"') else {
-                return Err(format!("'{v}': a string is missing its closing '\"'"));
-            };
-            push_limited(&mut out, &b[i + 1..i + 1 + len], v)?;
-            i += len + 2;
-        } else if b[i] == b'\'' {
-            let Some(len) = v[i + 1..].find('\'') else {
-                return Err(format!("'{v}': a file name is missing its closing \"'\""));
-            };
-            let name = &v[i + 1..i + 1 + len];
-            let data = std::fs::read(name).map_err(|e| {
-                format!(
-                    "cannot read pattern file '{name}': {}",
-                    crate::job::jobfile::io_reason(&e)
-                )
-            })?;
-            if data.is_empty() {
-                return Err(format!("pattern file '{name}' is empty"));
-            }
-            // A file longer than the room left is cut, as documented.
-            out.extend_from_slice(&data[..data.len().min(room)]);
-            i += len + 2;
-        } else if b[i] == b'-' || b[i].is_ascii_digit() {
-            let start = i;
-            i += 1;
-            while i < b.len() && b[i].is_ascii_digit() {
-                i += 1;
-            }
-            let text = &v[start..i];
-            let n: i32 = text
-                .parse()
-                .map_err(|_| format!("'{v}': '{text}' is not a 32-bit integer"))?;
-            let bytes = n.to_le_bytes();
-            let keep = if n < 0 {
-                4
-            } else {
-                (4 - (n.leading_zeros() as usize) / 8).max(1)
-            };
-            push_limited(&mut out, &bytes[..keep], v)?;
-        } else {
-            return Err(format!(
-                "'{v}': expected 0x<hex>, \"text\", 'file' or a decimal number at '{}'",
-                &v[i..]
-            ));
-        }
-    }
-    if out.is_empty() {
-        return Err("the pattern is empty".into());
-    }
-    Ok(out)
-}
-
-fn push_limited(out: &mut Vec<u8>, bytes: &[u8], v: &str) -> Result<(), String> {
-    if out.len() + bytes.len() > MAX_PATTERN {
-        return Err(format!("'{v}' is longer than {MAX_PATTERN} bytes"));
-    }
-    out.extend_from_slice(bytes);
-    Ok(())
-}
 
 /// Fills `buf` with incompressible pseudo-random bytes. Bulk bytes come
 /// from four independent wyrand lanes seeded by `rng` (one multiply per
@@ -493,47 +394,6 @@ mod tests {
 
     fn spec(opts: &[(&str, &str)]) -> JobSpec {
         crate::job::test_spec(opts)
-    }
-
-    #[test]
-    fn pattern_syntax() {
-        assert_eq!(
-            parse_pattern("0xdeadbeef").unwrap(),
-            [0xde, 0xad, 0xbe, 0xef]
-        );
-        assert_eq!(parse_pattern("0x123").unwrap(), [0x01, 0x23]);
-        assert_eq!(parse_pattern("\"abcd\"").unwrap(), b"abcd");
-        assert_eq!(parse_pattern("12").unwrap(), [12]);
-        assert_eq!(parse_pattern("300").unwrap(), [0x2c, 0x01]);
-        assert_eq!(parse_pattern("0").unwrap(), [0]);
-        assert_eq!(parse_pattern("-12").unwrap(), [0xf4, 0xff, 0xff, 0xff]);
-        assert_eq!(
-            parse_pattern("0xdeadface\"abcd\"-12").unwrap(),
-            [0xde, 0xad, 0xfa, 0xce, b'a', b'b', b'c', b'd', 0xf4, 0xff, 0xff, 0xff]
-        );
-        for bad in [
-            "",
-            "abc",
-            "0x",
-            "0xzz",
-            "\"open",
-            "\"a\" 0x01",
-            "2147483648",
-        ] {
-            assert!(parse_pattern(bad).is_err(), "{bad:?} accepted");
-        }
-        assert!(parse_pattern(&format!("0x{}", "ab".repeat(513))).is_err());
-    }
-
-    #[test]
-    fn pattern_from_file_is_cut_to_fit() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("p");
-        std::fs::write(&f, vec![7u8; 1000]).unwrap();
-        let p = parse_pattern(&format!("0x01'{}'", f.display())).unwrap();
-        assert_eq!(p.len(), MAX_PATTERN);
-        assert_eq!(&p[..2], &[1, 7]);
-        assert!(parse_pattern("'/nonexistent/iomark'").is_err());
     }
 
     #[test]

@@ -57,6 +57,16 @@ pub enum Exhausted {
     PassDone,
 }
 
+/// Builds the jobs of `src` (the job language) and checks each for what
+/// running it needs (`check_job`); errors name where the job was defined.
+pub fn checked_jobs(
+    src: &crate::job::JobSources,
+) -> Result<crate::job::JobList, crate::job::error::JobError> {
+    let list = crate::job::build_jobs(src)?;
+    list.check_each(check_job)?;
+    Ok(list)
+}
+
 /// Checks combinations of workload options that cannot work together;
 /// returns a one-line reason.
 pub fn check_job(spec: &JobSpec) -> Result<(), String> {

@@ -21,7 +21,7 @@ fn sources(args: &[&str]) -> Result<JobSources, String> {
 }
 
 fn jobs(args: &[&str]) -> Result<JobList, String> {
-    build_jobs(&sources(args)?).map_err(|e| e.to_string())
+    iomark::workload::checked_jobs(&sources(args)?).map_err(|e| e.to_string())
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {

@@ -3,9 +3,9 @@
 //! `workload::buffers`.
 
 use super::{boolean, opt, size, uint_in, Category::*, Kind, OptDef};
+use crate::job::pattern::parse_pattern;
 use crate::job::spec::DedupeMode;
 use crate::job::value::parse_choice;
-use crate::workload::buffers::parse_pattern;
 
 pub const OPTS: &[OptDef] = &[
     opt(

@@ -341,7 +341,7 @@ pub const OPTS: &[OptDef] = &[
         Kind::Str,
         "Run the job on the CPUs of these NUMA nodes (0,2-3 or all; replaces cpus_allowed)",
         |s, v| {
-            s.ctl.numa_cpu_nodes = Some(crate::run::numa::parse_nodes(v)?);
+            s.ctl.numa_cpu_nodes = Some(crate::job::value::parse_nodes(v)?);
             Ok(())
         },
     ),
@@ -351,7 +351,7 @@ pub const OPTS: &[OptDef] = &[
         Kind::Str,
         "Memory policy of the job's thread and buffers: default, local, prefer:NODE, bind:NODES or interleave:NODES",
         |s, v| {
-            use crate::job::spec::{MemPolicy, MemPolicyMode as M};
+            use crate::job::spec::{MemPolicy, MemPolicyMode as M, Nodes};
             let (mode, nodes) = v.split_once(':').unwrap_or((v, ""));
             let mode = parse_choice(
                 mode.trim(),
@@ -364,14 +364,14 @@ pub const OPTS: &[OptDef] = &[
                 ],
             )?;
             let nodes = match (mode, nodes.trim()) {
-                (M::Default | M::Local, "") => Vec::new(),
+                (M::Default | M::Local, "") => Nodes::List(Vec::new()),
                 (M::Default | M::Local, _) => {
                     return Err("default and local take no node list".into())
                 }
                 (_, "") => return Err("prefer, bind and interleave need nodes (MODE:NODES)".into()),
-                (_, n) => crate::run::numa::parse_nodes(n)?,
+                (_, n) => crate::job::value::parse_nodes(n)?,
             };
-            if mode == M::Prefer && nodes.len() != 1 {
+            if mode == M::Prefer && !matches!(&nodes, Nodes::List(n) if n.len() == 1) {
                 return Err("prefer takes exactly one node".into());
             }
             s.ctl.numa_mem_policy = Some(MemPolicy { mode, nodes });

@@ -42,13 +42,13 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     ("hugepage-size", "1g", |s| s.buf.hugepage_size == 1 << 30),
     ("lockmem", "64m", |s| s.buf.lockmem == 64 << 20),
     ("numa_cpu_nodes", "0", |s| {
-        s.ctl.numa_cpu_nodes == Some(vec![0])
+        s.ctl.numa_cpu_nodes == Some(Nodes::List(vec![0]))
     }),
     ("numa_mem_policy", "bind:0", |s| {
         s.ctl.numa_mem_policy
             == Some(MemPolicy {
                 mode: MemPolicyMode::Bind,
-                nodes: vec![0],
+                nodes: Nodes::List(vec![0]),
             })
     }),
     ("flow_id", "2", |s| s.ctl.flow_id == 2),

@@ -136,7 +136,7 @@ pub const OPTS: &[OptDef] = &[
         Kind::Str,
         "Write this pattern instead of random data and check it: buffer_pattern's syntax, plus %o for the block's offset (8 bytes)",
         |s, v| {
-            s.verify.verify_pattern = crate::workload::verify::pattern::parse(v)?;
+            s.verify.verify_pattern = crate::job::pattern::parse_verify_pattern(v)?;
             Ok(())
         },
     ),

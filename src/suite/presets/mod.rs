@@ -256,8 +256,8 @@ mod tests {
                 files: vec![("p.fio".into(), sections)],
                 ..Default::default()
             };
-            let list =
-                crate::job::build_jobs(&src).unwrap_or_else(|e| panic!("{}: {e}\n{text}", p.name));
+            let list = crate::workload::checked_jobs(&src)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{text}", p.name));
             assert_eq!(list.jobs.len(), p.tests.len(), "{}", p.name);
             for j in &list.jobs {
                 assert_eq!(j.time.runtime_us, 1_000_000, "{}", p.name);

@@ -1,54 +1,14 @@
-//! `verify_pattern`: the `buffer_pattern` syntax plus `%o`, which stands
-//! for the 8-byte little-endian offset of the block being written. The
-//! pattern repeats from the first byte of each block; filling and
+//! `verify_pattern` (parsed by `job::pattern`): the `buffer_pattern`
+//! syntax plus `%o`, which stands for the 8-byte little-endian offset of
+//! the block being written. The pattern repeats from the first byte of each block; filling and
 //! comparing use a stack copy with the offset put in, so neither
 //! allocates.
 
+#[cfg(test)]
+use crate::job::pattern::parse_verify_pattern as parse;
+use crate::job::pattern::OFFSET_BYTES;
 use crate::job::spec::VerifyPattern;
-use crate::workload::buffers::{fill_pattern, parse_pattern, MAX_PATTERN};
-
-/// Bytes `%o` takes in the pattern.
-const OFFSET_BYTES: usize = 8;
-
-/// Parses a `verify_pattern` value.
-pub fn parse(v: &str) -> Result<VerifyPattern, String> {
-    let mut out = VerifyPattern::default();
-    let b = v.as_bytes();
-    let (mut seg, mut i, mut quote) = (0, 0, None);
-    while i < b.len() {
-        match (quote, b[i]) {
-            (None, q @ (b'"' | b'\'')) => quote = Some(q),
-            (Some(q), c) if c == q => quote = None,
-            (None, b'%') if b.get(i + 1) == Some(&b'o') => {
-                push_segment(&mut out, &v[seg..i], v)?;
-                out.offset_at.push(out.bytes.len());
-                out.bytes.extend_from_slice(&[0; OFFSET_BYTES]);
-                i += 2;
-                seg = i;
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    push_segment(&mut out, &v[seg..], v)?;
-    if out.bytes.is_empty() {
-        return Err("the pattern is empty".into());
-    }
-    if out.bytes.len() > MAX_PATTERN {
-        return Err(format!("'{v}' is longer than {MAX_PATTERN} bytes"));
-    }
-    Ok(out)
-}
-
-fn push_segment(out: &mut VerifyPattern, seg: &str, whole: &str) -> Result<(), String> {
-    if seg.is_empty() {
-        return Ok(());
-    }
-    let bytes = parse_pattern(seg).map_err(|e| format!("{e} (in '{whole}')"))?;
-    out.bytes.extend_from_slice(&bytes);
-    Ok(())
-}
+use crate::workload::buffers::{fill_pattern, MAX_PATTERN};
 
 /// The pattern with `offset` put in, on the stack.
 struct Instance {
