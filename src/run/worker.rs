@@ -898,6 +898,15 @@ impl<'a> Worker<'a> {
         self.progress.state.store(state::RUNNING, Ordering::Relaxed);
     }
 
+    /// A new loop reads from the storage again, not from what the last
+    /// loop left cached (`invalidate`, fio's default).
+    fn invalidate(&mut self) {
+        if drops_cache(&self.job.spec, self.engine.caps()) {
+            self.drain();
+            files::invalidate(self.job, &self.files);
+        }
+    }
+
     /// `unlink_each_loop`: the files go away after a loop and are laid
     /// out and opened again for the next.
     fn recreate_files(&mut self) {
@@ -931,8 +940,17 @@ impl<'a> Worker<'a> {
         self.workload.start_loop();
         self.workload.file_events().clear();
         if spec.time.time_based {
-            self.run_pass();
-            return;
+            // Loops until the deadline; each new loop starts the files
+            // over and drops their cached pages again, as fio does.
+            loop {
+                let before = self.workload.issued_bytes();
+                if self.run_pass() == PassEnd::Stopped || self.workload.issued_bytes() == before {
+                    return;
+                }
+                self.workload.start_loop();
+                self.file_events();
+                self.invalidate();
+            }
         }
         let dry_run = self.vfy.as_deref().is_some_and(|v| v.dry_run());
         let reads_back = self.vfy.as_deref().is_some_and(|v| v.reads_back());
@@ -947,6 +965,7 @@ impl<'a> Worker<'a> {
                 }
                 self.workload.start_loop();
                 self.file_events();
+                self.invalidate();
             }
             let end = if dry_run {
                 self.dry_run_pass()
@@ -984,6 +1003,12 @@ impl<'a> Worker<'a> {
             }
         }
     }
+}
+
+/// Whether the job drops its files' cached pages before each loop.
+/// Pre-read data stays cached: that is its point.
+fn drops_cache(spec: &crate::job::JobSpec, caps: crate::engine::Caps) -> bool {
+    spec.sync.invalidate && !spec.file.pre_read && !caps.diskless
 }
 
 /// Runs one job clone from setup to its final fsync; waits on `start`
@@ -1261,8 +1286,7 @@ fn setup<'a>(
             format!("{} engine setup failed: {e}", engine.name()),
         )
     })?;
-    // Pre-read data stays cached: that is its point.
-    if spec.sync.invalidate && !spec.file.pre_read && !caps.diskless {
+    if drops_cache(spec, caps) {
         files::invalidate(job, &files);
     }
     let mut clock = match shared.fake_clock_step {

@@ -388,7 +388,9 @@ impl Workload {
 
     fn budget_left(&self) -> bool {
         if self.time_based {
-            return true;
+            // A time-based job goes round in loops of `size` (or
+            // `io_size`) bytes, as fio's do: the worker starts the next.
+            return self.limits.bytes == 0 || self.loop_bytes < self.limits.bytes;
         }
         self.loop_bytes < self.limits.bytes
             && (self.number_ios == 0 || self.loop_ios < self.number_ios)

@@ -406,3 +406,69 @@ fn sequential_holes_with_an_offset_end_with_the_region_as_in_fio() {
         assert_eq!(counts(iomark, extra), counts("fio", extra), "{extra:?}");
     }
 }
+
+/// Bytes read from a block device so far (/sys/block/NAME/stat).
+fn device_read_bytes(dev: &Path) -> u64 {
+    let name = dev.file_name().unwrap().to_string_lossy().into_owned();
+    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    let sectors: u64 = stat.split_whitespace().nth(2).unwrap().parse().unwrap();
+    sectors * 512
+}
+
+#[test]
+fn every_loop_reads_from_the_storage_not_from_the_last_loops_cache() {
+    use crate::loopdev::{LoopDev, Mount};
+    if !common::is_root() {
+        common::missing("loop devices and mounts need root");
+        return;
+    }
+    let d = tempdir();
+    let Some(dev) = LoopDev::new(d.path(), 32 << 20) else {
+        common::missing("cannot attach a loop device");
+        return;
+    };
+    let ok = Command::new("mkfs.ext4")
+        .args(["-q", "-F", dev.as_str()])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        common::missing("mkfs.ext4 failed or is not installed");
+        return;
+    }
+    let mnt = d.path().join("mnt");
+    let Some(_m) = Mount::new(&dev.path, &mnt) else {
+        common::missing("cannot mount the loop device");
+        return;
+    };
+    let job = [
+        "--name=c",
+        "--ioengine=psync",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=1m",
+        "--output-format=json",
+    ];
+    let read_in = |extra: &[&str]| -> (u64, u64) {
+        let mut args = job.to_vec();
+        args.extend_from_slice(extra);
+        let before = device_read_bytes(&dev.path);
+        let o = run_in(&mnt, &args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let io = doc["jobs"][0]["read"]["io_bytes"].as_u64().unwrap();
+        (io, device_read_bytes(&dev.path) - before)
+    };
+    // Three loops over a file the layout just wrote (so it is cached):
+    // fio drops the cache before each loop, so all three reach the disk.
+    let (io, disk) = read_in(&["--loops=3"]);
+    assert_eq!(io, 3 << 20);
+    assert!(disk >= io * 9 / 10, "read {io} bytes, the device {disk}");
+    // Time-based jobs go round in loops of `size` bytes, each uncached.
+    let (io, disk) = read_in(&["--runtime=1", "--time_based"]);
+    assert!(io > 2 << 20, "only {io} bytes in a second");
+    assert!(disk >= io * 9 / 10, "read {io} bytes, the device {disk}");
+    // invalidate=0 keeps what the layout cached.
+    let (io, disk) = read_in(&["--loops=3", "--invalidate=0"]);
+    assert_eq!(io, 3 << 20);
+    assert!(disk < 1 << 20, "read {io} bytes, the device {disk}");
+}
