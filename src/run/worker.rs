@@ -1098,8 +1098,8 @@ pub fn run_job(
     // stats hook: final log lines, runtimes and CPU usage. A job shorter
     // than its ramp_time measured nothing.
     let measuring = w.measuring;
-    if let Err(m) = w.rec.finish(&mut stats, end, measuring) {
-        w.fail(libc::EIO, m);
+    if let Err(e) = w.rec.finish(&mut stats, end, measuring) {
+        w.fail(e.errno, e.msg);
     }
     if let Some(v) = w.vfy.as_deref() {
         // Reading back after the write phase is the reads' own time.
@@ -1293,7 +1293,7 @@ fn setup<'a>(
         caps,
         shared.fake_clock_step.is_some(),
     )
-    .map_err(|m| (libc::EIO, m))?;
+    .map_err(|e| (e.errno, e.msg))?;
     let depth_now = rec.initial_depth(depth);
     let number = progress.link.number.load(Ordering::Relaxed).max(1) as u16;
     let vfy = VerifyState::new(
