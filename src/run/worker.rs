@@ -235,7 +235,9 @@ pub(crate) fn error_fate(
 /// and errors going to `JOB.WHAT.txt` in the current directory.
 fn exec_hook(job: &str, what: &str, cmd: &str) -> Result<(), String> {
     let out_name = format!("{job}.{what}.txt");
-    eprintln!("{job}: saving the output of exec_{what} in {out_name}");
+    super::output::stderr_line(&format!(
+        "{job}: saving the output of exec_{what} in {out_name}"
+    ));
     let out = std::fs::File::create(&out_name)
         .map_err(|e| format!("cannot create {out_name} for exec_{what}: {e}"))?;
     let err = out.try_clone().map_err(|e| format!("{out_name}: {e}"))?;
@@ -362,10 +364,10 @@ impl<'a> Worker<'a> {
             return;
         }
         if self.job.spec.ctl.error_dump {
-            eprintln!(
+            super::output::stderr_line(&format!(
                 "iomark: job '{}': {msg} (error {}, carrying on)",
                 self.job.spec.name, self.total_err
-            );
+            ));
         }
         if self.total_err == 1 && self.error == 0 {
             self.error_msg = Some(msg);
@@ -1129,7 +1131,7 @@ pub fn run_job(
     }
     if let Some(cmd) = &spec.ctl.exec_postrun {
         if let Err(m) = exec_hook(&spec.name, "postrun", cmd) {
-            eprintln!("iomark: warning: job '{}': {m}", spec.name);
+            super::output::stderr_line(&format!("iomark: warning: job '{}': {m}", spec.name));
         }
     }
     if w.error == 0 && w.total_err > 0 {
@@ -1222,11 +1224,11 @@ fn setup<'a>(
     let mut workload = Workload::new(spec, &regions, job.limits, job.seed);
     match workload.random_map_failed() {
         0 => {}
-        n if spec.io.softrandommap => eprintln!(
+        n if spec.io.softrandommap => super::output::stderr_line(&format!(
             "iomark: warning: job '{}': no memory for the random map of {n} blocks; \
              carrying on without one (softrandommap), so some blocks may be done twice and others not at all",
             spec.name
-        ),
+        )),
         n => {
             return Err((
                 libc::ENOMEM,
