@@ -174,3 +174,30 @@ impl Drop for Reporting {
         REPORTING.store(false, Ordering::SeqCst);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sigpipe_from_our_own_write_is_not_a_stop_request() {
+        install();
+        let before = COUNT.load(Ordering::SeqCst);
+        let mut fds = [0; 2];
+        // SAFETY: a pipe this test owns; writing one byte after closing
+        // its read end raises SIGPIPE in this thread.
+        let (r, errno) = unsafe {
+            assert_eq!(libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC), 0);
+            libc::close(fds[0]);
+            let r = libc::write(fds[1], b"x".as_ptr().cast(), 1);
+            let errno = *libc::__errno_location();
+            libc::close(fds[1]);
+            (r, errno)
+        };
+        assert_eq!((r, errno), (-1, libc::EPIPE));
+        // The handler ran (the signal is delivered before write returns)
+        // and left the stop state alone: the writer decides.
+        assert_eq!(COUNT.load(Ordering::SeqCst), before);
+        assert_eq!(before, 0, "no other test sends stop signals");
+    }
+}
