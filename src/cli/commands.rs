@@ -1,48 +1,47 @@
 //! Executes a parsed `Command`: the fio-style run and the subcommands.
 //! Returns the process exit code; every error is one line on stderr.
-
-use std::io::Write;
+//! Nothing here prints with `print!`: standard output goes through
+//! `run::output`, so a closed pipe or a full disk is an error, not a panic.
 
 use super::{help, Command, RunArgs};
 use crate::job;
 use crate::report;
-use crate::run::{self, plan, RunOptions};
+use crate::run::output::{self, Console, ReportFile};
+use crate::run::{self, plan, signals, RunOptions};
 
 /// Exit codes.
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAIL: i32 = 1;
 
 fn fail(msg: &str) -> i32 {
-    eprintln!("iomark: {msg}");
+    output::stderr_line(&format!("iomark: {msg}"));
     EXIT_FAIL
+}
+
+/// Prints `text` on standard output: 0, or the code of its failure (141,
+/// quietly, when the reader went away).
+pub fn print(text: &str) -> i32 {
+    let mut c = Console::default();
+    c.print(text);
+    match c.failure() {
+        Some(m) => fail(&m),
+        None => signals::exit_code()
+            .filter(|_| c.failed())
+            .unwrap_or(EXIT_OK),
+    }
 }
 
 pub fn execute(cmd: Command) -> i32 {
     match cmd {
-        Command::Help => {
-            print!("{}", help::usage());
-            EXIT_OK
-        }
-        Command::Version => {
-            println!("iomark-{}", env!("CARGO_PKG_VERSION"));
-            EXIT_OK
-        }
-        Command::CmdHelp(None) => {
-            print!("{}", help::cmdhelp_all());
-            EXIT_OK
-        }
+        Command::Help => print(&help::usage()),
+        Command::Version => print(&format!("iomark-{}\n", env!("CARGO_PKG_VERSION"))),
+        Command::CmdHelp(None) => print(&help::cmdhelp_all()),
         Command::CmdHelp(Some(name)) => match help::cmdhelp_one(&name) {
-            Ok(s) => {
-                print!("{s}");
-                EXIT_OK
-            }
+            Ok(s) => print(&s),
             Err(e) => fail(&e),
         },
         Command::EngHelp(e) => match help::enghelp(e.as_deref()) {
-            Ok(s) => {
-                print!("{s}");
-                EXIT_OK
-            }
+            Ok(s) => print(&s),
             Err(e) => fail(&e),
         },
         Command::Run(args) => run_jobs(*args),
@@ -57,15 +56,17 @@ pub fn execute(cmd: Command) -> i32 {
     }
 }
 
-/// Writes to `--output` or stdout.
+/// Where the report goes: the `--output` file or standard output. Write
+/// errors are kept; `finish` says what failed, in one line.
 pub struct Sink {
-    file: Option<std::fs::File>,
+    file: Option<ReportFile>,
+    console: Console,
 }
 
 impl Sink {
     pub fn new(path: Option<&std::path::Path>) -> Result<Sink, String> {
         let file = match path {
-            Some(p) => Some(std::fs::File::create(p).map_err(|e| {
+            Some(p) => Some(ReportFile::create(p).map_err(|e| {
                 format!(
                     "cannot write output file '{}': {}",
                     p.display(),
@@ -74,7 +75,10 @@ impl Sink {
             })?),
             None => None,
         };
-        Ok(Sink { file })
+        Ok(Sink {
+            file,
+            console: Console::default(),
+        })
     }
 
     pub fn is_stdout(&self) -> bool {
@@ -82,17 +86,25 @@ impl Sink {
     }
 
     pub fn write(&mut self, s: &str) {
-        let r = match &mut self.file {
-            Some(f) => f.write_all(s.as_bytes()),
-            None => {
-                let mut out = std::io::stdout().lock();
-                out.write_all(s.as_bytes()).and_then(|_| out.flush())
-            }
-        };
-        if let Err(e) = r {
-            if e.kind() != std::io::ErrorKind::BrokenPipe {
-                eprintln!("iomark: cannot write output: {e}");
-            }
+        match &mut self.file {
+            Some(f) => f.write(s),
+            None => self.console.print(s),
+        }
+    }
+
+    /// Ends the output (flush, sync, close for a file); the line to show
+    /// when any of it failed. A closed standard output is not shown: it
+    /// ends the run quietly (see `signals::note_broken_pipe`).
+    pub fn finish(&mut self) -> Option<String> {
+        match &mut self.file {
+            Some(f) => f.finish().err().map(|e| {
+                format!(
+                    "cannot write output file '{}': {}",
+                    f.path().display(),
+                    job::jobfile::io_reason(&e)
+                )
+            }),
+            None => self.console.failure(),
         }
     }
 }
@@ -103,8 +115,7 @@ fn run_jobs(args: RunArgs) -> i32 {
         Err(e) => return fail(&e.to_string()),
     };
     if args.showcmd {
-        println!("{}", help::showcmd(&args.sources));
-        return EXIT_OK;
+        return print(&format!("{}\n", help::showcmd(&args.sources)));
     }
     if args.parse_only {
         return EXIT_OK;
@@ -138,12 +149,12 @@ fn run_jobs(args: RunArgs) -> i32 {
         Err(e) => return fail(&e),
     };
     for w in report::env::cache_warnings(&list.jobs) {
-        eprintln!("iomark: warning: {}", w.message);
+        output::stderr_line(&format!("iomark: warning: {}", w.message));
     }
     let mut seen = std::collections::HashSet::new();
     for n in list.jobs.iter().flat_map(crate::run::notes) {
         if seen.insert(n.clone()) {
-            eprintln!("iomark: warning: {n}");
+            output::stderr_line(&format!("iomark: warning: {n}"));
         }
     }
     let sink = match Sink::new(args.output.as_deref()) {
@@ -197,18 +208,32 @@ fn run_jobs(args: RunArgs) -> i32 {
         Err(e) => return fail(&e),
     };
     let result = run::run(plan, &opts);
+    drop(opts);
     for jr in &result.jobs {
         if let Some(msg) = &jr.outcome.error_msg {
-            eprintln!("iomark: job '{}': {msg}", jr.job.name());
+            output::stderr_line(&format!("iomark: job '{}': {msg}", jr.job.name()));
         }
     }
     let rep = report::build(&result, &list.global_options);
-    write(&report::render(&rep, &outputs));
-    if result.interrupted {
-        let sig = run::signals::which();
-        return 128 + if sig == 0 { libc::SIGINT } else { sig };
+    let text = report::render(&rep, &outputs);
+    let failure = {
+        // A third signal now waits until the report is written.
+        let _writing = signals::Reporting::start();
+        match sink.lock() {
+            Ok(mut s) => {
+                s.write(&text);
+                s.finish()
+            }
+            Err(_) => Some("cannot write the report: its writer failed".into()),
+        }
+    };
+    if let Some(m) = &failure {
+        fail(m);
     }
-    if result.failed() {
+    if result.interrupted || signals::received() {
+        return signals::exit_code().unwrap_or(128 + libc::SIGINT);
+    }
+    if failure.is_some() || result.failed() {
         EXIT_FAIL
     } else {
         EXIT_OK

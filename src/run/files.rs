@@ -191,6 +191,13 @@ pub fn layout(
             let mut left = f.needed_size - existing;
             let mut pos = existing;
             while left > 0 {
+                if super::signals::received() {
+                    // Stopped: a large layout must not delay the stop.
+                    return Err(FileError::new(
+                        libc::EINTR,
+                        format!("laying out '{}' was stopped by a signal", f.path.display()),
+                    ));
+                }
                 let n = left.min(chunk as u64) as usize;
                 filler.fill_layout(&mut buf[..n], pos, bs);
                 pos += n as u64;

@@ -1,8 +1,11 @@
 //! Running a plan: start job clones as their dependencies finish (earlier
 //! stonewall phases, `wait_for`), lay out their files, run one worker
-//! thread per clone, watch for Ctrl-C/SIGTERM, `exitall` (scoped by
-//! `exit_what`) and `exitall_on_error`, show progress, and collect each
-//! clone's outcome. Clones that never start (stopped run) report zeros.
+//! thread per clone, watch for stop signals (`signals`), `exitall`
+//! (scoped by `exit_what`) and `exitall_on_error`, show progress, and
+//! collect each clone's outcome. Clones that never start (stopped run)
+//! report zeros. After a second signal the run waits at most `HURRY` for
+//! its workers; a clone still running then is reported from its live
+//! counters (bytes and I/Os done, no latencies) with an error saying so.
 
 pub mod clock;
 pub mod files;
@@ -12,6 +15,7 @@ pub mod memory;
 pub mod monitor;
 pub mod numa;
 pub mod offload;
+pub mod output;
 pub mod overcommit;
 pub mod plan;
 pub mod progress;
@@ -22,7 +26,7 @@ pub mod worker;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::job::spec::ExitWhat;
 use gate::StartGate;
@@ -99,6 +103,33 @@ fn ready(plan: &Plan, stages: &[Stage], i: usize) -> bool {
     })
 }
 
+/// How long the run still waits for its workers after a second signal.
+pub const HURRY: Duration = Duration::from_millis(250);
+
+/// The outcome of a clone still running when the run stopped waiting
+/// (second signal): what its live counters say it did since `since`.
+fn counted_outcome(p: &Progress, since: Option<Instant>, start_ms: u64) -> Outcome {
+    let mut stats = crate::stats::JobStats::default();
+    let ms = since.map(|t| t.elapsed().as_millis() as u64).unwrap_or(0);
+    for (d, dir) in stats.dir.iter_mut().enumerate() {
+        dir.bytes = p.bytes[d].load(Ordering::Relaxed);
+        dir.ios = p.ios[d].load(Ordering::Relaxed);
+        dir.runtime_ms = if dir.ios > 0 { ms.max(1) } else { 0 };
+    }
+    stats.runtime_ms = ms;
+    stats.elapsed_ms = ms;
+    Outcome {
+        stats,
+        error: libc::EINTR,
+        error_msg: Some(String::from(
+            "still running when a second signal came, so not waited for: reported from \
+             the bytes and I/Os it had counted (no latencies)",
+        )),
+        interrupted: true,
+        start_unix_ms: start_ms,
+    }
+}
+
 /// Runs the plan to completion (or interruption).
 pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
     signals::install();
@@ -126,18 +157,25 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
     );
     if opts.agg_bw_log {
         if let Err(m) = monitor.open_aggregate_logs() {
-            eprintln!("iomark: {m}");
+            output::stderr_line(&format!("iomark: {m}"));
         }
     }
     let mut handles: Vec<(usize, std::thread::JoinHandle<Outcome>)> = Vec::new();
     let cpus = overcommit::allowed_cpus();
     let mut cpu_check = overcommit::Checker::default();
     let mut overcommitted: Vec<overcommit::Overcommit> = Vec::new();
+    // When each clone's thread started (for `counted_outcome`).
+    let mut started_at: Vec<Option<Instant>> = vec![None; plan.jobs.len()];
+    // After a second signal: when to stop waiting for the workers.
+    let mut give_up: Option<Instant> = None;
 
     loop {
         if signals::received() && !shared.stop.load(Ordering::Relaxed) {
             shared.interrupted.store(true, Ordering::Relaxed);
             shared.stop.store(true, Ordering::Relaxed);
+        }
+        if give_up.is_none() && signals::hurry() {
+            give_up = Some(Instant::now() + HURRY);
         }
         // Start every clone whose dependencies are done, together.
         let startable: Vec<usize> = (0..plan.jobs.len())
@@ -159,7 +197,7 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
             let check = opts.fake_clock_step.is_none();
             if let Some(o) = cpu_check.check(&plan, &startable, cpus).filter(|_| check) {
                 if !opts.quiet && !overcommitted.contains(&o) {
-                    eprintln!("iomark: note: {}", o.message());
+                    output::stderr_line(&format!("iomark: note: {}", o.message()));
                 }
                 overcommitted.push(o);
             }
@@ -174,6 +212,12 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
                 &mut outcomes,
                 &mut handles,
             );
+            let now = Instant::now();
+            for &i in &startable {
+                if stages[i] == Stage::Running {
+                    started_at[i] = Some(now);
+                }
+            }
             monitor.phase_ready();
             continue;
         }
@@ -210,6 +254,20 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
                 exit_all(&plan, i, &stages, &progresses, &shared);
             }
             outcomes[i] = Some(out);
+        }
+        if give_up.is_some_and(|t| Instant::now() >= t) {
+            // Second signal and the grace is over: report the clones still
+            // running from their counters and leave their threads behind
+            // (they end with the process).
+            for (i, _thread) in handles.drain(..) {
+                stages[i] = Stage::Finished;
+                outcomes[i] = Some(counted_outcome(
+                    &progresses[i],
+                    started_at[i],
+                    start_unix * 1000,
+                ));
+            }
+            continue;
         }
         reporter.tick(&plan, &progresses);
         monitor.tick(&plan, &progresses, &outcomes);
@@ -312,9 +370,10 @@ fn start_batch(
                 for n in notes {
                     if opts.quiet {
                     } else if opts.notices_to_stdout {
-                        println!("{n}");
+                        // A failure shows again when the report is written.
+                        let _ = output::stdout(&format!("{n}\n"));
                     } else {
-                        eprintln!("{n}");
+                        output::stderr_line(&n);
                     }
                 }
                 ready.push(i);
@@ -440,10 +499,10 @@ fn apply_placement(job: &PlannedJob) {
     }
     if let Some(p) = &ctl.numa_mem_policy {
         if let Err(e) = numa::set_mem_policy(p) {
-            eprintln!(
+            output::stderr_line(&format!(
                 "iomark: warning: job '{}': numa_mem_policy: {e}",
                 job.spec.name
-            );
+            ));
         }
     }
     if ctl.nice != 0 {

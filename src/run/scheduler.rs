@@ -84,10 +84,10 @@ impl Drop for Switched {
     fn drop(&mut self) {
         for (dir, before) in self.0.drain(..).rev() {
             if let Err(e) = std::fs::write(dir.join("queue/scheduler"), &before) {
-                eprintln!(
+                super::output::stderr_line(&format!(
                     "iomark: warning: cannot restore the {before} scheduler of {}: {e}",
                     dir.display()
-                );
+                ));
             }
         }
     }

@@ -1,38 +1,203 @@
-//! Ctrl-C and SIGTERM: the first asks the run to stop (workers finish
-//! within a second and the report is still written, marked interrupted);
-//! a second one exits at once.
+//! Stop signals: SIGINT (Ctrl-C), SIGTERM, SIGHUP (closed terminal,
+//! dropped ssh) and SIGPIPE are handled alike.
+//!
+//! - The first asks the run to stop: workers finish within a second, the
+//!   report of what was measured is written (marked interrupted), test
+//!   files a benchmark created are removed, and the process exits with
+//!   128 + the signal's number.
+//! - A second one hurries: the run stops waiting for workers after a
+//!   short grace (`run::HURRY`) and reports a job still running from the
+//!   bytes and I/Os it had counted. The report is still complete.
+//! - A third exits at once, with the same code, after removing the test
+//!   files registered with `set_cleanup` — unless the final report is
+//!   being written at that moment (`Reporting`), so that it is never cut
+//!   short; the process then ends once it is written (or on a fourth).
+//!
+//! A closed standard output (EPIPE on a write) is recorded as SIGPIPE by
+//! the code that saw it (`note_broken_pipe`): the run stops as on a
+//! signal and the exit code is 141. A SIGPIPE raised by one of iomark's
+//! own writes is otherwise not a stop request: the writer sees EPIPE and
+//! decides (a job writing into a FIFO fails with EPIPE, as before).
+//!
+//! On every signal, standard output and error that can no longer be
+//! written (a hung-up terminal, a pipe without reader) are pointed at
+//! /dev/null, so a later message cannot fail or panic.
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::ffi::CString;
+use std::path::PathBuf;
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
 
-static SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// The first stop signal (0: none yet).
+static FIRST: AtomicI32 = AtomicI32::new(0);
+/// Stop requests so far.
+static COUNT: AtomicU32 = AtomicU32::new(0);
+/// The final report is being written: a third signal waits for it.
+static REPORTING: AtomicBool = AtomicBool::new(false);
+/// Files to remove on a hard exit (leaked lists: a handler may be reading
+/// an old one while a new one is set).
+static CLEANUP: AtomicPtr<Vec<CString>> = AtomicPtr::new(ptr::null_mut());
 
-extern "C" fn on_signal(sig: libc::c_int) {
-    if SIGNAL.swap(sig, Ordering::SeqCst) != 0 {
-        // Second signal: leave now. _exit is async-signal-safe.
-        // SAFETY: terminating the process.
-        unsafe { libc::_exit(128 + sig) };
+/// The signals handled.
+pub const STOP_SIGNALS: [libc::c_int; 4] =
+    [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE];
+
+extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+    // SAFETY: the handler only makes async-signal-safe calls (poll, open,
+    // dup2, close, unlink, getpid, _exit) and touches atomics; errno is
+    // restored for the code it interrupted.
+    unsafe {
+        let errno = *libc::__errno_location();
+        guard_std_streams();
+        let own_write = sig == libc::SIGPIPE
+            && !info.is_null()
+            && (*info).si_code == libc::SI_USER
+            && (*info).si_pid() == libc::getpid();
+        if !own_write {
+            let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+            let n = COUNT.fetch_add(1, Ordering::SeqCst) + 1;
+            if n >= 4 || (n == 3 && !REPORTING.load(Ordering::SeqCst)) {
+                hard_exit();
+            }
+        }
+        *libc::__errno_location() = errno;
     }
+}
+
+/// Points standard output and error at /dev/null when writing to them
+/// can only fail (poll says error or hang-up). Async-signal-safe.
+unsafe fn guard_std_streams() {
+    for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLOUT,
+            revents: 0,
+        };
+        if libc::poll(&mut p, 1, 0) == 1 && p.revents & (libc::POLLERR | libc::POLLHUP) != 0 {
+            let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            if null >= 0 {
+                libc::dup2(null, fd);
+                libc::close(null);
+            }
+        }
+    }
+}
+
+/// Removes the registered files and exits with 128 + the first signal.
+unsafe fn hard_exit() -> ! {
+    let list = CLEANUP.load(Ordering::SeqCst);
+    if !list.is_null() {
+        for path in (*list).iter() {
+            libc::unlink(path.as_ptr());
+        }
+    }
+    let first = FIRST.load(Ordering::SeqCst);
+    libc::_exit(128 + if first == 0 { libc::SIGINT } else { first })
 }
 
 /// Installs the handlers (idempotent).
 pub fn install() {
-    // SAFETY: installing a handler that only touches an atomic.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_signal as *const () as usize;
-        sa.sa_flags = libc::SA_RESTART;
-        libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
-        libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: installing a handler that is async-signal-safe (above).
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            sa.sa_flags = libc::SA_RESTART | libc::SA_SIGINFO;
+            libc::sigemptyset(&mut sa.sa_mask);
+            for sig in STOP_SIGNALS {
+                libc::sigaction(sig, &sa, ptr::null_mut());
+            }
+        }
+    });
+}
+
+/// Standard output is closed (a write failed with EPIPE): stop as on
+/// SIGPIPE. Does not count as a further signal when one already came.
+pub fn note_broken_pipe() {
+    let _ = FIRST.compare_exchange(0, libc::SIGPIPE, Ordering::SeqCst, Ordering::SeqCst);
+    COUNT.fetch_max(1, Ordering::SeqCst);
+}
+
+/// Whether a stop signal arrived (or standard output closed).
+pub fn received() -> bool {
+    COUNT.load(Ordering::Relaxed) != 0
+}
+
+/// Whether a second stop signal arrived: stop waiting for workers.
+pub fn hurry() -> bool {
+    COUNT.load(Ordering::Relaxed) >= 2
+}
+
+/// The first signal that arrived (0 if none).
+pub fn which() -> i32 {
+    FIRST.load(Ordering::Relaxed)
+}
+
+/// The exit code a stopped process returns: 128 + the first signal.
+pub fn exit_code() -> Option<i32> {
+    match which() {
+        0 => None,
+        sig => Some(128 + sig),
     }
 }
 
-/// Whether a stop signal arrived.
-pub fn received() -> bool {
-    SIGNAL.load(Ordering::Relaxed) != 0
+/// Registers the files a hard exit removes (replacing earlier ones).
+pub fn set_cleanup(paths: &[PathBuf]) {
+    use std::os::unix::ffi::OsStrExt;
+    let list: Vec<CString> = paths
+        .iter()
+        .filter_map(|p| CString::new(p.as_os_str().as_bytes()).ok())
+        .collect();
+    // Leaked on purpose: a handler may still read the previous list.
+    CLEANUP.store(Box::into_raw(Box::new(list)), Ordering::SeqCst);
 }
 
-/// The signal that arrived (0 if none).
-pub fn which() -> i32 {
-    SIGNAL.load(Ordering::Relaxed)
+/// No files to remove on a hard exit any more.
+pub fn clear_cleanup() {
+    CLEANUP.store(ptr::null_mut(), Ordering::SeqCst);
+}
+
+/// Held while the final report is written: a third signal then does not
+/// exit (a fourth still does), so the report is never cut short.
+pub struct Reporting(());
+
+impl Reporting {
+    pub fn start() -> Reporting {
+        REPORTING.store(true, Ordering::SeqCst);
+        Reporting(())
+    }
+}
+
+impl Drop for Reporting {
+    fn drop(&mut self) {
+        REPORTING.store(false, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sigpipe_from_our_own_write_is_not_a_stop_request() {
+        install();
+        let before = COUNT.load(Ordering::SeqCst);
+        let mut fds = [0; 2];
+        // SAFETY: a pipe this test owns; writing one byte after closing
+        // its read end raises SIGPIPE in this thread.
+        let (r, errno) = unsafe {
+            assert_eq!(libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC), 0);
+            libc::close(fds[0]);
+            let r = libc::write(fds[1], b"x".as_ptr().cast(), 1);
+            let errno = *libc::__errno_location();
+            libc::close(fds[1]);
+            (r, errno)
+        };
+        assert_eq!((r, errno), (-1, libc::EPIPE));
+        // The handler ran (the signal is delivered before write returns)
+        // and left the stop state alone: the writer decides.
+        assert_eq!(COUNT.load(Ordering::SeqCst), before);
+        assert_eq!(before, 0, "no other test sends stop signals");
+    }
 }

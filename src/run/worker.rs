@@ -235,7 +235,9 @@ pub(crate) fn error_fate(
 /// and errors going to `JOB.WHAT.txt` in the current directory.
 fn exec_hook(job: &str, what: &str, cmd: &str) -> Result<(), String> {
     let out_name = format!("{job}.{what}.txt");
-    eprintln!("{job}: saving the output of exec_{what} in {out_name}");
+    super::output::stderr_line(&format!(
+        "{job}: saving the output of exec_{what} in {out_name}"
+    ));
     let out = std::fs::File::create(&out_name)
         .map_err(|e| format!("cannot create {out_name} for exec_{what}: {e}"))?;
     let err = out.try_clone().map_err(|e| format!("{out_name}: {e}"))?;
@@ -362,10 +364,10 @@ impl<'a> Worker<'a> {
             return;
         }
         if self.job.spec.ctl.error_dump {
-            eprintln!(
+            super::output::stderr_line(&format!(
                 "iomark: job '{}': {msg} (error {}, carrying on)",
                 self.job.spec.name, self.total_err
-            );
+            ));
         }
         if self.total_err == 1 && self.error == 0 {
             self.error_msg = Some(msg);
@@ -1123,8 +1125,8 @@ pub fn run_job(
     // stats hook: final log lines, runtimes and CPU usage. A job shorter
     // than its ramp_time measured nothing.
     let measuring = w.measuring;
-    if let Err(m) = w.rec.finish(&mut stats, end, measuring) {
-        w.fail(libc::EIO, m);
+    if let Err(e) = w.rec.finish(&mut stats, end, measuring) {
+        w.fail(e.errno, e.msg);
     }
     if let Some(v) = w.vfy.as_deref() {
         // Reading back after the write phase is the reads' own time.
@@ -1154,7 +1156,7 @@ pub fn run_job(
     }
     if let Some(cmd) = &spec.ctl.exec_postrun {
         if let Err(m) = exec_hook(&spec.name, "postrun", cmd) {
-            eprintln!("iomark: warning: job '{}': {m}", spec.name);
+            super::output::stderr_line(&format!("iomark: warning: job '{}': {m}", spec.name));
         }
     }
     if w.error == 0 && w.total_err > 0 {
@@ -1247,11 +1249,11 @@ fn setup<'a>(
     let mut workload = Workload::new(spec, &regions, job.limits, job.seed);
     match workload.random_map_failed() {
         0 => {}
-        n if spec.io.softrandommap => eprintln!(
+        n if spec.io.softrandommap => super::output::stderr_line(&format!(
             "iomark: warning: job '{}': no memory for the random map of {n} blocks; \
              carrying on without one (softrandommap), so some blocks may be done twice and others not at all",
             spec.name
-        ),
+        )),
         n => {
             return Err((
                 libc::ENOMEM,
@@ -1317,7 +1319,7 @@ fn setup<'a>(
         caps,
         shared.fake_clock_step.is_some(),
     )
-    .map_err(|m| (libc::EIO, m))?;
+    .map_err(|e| (e.errno, e.msg))?;
     let depth_now = rec.initial_depth(depth);
     let number = progress.link.number.load(Ordering::Relaxed).max(1) as u16;
     let vfy = VerifyState::new(

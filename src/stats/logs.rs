@@ -14,6 +14,10 @@
 //! chunks, so the write system call happens once per many I/Os.
 //!
 //! This module only writes what the recorder hands it; it measures nothing.
+//!
+//! A log that cannot be created or written fails its job with the errno
+//! of the failure (ENOSPC for a full filesystem, not a generic EIO) and a
+//! message in the same words; writes are checked up to close(2).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -26,12 +30,40 @@ use crate::stats::histogram::{Histogram, NR};
 const BUF_BYTES: usize = 256 * 1024;
 const SLACK: usize = 48 * 1024;
 
+/// A log file that could not be created or written: the errno the job
+/// reports (`err=`) and the message naming the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogError {
+    pub errno: i32,
+    pub msg: String,
+}
+
+impl LogError {
+    fn io(what: &str, path: &std::path::Path, e: &std::io::Error) -> LogError {
+        LogError {
+            errno: e.raw_os_error().unwrap_or(libc::EIO),
+            msg: format!(
+                "cannot {what} log file '{}': {}",
+                path.display(),
+                crate::job::jobfile::io_reason(e)
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for LogError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.msg)
+    }
+}
+
 /// One log file being written.
 pub struct LogFile {
-    file: File,
+    /// None once closed by `finish`.
+    file: Option<File>,
     path: PathBuf,
     buf: Vec<u8>,
-    error: Option<String>,
+    error: Option<LogError>,
     /// `log_store_compressed`: samples are stored in fio's binary layout
     /// and each flush writes them as one zlib stream (what
     /// `fio --inflate-log` reads back).
@@ -39,16 +71,33 @@ pub struct LogFile {
 }
 
 /// Writes `data` to the log file, keeping the first error for `finish`.
-fn write_or_note(file: &mut File, path: &std::path::Path, error: &mut Option<String>, data: &[u8]) {
+fn write_or_note(
+    file: &mut Option<File>,
+    path: &std::path::Path,
+    error: &mut Option<LogError>,
+    data: &[u8],
+) {
+    let Some(file) = file.as_mut() else {
+        return;
+    };
     if let Err(e) = file.write_all(data) {
-        error.get_or_insert_with(|| {
-            format!(
-                "cannot write log file '{}': {}",
-                path.display(),
-                crate::job::jobfile::io_reason(&e)
-            )
-        });
+        error.get_or_insert_with(|| LogError::io("write", path, &e));
     }
+}
+
+/// Closes `file`, returning close(2)'s error (NFS reports failed writes
+/// there); EINTR means it is closed.
+fn close_checked(file: File) -> std::io::Result<()> {
+    use std::os::unix::io::IntoRawFd;
+    let fd = file.into_raw_fd();
+    // SAFETY: closing the descriptor taken from the File.
+    if unsafe { libc::close(fd) } != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 /// A reusable zlib compressor and its output buffer (no allocation per
@@ -73,19 +122,13 @@ const PRIO_FLAG: u32 = 1 << 30;
 impl LogFile {
     /// Creates (truncates) the file, or opens it for appending when
     /// `append` is set (clones sharing one file).
-    pub fn open(path: PathBuf, append: bool) -> Result<LogFile, String> {
+    pub fn open(path: PathBuf, append: bool) -> Result<LogFile, LogError> {
         Self::open_as(path, append, false)
     }
 
     /// As `open`; `compressed` stores the samples as fio's `.fz` logs.
-    pub fn open_as(path: PathBuf, append: bool, compressed: bool) -> Result<LogFile, String> {
-        let reason = |e: std::io::Error| {
-            format!(
-                "cannot create log file '{}': {}",
-                path.display(),
-                crate::job::jobfile::io_reason(&e)
-            )
-        };
+    pub fn open_as(path: PathBuf, append: bool, compressed: bool) -> Result<LogFile, LogError> {
+        let reason = |e: std::io::Error| LogError::io("create", &path, &e);
         if !append {
             File::create(&path).map_err(reason)?;
         }
@@ -97,7 +140,7 @@ impl LogFile {
             .open(&path)
             .map_err(reason)?;
         Ok(LogFile {
-            file,
+            file: Some(file),
             path,
             buf: Vec::with_capacity(BUF_BYTES),
             error: None,
@@ -130,10 +173,10 @@ impl LogFile {
                     z.c.compress_vec(&self.buf, &mut z.out, flate2::FlushCompress::Finish);
                 if !matches!(r, Ok(flate2::Status::StreamEnd)) {
                     if self.error.is_none() {
-                        self.error = Some(format!(
-                            "cannot compress log file '{}'",
-                            self.path.display()
-                        ));
+                        self.error = Some(LogError {
+                            errno: libc::EIO,
+                            msg: format!("cannot compress log file '{}'", self.path.display()),
+                        });
                     }
                     self.buf.clear();
                     return;
@@ -221,8 +264,9 @@ impl LogFile {
         self.maybe_flush();
     }
 
-    /// Flushes and returns the first write error, if any.
-    pub fn finish(&mut self) -> Result<(), String> {
+    /// Flushes and closes the file; the first error of the writes and
+    /// the close, if any.
+    pub fn finish(&mut self) -> Result<(), LogError> {
         self.flush();
         if let Some(z) = self.zlib.as_mut().filter(|z| z.c.total_out() == 0) {
             // An empty log is still one (empty) zlib stream, as fio writes it.
@@ -230,6 +274,12 @@ impl LogFile {
             let _ =
                 z.c.compress_vec(&[], &mut z.out, flate2::FlushCompress::Finish);
             write_or_note(&mut self.file, &self.path, &mut self.error, &z.out);
+        }
+        if let Some(f) = self.file.take() {
+            if let Err(e) = close_checked(f) {
+                self.error
+                    .get_or_insert_with(|| LogError::io("write", &self.path, &e));
+            }
         }
         match self.error.take() {
             Some(e) => Err(e),
@@ -364,7 +414,11 @@ impl JobLogs {
     /// Opens the log files a job asks for; `None` when it asks for none.
     /// `number` is the job's 1-based number in the run; `first_clone`
     /// says whether this clone creates a shared (`per_job_logs=0`) file.
-    pub fn open(spec: &JobSpec, number: u32, first_clone: bool) -> Result<Option<JobLogs>, String> {
+    pub fn open(
+        spec: &JobSpec,
+        number: u32,
+        first_clone: bool,
+    ) -> Result<Option<JobLogs>, LogError> {
         let l = &spec.log;
         let want_hist = l.write_hist_log.is_some() && l.log_hist_msec > 0;
         if l.write_bw_log.is_none()
@@ -375,7 +429,7 @@ impl JobLogs {
             return Ok(None);
         }
         let append = !l.per_job_logs && !first_clone;
-        let open = |prefix: &Option<String>, kind: LogKind| -> Result<Option<LogFile>, String> {
+        let open = |prefix: &Option<String>, kind: LogKind| -> Result<Option<LogFile>, LogError> {
             match prefix {
                 Some(p) => LogFile::open_as(
                     log_path(spec, p, kind, number),
@@ -567,7 +621,12 @@ impl JobLogs {
     /// Ends the logs at `now`: a last averaged window if any I/O fell in
     /// it, a last histogram line per direction with new samples, then
     /// flushes. Returns the first write error.
-    pub fn finish(&mut self, now: u64, clat: [&Histogram; 3], bs: [u64; 3]) -> Result<(), String> {
+    pub fn finish(
+        &mut self,
+        now: u64,
+        clat: [&Histogram; 3],
+        bs: [u64; 3],
+    ) -> Result<(), LogError> {
         if self.avg_ns > 0 && self.win_ios.iter().any(|n| *n > 0) {
             self.close_window(now);
         }

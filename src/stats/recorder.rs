@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 
 use super::latency_target::{LatencyTarget, Step};
 use super::live::{finalize, JobLink, Span};
-use super::logs::JobLogs;
+use super::logs::{JobLogs, LogError};
 use super::samples::IntervalSampler;
 use super::{IoLatency, JobStats, RecordFlags, ThreadUsage};
 use crate::job::spec::{Ddir, JobSpec};
@@ -73,7 +73,7 @@ impl Recorder {
         depth: u32,
         caps: crate::engine::Caps,
         fake_clock: bool,
-    ) -> Result<Recorder, String> {
+    ) -> Result<Recorder, LogError> {
         let st = &spec.stat;
         let number = link.number.load(Ordering::Relaxed).max(1);
         let logs = JobLogs::open(spec, number, clone == 0)?.map(Box::new);
@@ -378,7 +378,12 @@ impl Recorder {
 
     /// The job's I/O is over at `now`: final log lines and flushes, then
     /// the time and CPU figures. Returns a log write error, if any.
-    pub fn finish(&mut self, stats: &mut JobStats, now: u64, measured: bool) -> Result<(), String> {
+    pub fn finish(
+        &mut self,
+        stats: &mut JobStats,
+        now: u64,
+        measured: bool,
+    ) -> Result<(), LogError> {
         let r = match &mut self.logs {
             Some(l) => l.finish(
                 now,

@@ -554,8 +554,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         return fail("compare", &e);
     }
     if help {
-        print!("{}", usage());
-        return 0;
+        return super::print("compare", &usage());
     }
     if base.is_empty() && new.is_empty() {
         if positional.len() != 2 {
@@ -591,11 +590,8 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         );
     }
     let only = (only_b.as_slice(), only_n.as_slice());
-    match json_out.as_deref() {
-        Some("-") => print!(
-            "{}",
-            crate::report::json::to_string(&json_report(&b, &n, &rows, only, rules))
-        ),
+    let mut text = match json_out.as_deref() {
+        Some("-") => crate::report::json::to_string(&json_report(&b, &n, &rows, only, rules)),
         Some(path) => {
             if let Err(e) = write_file(
                 path.as_ref(),
@@ -603,22 +599,21 @@ pub fn main(argv: Vec<OsString>) -> i32 {
             ) {
                 return fail("compare", &e);
             }
-            print!("{}", text_report(&b, &n, &rows, only, rules));
+            text_report(&b, &n, &rows, only, rules)
         }
-        None => print!("{}", text_report(&b, &n, &rows, only, rules)),
-    }
+        None => text_report(&b, &n, &rows, only, rules),
+    };
     if let Some(h) = &html_out {
         if let Err(e) = write_file(h, &html_report(&b, &n, &rows, only, rules)) {
             return fail("compare", &e);
         }
         if json_out.as_deref() != Some("-") {
-            println!("HTML report: {}", h.display());
+            text.push_str(&format!("HTML report: {}\n", h.display()));
         }
     }
-    if rows.iter().any(|r| r.verdict == Verdict::Regression) {
-        EXIT_REGRESSION
-    } else {
-        0
+    match super::print("compare", &text) {
+        0 if rows.iter().any(|r| r.verdict == Verdict::Regression) => EXIT_REGRESSION,
+        code => code,
     }
 }
 

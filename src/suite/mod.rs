@@ -30,12 +30,12 @@ pub mod svg;
 pub mod sweep;
 pub mod table;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
 use crate::report::env;
+use crate::run::output::{self, Console};
 use crate::run::{signals, RunOptions};
 use args::RunFlags;
 use runner::{SuiteOutcome, SuiteRun, SuiteTest};
@@ -45,8 +45,19 @@ use runner::{SuiteOutcome, SuiteRun, SuiteTest};
 pub const EXIT_REGRESSION: i32 = 2;
 
 pub fn fail(cmd: &str, msg: &str) -> i32 {
-    eprintln!("iomark {cmd}: {msg}");
+    output::stderr_line(&format!("iomark {cmd}: {msg}"));
     1
+}
+
+/// Prints `text` (usage, a job file) on standard output: 0, or the code
+/// of its failure (141, quietly, when the reader went away).
+pub fn print(cmd: &str, text: &str) -> i32 {
+    let mut c = Console::default();
+    c.print(text);
+    match c.failure() {
+        Some(m) => fail(cmd, &m),
+        None => signals::exit_code().filter(|_| c.failed()).unwrap_or(0),
+    }
 }
 
 /// Local date and time as `YYYYmmdd-HHMMSS`.
@@ -100,12 +111,14 @@ pub fn report_paths(kind: &str, f: &RunFlags) -> (PathBuf, PathBuf) {
     }
 }
 
-/// Writes a file, saying so when it replaces one.
+/// Writes a report file, saying so when it replaces one. The file is
+/// flushed, synced and closed before this says it was written; one that
+/// could not be written completely is removed (see `run::output`).
 pub fn write_file(path: &Path, text: &str) -> Result<(), String> {
     if path.exists() {
-        eprintln!("iomark: replacing existing '{}'", path.display());
+        output::stderr_line(&format!("iomark: replacing existing '{}'", path.display()));
     }
-    std::fs::write(path, text).map_err(|e| {
+    output::write_file(path, text).map_err(|e| {
         format!(
             "cannot write '{}': {}",
             path.display(),
@@ -188,7 +201,26 @@ pub struct Bench {
     /// JSON report's path (None with --no-report); prints the sweep's
     /// summary, writes its charts and returns the "sweep" object.
     #[allow(clippy::type_complexity)]
-    pub sweep: Option<Box<dyn Fn(&SuiteOutcome, Option<&Path>) -> Value>>,
+    pub sweep: Option<Box<dyn Fn(&SuiteOutcome, Option<&Path>, &mut BenchOut) -> Value>>,
+}
+
+/// Where a benchmark's results go besides the report files: the table on
+/// standard output, and the report files that could not be written.
+#[derive(Debug, Default)]
+pub struct BenchOut {
+    pub console: Console,
+    /// "cannot write 'PATH': reason", one per file.
+    pub failures: Vec<String>,
+}
+
+impl BenchOut {
+    /// Writes a report file, printing "LABEL PATH" once it is written.
+    pub fn file(&mut self, label: &str, path: &Path, text: &str) {
+        match write_file(path, text) {
+            Ok(()) => self.console.print(&format!("{label}{}\n", path.display())),
+            Err(e) => self.failures.push(e),
+        }
+    }
 }
 
 /// The one-paragraph description of the target printed before a run.
@@ -233,20 +265,21 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         .max()
         .unwrap_or(10)
         .max(10);
-    println!(
-        "iomark {}: {} in {} [{}]",
+    let mut out = BenchOut::default();
+    out.console.print(&format!(
+        "iomark {}: {} in {} [{}]\n",
         b.kind,
         b.title,
         b.target.shown,
         describe_target(&b.target)
-    );
+    ));
     let warm = if b.warmup_us > 0 {
         format!(" after a {} warm-up", presets::time_text(b.warmup_us))
     } else {
         String::new()
     };
-    println!(
-        "{} test(s), {} measured pass(es) each{}, engine {}, {} I/O; median of the passes shown",
+    out.console.print(&format!(
+        "{} test(s), {} measured pass(es) each{}, engine {}, {} I/O; median of the passes shown\n",
         b.tests.len(),
         b.passes,
         warm,
@@ -256,19 +289,20 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         } else {
             "buffered"
         }
-    );
+    ));
     for n in &b.target.notes {
-        eprintln!("iomark: note: {n}");
+        output::stderr_line(&format!("iomark: note: {n}"));
     }
     for w in &b.target.warnings {
-        eprintln!("iomark: warning: {}", w["message"].as_str().unwrap_or(""));
+        output::stderr_line(&format!(
+            "iomark: warning: {}",
+            w["message"].as_str().unwrap_or("")
+        ));
     }
     for w in env::cache_warnings(&all.list.jobs) {
-        eprintln!("iomark: warning: {}", w.message);
+        output::stderr_line(&format!("iomark: warning: {}", w.message));
     }
-    println!();
-    print!("{}", table::header(label_w));
-    let _ = std::io::stdout().flush();
+    out.console.print(&format!("\n{}", table::header(label_w)));
     let run = SuiteRun {
         jobfile: &b.jobfile,
         jobfile_name: &name,
@@ -283,27 +317,34 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         },
     };
     let mut print_row = |t: &runner::TestOutcome| {
+        let mut rows = String::new();
         for d in &t.dirs {
-            print!(
-                "{}",
-                table::row(&format!("{} {}", t.test.label, d.dir), label_w, &d.passes)
-            );
+            rows.push_str(&table::row(
+                &format!("{} {}", t.test.label, d.dir),
+                label_w,
+                &d.passes,
+            ));
         }
-        let _ = std::io::stdout().flush();
+        out.console.print(&rows);
     };
     let outcome = match runner::run_suite(&run, &mut print_row) {
         Ok(o) => o,
         Err(e) => return fail(cmd, &e),
     };
-    if outcome.interrupted {
-        eprintln!("iomark {cmd}: interrupted; test files removed, partial results follow");
+    // A closed standard output ends the run quietly (exit 141).
+    let quiet = signals::which() == libc::SIGPIPE;
+    if outcome.interrupted && !quiet {
+        output::stderr_line(&format!(
+            "iomark {cmd}: interrupted; test files removed, partial results follow"
+        ));
     }
     if let Some(e) = &outcome.error {
-        eprintln!("iomark {cmd}: {e}; test files removed");
+        output::stderr_line(&format!("iomark {cmd}: {e}; test files removed"));
     }
+    // A third signal now waits until the reports are written.
+    let writing = signals::Reporting::start();
     let report_path = (!flags.no_report).then_some(json_path.as_path());
-    let sweep = b.sweep.as_ref().map(|f| f(&outcome, report_path));
-    let mut code = 0;
+    let sweep = b.sweep.as_ref().map(|f| f(&outcome, report_path, &mut out));
     if !flags.no_report {
         let paths: Vec<PathBuf> = vec![b.target.path.clone()];
         let info = bundle::BundleInfo {
@@ -322,24 +363,28 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
             Ok(ds) => html::report_page(&b.title, &[ds]),
             Err(e) => return fail(cmd, &e),
         };
-        match write_file(&json_path, &text).and_then(|_| write_file(&html_path, &html)) {
-            Ok(()) => {
-                println!();
-                println!("JSON results: {}", json_path.display());
-                println!("HTML report:  {}", html_path.display());
-            }
-            Err(e) => {
-                eprintln!("iomark {cmd}: {e}");
-                code = 1;
-            }
-        }
+        out.console.print("\n");
+        out.file("JSON results: ", &json_path, &text);
+        out.file("HTML report:  ", &html_path, &html);
     }
-    if outcome.interrupted {
-        let sig = signals::which();
-        return 128 + if sig == 0 { libc::SIGINT } else { sig };
+    drop(writing);
+    // One line for the report files that could not be written.
+    if let Some(first) = out.failures.first() {
+        let more = match out.failures.len() - 1 {
+            0 => String::new(),
+            n => format!(" ({n} more report file(s) not written)"),
+        };
+        fail(cmd, &format!("{first}{more}"));
     }
-    if outcome.error.is_some() {
+    if let Some(m) = out.console.failure() {
+        fail(cmd, &m);
+    }
+    if let Some(code) = signals::exit_code() {
+        return code;
+    }
+    let failed = !out.failures.is_empty() || out.console.failed();
+    if outcome.error.is_some() || failed {
         return 1;
     }
-    code
+    0
 }

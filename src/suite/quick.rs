@@ -46,8 +46,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         Err(e) => return fail("quick", &e),
     };
     if flags.help {
-        print!("{}", usage());
-        return 0;
+        return super::print("quick", &usage());
     }
     if flags.positionals.len() > 1 {
         return fail("quick", "give at most one PATH (see iomark quick --help)");
@@ -79,8 +78,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         },
     );
     if flags.print_jobfile {
-        print!("{jobfile}");
-        return 0;
+        return super::print("quick", &jobfile);
     }
     let tests = preset.suite_tests();
     let settings = json!({

@@ -37,8 +37,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         };
         let r: Result<(), String> = match arg {
             Arg::Short('h') | Arg::Long("help") => {
-                print!("{}", usage());
-                return 0;
+                return super::print("report", &usage());
             }
             Arg::Short('o') | Arg::Long("output") => {
                 super::args::value(&mut p, "output").map(|v| output = v.into())
@@ -86,6 +85,5 @@ pub fn main(argv: Vec<OsString>) -> i32 {
     if let Err(e) = write_file(&output, &page) {
         return fail("report", &e);
     }
-    println!("HTML report: {}", output.display());
-    0
+    super::print("report", &format!("HTML report: {}\n", output.display()))
 }

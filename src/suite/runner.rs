@@ -4,9 +4,10 @@
 //! It refuses to start when a test file it would create already exists
 //! (it removes only files it created), removes each test's files once no
 //! later test uses them, and removes the rest on the way out — also after
-//! Ctrl-C (the run stops within a second; the interrupted pass is
-//! dropped and what was measured is returned, marked interrupted) and
-//! after a failed job.
+//! a stop signal or a closed standard output (the run stops within a
+//! second; the interrupted pass is dropped and what was measured is
+//! returned, marked interrupted), after a failed job, on an early error
+//! return, and on a hard exit (third signal: see `run::signals`).
 
 use std::path::PathBuf;
 
@@ -14,7 +15,7 @@ use serde_json::Value;
 
 use super::dataset::{items_of_doc, Metrics, Params};
 use super::pipeline;
-use crate::run::{signals, RunOptions};
+use crate::run::{output, signals, RunOptions};
 
 #[derive(Clone, Debug)]
 pub struct SuiteTest {
@@ -97,23 +98,45 @@ pub fn existing_file_message(f: &std::path::Path) -> String {
     )
 }
 
-fn remove_files(files: &mut Vec<PathBuf>, keep: impl Fn(&PathBuf) -> bool) {
-    files.retain(|f| {
-        if keep(f) {
-            return true;
-        }
-        match std::fs::remove_file(f) {
-            Ok(()) => false,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-            Err(e) => {
-                eprintln!(
-                    "iomark: warning: cannot remove test file '{}': {e}",
-                    f.display()
-                );
-                false
+/// The test files this run creates. Removed as `remove_unless` says and,
+/// whatever happened, when dropped; kept registered with `signals` so a
+/// hard exit removes them too.
+struct TestFiles(Vec<PathBuf>);
+
+impl TestFiles {
+    fn new(files: Vec<PathBuf>) -> TestFiles {
+        signals::set_cleanup(&files);
+        TestFiles(files)
+    }
+
+    /// Removes the files `keep` does not want kept.
+    fn remove_unless(&mut self, keep: impl Fn(&PathBuf) -> bool) {
+        self.0.retain(|f| {
+            if keep(f) {
+                return true;
             }
-        }
-    });
+            match std::fs::remove_file(f) {
+                Ok(()) => false,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+                Err(e) => {
+                    output::stderr_line(&format!(
+                        "iomark: warning: cannot remove test file '{}': {}",
+                        f.display(),
+                        output::reason(&e)
+                    ));
+                    false
+                }
+            }
+        });
+        signals::set_cleanup(&self.0);
+    }
+}
+
+impl Drop for TestFiles {
+    fn drop(&mut self) {
+        self.remove_unless(|_| false);
+        signals::clear_cleanup();
+    }
 }
 
 /// Runs the suite; `on_test` is called after each test's last pass.
@@ -125,10 +148,12 @@ pub fn run_suite(
     // Plan everything first: bad options fail before any I/O, and we learn
     // which files are ours to remove.
     let all = pipeline::prepare(&sections, s.jobfile_name, None, &[])?;
-    let (mut created, existing) = pipeline::plan_files(&all.plan);
+    let (created, existing) = pipeline::plan_files(&all.plan);
     if let Some(f) = existing.first() {
         return Err(existing_file_message(f));
     }
+    signals::install();
+    let mut created = TestFiles::new(created);
     let files_of = |section: &str| -> Vec<PathBuf> {
         all.plan
             .jobs
@@ -137,7 +162,6 @@ pub fn run_suite(
             .flat_map(|j| j.files.iter().map(|f| f.path.clone()))
             .collect()
     };
-    signals::install();
     let mut out = SuiteOutcome::default();
     'tests: for (ti, test) in s.tests.iter().enumerate() {
         let mut runs = Vec::new();
@@ -194,8 +218,8 @@ pub fn run_suite(
             .iter()
             .flat_map(|t| files_of(&t.section))
             .collect();
-        remove_files(&mut created, |f| later.contains(f));
+        created.remove_unless(|f| later.contains(f));
     }
-    remove_files(&mut created, |_| false);
+    drop(created);
     Ok(out)
 }

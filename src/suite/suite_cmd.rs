@@ -61,12 +61,10 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         Err(e) => return fail("suite", &e),
     };
     if flags.help {
-        print!("{}", usage());
-        return 0;
+        return super::print("suite", &usage());
     }
     if want_list {
-        print!("{}", list());
-        return 0;
+        return super::print("suite", &list());
     }
     let Some(name) = flags.positionals.first() else {
         return fail("suite", "name a preset (iomark suite --list shows them)");
@@ -102,8 +100,7 @@ fn run_preset(preset: &Preset, path: Option<&str>, flags: &args::RunFlags) -> i3
         },
     );
     if flags.print_jobfile {
-        print!("{jobfile}");
-        return 0;
+        return super::print("suite", &jobfile);
     }
     let passes = flags.passes.unwrap_or(preset.passes);
     let warmup = flags.warmup_us.unwrap_or(preset.warmup_s * 1_000_000);

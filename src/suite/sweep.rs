@@ -465,8 +465,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         Err(e) => return fail("sweep", &e),
     };
     if flags.help {
-        print!("{}", usage());
-        return 0;
+        return super::print("sweep", &usage());
     }
     if flags.positionals.len() > 1 {
         return fail("sweep", "give at most one PATH (see iomark sweep --help)");
@@ -542,8 +541,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         },
     );
     if flags.print_jobfile {
-        print!("{jobfile}");
-        return 0;
+        return super::print("sweep", &jobfile);
     }
     let suite_tests: Vec<SuiteTest> = points
         .iter()
@@ -564,30 +562,29 @@ pub fn main(argv: Vec<OsString>) -> i32 {
     });
     let dims2 = dims.clone();
     let points2 = points.clone();
-    let finish = move |out: &SuiteOutcome, json_path: Option<&Path>| -> Value {
-        let sw = sweep_object(&dims2, &points2, out);
-        if let Some(knees) = sw["knees"].as_array().filter(|k| !k.is_empty()) {
-            println!("\nKnee ({KNEE_RULE}):");
-            for k in knees {
-                println!(
-                    "  {}: {}",
-                    k["series"].as_str().unwrap_or(""),
-                    k["note"].as_str().unwrap_or("")
-                );
+    let finish =
+        move |out: &SuiteOutcome, json_path: Option<&Path>, to: &mut super::BenchOut| -> Value {
+            let sw = sweep_object(&dims2, &points2, out);
+            if let Some(knees) = sw["knees"].as_array().filter(|k| !k.is_empty()) {
+                let mut text = format!("\nKnee ({KNEE_RULE}):\n");
+                for k in knees {
+                    text.push_str(&format!(
+                        "  {}: {}\n",
+                        k["series"].as_str().unwrap_or(""),
+                        k["note"].as_str().unwrap_or("")
+                    ));
+                }
+                to.console.print(&text);
             }
-        }
-        if let Some(p) = json_path {
-            for (suffix, svg) in sweep_charts(&sw) {
-                let stem = p.with_extension("");
-                let path = std::path::PathBuf::from(format!("{}-{suffix}.svg", stem.display()));
-                match super::write_file(&path, &svg) {
-                    Ok(()) => println!("Chart: {}", path.display()),
-                    Err(e) => eprintln!("iomark sweep: {e}"),
+            if let Some(p) = json_path {
+                for (suffix, svg) in sweep_charts(&sw) {
+                    let stem = p.with_extension("");
+                    let path = std::path::PathBuf::from(format!("{}-{suffix}.svg", stem.display()));
+                    to.file("Chart: ", &path, &svg);
                 }
             }
-        }
-        sw
-    };
+            sw
+        };
     let bench = Bench {
         kind: "sweep",
         title: format!("sweep of {} over {}", rw, dims.x()),

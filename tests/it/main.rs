@@ -31,3 +31,4 @@ mod front_report;
 mod front_suite;
 mod front_sweep;
 mod html_check;
+mod output_faults;

@@ -1,0 +1,231 @@
+//! Standard output, standard error and report files, written so that a
+//! failure comes back as an error with its errno, never as a panic.
+//!
+//! - `stdout` writes and flushes; a reader that went away (EPIPE) is
+//!   noted as SIGPIPE (see `signals`): the run stops, quietly, and the
+//!   exit code is 141.
+//! - `stderr_line` never fails: a message that cannot be shown is lost.
+//! - `ReportFile` buffers a report file; `finish` flushes, syncs (regular
+//!   files) and closes it, checking each step. A regular file whose
+//!   report could not be written completely is removed, so no empty or
+//!   truncated report is left behind.
+//! - `finish_stdout` syncs standard output when it is a regular file
+//!   (`> result.json`): some filesystems only report a failed write then.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::os::unix::io::IntoRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::signals;
+
+/// A write to standard output failed (and was reported where it
+/// happened): `finish_stdout` has nothing to add.
+static STDOUT_FAILED: AtomicBool = AtomicBool::new(false);
+
+/// Whether `e` says the reader of a pipe went away.
+pub fn is_closed(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe
+}
+
+/// The errno text of `e`, as iomark's messages write it
+/// ("no space left on device").
+pub fn reason(e: &io::Error) -> String {
+    crate::job::jobfile::io_reason(e)
+}
+
+/// Writes all of `text` to standard output and flushes it.
+pub fn stdout(text: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    let r = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    if let Err(e) = &r {
+        STDOUT_FAILED.store(true, Ordering::Relaxed);
+        if is_closed(e) {
+            signals::note_broken_pipe();
+        }
+    }
+    r
+}
+
+/// Writes one line to standard error; never fails or panics.
+pub fn stderr_line(line: &str) {
+    let text = format!("{line}\n");
+    let _ = io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// Syncs standard output when it is a regular file. Nothing to do (Ok)
+/// when it is not, or when a write to it already failed.
+pub fn finish_stdout() -> io::Result<()> {
+    if STDOUT_FAILED.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    io::stdout().lock().flush()?;
+    // SAFETY: fstat fills a zeroed stat for descriptor 1.
+    let regular = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(libc::STDOUT_FILENO, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG
+    };
+    // SAFETY: fsync on descriptor 1, a regular file.
+    if regular && unsafe { libc::fsync(libc::STDOUT_FILENO) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Standard output for a command that prints as it goes: the first
+/// failure is kept and later text is dropped.
+#[derive(Debug, Default)]
+pub struct Console {
+    error: Option<io::Error>,
+}
+
+impl Console {
+    pub fn print(&mut self, text: &str) {
+        if self.error.is_none() {
+            if let Err(e) = stdout(text) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    /// The line to show when standard output failed; None when it did
+    /// not, or when its reader went away (that ends the run quietly).
+    pub fn failure(&self) -> Option<String> {
+        self.error
+            .as_ref()
+            .filter(|e| !is_closed(e))
+            .map(|e| format!("cannot write to standard output: {}", reason(e)))
+    }
+
+    /// Whether a write failed (closed or not).
+    pub fn failed(&self) -> bool {
+        self.error.is_some()
+    }
+}
+
+/// A report file being written.
+#[derive(Debug)]
+pub struct ReportFile {
+    path: PathBuf,
+    out: Option<BufWriter<File>>,
+    /// A regular file (not a device, FIFO or /proc file): synced, and
+    /// removed when the report could not be written.
+    regular: bool,
+    error: Option<io::Error>,
+}
+
+impl ReportFile {
+    /// Creates (or truncates) the file.
+    pub fn create(path: &Path) -> io::Result<ReportFile> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
+        let regular = file.metadata().is_ok_and(|m| m.file_type().is_file())
+            && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
+        Ok(ReportFile {
+            path: path.to_path_buf(),
+            out: Some(BufWriter::with_capacity(64 * 1024, file)),
+            regular,
+            error: None,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends `text`; the first error is kept for `finish`.
+    pub fn write(&mut self, text: &str) {
+        if let (None, Some(out)) = (&self.error, self.out.as_mut()) {
+            if let Err(e) = out.write_all(text.as_bytes()) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    /// Flushes, syncs and closes the file; the first error of all the
+    /// writes and of these steps. On error a regular file is removed.
+    pub fn finish(&mut self) -> io::Result<()> {
+        let r = self.close();
+        if r.is_err() && self.regular {
+            let _ = std::fs::remove_file(&self.path);
+        }
+        r
+    }
+
+    fn close(&mut self) -> io::Result<()> {
+        let Some(out) = self.out.take() else {
+            return Ok(());
+        };
+        if let Some(e) = self.error.take() {
+            // Drop the unwritten rest: no second attempt.
+            let (file, _) = out.into_parts();
+            drop(file);
+            return Err(e);
+        }
+        let file = out.into_inner().map_err(|e| {
+            let (e, w) = e.into_parts();
+            let _ = w.into_parts();
+            e
+        })?;
+        if self.regular {
+            file.sync_all()?;
+        }
+        close_checked(file)
+    }
+}
+
+impl Drop for ReportFile {
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
+}
+
+/// Closes `file`, returning close(2)'s error (NFS reports failed writes
+/// there). EINTR means it is closed.
+pub fn close_checked(file: File) -> io::Result<()> {
+    let fd = file.into_raw_fd();
+    // SAFETY: closing the descriptor we own (taken from the File).
+    if unsafe { libc::close(fd) } != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// Writes a whole report file as `ReportFile` does.
+pub fn write_file(path: &Path, text: &str) -> io::Result<()> {
+    let mut f = ReportFile::create(path)?;
+    f.write(text);
+    f.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_device_is_an_error_with_its_errno() {
+        let e = write_file(Path::new("/dev/full"), "{}\n").unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOSPC));
+        assert_eq!(reason(&e), "no space left on device");
+    }
+
+    #[test]
+    fn a_written_report_is_complete() {
+        let dir = std::env::temp_dir().join(format!("iomark-output-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("r.json");
+        let mut f = ReportFile::create(&p).unwrap();
+        f.write("{\"a\":");
+        f.write("1}\n");
+        f.finish().unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"a\":1}\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
