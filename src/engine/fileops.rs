@@ -73,7 +73,10 @@ impl Engine for FileOpEngine {
         let path = cstring(f.path)?;
         match self.kind {
             Kind::Create => {
-                let mut flags = libc::O_CREAT | libc::O_RDWR | libc::O_CLOEXEC;
+                // The runner's safety flags (exclusive create, no
+                // following of links, no blocking) are kept.
+                let safety = libc::O_EXCL | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+                let mut flags = libc::O_CREAT | libc::O_RDWR | libc::O_CLOEXEC | (f.flags & safety);
                 if self.direct {
                     flags |= libc::O_DIRECT;
                 }

@@ -397,6 +397,9 @@ pub struct FileOpts {
     /// iomark addition: allow writes to a device holding a filesystem or
     /// partition-table signature.
     pub allow_destroy_data: bool,
+    /// iomark addition: allow a FIFO or a character device (other than
+    /// /dev/null, /dev/zero, /dev/full) as a target.
+    pub allow_special_files: bool,
     pub pre_read: bool,
     pub overwrite: bool,
     pub fallocate: FallocateMode,
@@ -437,6 +440,7 @@ impl Default for FileOpts {
             allow_file_create: true,
             allow_mounted_write: false,
             allow_destroy_data: false,
+            allow_special_files: false,
             pre_read: false,
             overwrite: false,
             fallocate: FallocateMode::Native,

@@ -4,13 +4,20 @@
 //! flags from the job's options (`direct`, `sync`), reading them into the
 //! page cache (`pre_read`), dropping cached pages (`invalidate`) and
 //! removing them (`unlink`).
+//!
+//! Every open of a target goes through [`open_target`], which keeps the
+//! safety check's approval true at open time (no links the plan did not
+//! see, exclusive creation, same identity as approved, non-blocking until
+//! the file is known; see `safety`).
 
 use std::io::Write;
+use std::os::fd::FromRawFd;
 use std::os::fd::RawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use super::plan::{PlannedFile, PlannedJob, TargetKind};
+use super::safety::FileId;
+use crate::engine::file::{close_fd, open_fd};
 use crate::engine::{Engine, OpenFile};
 use crate::job::spec::{Ddir, FallocateMode, JobSpec, RwPattern};
 use crate::job::value::human_bytes;
@@ -122,8 +129,30 @@ pub fn layout(
         if done.contains(&f.path) {
             continue;
         }
-        // Re-check: an earlier job may have created it.
-        let existing = std::fs::metadata(&f.path).map(|m| m.len()).ok();
+        if !matches!(f.kind, TargetKind::Regular | TargetKind::Missing) {
+            continue;
+        }
+        // Re-check: an earlier job may have created it. What is there
+        // must still be what the check approved (or iomark's own).
+        let now = if f.seen.link {
+            std::fs::metadata(&f.path)
+        } else {
+            std::fs::symlink_metadata(&f.path)
+        };
+        let existing = match now {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(FileError::new(
+                    libc::ELOOP,
+                    super::safety::link_refusal(&f.path, &f.seen),
+                ))
+            }
+            Ok(m) => {
+                super::safety::check_identity(&f.path, &f.seen, &FileId::of_meta(&m))
+                    .map_err(|m| FileError::new(libc::EEXIST, m))?;
+                Some(m.len())
+            }
+            Err(_) => None,
+        };
         let needs = match f.kind {
             TargetKind::Regular | TargetKind::Missing => {
                 existing.is_none_or(|sz| sz < f.needed_size)
@@ -172,18 +201,23 @@ pub fn layout(
     let bs = (s.io.bs[d.idx()].min() as usize).clamp(1, chunk);
     let mut filler = BufferFiller::new(s, chunk, total, job.seed ^ 77);
     for f in todo {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o644)
-            .open(&f.path)
-            .map_err(|e| sys_err("cannot create", &f.path, e))?;
-        let existing = file.metadata().map(|m| m.len()).unwrap_or(0);
-        if existing == 0 {
-            // The file holds nothing but what iomark writes: mark it ours.
-            super::safety::mark_created(&f.path);
+        let mut flags = libc::O_WRONLY;
+        if s.file.allow_file_create {
+            flags |= libc::O_CREAT;
         }
+        let (fd, _, _) = open_target(
+            s,
+            f,
+            flags,
+            "cannot create",
+            &mut |fl| open_fd(&f.path, fl).map(|fd| (fd, 0)),
+            &mut |fd, _| {
+                let _ = close_fd(fd);
+            },
+        )?;
+        // SAFETY: the descriptor was just opened and is owned here.
+        let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+        let existing = file.metadata().map(|m| m.len()).unwrap_or(0);
         if write_data {
             use std::io::{Seek, SeekFrom};
             file.seek(SeekFrom::Start(existing))
@@ -258,13 +292,16 @@ fn preallocate(
     Ok(())
 }
 
-/// Open flags for a job's files.
+/// Open flags for a job's files (`open_target` adds the safety flags).
 pub fn open_flags(job: &PlannedJob) -> i32 {
     let s = &job.spec;
     // verify_only only reads.
     let writes = s.io.rw.writes() && s.io.rw != RwPattern::Read && !s.verify.verify_only;
     let mut flags = if writes { libc::O_RDWR } else { libc::O_RDONLY };
-    if writes && s.file.allow_file_create {
+    // An engine whose files are not laid out for it creates them itself
+    // (filecreate); the null engine opens nothing.
+    let creates_itself = !crate::engine::lays_out_files(&s.io.ioengine);
+    if (writes && s.file.allow_file_create) || creates_itself {
         flags |= libc::O_CREAT;
     }
     if s.sync.direct {
@@ -272,6 +309,132 @@ pub fn open_flags(job: &PlannedJob) -> i32 {
     }
     flags |= s.sync.sync_flags;
     flags
+}
+
+/// Opens a planned target so that what the safety check approved still
+/// holds at open time (see `safety`), through `open` (the engine's open,
+/// or a plain one), closing with `close` what must not be used.
+///
+/// - A path that was empty at plan time is created exclusively
+///   (`O_CREAT|O_EXCL`, only for regular files and with `O_CREAT` in
+///   `flags`); the file is then iomark's: marked, and remembered for the
+///   rest of the run. If someone was quicker, what is there is checked.
+/// - Links the plan did not see are not followed (`O_NOFOLLOW`): such a
+///   link is refused. A link the user named (the plan resolved it) is
+///   followed, and must lead to the approved file.
+/// - The opened file must be the one approved (device, inode, type), or
+///   one iomark created during this run.
+/// - The open is non-blocking (`O_NONBLOCK`, cleared before any I/O), so
+///   a FIFO put in a file's place cannot hang the run; an allowed FIFO
+///   opened for reading then waits for a writer in steps a stop signal
+///   ends.
+/// - A block device the job writes to is checked again for mounts on it.
+///
+/// Returns the descriptor, the engine's data and how long the open call
+/// that succeeded took (ns). Errors keep the errno; refusals are one line
+/// naming the path and what changed.
+pub fn open_target(
+    spec: &JobSpec,
+    f: &PlannedFile,
+    flags: i32,
+    what: &str,
+    open: &mut dyn FnMut(i32) -> std::io::Result<(RawFd, usize)>,
+    close: &mut dyn FnMut(RawFd, usize),
+) -> Result<(RawFd, usize, u64), FileError> {
+    let path = &f.path;
+    let regular = matches!(f.kind, TargetKind::Regular | TargetKind::Missing);
+    // Nothing is ever created through a link, nor in a device's place.
+    let can_create = flags & libc::O_CREAT != 0 && regular && !f.seen.link;
+    let mut plain = (flags & !(libc::O_CREAT | libc::O_EXCL | libc::O_TRUNC)) | libc::O_NONBLOCK;
+    if !f.seen.link {
+        plain |= libc::O_NOFOLLOW;
+    }
+    let mut timed = |fl: i32| {
+        let t0 = std::time::Instant::now();
+        let r = open(fl);
+        (r, t0.elapsed().as_nanos() as u64)
+    };
+    let errno = |e: &std::io::Error| e.raw_os_error().unwrap_or(libc::EIO);
+    // A file there at plan time is opened as it is; an empty path is
+    // created exclusively first.
+    let mut create_first = f.seen.id.is_none();
+    let mut tries = 0;
+    let (fd, data, ns, created) = loop {
+        tries += 1;
+        if create_first && can_create {
+            let mut claim = super::safety::creating(path);
+            match timed(plain | libc::O_CREAT | libc::O_EXCL) {
+                (Ok((fd, data)), ns) if fd >= 0 => {
+                    match FileId::of_fd(fd) {
+                        Ok(id) => claim.made(id),
+                        Err(e) => {
+                            close(fd, data);
+                            return Err(sys_err("cannot stat", path, e));
+                        }
+                    }
+                    super::safety::mark_created(fd);
+                    break (fd, data, ns, true);
+                }
+                (Ok((fd, data)), ns) => break (fd, data, ns, false),
+                // Someone (maybe another clone) made it: checked below.
+                (Err(e), _) if errno(&e) == libc::EEXIST => {}
+                (Err(e), _) => return Err(sys_err(what, path, e)),
+            }
+        }
+        match timed(plain) {
+            (Ok((fd, data)), ns) => break (fd, data, ns, false),
+            (Err(e), _) if errno(&e) == libc::ELOOP && !f.seen.link => {
+                return Err(FileError::new(
+                    libc::ELOOP,
+                    super::safety::link_refusal(path, &f.seen),
+                ))
+            }
+            // Gone meanwhile (an earlier job deleted it): create it anew.
+            (Err(e), _) if errno(&e) == libc::ENOENT && can_create && tries < 3 => {
+                create_first = true;
+            }
+            (Err(e), _) => return Err(sys_err(what, path, e)),
+        }
+    };
+    if fd < 0 {
+        // The engine opened nothing (filestat, filedelete).
+        return Ok((fd, data, ns));
+    }
+    let refuse = |close: &mut dyn FnMut(RawFd, usize), errno: i32, msg: String| {
+        close(fd, data);
+        Err(FileError::new(errno, msg))
+    };
+    let id = match FileId::of_fd(fd) {
+        Ok(id) => id,
+        Err(e) => {
+            close(fd, data);
+            return Err(sys_err("cannot stat", path, e));
+        }
+    };
+    if !created {
+        if let Err(m) = super::safety::check_identity(path, &f.seen, &id) {
+            return refuse(close, libc::EEXIST, m);
+        }
+    }
+    if id.fmt == libc::S_IFIFO {
+        let read_only = flags & libc::O_ACCMODE == libc::O_RDONLY;
+        if let Some(m) = super::safety::wait_for_peer(fd, path, read_only) {
+            return refuse(close, libc::EINTR, m);
+        }
+    }
+    // SAFETY: fcntl on the descriptor just opened.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if fl < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, fl & !libc::O_NONBLOCK) } < 0 {
+        let e = std::io::Error::last_os_error();
+        close(fd, data);
+        return Err(sys_err("cannot set the flags of", path, e));
+    }
+    if id.fmt == libc::S_IFBLK && flags & libc::O_ACCMODE != libc::O_RDONLY {
+        if let Err(m) = super::safety::recheck_opened_block(spec, path, id.rdev) {
+            return refuse(close, libc::EBUSY, m);
+        }
+    }
+    Ok((fd, data, ns))
 }
 
 /// A file slot that is not open (with `openfiles`, until its turn).
@@ -282,7 +445,7 @@ pub const CLOSED: OpenedFile = OpenedFile {
     open_ns: 0,
 };
 
-/// Opens file `i` of the job through its engine.
+/// Opens file `i` of the job through its engine (see [`open_target`]).
 pub fn open_one(
     job: &PlannedJob,
     engine: &mut dyn Engine,
@@ -290,20 +453,33 @@ pub fn open_one(
     flags: i32,
 ) -> Result<OpenedFile, FileError> {
     let f = &job.files[i];
-    let of = OpenFile {
+    let of = |flags| OpenFile {
         path: &f.path,
         flags,
         size: f.needed_size,
         is_blockdev: f.kind == TargetKind::Block,
     };
-    let t0 = std::time::Instant::now();
-    let opened = engine.open(&of);
-    let open_ns = t0.elapsed().as_nanos() as u64;
-    if opened.is_ok() && f.kind == TargetKind::Missing {
-        super::safety::mark_created(&f.path);
-    }
-    let (fd, data) = opened.map_err(|e| {
-        if e.raw_os_error() == Some(libc::EINVAL) && job.spec.sync.direct {
+    let opened = if f.kind == TargetKind::None {
+        // The null engine: nothing is opened.
+        let t0 = std::time::Instant::now();
+        let r = engine.open(&of(flags));
+        r.map(|(fd, data)| (fd, data, t0.elapsed().as_nanos() as u64))
+            .map_err(|e| sys_err("cannot open", &f.path, e))
+    } else {
+        let eng = std::cell::RefCell::new(&mut *engine);
+        open_target(
+            &job.spec,
+            f,
+            flags,
+            "cannot open",
+            &mut |fl| eng.borrow_mut().open(&of(fl)),
+            &mut |fd, data| {
+                let _ = eng.borrow_mut().close(fd, data, f.needed_size);
+            },
+        )
+    };
+    let (fd, data, open_ns) = opened.map_err(|e| {
+        if e.errno == libc::EINVAL && job.spec.sync.direct {
             FileError::new(
                 libc::EINVAL,
                 format!(
@@ -312,7 +488,7 @@ pub fn open_one(
                 ),
             )
         } else {
-            sys_err("cannot open", &f.path, e)
+            e
         }
     })?;
     // The mmap engine (data != 0) advises its mapping itself.
@@ -393,11 +569,22 @@ pub fn pre_read(job: &PlannedJob) -> Result<(), FileError> {
         ) {
             continue;
         }
-        let file = match std::fs::File::open(&f.path) {
-            Ok(file) => file,
+        let opened = open_target(
+            &job.spec,
+            f,
+            libc::O_RDONLY,
+            "cannot pre-read",
+            &mut |fl| open_fd(&f.path, fl).map(|fd| (fd, 0)),
+            &mut |fd, _| {
+                let _ = close_fd(fd);
+            },
+        );
+        let file = match opened {
+            // SAFETY: the descriptor was just opened and is owned here.
+            Ok((fd, _, _)) => unsafe { std::fs::File::from_raw_fd(fd) },
             // Created on open: nothing to read yet.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(sys_err("cannot pre-read", &f.path, e)),
+            Err(e) if e.errno == libc::ENOENT => continue,
+            Err(e) => return Err(e),
         };
         let (mut pos, end) = (f.region.start, f.region.start + f.region.len);
         while pos < end {
@@ -416,6 +603,7 @@ pub fn pre_read(job: &PlannedJob) -> Result<(), FileError> {
 pub fn unlink_all(job: &PlannedJob) {
     for f in &job.files {
         if matches!(f.kind, TargetKind::Regular | TargetKind::Missing) {
+            super::safety::forget_created(&f.path);
             let _ = std::fs::remove_file(&f.path);
         }
     }
@@ -488,4 +676,143 @@ pub fn check_direct_alignment(job: &PlannedJob) -> Result<(), FileError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// Plans one job on `path` (options added) and returns it.
+    fn planned(path: &Path, opts: &[(&str, &str)]) -> PlannedJob {
+        let name = path.to_str().unwrap();
+        let mut all = vec![("filename", name), ("size", "64k")];
+        all.extend_from_slice(opts);
+        let spec = crate::job::test_spec(&all);
+        super::super::plan::plan(&[spec]).unwrap().jobs.remove(0)
+    }
+
+    /// Opens the job's first file as a worker would, with a plain open.
+    fn open(job: &PlannedJob, flags: i32) -> Result<RawFd, FileError> {
+        let f = &job.files[0];
+        open_target(
+            &job.spec,
+            f,
+            flags,
+            "cannot open",
+            &mut |fl| open_fd(&f.path, fl).map(|fd| (fd, 0)),
+            &mut |fd, _| {
+                let _ = close_fd(fd);
+            },
+        )
+        .map(|(fd, _, _)| {
+            let _ = close_fd(fd);
+            fd
+        })
+    }
+
+    fn setup() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim.dat");
+        std::fs::write(&victim, b"precious").unwrap();
+        let target = dir.path().join("later.dat");
+        (dir, victim, target)
+    }
+
+    #[test]
+    fn a_link_put_where_nothing_was_is_not_followed() {
+        let (_d, victim, target) = setup();
+        let job = planned(&target, &[("rw", "write")]);
+        std::os::unix::fs::symlink(&victim, &target).unwrap();
+        let e = layout(&job, false, &mut Vec::new()).unwrap_err();
+        assert_eq!(e.errno, libc::ELOOP, "{e}");
+        assert!(e.msg.contains("now a symbolic link to"), "{e}");
+        assert!(e.msg.contains("later.dat"), "{e}");
+        let e = open(&job, libc::O_RDWR | libc::O_CREAT).unwrap_err();
+        assert_eq!(e.errno, libc::ELOOP, "{e}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert!(!super::super::safety::created_by_iomark(&victim));
+    }
+
+    #[test]
+    fn a_file_that_appears_after_the_check_is_refused() {
+        let (_d, victim, target) = setup();
+        let job = planned(&target, &[("rw", "write")]);
+        std::fs::hard_link(&victim, &target).unwrap();
+        let e = layout(&job, false, &mut Vec::new()).unwrap_err();
+        assert_eq!(e.errno, libc::EEXIST, "{e}");
+        assert!(
+            e.msg.contains("did not exist when the run was checked"),
+            "{e}"
+        );
+        let e = open(&job, libc::O_RDWR | libc::O_CREAT).unwrap_err();
+        assert!(e.msg.contains("iomark did not create"), "{e}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    }
+
+    #[test]
+    fn new_files_are_created_exclusively_and_reused_in_the_run() {
+        let (_d, _victim, target) = setup();
+        let job = planned(&target, &[("rw", "write")]);
+        layout(&job, false, &mut Vec::new()).unwrap();
+        assert_eq!(std::fs::metadata(&target).unwrap().len(), 64 << 10);
+        let id = FileId::of_meta(&std::fs::symlink_metadata(&target).unwrap());
+        assert!(super::super::safety::created_this_run(&id));
+        // The job (and a later one) may open what iomark created.
+        open(&job, libc::O_RDWR | libc::O_CREAT).unwrap();
+        unlink_all(&job);
+        assert!(!super::super::safety::created_this_run(&id));
+        // Gone: created anew at open.
+        open(&job, libc::O_RDWR | libc::O_CREAT).unwrap();
+        assert!(target.exists());
+    }
+
+    #[test]
+    fn a_replaced_file_is_refused_and_a_fifo_does_not_block() {
+        let (_d, victim, _) = setup();
+        let job = planned(&victim, &[("rw", "read"), ("size", "8")]);
+        std::fs::remove_file(&victim).unwrap();
+        std::fs::write(&victim, b"another").unwrap();
+        let e = open(&job, libc::O_RDONLY).unwrap_err();
+        assert!(e.msg.contains("no longer the regular file"), "{e}");
+        std::fs::remove_file(&victim).unwrap();
+        let c = crate::engine::file::cstring(&victim).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        // A read-only open of a FIFO would wait for a writer: it returns.
+        let e = open(&job, libc::O_RDONLY).unwrap_err();
+        assert!(
+            e.msg.contains("was a regular file") && e.msg.contains("is now a FIFO"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_link_the_user_named_is_followed_while_it_leads_to_the_checked_file() {
+        let (d, victim, target) = setup();
+        std::os::unix::fs::symlink(&victim, &target).unwrap();
+        let job = planned(&target, &[("rw", "read"), ("size", "8")]);
+        assert!(job.files[0].seen.link);
+        open(&job, libc::O_RDONLY).unwrap();
+        let other = d.path().join("other.dat");
+        std::fs::write(&other, b"other file").unwrap();
+        std::fs::remove_file(&target).unwrap();
+        std::os::unix::fs::symlink(&other, &target).unwrap();
+        let e = open(&job, libc::O_RDONLY).unwrap_err();
+        assert!(e.msg.contains("now leads elsewhere"), "{e}");
+    }
+
+    #[test]
+    fn a_dangling_link_is_refused_when_planning() {
+        let (d, _victim, target) = setup();
+        std::os::unix::fs::symlink(d.path().join("nowhere"), &target).unwrap();
+        let spec = crate::job::test_spec(&[
+            ("filename", target.to_str().unwrap()),
+            ("size", "64k"),
+            ("rw", "write"),
+        ]);
+        let e = super::super::plan::plan(&[spec]).unwrap_err();
+        assert!(e.contains("never through a link"), "{e}");
+        assert!(!d.path().join("nowhere").exists());
+    }
 }

@@ -13,6 +13,7 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::safety::{FileId, Seen};
 use crate::job::spec::JobSpec;
 use crate::job::value::{human_bytes, SizeOrPercent};
 use crate::workload::iolog::{self, Trace};
@@ -25,6 +26,8 @@ pub enum TargetKind {
     Regular,
     Block,
     Char,
+    /// A FIFO (named pipe): refused unless `allow_special_files=1`.
+    Fifo,
     Missing,
     /// The null engine: nothing is opened.
     None,
@@ -39,6 +42,9 @@ pub struct PlannedFile {
     /// Size the file must have before I/O (regular files are extended).
     pub needed_size: u64,
     pub region: Region,
+    /// What the safety check saw at the path (identity, link): the open
+    /// must find the same file there (see `safety`).
+    pub seen: Seen,
 }
 
 #[derive(Clone, Debug)]
@@ -100,11 +106,12 @@ pub fn resolve_replay(job: &mut PlannedJob) -> Result<(), String> {
     let diskless = s.io.ioengine == "null";
     let mut files = Vec::with_capacity(trace.files.len());
     for (i, path) in trace.files.iter().enumerate() {
-        let (kind, existing) = if diskless {
-            (TargetKind::None, 0)
+        let (kind, existing, seen) = if diskless {
+            (TargetKind::None, 0, Seen::default())
         } else {
             probe(path)?
         };
+        super::safety::check_special(&s, path, kind, &seen)?;
         let extent = trace.extent(i as u32);
         files.push(PlannedFile {
             path: path.clone(),
@@ -115,6 +122,7 @@ pub fn resolve_replay(job: &mut PlannedJob) -> Result<(), String> {
                 start: 0,
                 len: extent.max(existing).max(1),
             },
+            seen,
         });
     }
     let bytes = trace.bytes().iter().sum();
@@ -153,26 +161,51 @@ pub fn blockdev_size(path: &Path) -> std::io::Result<u64> {
     Ok(size)
 }
 
-fn probe(path: &Path) -> Result<(TargetKind, u64), String> {
+/// What is at a target path, its size, and what the safety check sees
+/// there (identity, and whether the path is a symbolic link, which the
+/// open may then follow).
+fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), String> {
+    let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
     match std::fs::metadata(path) {
         Ok(m) => {
             let ft = m.file_type();
+            let seen = Seen {
+                link,
+                id: Some(FileId::of_meta(&m)),
+            };
             if ft.is_block_device() {
                 let size = blockdev_size(path)
                     .map_err(|e| format!("cannot get the size of '{}': {e}", path.display()))?;
-                Ok((TargetKind::Block, size))
+                Ok((TargetKind::Block, size, seen))
             } else if ft.is_char_device() {
-                Ok((TargetKind::Char, 0))
+                Ok((TargetKind::Char, 0, seen))
+            } else if ft.is_fifo() {
+                Ok((TargetKind::Fifo, 0, seen))
+            } else if ft.is_socket() {
+                Err(format!(
+                    "'{}' is a socket: iomark does I/O to files and devices",
+                    path.display()
+                ))
             } else if ft.is_dir() {
                 Err(format!(
                     "'{}' is a directory (use directory= for a place to create files)",
                     path.display()
                 ))
             } else {
-                Ok((TargetKind::Regular, m.len()))
+                Ok((TargetKind::Regular, m.len(), seen))
             }
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((TargetKind::Missing, 0)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && link => Err(format!(
+            "'{}' is a symbolic link to '{}', which does not exist: iomark creates files only \
+             where nothing is, never through a link (name the file itself)",
+            path.display(),
+            std::fs::read_link(path)
+                .map(|t| t.display().to_string())
+                .unwrap_or_default()
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok((TargetKind::Missing, 0, Seen::default()))
+        }
         Err(e) => Err(format!(
             "cannot access '{}': {}",
             path.display(),
@@ -275,16 +308,20 @@ fn plan_files(
     };
     let n = paths.len() as u64;
     let mut probed = Vec::with_capacity(paths.len());
+    let mut seens = Vec::with_capacity(paths.len());
     for p in &paths {
-        probed.push(if diskless {
-            (TargetKind::None, 0)
+        let (kind, size, seen) = if diskless {
+            (TargetKind::None, 0, Seen::default())
         } else {
-            match (probe(p)?, created.get(p)) {
-                // Still missing (nothing exists yet), but with the size an
-                // earlier job will give it.
-                ((TargetKind::Missing, _), Some(size)) => (TargetKind::Missing, *size),
-                (found, _) => found,
-            }
+            probe(p)?
+        };
+        super::safety::check_special(spec, p, kind, &seen)?;
+        seens.push(seen);
+        probed.push(match (kind, created.get(p)) {
+            // Still missing (nothing exists yet), but with the size an
+            // earlier job will give it.
+            (TargetKind::Missing, Some(planned)) => (TargetKind::Missing, *planned),
+            _ => (kind, size),
         });
     }
     let bs = min_bs(spec);
@@ -323,8 +360,9 @@ fn plan_files(
         (Some(SizeOrPercent::Percent(p)), None) => {
             let mut v = Vec::new();
             for (path, (kind, size)) in paths.iter().zip(&probed) {
-                let unknown = matches!(kind, TargetKind::None | TargetKind::Char)
-                    || (*kind == TargetKind::Missing && *size == 0);
+                let unknown =
+                    matches!(kind, TargetKind::None | TargetKind::Char | TargetKind::Fifo)
+                        || (*kind == TargetKind::Missing && *size == 0);
                 if unknown {
                     return Err(format!(
                         "job '{job}': size={p}% needs an existing file or device, and '{}' has no size",
@@ -380,7 +418,9 @@ fn plan_files(
     };
     let mut files = Vec::with_capacity(paths.len());
     let mut total = 0u64;
-    for ((path, (kind, existing)), want) in paths.into_iter().zip(probed).zip(per_file) {
+    for (((path, (kind, existing)), want), seen) in
+        paths.into_iter().zip(probed).zip(per_file).zip(seens)
+    {
         // Percentages are of the target's size (the planned size when new).
         let basis = if existing > 0 { existing } else { want };
         let base_off = match spec.file.offset {
@@ -436,6 +476,7 @@ fn plan_files(
             existing_size: existing,
             needed_size: needed,
             region: Region { start, len },
+            seen,
         });
     }
     let size_limit = match spec.file.size {

@@ -2,19 +2,50 @@
 //! every block device a job writes to or trims is checked:
 //!
 //! - **in use**: the device, one of its partitions, or a device stacked on
-//!   it (holders: device-mapper, LVM, MD) is mounted or used as swap, or
-//!   the kernel refuses an exclusive open (some driver holds it). Allowed
-//!   only with `allow_mounted_write=1`.
-//! - **holds data**: the start of the device carries a well-known
-//!   filesystem, volume or partition-table signature (ext2/3/4, XFS,
-//!   btrfs, FAT, NTFS, exFAT, F2FS, ISO 9660, squashfs, swap, LVM, LUKS,
-//!   MD RAID, ZFS, GPT, MBR). Allowed only with `allow_destroy_data=1`.
+//!   it (holders: device-mapper, LVM, MD; loop devices whose backing file
+//!   is the device or a device stacked on it, at any offset; recursively)
+//!   is mounted or used as swap, or the kernel refuses an exclusive open
+//!   (some driver holds it). Allowed only with `allow_mounted_write=1`.
+//! - **holds data**: the start of the device, or of a device stacked on
+//!   it, carries a well-known filesystem, volume or partition-table
+//!   signature (ext2/3/4, XFS, btrfs, FAT, NTFS, exFAT, F2FS, ISO 9660,
+//!   squashfs, swap, LVM, LUKS, MD RAID, ZFS, GPT, MBR). Allowed only with
+//!   `allow_destroy_data=1`.
 //!
 //! Regular files get the same care: a job that would overwrite, trim,
 //! truncate or delete an existing, non-empty regular file that iomark did
 //! not create is refused unless `allow_destroy_data=1`. iomark marks the
-//! files it creates with the extended attribute `user.iomark`, so its own
-//! test files can be reused freely from run to run.
+//! files it creates (only those: its exclusive create succeeded) with the
+//! extended attribute `user.iomark`, so its own test files can be reused
+//! freely from run to run.
+//!
+//! Special files: a FIFO never ends an open for reading until some other
+//! process opens it, and a character device is not storage; both are
+//! refused as targets unless the job sets `allow_special_files=1`. The
+//! kernel's memory devices `/dev/null`, `/dev/zero` and `/dev/full` (major
+//! 1, minors 3, 5, 7) are accepted, as fio accepts them (size= needed).
+//!
+//! **At open time, not only at plan time.** The plan records what the
+//! check approved at each path ([`Seen`]: device, inode and file type, and
+//! whether the path was a symbolic link). Files are then opened (see
+//! `run::files::open_target`) so that the approval still holds:
+//!
+//! - links the plan did not see are not followed (`O_NOFOLLOW`); a link
+//!   the user named and the plan resolved is followed, and must still lead
+//!   to the file the plan approved;
+//! - new files are created exclusively (`O_CREAT|O_EXCL`) and only those
+//!   get the mark; iomark remembers what it created during the run, so a
+//!   later job may reuse it;
+//! - after the open, the file's identity must be the approved one (or one
+//!   iomark created during this run); a file that appeared at a path that
+//!   was empty at plan time is refused;
+//! - every open is non-blocking until the file is known (`O_NONBLOCK`,
+//!   cleared at once), so a FIFO swapped in cannot hang the run;
+//! - for block devices a job writes to, the in-use check runs again right
+//!   after the open (a mount can appear meanwhile).
+//!
+//! Every refusal is one line naming the path and what changed, before any
+//! byte is written.
 //!
 //! The check only reads (the first 256 KiB of the device, /proc and
 //! /sys, extended attributes); it never writes. Its error is one line
@@ -32,15 +63,274 @@ const PROBE_BYTES: usize = 256 << 10;
 /// The extended attribute that marks files iomark created.
 const MARK: &std::ffi::CStr = c"user.iomark";
 
-/// Marks a file as created by iomark (best effort: filesystems without
-/// user extended attributes simply keep no mark).
-pub fn mark_created(path: &Path) {
-    let Ok(c) = crate::engine::file::cstring(path) else {
-        return;
-    };
-    // SAFETY: valid NUL-terminated path and name; a one-byte value.
+/// Marks a file iomark has just created exclusively (best effort:
+/// filesystems without user extended attributes simply keep no mark).
+/// Takes the descriptor, so the mark cannot land on another file.
+pub fn mark_created(fd: std::os::fd::RawFd) {
+    // SAFETY: an open descriptor, a NUL-terminated name, a one-byte value.
     unsafe {
-        libc::setxattr(c.as_ptr(), MARK.as_ptr(), b"1".as_ptr().cast(), 1, 0);
+        libc::fsetxattr(fd, MARK.as_ptr(), b"1".as_ptr().cast(), 1, 0);
+    }
+}
+
+/// Who a file is: the device and inode it lives on, its type, for
+/// device nodes the device it stands for, and its birth time where the
+/// filesystem records one (an inode number freed by a deletion is soon
+/// given to the next new file; the birth time tells them apart).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FileId {
+    pub dev: u64,
+    pub ino: u64,
+    /// The `S_IFMT` bits of the mode.
+    pub fmt: u32,
+    pub rdev: u64,
+    pub born: Option<std::time::SystemTime>,
+}
+
+impl FileId {
+    pub fn of_meta(m: &std::fs::Metadata) -> FileId {
+        FileId {
+            dev: m.dev(),
+            ino: m.ino(),
+            fmt: m.mode() & libc::S_IFMT,
+            rdev: m.rdev(),
+            born: m.created().ok(),
+        }
+    }
+
+    /// The identity of an open descriptor.
+    pub fn of_fd(fd: std::os::fd::RawFd) -> std::io::Result<FileId> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: borrows the open descriptor for one fstat/statx; the
+        // ManuallyDrop never closes it.
+        let f = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+        f.metadata().map(|m| FileId::of_meta(&m))
+    }
+
+    /// The type in words ("a regular file", "a FIFO", ...).
+    pub fn kind(&self) -> &'static str {
+        kind_name(self.fmt)
+    }
+}
+
+fn kind_name(fmt: u32) -> &'static str {
+    match fmt {
+        libc::S_IFREG => "a regular file",
+        libc::S_IFBLK => "a block device",
+        libc::S_IFCHR => "a character device",
+        libc::S_IFIFO => "a FIFO",
+        libc::S_IFDIR => "a directory",
+        libc::S_IFLNK => "a symbolic link",
+        libc::S_IFSOCK => "a socket",
+        _ => "a special file",
+    }
+}
+
+/// What the safety check saw at a target path when it approved it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Seen {
+    /// The path was a symbolic link the user named; the open may follow
+    /// it, and must reach `id` through it.
+    pub link: bool,
+    /// The file found (through the link); `None` when nothing was there.
+    pub id: Option<FileId>,
+}
+
+/// Files iomark created during this run (exclusive create succeeded),
+/// and the paths being created right now (so a clone that finds the
+/// file already there waits for its creator to record it).
+#[derive(Default)]
+struct Created {
+    ids: HashSet<FileId>,
+    busy: HashSet<std::path::PathBuf>,
+}
+
+static CREATED: std::sync::Mutex<Option<Created>> = std::sync::Mutex::new(None);
+static CREATED_CHANGED: std::sync::Condvar = std::sync::Condvar::new();
+
+fn created() -> std::sync::MutexGuard<'static, Option<Created>> {
+    CREATED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Holds a path while iomark tries to create it (see [`creating`]).
+pub struct Creating {
+    path: std::path::PathBuf,
+    made: Option<FileId>,
+}
+
+/// Claims `path` for an exclusive create: waits while another worker of
+/// this run is creating the same path, so that when the create fails
+/// with EEXIST, the file found is already recorded if iomark made it.
+pub fn creating(path: &Path) -> Creating {
+    let mut g = created();
+    loop {
+        let c = g.get_or_insert_with(Created::default);
+        if !c.busy.contains(path) {
+            c.busy.insert(path.to_path_buf());
+            break;
+        }
+        g = CREATED_CHANGED.wait(g).unwrap_or_else(|e| e.into_inner());
+    }
+    Creating {
+        path: path.to_path_buf(),
+        made: None,
+    }
+}
+
+impl Creating {
+    /// The exclusive create succeeded: this file is iomark's.
+    pub fn made(&mut self, id: FileId) {
+        self.made = Some(id);
+    }
+}
+
+impl Drop for Creating {
+    fn drop(&mut self) {
+        let mut g = created();
+        let c = g.get_or_insert_with(Created::default);
+        c.busy.remove(&self.path);
+        if let Some(id) = self.made {
+            c.ids.insert(id);
+        }
+        CREATED_CHANGED.notify_all();
+    }
+}
+
+/// Whether iomark created this file during this run.
+pub fn created_this_run(id: &FileId) -> bool {
+    created().as_ref().is_some_and(|c| c.ids.contains(id))
+}
+
+/// The file at `path` is being removed by iomark: forget it (its inode
+/// number may be reused by someone else's file).
+pub fn forget_created(path: &Path) {
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if let Some(c) = created().as_mut() {
+            c.ids.remove(&FileId::of_meta(&m));
+        }
+    }
+}
+
+/// Checks that the file opened at `path` is the one the plan approved
+/// (or one iomark created during this run). The refusal says what
+/// changed.
+pub fn check_identity(path: &Path, seen: &Seen, now: &FileId) -> Result<(), String> {
+    if seen.id.as_ref() == Some(now) || created_this_run(now) {
+        return Ok(());
+    }
+    let p = path.display();
+    let what = match seen.id {
+        None => format!(
+            "it did not exist when the run was checked and is now {} that iomark did not create",
+            now.kind()
+        ),
+        Some(old) if old.fmt != now.fmt => format!(
+            "it was {} when the run was checked and is now {}",
+            old.kind(),
+            now.kind()
+        ),
+        Some(old) if (old.dev, old.ino) != (now.dev, now.ino) => format!(
+            "it is no longer the {} the run checked (device:inode {}:{} became {}:{})",
+            &old.kind()[2..],
+            old.dev,
+            old.ino,
+            now.dev,
+            now.ino
+        ),
+        Some(old) => format!(
+            "it is no longer the {} the run checked (it was deleted and another one \
+             created, with the same inode number {})",
+            &old.kind()[2..],
+            now.ino
+        ),
+    };
+    let via = if seen.link {
+        " (the symbolic link now leads elsewhere)"
+    } else {
+        ""
+    };
+    Err(format!("refusing to open '{p}': {what}{via}"))
+}
+
+/// The refusal for a path that became a symbolic link after the check
+/// (the no-follow open failed with ELOOP).
+pub fn link_refusal(path: &Path, seen: &Seen) -> String {
+    let to = std::fs::read_link(path)
+        .map(|t| format!(" to '{}'", t.display()))
+        .unwrap_or_default();
+    let was = match seen.id {
+        None => "did not exist".to_string(),
+        Some(id) => format!("was {}", id.kind()),
+    };
+    format!(
+        "refusing to open '{}': it is now a symbolic link{to}, and it {was} when the run was \
+         checked; iomark does not follow links it did not check",
+        path.display()
+    )
+}
+
+/// The kernel's memory devices fio users point jobs at: /dev/null,
+/// /dev/zero and /dev/full.
+fn memory_device(rdev: u64) -> bool {
+    libc::major(rdev) == 1 && matches!(libc::minor(rdev), 3 | 5 | 7)
+}
+
+/// Refuses a FIFO or a character device (other than the memory devices)
+/// as a target unless the job says it is meant (`allow_special_files`).
+pub fn check_special(
+    spec: &crate::job::JobSpec,
+    path: &Path,
+    kind: TargetKind,
+    seen: &Seen,
+) -> Result<(), String> {
+    if spec.file.allow_special_files {
+        return Ok(());
+    }
+    let what = match (kind, seen.id) {
+        (TargetKind::Fifo, _) => "a FIFO (named pipe): opening it waits until another \
+                                  process opens the other end"
+            .to_string(),
+        (TargetKind::Char, Some(id)) if !memory_device(id.rdev) => format!(
+            "a character device ({}:{}), not a file or a block device",
+            libc::major(id.rdev),
+            libc::minor(id.rdev)
+        ),
+        _ => return Ok(()),
+    };
+    Err(format!(
+        "refusing to use '{}' (job '{}'): it is {what}; set allow_special_files=1 if it is meant",
+        path.display(),
+        spec.name
+    ))
+}
+
+/// Why iomark cannot go on with a special file it is allowed to open, or
+/// `None`: a FIFO opened for reading only waits (in steps, so a stop
+/// signal ends the wait) until a writer opens it.
+pub fn wait_for_peer(fd: std::os::fd::RawFd, path: &Path, read_only: bool) -> Option<String> {
+    if !read_only {
+        return None;
+    }
+    loop {
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one pollfd, a 100 ms timeout.
+        let r = unsafe { libc::poll(&mut p, 1, 100) };
+        if r > 0 {
+            return None;
+        }
+        if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return None;
+        }
+        if super::signals::received() {
+            return Some(format!(
+                "stopped while waiting for a writer to open FIFO '{}'",
+                path.display()
+            ));
+        }
     }
 }
 
@@ -119,8 +409,7 @@ pub fn check(plan: &Plan) -> Result<(), String> {
     let mut mounts: Option<HashMap<Dev, String>> = None;
     for job in &plan.jobs {
         let spec = &job.spec;
-        // verify_only reads what an earlier run wrote.
-        if !spec.io.rw.writes() || spec.verify.verify_only {
+        if !writes_to_devices(spec) {
             continue;
         }
         for f in job.files.iter().filter(|f| f.kind == TargetKind::Block) {
@@ -146,6 +435,9 @@ pub fn check(plan: &Plan) -> Result<(), String> {
                     .map_err(|e| format!("cannot read '{dev}' to check it holds no data: {e}"))?;
                 if let Some(sig) = find_signature(&head) {
                     return Err(refuse(format!("it holds {sig}"), "allow_destroy_data"));
+                }
+                if let Some(why) = f.seen.id.and_then(|id| stacked_signature(dev_of(id.rdev))) {
+                    return Err(refuse(why, "allow_destroy_data"));
                 }
             }
         }
@@ -241,13 +533,66 @@ fn parse_mountinfo(text: &str) -> Vec<(Option<Dev>, String, String)> {
     out
 }
 
-/// The device, its partitions and everything stacked on them, each with
-/// its kernel name, from /sys.
-fn related_devices(dev: Dev) -> Vec<(Dev, String)> {
-    let mut seen = HashSet::new();
-    let mut todo = vec![dev];
+/// Loop devices whose backing file is a block device: (backing device,
+/// loop device). A loop device over a device is stacked on it whatever
+/// its offset, though the kernel lists no holder for it.
+fn loop_backings() -> Vec<(Dev, Dev)> {
     let mut out = Vec::new();
-    while let Some(d) = todo.pop() {
+    let Ok(rd) = std::fs::read_dir("/sys/block") else {
+        return out;
+    };
+    for e in rd.flatten() {
+        if !e.file_name().to_string_lossy().starts_with("loop") {
+            continue;
+        }
+        let dir = e.path();
+        let Some(backing) = std::fs::read_to_string(dir.join("loop/backing_file")).ok() else {
+            continue;
+        };
+        let backing = backing.trim_end_matches('\n');
+        let backing = backing.strip_suffix(" (deleted)").unwrap_or(backing);
+        let Ok(m) = std::fs::metadata(backing) else {
+            continue;
+        };
+        if !m.file_type().is_block_device() {
+            continue;
+        }
+        if let Some(d) = std::fs::read_to_string(dir.join("dev"))
+            .ok()
+            .and_then(|s| parse_dev(&s))
+        {
+            out.push((dev_of(m.rdev()), d));
+        }
+    }
+    out
+}
+
+/// A device found on the way from a target to what is stacked on it.
+struct Related {
+    dev: Dev,
+    name: String,
+    /// Index (in the list) of the device it sits on; `None` for the target.
+    on: Option<usize>,
+}
+
+impl Related {
+    /// How the device relates to the target, for messages.
+    fn describe(&self, all: &[Related]) -> String {
+        match self.on {
+            None | Some(0) => format!("{}, which is on it,", self.name),
+            Some(i) => format!("{}, which is on {} (on it),", self.name, all[i].name),
+        }
+    }
+}
+
+/// The device, its partitions and everything stacked on them (holders,
+/// loop devices over them), each with its kernel name, from /sys.
+fn related_devices(dev: Dev) -> Vec<Related> {
+    let loops = loop_backings();
+    let mut seen = HashSet::new();
+    let mut todo: Vec<(Dev, Option<usize>)> = vec![(dev, None)];
+    let mut out: Vec<Related> = Vec::new();
+    while let Some((d, on)) = todo.pop() {
         if !seen.insert(d) {
             continue;
         }
@@ -256,7 +601,8 @@ fn related_devices(dev: Dev) -> Vec<(Dev, String)> {
             .ok()
             .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_else(|| format!("{}:{}", d.0, d.1));
-        out.push((d, name));
+        let me = out.len();
+        out.push(Related { dev: d, name, on });
         // Partitions are subdirectories holding a `partition` file.
         if let Ok(rd) = std::fs::read_dir(&dir) {
             for e in rd.flatten() {
@@ -266,7 +612,7 @@ fn related_devices(dev: Dev) -> Vec<(Dev, String)> {
                         .ok()
                         .and_then(|s| parse_dev(&s))
                     {
-                        todo.push(pd);
+                        todo.push((pd, Some(me)));
                     }
                 }
             }
@@ -280,8 +626,13 @@ fn related_devices(dev: Dev) -> Vec<(Dev, String)> {
                     .ok()
                     .and_then(|s| parse_dev(&s))
                 {
-                    todo.push(hd);
+                    todo.push((hd, Some(me)));
                 }
+            }
+        }
+        for (backing, lo) in &loops {
+            if *backing == d {
+                todo.push((*lo, Some(me)));
             }
         }
     }
@@ -291,13 +642,17 @@ fn related_devices(dev: Dev) -> Vec<(Dev, String)> {
 /// Why a block device is in use, if it is.
 fn in_use(path: &Path, mounts: &HashMap<Dev, String>) -> Option<String> {
     let meta = std::fs::metadata(path).ok()?;
-    let dev = dev_of(meta.rdev());
-    for (i, (d, name)) in related_devices(dev).into_iter().enumerate() {
-        if let Some(what) = mounts.get(&d) {
+    in_use_dev(path, dev_of(meta.rdev()), mounts)
+}
+
+fn in_use_dev(path: &Path, dev: Dev, mounts: &HashMap<Dev, String>) -> Option<String> {
+    let all = related_devices(dev);
+    for (i, r) in all.iter().enumerate() {
+        if let Some(what) = mounts.get(&r.dev) {
             return Some(if i == 0 {
                 format!("it is {what}")
             } else {
-                format!("{name}, which is on it, is {what}")
+                format!("{} is {what}", r.describe(&all))
             });
         }
     }
@@ -305,7 +660,12 @@ fn in_use(path: &Path, mounts: &HashMap<Dev, String>) -> Option<String> {
     // or a driver (device-mapper, MD) holds, even one mounted elsewhere.
     let c = crate::engine::file::cstring(path).ok()?;
     // SAFETY: a read-only open of a NUL-terminated path, closed at once.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_EXCL | libc::O_CLOEXEC) };
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_EXCL | libc::O_CLOEXEC | libc::O_NONBLOCK,
+        )
+    };
     if fd < 0 {
         if std::io::Error::last_os_error().raw_os_error() == Some(libc::EBUSY) {
             return Some(
@@ -317,6 +677,55 @@ fn in_use(path: &Path, mounts: &HashMap<Dev, String>) -> Option<String> {
     // SAFETY: closing the descriptor opened above.
     unsafe { libc::close(fd) };
     None
+}
+
+/// The first signature found on a device stacked on `dev` (a loop device
+/// at an offset, a device-mapper target), described for a message.
+fn stacked_signature(dev: Dev) -> Option<String> {
+    let all = related_devices(dev);
+    for r in all.iter().skip(1) {
+        let node = Path::new("/dev").join(&r.name);
+        let Ok(m) = std::fs::metadata(&node) else {
+            continue;
+        };
+        if !m.file_type().is_block_device() || dev_of(m.rdev()) != r.dev {
+            continue;
+        }
+        let Ok(head) = read_head(&node) else {
+            continue;
+        };
+        if let Some(sig) = find_signature(&head) {
+            return Some(format!("{} holds {sig}", r.describe(&all)));
+        }
+    }
+    None
+}
+
+/// Checks again, right after a block device was opened for writing,
+/// that nothing on it is mounted or used as swap (a mount can appear
+/// between the check and the open). `rdev` is the opened device.
+pub fn recheck_opened_block(
+    spec: &crate::job::JobSpec,
+    path: &Path,
+    rdev: u64,
+) -> Result<(), String> {
+    if spec.file.allow_mounted_write || !writes_to_devices(spec) {
+        return Ok(());
+    }
+    match in_use_dev(path, dev_of(rdev), &mounted_devices()) {
+        Some(why) => Err(format!(
+            "refusing to write to block device '{}': {why} (checked again after opening it); \
+             set allow_mounted_write=1 if you really want it overwritten",
+            path.display()
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Whether a job writes to (or trims) its block devices.
+fn writes_to_devices(spec: &crate::job::JobSpec) -> bool {
+    // verify_only reads what an earlier run wrote.
+    spec.io.rw.writes() && !spec.verify.verify_only
 }
 
 fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
@@ -412,6 +821,73 @@ mod tests {
         let mut b = vec![0u8; PROBE_BYTES];
         b[off..off + bytes.len()].copy_from_slice(bytes);
         b
+    }
+
+    #[test]
+    fn fifos_and_character_devices_need_allow_special_files() {
+        let id = |fmt, rdev| FileId {
+            dev: 5,
+            ino: 7,
+            fmt,
+            rdev,
+            born: None,
+        };
+        let seen = |fmt, rdev| Seen {
+            link: false,
+            id: Some(id(fmt, rdev)),
+        };
+        let spec = crate::job::test_spec(&[]);
+        let p = Path::new("/x");
+        let e = check_special(&spec, p, TargetKind::Fifo, &seen(libc::S_IFIFO, 0)).unwrap_err();
+        assert!(
+            e.contains("FIFO") && e.contains("allow_special_files=1"),
+            "{e}"
+        );
+        let tty = libc::makedev(5, 0);
+        let e = check_special(&spec, p, TargetKind::Char, &seen(libc::S_IFCHR, tty)).unwrap_err();
+        assert!(e.contains("character device (5:0)"), "{e}");
+        // /dev/null, /dev/zero, /dev/full are accepted, as fio does.
+        for minor in [3, 5, 7] {
+            let s = seen(libc::S_IFCHR, libc::makedev(1, minor));
+            assert_eq!(check_special(&spec, p, TargetKind::Char, &s), Ok(()));
+        }
+        let allowed = crate::job::test_spec(&[("allow_special_files", "1")]);
+        let s = seen(libc::S_IFIFO, 0);
+        assert_eq!(check_special(&allowed, p, TargetKind::Fifo, &s), Ok(()));
+    }
+
+    #[test]
+    fn identity_refusals_say_what_changed() {
+        let reg = FileId {
+            dev: 1,
+            ino: 10,
+            fmt: libc::S_IFREG,
+            rdev: 0,
+            born: None,
+        };
+        let p = Path::new("/d/f");
+        let was = Seen {
+            link: false,
+            id: Some(reg),
+        };
+        assert_eq!(check_identity(p, &was, &reg), Ok(()));
+        let e = check_identity(p, &Seen::default(), &reg).unwrap_err();
+        assert!(
+            e.starts_with("refusing to open '/d/f': it did not exist"),
+            "{e}"
+        );
+        let other = FileId { ino: 11, ..reg };
+        let e = check_identity(p, &was, &other).unwrap_err();
+        assert!(e.contains("1:10 became 1:11"), "{e}");
+        let fifo = FileId {
+            fmt: libc::S_IFIFO,
+            ..other
+        };
+        let e = check_identity(p, &was, &fifo).unwrap_err();
+        assert!(
+            e.contains("was a regular file") && e.contains("now a FIFO"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod job_extras;
 mod job_language;
 mod logs;
 mod loopdev;
+mod open_safety;
 mod placement;
 mod reports;
 mod safety;

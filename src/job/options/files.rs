@@ -206,6 +206,11 @@ pub const OPTS: &[OptDef] = &[
         Ok(())
     })
     .default("0"),
+    opt("allow_special_files", Files, Kind::Bool, "iomark addition: allow a FIFO or a character device (other than /dev/null, /dev/zero, /dev/full) as a target; opening a FIFO waits for its other end (Ctrl-C stops the wait)", |s, v| {
+        s.file.allow_special_files = boolean(v)?;
+        Ok(())
+    })
+    .default("0"),
     opt(
         "fadvise_hint",
         Files,

@@ -130,6 +130,7 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     ("allow_file_create", "0", |s| !s.file.allow_file_create),
     ("allow_mounted_write", "1", |s| s.file.allow_mounted_write),
     ("allow_destroy_data", "1", |s| s.file.allow_destroy_data),
+    ("allow_special_files", "1", |s| s.file.allow_special_files),
     ("pre_read", "1", |s| s.file.pre_read),
     ("overwrite", "1", |s| s.file.overwrite),
     ("fallocate", "keep", |s| {
