@@ -238,8 +238,18 @@ fn exec_hook(job: &str, what: &str, cmd: &str) -> Result<(), String> {
     super::output::stderr_line(&format!(
         "{job}: saving the output of exec_{what} in {out_name}"
     ));
-    let out = std::fs::File::create(&out_name)
-        .map_err(|e| format!("cannot create {out_name} for exec_{what}: {e}"))?;
+    // Never through a link: a link put there would make iomark truncate
+    // whatever it points at.
+    let out = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&out_name)
+    }
+    .map_err(|e| format!("cannot create {out_name} for exec_{what}: {e}"))?;
     let err = out.try_clone().map_err(|e| format!("{out_name}: {e}"))?;
     let status = std::process::Command::new("/bin/sh")
         .arg("-c")

@@ -199,6 +199,20 @@ fn exec_prerun_and_postrun_run_around_each_clone() {
         "{}",
         stderr(&o)
     );
+
+    // The output file is never written through a link put in its place.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "keep").unwrap();
+    std::fs::remove_file(dir.path().join("hook.prerun.txt")).unwrap();
+    std::os::unix::fs::symlink(&victim, dir.path().join("hook.prerun.txt")).unwrap();
+    let o = run(&["--exec_prerun=echo overwritten"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot create hook.prerun.txt for exec_prerun"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
 }
 
 /// Jobs sharing a flow_id issue I/O in proportion to their `flow`
