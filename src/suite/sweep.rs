@@ -397,10 +397,11 @@ pub fn sweep_charts(sweep: &Value) -> Vec<(&'static str, String)> {
         }
         let chart = LineChart {
             title: format!("{title} vs {x_label}"),
+            subtitle: "Median of the measured passes at each point; bars: min–max.".into(),
             x: Axis::new(x_label, x_scale, x_fmt),
             y: Axis::new(y_label, scale, fmt),
             series,
-            width: 620,
+            width: 480,
             height: 300,
         };
         out.push((suffix, svg::line_chart(&chart)));
