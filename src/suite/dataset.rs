@@ -106,6 +106,9 @@ pub fn round3(v: f64) -> f64 {
 /// Throughput over time of one job direction.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Series {
+    /// Which run this is, for chart captions: "pass 2 of 3 …" or
+    /// "the run in FILE".
+    pub label: String,
     /// When the job started (its first sample), s since the run started.
     pub start_s: f64,
     /// End of each interval, s since the run started.
@@ -117,6 +120,8 @@ pub struct Series {
 /// The latency detail of one pass.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Detail {
+    /// Which run the detail is of (see `Series::label`).
+    pub pass_label: String,
     /// "lat" (total) or "clat" (completion): which latency the
     /// percentiles and bins describe.
     pub lat_kind: &'static str,
@@ -136,21 +141,54 @@ pub struct Params {
     pub numjobs: String,
     pub ioengine: String,
     pub direct: String,
+    /// fio's size text, e.g. "8m" (empty: not given).
+    pub size: String,
+    /// fio's runtime text with its unit, e.g. "2s" (empty: not given).
+    pub runtime: String,
+    /// "1" when the job is time_based.
+    pub time_based: String,
+}
+
+/// A size as fio writes it (`8m`, `1g`), from what a job file or JSON
+/// holds ("8m", "8388608", "8M"); other text (percentages) unchanged.
+fn size_option(v: &str) -> String {
+    match crate::job::value::parse_size(v, 1024) {
+        Ok(b) if b > 0 => super::presets::size_text(b),
+        _ => v.to_string(),
+    }
+}
+
+/// A time with its unit (`2s`, `500ms`): fio takes a bare number as
+/// seconds.
+fn time_option(v: &str) -> String {
+    match crate::job::value::parse_time_us(v, crate::job::value::TimeUnit::Sec) {
+        Ok(us) if us > 0 => super::presets::time_text(us),
+        _ => v.to_string(),
+    }
 }
 
 impl Params {
+    /// The options as `name=value` in fio's spelling, size and runtime
+    /// included (with `time_based` when the job runs for its runtime).
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();
+        let size = size_option(&self.size);
+        let runtime = time_option(&self.runtime);
         for (k, v) in [
             ("rw", &self.rw),
             ("bs", &self.bs),
             ("iodepth", &self.iodepth),
             ("numjobs", &self.numjobs),
+            ("size", &size),
+            ("runtime", &runtime),
             ("ioengine", &self.ioengine),
             ("direct", &self.direct),
         ] {
             if !v.is_empty() {
                 parts.push(format!("{k}={v}"));
+            }
+            if k == "runtime" && !v.is_empty() && !self.time_based.is_empty() {
+                parts.push("time_based".into());
             }
         }
         parts.join(" ")
@@ -166,6 +204,9 @@ pub struct Item {
     pub params: Params,
     pub samples: Vec<Metrics>,
     pub detail: Option<Detail>,
+    /// Throughput over time of every measured pass (results bundles):
+    /// (pass number from 1, series), in pass order.
+    pub pass_timelines: Vec<(u64, Series)>,
 }
 
 impl Item {
@@ -291,9 +332,14 @@ pub fn from_value(v: &Value, source: &str) -> Result<Dataset, String> {
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_else(|| source.to_string());
     d.warnings = warning_texts(v.pointer("/iomark/warnings"));
+    let run = format!("the run in {}", d.title);
     d.items = items_of_doc(v)
         .into_iter()
-        .map(|(mut item, detail)| {
+        .map(|(mut item, mut detail)| {
+            detail.pass_label = run.clone();
+            if let Some(t) = &mut detail.timeline {
+                t.label = run.clone();
+            }
             item.detail = Some(detail);
             item
         })
@@ -396,6 +442,7 @@ pub fn dir_metrics(d: &Value) -> Option<(Metrics, Detail)> {
             sync_write: false,
         },
         Detail {
+            pass_label: String::new(),
             lat_kind: kind,
             percentiles,
             bins,
@@ -418,6 +465,15 @@ fn params(job: &Value, global: &Value) -> Params {
         numjobs: get("numjobs"),
         ioengine: get("ioengine"),
         direct: get("direct"),
+        size: get("size"),
+        runtime: get("runtime"),
+        time_based: if job.pointer("/job options/time_based").is_some()
+            || global.get("time_based").is_some()
+        {
+            "1".into()
+        } else {
+            String::new()
+        },
     }
 }
 
@@ -466,6 +522,7 @@ fn timeline_of(doc: &Value, job_index: usize, dir: &str) -> Option<Series> {
         None => t[0] - t.get(1).map(|t1| t1 - t[0]).unwrap_or(0.0),
     };
     (t.len() == bw.len() && t.len() == iops.len() && !t.is_empty()).then_some(Series {
+        label: String::new(),
         start_s,
         t_s: t,
         bw_bytes: bw,
@@ -520,6 +577,7 @@ pub fn items_of_doc(doc: &Value) -> Vec<(Item, Detail)> {
                     params: p.clone(),
                     samples: vec![m],
                     detail: None,
+                    pass_timelines: Vec::new(),
                 },
                 detail,
             ));
@@ -564,33 +622,74 @@ fn from_bundle(v: &Value, source: &str) -> Result<Dataset, String> {
         if samples.is_empty() {
             continue;
         }
-        // Details from the pass with the median bandwidth.
+        // Details from the pass with the median bandwidth; throughput
+        // over time from every pass.
         let rep = representative(&samples);
-        let detail = runs
+        let n = samples.len();
+        let passes: Vec<(u64, Option<(Item, Detail)>)> = runs
             .iter()
             .filter(|r| s(&r["section"]) == section)
-            .nth(rep)
-            .and_then(|r| {
-                items_of_doc(&r["result"])
+            .enumerate()
+            .map(|(i, r)| {
+                let no = r["pass"].as_u64().unwrap_or(i as u64 + 1);
+                let found = items_of_doc(&r["result"])
                     .into_iter()
-                    .find(|(i, _)| i.dir == dir)
-                    .map(|(_, d)| d)
-            });
+                    .find(|(i, _)| i.dir == dir);
+                (no, found)
+            })
+            .collect();
+        let pass_label = |no: u64| format!("pass {no} of {n}");
+        let detail = passes.get(rep).and_then(|(no, f)| {
+            f.as_ref().map(|(_, d)| {
+                let mut d = d.clone();
+                d.pass_label = format!("{}, the pass with the median bandwidth", pass_label(*no));
+                if let Some(t) = &mut d.timeline {
+                    t.label = d.pass_label.clone();
+                }
+                d
+            })
+        });
+        let pass_timelines: Vec<(u64, Series)> = passes
+            .iter()
+            .filter_map(|(no, f)| {
+                let mut t = f.as_ref()?.1.timeline.clone()?;
+                t.label = pass_label(*no);
+                Some((*no, t))
+            })
+            .collect();
+        // Size and runtime come from the pass's own job options when the
+        // test's params do not hold them.
+        let run_params = passes
+            .iter()
+            .find_map(|(_, f)| f.as_ref().map(|(i, _)| i.params.clone()))
+            .unwrap_or_default();
         let pv = &t["params"];
+        let or_run = |k: &str, run: &String| {
+            let v = s(&pv[k]);
+            if v.is_empty() {
+                run.clone()
+            } else {
+                v
+            }
+        };
         d.items.push(Item {
             key: format!("{section}/{dir}"),
             name: s(&t["name"]),
             dir,
             params: Params {
-                rw: s(&pv["rw"]),
-                bs: s(&pv["bs"]),
-                iodepth: s(&pv["iodepth"]),
-                numjobs: s(&pv["numjobs"]),
-                ioengine: s(&pv["ioengine"]),
-                direct: s(&pv["direct"]),
+                rw: or_run("rw", &run_params.rw),
+                bs: or_run("bs", &run_params.bs),
+                iodepth: or_run("iodepth", &run_params.iodepth),
+                numjobs: or_run("numjobs", &run_params.numjobs),
+                ioengine: or_run("ioengine", &run_params.ioengine),
+                direct: or_run("direct", &run_params.direct),
+                size: or_run("size", &run_params.size),
+                runtime: or_run("runtime", &run_params.runtime),
+                time_based: or_run("time_based", &run_params.time_based),
             },
             samples,
             detail,
+            pass_timelines,
         });
     }
     Ok(d)

@@ -3,10 +3,15 @@
 //! opens offline and prints cleanly. The markup is well-formed XML
 //! (polyglot XHTML), so tests can parse it.
 //!
-//! Sections: notes and warnings, a summary table, bar charts per test,
-//! sweep charts (for sweeps), per job direction throughput over time,
-//! latency percentile curve (log scale) and latency histogram (json+ bins),
-//! the environment record and the job file.
+//! Sections: for CrystalDiskMark-style results (`quick`, the
+//! crystaldiskmark presets) a first screen laid out as CrystalDiskMark's
+//! grid; notes and warnings, a summary table, bar charts per test, sweep
+//! charts (for sweeps), per job direction throughput over time (every
+//! measured pass overlaid), latency percentile curve (log scale) and
+//! latency histogram (json+ bins), the environment and settings in
+//! human units, and the job file. Every chart says which pass or run it
+//! shows. Charts sit in a grid: two per row on wide screens, one on
+//! narrow ones (a phone, 390 px wide, scrolls only down).
 
 use std::fmt::Write;
 
@@ -17,20 +22,39 @@ use super::svg::{self, esc, Axis, Format, LineChart, Scale, Series};
 use super::table;
 
 const CSS: &str = "\
-body{font-family:sans-serif;margin:1.5em auto;max-width:1000px;color:#222;padding:0 1em}\
+*,*::before,*::after{box-sizing:border-box}\
+body{font-family:sans-serif;margin:1.5em auto;max-width:1000px;color:#222;padding:0 1em;overflow-wrap:break-word}\
 h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:1.6em}\
 h3{font-size:1em;margin:1.2em 0 .4em}\
 .meta{color:#555;font-size:.9em}\
-table{border-collapse:collapse;font-size:.85em;margin:.5em 0}\
+table:not(.cdm){overflow-x:auto;max-width:100%}\
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0;overflow-wrap:normal}\
+table:not(.cdm){display:block;width:max-content}\
 th,td{border:1px solid #ccc;padding:3px 7px;text-align:right;vertical-align:top}\
 th{background:#f2f2f2}td.l,th.l{text-align:left}\
+table.kv th{font-weight:normal;color:#444}\
 .warn{background:#fff4d6;border:1px solid #e0b84c;padding:.5em 1em;margin:.5em 0}\
 .note{background:#eef4fb;border:1px solid #9bbbe0;padding:.5em 1em;margin:.5em 0}\
-.grid{display:flex;flex-wrap:wrap;gap:10px}\
-.grid svg{border:1px solid #ddd}\
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,400px),1fr));gap:10px;margin:.5em 0}\
+.grid svg{display:block;width:100%;height:auto;border:1px solid #ddd}\
+.grid svg.wide{grid-column:1/-1}\
 .regression{color:#b00020;font-weight:bold}.improvement{color:#1b7f3b;font-weight:bold}\
 pre{background:#f7f7f7;border:1px solid #ddd;padding:.6em;font-size:.8em;overflow-x:auto;white-space:pre-wrap}\
-@media print{body{max-width:none;margin:0}.grid svg{border:none}h2,h3{break-after:avoid}.item,svg,table{break-inside:avoid}}\
+table.cdm{border-collapse:separate;border-spacing:4px;width:100%;max-width:640px;table-layout:fixed;font-size:1em;margin:.6em 0}\
+.cdm th,.cdm td{border:1px solid #9cc3a2;padding:.3em .4em;overflow-wrap:normal}\
+.cdm thead th{background:#1b7f3b;color:#fff;text-align:center}\
+.cdm thead th.unit{background:#eef5ef;color:#1b5e2b;font-size:.85em;font-weight:normal}\
+.cdm tbody th{background:#1b7f3b;color:#fff;text-align:center;width:26%;line-height:1.25}\
+.cdm td{background:#f5faf5;text-align:right}\
+.cdm .big{display:block;font-size:clamp(1.2em,6vw,2.1em);font-weight:bold;line-height:1.15;font-variant-numeric:tabular-nums;white-space:nowrap}\
+.cdm .small{display:block;font-size:.78em;color:#444;white-space:nowrap}\
+@media print{body{max-width:none;margin:0;padding:0;font-size:10pt}\
+.first{break-after:page}\
+.cdm th,.cdm td,.cdm thead th,.cdm thead th.unit,.cdm tbody th{background:none;color:#000;border:1px solid #000}\
+.cdm .big{font-size:20pt}.cdm .small{color:#000}\
+.grid{grid-template-columns:repeat(2,minmax(0,1fr))}.grid svg{border:none}\
+table:not(.cdm){display:table;width:auto;overflow:visible}.warn,.note{border:1px solid #000}\
+h2,h3{break-after:avoid}.item,svg,table,tr{break-inside:avoid}}\
 ";
 
 /// The page around a body.
@@ -47,7 +71,8 @@ pub fn page(title: &str, body: &str) -> String {
 }
 
 /// A table from header cells and rows; the first `left` columns are
-/// left-aligned. Cells are escaped.
+/// left-aligned. Cells are escaped. (Wide tables scroll inside their box
+/// on narrow screens instead of widening the page: see the CSS.)
 pub fn table(headers: &[&str], rows: &[Vec<String>], left: usize) -> String {
     let mut s = String::from("<table><thead><tr>");
     for (i, h) in headers.iter().enumerate() {
@@ -67,6 +92,22 @@ pub fn table(headers: &[&str], rows: &[Vec<String>], left: usize) -> String {
     s
 }
 
+/// A two-column table of (name, value) rows: names are row headers, no
+/// header row.
+pub fn kv_table(rows: &[(String, String)]) -> String {
+    let mut s = String::from("<table class=\"kv\"><tbody>");
+    for (k, v) in rows {
+        let _ = write!(
+            s,
+            "<tr><th class=\"l\" scope=\"row\">{}</th><td class=\"l\">{}</td></tr>",
+            esc(k),
+            esc(v)
+        );
+    }
+    s.push_str("</tbody></table>");
+    s
+}
+
 pub fn boxes(class: &str, lines: &[String]) -> String {
     lines
         .iter()
@@ -77,6 +118,43 @@ pub fn boxes(class: &str, lines: &[String]) -> String {
 pub fn warning_boxes(w: &[super::dataset::Warning]) -> String {
     let texts: Vec<String> = w.iter().map(|w| w.text.clone()).collect();
     boxes("warn", &texts)
+}
+
+/// Bytes in binary units: `4 KiB`, `1 GiB`, `23.5 GiB`, `512 B`.
+pub fn bytes_text(b: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut i = 0;
+    let mut v = b as f64;
+    while v >= 1024.0 && i < units.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 || b % (1u64 << (10 * i)) == 0 {
+        format!("{v:.0} {}", units[i])
+    } else {
+        format!("{v:.1} {}", units[i])
+    }
+}
+
+/// A duration in microseconds: `2 s`, `500 ms`, `1.5 s`, `250 µs`, `90 s`.
+pub fn duration_text(us: u64) -> String {
+    let f = |v: f64, u: &str| format!("{} {u}", svg::digits(v));
+    if us >= 1_000_000 {
+        f(us as f64 / 1e6, "s")
+    } else if us >= 1000 {
+        f(us as f64 / 1e3, "ms")
+    } else {
+        format!("{us} µs")
+    }
+}
+
+/// A latency in ns with a space before its unit: `13.39 ms`, `96.1 µs`.
+fn latency_text(ns: f64) -> String {
+    let t = table::latency(ns);
+    match t.find(|c: char| c.is_alphabetic() || c == 'µ') {
+        Some(i) if i > 0 => format!("{} {}", &t[..i], &t[i..]),
+        _ => t,
+    }
 }
 
 /// "median (min–max)" of MiB/s.
@@ -212,6 +290,24 @@ pub fn nines_ticks(max_p: f64) -> Vec<(f64, String)> {
     t
 }
 
+/// A caption naming the run each curve is of: the label alone for one
+/// curve (or when all agree), else "name: label" per curve.
+fn runs_caption(curves: &[(&str, &str)]) -> String {
+    let labelled: Vec<&(&str, &str)> = curves.iter().filter(|c| !c.1.is_empty()).collect();
+    match labelled.as_slice() {
+        [] => String::new(),
+        [(_, l)] if curves.len() == 1 => format!("Shows {l}."),
+        all if all.iter().all(|c| c.1 == all[0].1) => format!("Shows {}.", all[0].1),
+        all => format!(
+            "Shows {}.",
+            all.iter()
+                .map(|(n, l)| format!("{n}: {l}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+    }
+}
+
 /// Latency percentile curve(s): one series per (name, detail, dashed).
 pub fn percentile_chart(title: &str, curves: &[(String, &Detail, bool, usize)]) -> String {
     let mut max_p: f64 = 90.0;
@@ -247,8 +343,13 @@ pub fn percentile_chart(title: &str, curves: &[(String, &Detail, bool, usize)]) 
         .unwrap_or("completion");
     let mut x = Axis::new("percentile", Scale::Linear, Format::Number);
     x.ticks = Some(nines_ticks(max_p));
+    let caption: Vec<(&str, &str)> = curves
+        .iter()
+        .map(|c| (c.0.as_str(), c.1.pass_label.as_str()))
+        .collect();
     svg::line_chart(&LineChart {
         title: title.to_string(),
+        subtitle: runs_caption(&caption),
         x,
         y: Axis::new(
             &format!("{kind} latency (log)"),
@@ -288,9 +389,24 @@ pub fn from_zero(s: &super::dataset::Series) -> super::dataset::Series {
     }
 }
 
-/// Throughput over time: (name, series, dashed, color) per curve.
+/// Throughput over time: (name, series, dashed, color) per curve; the
+/// caption names the run each curve is of (`Series::label`).
 pub fn timeline_chart(
     title: &str,
+    iops: bool,
+    curves: &[(String, &super::dataset::Series, bool, usize)],
+) -> String {
+    let caption: Vec<(&str, &str)> = curves
+        .iter()
+        .map(|c| (c.0.as_str(), c.1.label.as_str()))
+        .collect();
+    timeline_chart_with(title, &runs_caption(&caption), iops, curves)
+}
+
+/// Throughput over time with the given caption.
+pub fn timeline_chart_with(
+    title: &str,
+    caption: &str,
     iops: bool,
     curves: &[(String, &super::dataset::Series, bool, usize)],
 ) -> String {
@@ -312,6 +428,7 @@ pub fn timeline_chart(
     let x = Axis::new("time (s)", Scale::Linear, Format::Number);
     svg::line_chart(&LineChart {
         title: title.to_string(),
+        subtitle: caption.to_string(),
         x,
         y: Axis::new(
             if iops { "IOPS" } else { "MiB/s" },
@@ -322,6 +439,34 @@ pub fn timeline_chart(
         width: 460,
         height: 240,
     })
+}
+
+/// The caption of a chart overlaying the measured passes of a test,
+/// saying what happened to the warm-up pass.
+fn passes_caption(shown: &[u64], total: usize, warmup_us: Option<u64>) -> String {
+    let which = match shown {
+        [one] => format!("pass {one} of {total}, from its start"),
+        _ if shown.len() == total => {
+            format!("all {total} measured passes, each from its own start")
+        }
+        _ => format!(
+            "measured passes {} of {total}, each from its own start",
+            shown
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let warm = match warmup_us {
+        Some(0) => "; no warm-up pass was run".to_string(),
+        Some(us) => format!(
+            "; the {} warm-up pass before them was discarded and is not recorded",
+            duration_text(us)
+        ),
+        None => String::new(),
+    };
+    format!("Shows {which}{warm}.")
 }
 
 fn item_section(d: &Dataset, it: &Item) -> String {
@@ -337,13 +482,43 @@ fn item_section(d: &Dataset, it: &Item) -> String {
         esc(&title),
         esc(&it.params.describe())
     );
+    let warmup = d
+        .settings
+        .as_ref()
+        .and_then(|v| v.get("warmup_us"))
+        .and_then(Value::as_u64);
+    if !it.pass_timelines.is_empty() {
+        let shifted: Vec<(u64, super::dataset::Series)> = it
+            .pass_timelines
+            .iter()
+            .map(|(n, t)| (*n, from_zero(t)))
+            .collect();
+        let curves: Vec<(String, &super::dataset::Series, bool, usize)> = shifted
+            .iter()
+            .enumerate()
+            .map(|(i, (n, t))| (format!("pass {n}"), t, false, i))
+            .collect();
+        let shown: Vec<u64> = shifted.iter().map(|(n, _)| *n).collect();
+        let caption = passes_caption(&shown, it.samples.len().max(shown.len()), warmup);
+        s.push_str(&timeline_chart_with(
+            "Bandwidth over time",
+            &caption,
+            false,
+            &curves,
+        ));
+        s.push_str(&timeline_chart_with(
+            "IOPS over time",
+            &caption,
+            true,
+            &curves,
+        ));
+    } else if let Some(tl) = it.detail.as_ref().and_then(|d| d.timeline.as_ref()) {
+        let tl = from_zero(tl);
+        let c = [(it.label(), &tl, false, 0usize)];
+        s.push_str(&timeline_chart("Bandwidth over time", false, &c));
+        s.push_str(&timeline_chart("IOPS over time", true, &c));
+    }
     if let Some(det) = &it.detail {
-        if let Some(tl) = &det.timeline {
-            let tl = from_zero(tl);
-            let c = [(it.label(), &tl, false, 0usize)];
-            s.push_str(&timeline_chart("Bandwidth over time", false, &c));
-            s.push_str(&timeline_chart("IOPS over time", true, &c));
-        }
         if !det.percentiles.is_empty() {
             s.push_str(&percentile_chart(
                 "Latency percentiles",
@@ -358,6 +533,7 @@ fn item_section(d: &Dataset, it: &Item) -> String {
             };
             s.push_str(&svg::histogram(
                 "Latency histogram (json+ bins)",
+                &runs_caption(&[("", det.pass_label.as_str())]),
                 kind,
                 &histogram_bins(&det.bins),
                 460,
@@ -369,29 +545,71 @@ fn item_section(d: &Dataset, it: &Item) -> String {
     s
 }
 
-fn kv_rows(v: &Value) -> Vec<Vec<String>> {
+/// A JSON value as text: strings bare, arrays joined with ", ".
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a.iter().map(plain).collect::<Vec<_>>().join(", "),
+        Value::Bool(b) => if *b { "yes" } else { "no" }.into(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// A name and value of a recorded key in words and human units: keys
+/// ending in `_bytes`, `_us`, `_ms` or `_ns` lose the suffix and show
+/// their value in units; `names` gives known keys their words.
+fn human_row(k: &str, v: &Value, names: &[(&str, &str)]) -> (String, String) {
+    let named = |base: &str| {
+        names
+            .iter()
+            .find(|(n, _)| *n == base || *n == k)
+            .map(|(_, w)| w.to_string())
+            .unwrap_or_else(|| base.replace('_', " "))
+    };
+    let num = v.as_u64().or_else(|| v.as_f64().map(|f| f as u64));
+    for (suffix, to_us) in [("_bytes", 0u64), ("_us", 1), ("_ms", 1000), ("_ns", 0)] {
+        if let (Some(base), Some(n)) = (k.strip_suffix(suffix), num) {
+            let text = match suffix {
+                "_bytes" => bytes_text(n),
+                "_ns" => latency_text(n as f64),
+                _ => duration_text(n * to_us),
+            };
+            return (named(base), text);
+        }
+    }
+    (named(k), plain(v))
+}
+
+const HOST_NAMES: &[(&str, &str)] = &[
+    ("hostname", "host name"),
+    ("machine", "architecture"),
+    ("cpu_model", "CPU model"),
+    ("cpus", "CPUs"),
+    ("ram", "memory (RAM)"),
+    ("mem_available", "memory available at the start"),
+    ("cpu_governor", "CPU frequency governor"),
+];
+
+const TARGET_NAMES: &[(&str, &str)] = &[
+    ("fs_type", "filesystem"),
+    ("mount_point", "mount point"),
+    ("mount_source", "mounted from"),
+    ("mount_options", "mount options"),
+    ("slaves", "underlying devices"),
+    ("device_model", "device model"),
+    ("device_size", "device size"),
+    ("scheduler", "I/O scheduler"),
+    ("rotational", "rotational (as the kernel reports)"),
+    ("memory_backed", "memory-backed"),
+];
+
+fn kv_rows(v: &Value, names: &[(&str, &str)]) -> Vec<(String, String)> {
     v.as_object()
         .map(|m| {
             m.iter()
-                .map(|(k, v)| {
-                    let val = match v {
-                        Value::String(s) => s.clone(),
-                        Value::Array(a) => a
-                            .iter()
-                            .map(|x| x.as_str().map(str::to_string).unwrap_or(x.to_string()))
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        other => other.to_string(),
-                    };
-                    let val = if k.ends_with("bytes") {
-                        v.as_u64()
-                            .map(|b| format!("{} ({b})", crate::report::env::human(b)))
-                            .unwrap_or(val)
-                    } else {
-                        val
-                    };
-                    vec![k.clone(), val]
-                })
+                .map(|(k, v)| human_row(k, v, names))
+                .filter(|(_, v)| !v.is_empty())
                 .collect()
         })
         .unwrap_or_default()
@@ -402,7 +620,7 @@ pub fn environment(env: &Value) -> String {
     let mut s = String::new();
     if let Some(h) = env.get("host") {
         s.push_str("<h3>Host</h3>");
-        s.push_str(&table(&["", ""], &kv_rows(h), 2));
+        s.push_str(&kv_table(&kv_rows(h, HOST_NAMES)));
     }
     for t in env["targets"].as_array().into_iter().flatten() {
         let _ = write!(
@@ -410,9 +628,209 @@ pub fn environment(env: &Value) -> String {
             "<h3>Target {}</h3>",
             esc(t["path"].as_str().unwrap_or(""))
         );
-        s.push_str(&table(&["", ""], &kv_rows(t), 2));
+        s.push_str(&kv_table(&kv_rows(t, TARGET_NAMES)));
     }
     s
+}
+
+/// A benchmark's settings in human units, named as the fio options they
+/// set where they are options (size, runtime, ioengine, direct, rw, bs,
+/// iodepth, numjobs, directory).
+pub fn settings_rows(st: &Value) -> Vec<(String, String)> {
+    let Some(m) = st.as_object() else {
+        return Vec::new();
+    };
+    let list = |v: &Value, f: &dyn Fn(&str) -> String| -> String {
+        plain(v)
+            .split(',')
+            .map(|x| f(x.trim()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let size = |x: &str| match crate::job::value::parse_size(x, 1024) {
+        Ok(b) => bytes_text(b),
+        Err(_) => x.to_string(),
+    };
+    m.iter()
+        .map(|(k, v)| match k.as_str() {
+            "path" => ("directory".into(), plain(v)),
+            "direct" => {
+                let on = v.as_bool().unwrap_or_else(|| plain(v) == "1");
+                (
+                    "direct".into(),
+                    if on {
+                        "1 (direct I/O, past the page cache)".into()
+                    } else {
+                        "0 (buffered I/O, through the page cache)".into()
+                    },
+                )
+            }
+            "size" => ("size".into(), size(&plain(v))),
+            "size_bytes" => (
+                "size".into(),
+                v.as_u64().map(bytes_text).unwrap_or_else(|| plain(v)),
+            ),
+            "runtime_us" => (
+                "runtime (each measured pass)".into(),
+                v.as_u64().map(duration_text).unwrap_or_else(|| plain(v)),
+            ),
+            "passes" => ("measured passes per test".into(), plain(v)),
+            "warmup_us" => (
+                "warm-up pass (discarded)".into(),
+                match v.as_u64() {
+                    Some(0) => "none".into(),
+                    Some(us) => duration_text(us),
+                    None => plain(v),
+                },
+            ),
+            "bs" => ("bs".into(), list(v, &size)),
+            "rw" | "iodepth" | "numjobs" => (k.clone(), list(v, &|x| x.to_string())),
+            _ => human_row(k, v, &[]),
+        })
+        .collect()
+}
+
+/// "SEQ1M Q8T1" from a CrystalDiskMark test name as a label
+/// (`SEQ1M Q8T1`) or a job file section (`seq1m-q8t1-read`).
+pub fn cdm_label(name: &str) -> Option<String> {
+    let up = name.trim().to_uppercase();
+    let up = up
+        .strip_suffix("-READ")
+        .or_else(|| up.strip_suffix("-WRITE"))
+        .unwrap_or(&up)
+        .replace('-', " ");
+    let mut parts = up.split_whitespace();
+    let (kind, queue) = (parts.next()?, parts.next()?);
+    if parts.next().is_some() {
+        return None;
+    }
+    let size = kind
+        .strip_prefix("SEQ")
+        .or_else(|| kind.strip_prefix("RND"))?;
+    let digits = size.strip_suffix('K').or_else(|| size.strip_suffix('M'))?;
+    let (q, t) = queue.strip_prefix('Q')?.split_once('T')?;
+    let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (all_digits(digits) && all_digits(q) && all_digits(t)).then(|| format!("{kind} {queue}"))
+}
+
+/// One cell of the CrystalDiskMark grid.
+fn cdm_cell(it: Option<&Item>) -> String {
+    let Some(it) = it.filter(|i| i.summary(&METRICS[0]).n > 0) else {
+        return "<td><span class=\"big\">–</span><span class=\"small\">not measured</span></td>"
+            .into();
+    };
+    let mb = median(it, 0) / 1e6;
+    let big = if mb >= 100_000.0 {
+        format!("{mb:.0}")
+    } else {
+        format!("{mb:.2}")
+    };
+    let sync = it.samples.iter().any(|m| m.sync_write);
+    format!(
+        "<td><span class=\"big\">{}</span><span class=\"small\">{} IOPS</span>\
+         <span class=\"small\">{} {}</span></td>",
+        esc(&big),
+        esc(&table::iops(median(it, 1))),
+        if sync { "write+sync" } else { "mean" },
+        esc(&latency_text(median(it, 2))),
+    )
+}
+
+/// The sentence under the grid saying how the figures were measured,
+/// from the settings and the environment the results hold.
+fn cdm_how(d: &Dataset, passes: usize) -> String {
+    let st = d.settings.clone().unwrap_or(Value::Null);
+    let mut parts = vec![format!(
+        "Big figures: MB/s (1 MB = 1,000,000 bytes, as CrystalDiskMark shows; the \
+         tables below use MiB/s), the median of {passes} measured pass{}",
+        if passes == 1 { "" } else { "es" }
+    )];
+    if let Some(us) = st.get("runtime_us").and_then(Value::as_u64) {
+        parts[0].push_str(&format!(" of {} each", duration_text(us)));
+    }
+    match st.get("warmup_us").and_then(Value::as_u64) {
+        Some(0) => parts[0].push_str(", no warm-up"),
+        Some(us) => parts[0].push_str(&format!(" after a discarded {} warm-up", duration_text(us))),
+        None => {}
+    }
+    parts[0].push_str(
+        " (CrystalDiskMark shows the best pass). Beneath: median IOPS and mean latency \
+         (submission to completion; for synced writes, write plus sync).",
+    );
+    let mut how = Vec::new();
+    if let Some(b) = st.get("size_bytes").and_then(Value::as_u64) {
+        how.push(format!("{} test file", bytes_text(b)));
+    }
+    if let Some(e) = st.get("ioengine").and_then(Value::as_str) {
+        how.push(format!("ioengine {e}"));
+    }
+    if let Some(dr) = st.get("direct").and_then(Value::as_bool) {
+        how.push(if dr { "direct I/O" } else { "buffered I/O" }.into());
+    }
+    if let Some(t) = d.environment.as_ref().and_then(|e| e.pointer("/targets/0")) {
+        let mut w = plain(&t["path"]);
+        let fs = plain(&t["fs_type"]);
+        let dev = plain(&t["device"]);
+        if !fs.is_empty() {
+            w.push_str(&format!(": {fs}"));
+        }
+        if !dev.is_empty() {
+            w.push_str(&format!(" on {dev}"));
+        }
+        if !w.is_empty() {
+            how.push(w);
+        }
+    }
+    if !how.is_empty() {
+        parts.push(format!("{}.", how.join(", ")));
+    }
+    parts.join(" ")
+}
+
+/// The first screen of CrystalDiskMark-style results: rows = tests,
+/// columns = Read and Write, as CrystalDiskMark lays them out. None when
+/// the data set has no such tests.
+pub fn cdm_grid(d: &Dataset) -> Option<String> {
+    let mut rows: Vec<(String, Option<&Item>, Option<&Item>)> = Vec::new();
+    for it in &d.items {
+        let Some(label) = cdm_label(&it.name) else {
+            continue;
+        };
+        let i = match rows.iter().position(|r| r.0 == label) {
+            Some(i) => i,
+            None => {
+                rows.push((label, None, None));
+                rows.len() - 1
+            }
+        };
+        match it.dir.as_str() {
+            "read" => rows[i].1 = Some(it),
+            "write" => rows[i].2 = Some(it),
+            _ => {}
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let passes = d.items.iter().map(|i| i.samples.len()).max().unwrap_or(0);
+    let mut s = String::from(
+        "<table class=\"cdm\"><thead><tr><th class=\"unit\" scope=\"col\">MB/s</th>\
+         <th scope=\"col\">Read</th><th scope=\"col\">Write</th></tr></thead><tbody>",
+    );
+    for (label, r, w) in &rows {
+        let (kind, queue) = label.split_once(' ').unwrap_or((label, ""));
+        let _ = write!(
+            s,
+            "<tr><th scope=\"row\">{}<br/>{}</th>{}{}</tr>",
+            esc(kind),
+            esc(queue),
+            cdm_cell(*r),
+            cdm_cell(*w)
+        );
+    }
+    s.push_str("</tbody></table>");
+    let _ = write!(s, "<p class=\"meta\">{}</p>", esc(&cdm_how(d, passes)));
+    Some(s)
 }
 
 /// The report of one or more result files.
@@ -420,35 +838,58 @@ pub fn report_page(title: &str, sets: &[Dataset]) -> String {
     report_page_with_logs(title, sets, &[])
 }
 
+fn source_line(d: &Dataset) -> String {
+    format!(
+        "<p class=\"meta\">{} — {}{}{}</p>",
+        esc(&d.source),
+        esc(&d.kind),
+        if d.version.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", esc(&d.version))
+        },
+        if d.time.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", esc(&d.time))
+        },
+    )
+}
+
+fn notices(d: &Dataset) -> String {
+    let mut b = String::new();
+    if d.interrupted {
+        b.push_str(&boxes(
+            "warn",
+            &["This run was interrupted: figures cover only what was measured.".into()],
+        ));
+    }
+    b.push_str(&warning_boxes(&d.warnings));
+    b.push_str(&boxes("note", &d.notes));
+    b
+}
+
 /// The report of result files and fio log files.
 pub fn report_page_with_logs(title: &str, sets: &[Dataset], logs: &[super::logs::Log]) -> String {
     let mut b = String::new();
+    let grids: Vec<Option<String>> = sets.iter().map(cdm_grid).collect();
+    let first = grids.iter().any(Option::is_some);
+    if first {
+        b.push_str("<section class=\"first\">");
+    }
     let _ = write!(b, "<h1>{}</h1>", esc(title));
-    for d in sets {
-        let _ = write!(
-            b,
-            "<p class=\"meta\">{} — {}{}{}</p>",
-            esc(&d.source),
-            esc(&d.kind),
-            if d.version.is_empty() {
-                String::new()
-            } else {
-                format!(", {}", esc(&d.version))
-            },
-            if d.time.is_empty() {
-                String::new()
-            } else {
-                format!(", {}", esc(&d.time))
-            },
-        );
-        if d.interrupted {
-            b.push_str(&boxes(
-                "warn",
-                &["This run was interrupted: figures cover only what was measured.".into()],
-            ));
+    for (d, grid) in sets.iter().zip(&grids) {
+        if sets.len() > 1 && grid.is_some() {
+            let _ = write!(b, "<h2>{}</h2>", esc(&d.title));
         }
-        b.push_str(&boxes("note", &d.notes));
-        b.push_str(&warning_boxes(&d.warnings));
+        b.push_str(&source_line(d));
+        b.push_str(&notices(d));
+        if let Some(g) = grid {
+            b.push_str(g);
+        }
+    }
+    if first {
+        b.push_str("</section>");
     }
     if !sets.is_empty() {
         b.push_str("<h2>Summary</h2>");
@@ -456,8 +897,8 @@ pub fn report_page_with_logs(title: &str, sets: &[Dataset], logs: &[super::logs:
     }
     b.push_str(
         "<p class=\"meta\">Medians over the measured passes (min–max of bandwidth in \
-         brackets). Mean latency is total latency; p99 is of total latency when the job \
-         reports it, else of completion latency.</p>",
+         brackets); MiB/s is 1,048,576 bytes per second. Mean latency is total latency; \
+         p99 is of total latency when the job reports it, else of completion latency.</p>",
     );
     let names: Vec<String> = sets.iter().map(|d| d.title.clone()).collect();
     b.push_str(&bar_charts(sets, &names));
@@ -489,7 +930,7 @@ pub fn report_page_with_logs(title: &str, sets: &[Dataset], logs: &[super::logs:
         }
         if let Some(st) = d.settings.as_ref().filter(|s| s.is_object()) {
             let _ = write!(b, "<h3>Settings — {}</h3>", esc(&d.title));
-            b.push_str(&table(&["", ""], &kv_rows(st), 2));
+            b.push_str(&kv_table(&settings_rows(st)));
         }
     }
     for d in sets {
@@ -528,5 +969,66 @@ mod tests {
         assert!((nines(90.0) - 1.0).abs() < 1e-12);
         assert!((nines(99.9) - 3.0).abs() < 1e-9);
         assert_eq!(nines_ticks(99.0).last().unwrap().1, "p99");
+    }
+
+    #[test]
+    fn units_are_human() {
+        assert_eq!(bytes_text(4096), "4 KiB");
+        assert_eq!(bytes_text(1 << 30), "1 GiB");
+        assert_eq!(bytes_text(25_276_063_744), "23.5 GiB");
+        assert_eq!(bytes_text(512), "512 B");
+        assert_eq!(duration_text(2_000_000), "2 s");
+        assert_eq!(duration_text(200_000), "200 ms");
+        assert_eq!(duration_text(1_500_000), "1.5 s");
+        assert_eq!(latency_text(13_390_000.0), "13.39 ms");
+    }
+
+    #[test]
+    fn settings_read_as_fio_options_in_human_units() {
+        let st: Value = serde_json::json!({
+            "preset": "crystaldiskmark", "path": "/mnt/x", "ioengine": "io_uring",
+            "direct": true, "size_bytes": 1073741824u64, "runtime_us": 2000000,
+            "passes": 3, "warmup_us": 1000000, "bs": "4k,1m", "odd_thing_us": 5000,
+        });
+        let rows = settings_rows(&st);
+        let get = |k: &str| rows.iter().find(|r| r.0 == k).map(|r| r.1.clone());
+        assert_eq!(get("size").as_deref(), Some("1 GiB"));
+        assert_eq!(get("runtime (each measured pass)").as_deref(), Some("2 s"));
+        assert_eq!(get("warm-up pass (discarded)").as_deref(), Some("1 s"));
+        assert_eq!(get("bs").as_deref(), Some("4 KiB, 1 MiB"));
+        assert_eq!(get("directory").as_deref(), Some("/mnt/x"));
+        assert_eq!(get("odd thing").as_deref(), Some("5 ms"));
+        assert!(get("direct").unwrap().starts_with("1 "));
+        assert!(rows.iter().all(|r| !r.0.contains('_')), "{rows:?}");
+    }
+
+    #[test]
+    fn crystaldiskmark_names_are_recognised_both_ways() {
+        assert_eq!(cdm_label("SEQ1M Q8T1").as_deref(), Some("SEQ1M Q8T1"));
+        assert_eq!(
+            cdm_label("rnd4k-q32t16-write").as_deref(),
+            Some("RND4K Q32T16")
+        );
+        assert_eq!(
+            cdm_label("seq128k-q32t1-read").as_deref(),
+            Some("SEQ128K Q32T1")
+        );
+        assert_eq!(cdm_label("database"), None);
+        assert_eq!(cdm_label("SEQ1M Q8"), None);
+        assert_eq!(cdm_label("randread 4k QD1 J1"), None);
+    }
+
+    #[test]
+    fn captions_name_the_run() {
+        assert_eq!(
+            passes_caption(&[1, 2, 3], 3, Some(1_000_000)),
+            "Shows all 3 measured passes, each from its own start; the 1 s warm-up pass \
+             before them was discarded and is not recorded."
+        );
+        assert!(passes_caption(&[1], 1, Some(0)).contains("pass 1 of 1"));
+        assert_eq!(
+            runs_caption(&[("base", "pass 2 of 3"), ("new", "the run in b.json")]),
+            "Shows base: pass 2 of 3; new: the run in b.json."
+        );
     }
 }

@@ -121,6 +121,7 @@ pub fn chart(log: &Log) -> String {
         .collect();
     svg::line_chart(&LineChart {
         title: format!("{} — {title}", log.name),
+        subtitle: "one run: the one that wrote this log file".into(),
         x: Axis::new("time (s)", Scale::Linear, Format::Number),
         y,
         series,

@@ -14,9 +14,11 @@ pub fn usage() -> String {
         "Usage: iomark report RESULTS.json… [-o report.html]\n\n\
          Writes one self-contained HTML file (inline SVG and CSS, no scripts, no\n\
          network) from fio JSON (--output-format=json or json+), iomark JSON, or the\n\
-         results of iomark quick, suite and sweep: a summary table, throughput over\n\
-         time, latency percentile curves, latency histograms (json+), sweep charts\n\
-         and the environment.\n\n\
+         results of iomark quick, suite and sweep: CrystalDiskMark's grid for quick\n\
+         and crystaldiskmark results, a summary table, throughput over time (every\n\
+         measured pass), latency percentile curves, latency histograms (json+), sweep\n\
+         charts, the environment and the settings. fio log files (*.log) given too\n\
+         are drawn over time.\n\n\
          Options:\n\
          \x20 -o, --output FILE  the HTML file (default {DEFAULT_OUTPUT})\n\
          \x20 --title TEXT       the report's title\n"

@@ -93,6 +93,9 @@ pub struct Series {
 #[derive(Clone, Debug)]
 pub struct LineChart {
     pub title: String,
+    /// A smaller line (wrapped) under the title: what the chart shows,
+    /// e.g. which pass of a run. Empty: none.
+    pub subtitle: String,
     pub x: Axis,
     pub y: Axis,
     pub series: Vec<Series>,
@@ -100,18 +103,9 @@ pub struct LineChart {
     pub height: u32,
 }
 
-/// Formats a number compactly: 3 significant digits, k/M/G suffixes.
-pub fn num(v: f64) -> String {
-    let a = v.abs();
-    let (d, suffix) = if a >= 1e9 {
-        (v / 1e9, "G")
-    } else if a >= 1e6 {
-        (v / 1e6, "M")
-    } else if a >= 1e4 {
-        (v / 1e3, "k")
-    } else {
-        (v, "")
-    };
+/// A number written compactly, without a suffix: about 3 significant
+/// digits, trailing zeros dropped.
+pub fn digits(d: f64) -> String {
     let s = if d.abs() >= 100.0 || d.fract().abs() < 1e-9 {
         format!("{d:.0}")
     } else if d.abs() >= 10.0 {
@@ -126,42 +120,91 @@ pub fn num(v: f64) -> String {
     } else {
         s
     };
-    format!("{s}{suffix}")
+    if s == "-0" {
+        "0".into()
+    } else {
+        s
+    }
+}
+
+/// Formats a number compactly: 3 significant digits, k/M/G suffixes
+/// from a thousand up (5k, 10k, 2.5M).
+pub fn num(v: f64) -> String {
+    let (div, suffix) = unit(Format::Number, v.abs());
+    format!("{}{suffix}", digits(v / div))
 }
 
 pub fn bytes_label(v: f64) -> String {
-    let units = [
-        (1u64 << 40, "t"),
-        (1 << 30, "g"),
-        (1 << 20, "m"),
-        (1 << 10, "k"),
-    ];
-    for (u, s) in units {
-        if v >= u as f64 {
-            return format!("{}{s}", num(v / u as f64));
-        }
-    }
-    num(v)
+    let (div, suffix) = unit(Format::Bytes, v.abs());
+    format!("{}{suffix}", digits(v / div))
 }
 
 pub fn nanos_label(ns: f64) -> String {
-    if ns >= 1e9 {
-        format!("{}s", num(ns / 1e9))
-    } else if ns >= 1e6 {
-        format!("{}ms", num(ns / 1e6))
-    } else if ns >= 1e3 {
-        format!("{}µs", num(ns / 1e3))
-    } else {
-        format!("{}ns", num(ns))
+    let (div, suffix) = unit(Format::Nanos, ns.abs());
+    format!("{}{suffix}", digits(ns / div))
+}
+
+/// The unit a value of magnitude `mag` is written in: (divisor, suffix).
+/// An axis writes all its ticks in the unit of its largest tick (linear
+/// axes) or each tick in its own (log axes), so "5000" never stands next
+/// to "10k".
+fn unit(f: Format, mag: f64) -> (f64, &'static str) {
+    let pick = |table: &[(f64, &'static str)], last: &'static str| {
+        table
+            .iter()
+            .copied()
+            .find(|(d, _)| mag >= *d)
+            .unwrap_or((1.0, last))
+    };
+    match f {
+        Format::Number => pick(&[(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")], ""),
+        Format::Bytes => pick(
+            &[
+                (1099511627776.0, "t"),
+                (1073741824.0, "g"),
+                (1048576.0, "m"),
+                (1024.0, "k"),
+            ],
+            "",
+        ),
+        Format::Nanos => pick(&[(1e9, "s"), (1e6, "ms"), (1e3, "µs")], "ns"),
+        Format::Seconds => (1.0, "s"),
     }
 }
 
+/// A tick label of its own unit (log axes, tooltips).
 fn label(v: f64, f: Format) -> String {
     match f {
         Format::Number => num(v),
         Format::Bytes => bytes_label(v),
         Format::Nanos => nanos_label(v),
-        Format::Seconds => format!("{}s", num(v)),
+        Format::Seconds => format!("{}s", digits(v)),
+    }
+}
+
+/// Tick labels of a linear axis, all in the unit of the largest tick.
+fn linear_labels(values: &[f64], f: Format) -> Vec<String> {
+    let mag = values.iter().map(|v| v.abs()).fold(0.0, f64::max);
+    let (div, suffix) = unit(f, mag);
+    values
+        .iter()
+        .map(|v| {
+            if *v == 0.0 {
+                "0".to_string()
+            } else {
+                format!("{}{suffix}", digits(v / div))
+            }
+        })
+        .collect()
+}
+
+/// Tick labels of a log axis: each in its own unit, except counts on a
+/// log2 axis (queue depths, job counts), which stay whole numbers.
+fn log_label(v: f64, f: Format, scale: Scale) -> String {
+    if scale == Scale::Log2 && f == Format::Number && v >= 1.0 {
+        format!("{v:.0}")
+    } else {
+        label(v, f)
     }
 }
 
@@ -204,18 +247,18 @@ fn axis_ticks(axis: &Axis, lo: f64, hi: f64) -> (f64, f64, Vec<(f64, String)>) {
             let step = nice_step(hi - lo, 5.0);
             let start = (lo / step).floor() * step;
             let end = (hi / step).ceil() * step;
-            let mut ticks = Vec::new();
+            let mut values = Vec::new();
             let mut k = 0;
             loop {
                 let v = start + step * k as f64;
                 if v > end + step * 1e-9 || k > 50 {
                     break;
                 }
-                let v = if v.abs() < step * 1e-9 { 0.0 } else { v };
-                ticks.push((v, label(v, axis.format)));
+                values.push(if v.abs() < step * 1e-9 { 0.0 } else { v });
                 k += 1;
             }
-            (start, end, ticks)
+            let labels = linear_labels(&values, axis.format);
+            (start, end, values.into_iter().zip(labels).collect())
         }
         Scale::Log2 | Scale::Log10 => {
             let base: f64 = if axis.scale == Scale::Log2 { 2.0 } else { 10.0 };
@@ -233,13 +276,13 @@ fn axis_ticks(axis: &Axis, lo: f64, hi: f64) -> (f64, f64, Vec<(f64, String)>) {
             for (i, e) in (a as i64..=b as i64).enumerate() {
                 let v = base.powi(e as i32);
                 if i % every == 0 {
-                    ticks.push((v, label(v, axis.format)));
+                    ticks.push((v, log_label(v, axis.format, axis.scale)));
                 }
             }
             if axis.scale == Scale::Log10 && b - a <= 1.0 {
                 for m in [2.0, 5.0] {
                     let v = base.powf(a) * m;
-                    ticks.push((v, label(v, axis.format)));
+                    ticks.push((v, log_label(v, axis.format, axis.scale)));
                 }
                 ticks.sort_by(|x, y| x.0.total_cmp(&y.0));
             }
@@ -267,6 +310,20 @@ fn project(scale: Scale, v: f64, lo: f64, hi: f64) -> f64 {
 const ML: f64 = 64.0;
 const MR: f64 = 16.0;
 const MT: f64 = 30.0;
+/// Height of one subtitle line.
+const SUB_LINE: f64 = 13.0;
+
+/// How a legend entry shows its series: a line (line charts) or a filled
+/// square (bars).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Swatch {
+    Line { dashed: bool },
+    Square,
+}
+
+fn legend_width(name: &str) -> f64 {
+    22.0 + name.chars().count() as f64 * 6.5 + 14.0
+}
 
 fn legend_height(names: &[String], width: f64) -> f64 {
     if names.len() <= 1 {
@@ -275,7 +332,7 @@ fn legend_height(names: &[String], width: f64) -> f64 {
     let mut x = ML;
     let mut rows = 1.0;
     for n in names {
-        let w = 22.0 + n.chars().count() as f64 * 6.5 + 14.0;
+        let w = legend_width(n);
         if x + w > width - MR && x > ML {
             rows += 1.0;
             x = ML;
@@ -285,50 +342,115 @@ fn legend_height(names: &[String], width: f64) -> f64 {
     rows * 16.0 + 4.0
 }
 
-fn legend(out: &mut String, names: &[(String, &str, bool)], width: f64, top: f64) {
+fn legend(out: &mut String, names: &[(String, &str, Swatch)], width: f64, top: f64) {
     if names.len() <= 1 {
         return;
     }
+    out.push_str("<g class=\"legend\">");
     let mut x = ML;
     let mut y = top;
-    for (name, col, dashed) in names {
-        let w = 22.0 + name.chars().count() as f64 * 6.5 + 14.0;
+    for (name, col, swatch) in names {
+        let w = legend_width(name);
         if x + w > width - MR && x > ML {
             y += 16.0;
             x = ML;
         }
-        let dash = if *dashed {
-            " stroke-dasharray=\"5 3\""
-        } else {
-            ""
-        };
+        match swatch {
+            Swatch::Line { dashed } => {
+                let dash = if *dashed {
+                    " stroke-dasharray=\"5 3\""
+                } else {
+                    ""
+                };
+                let _ = write!(
+                    out,
+                    "<line class=\"swatch\" x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{col}\" stroke-width=\"2\"{dash}/>",
+                    x,
+                    y - 4.0,
+                    x + 18.0,
+                    y - 4.0,
+                );
+            }
+            Swatch::Square => {
+                let _ = write!(
+                    out,
+                    "<rect class=\"swatch\" x=\"{:.1}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{col}\"/>",
+                    x + 4.0,
+                    y - 9.0,
+                );
+            }
+        }
         let _ = write!(
             out,
-            "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{col}\" stroke-width=\"2\"{dash}/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\">{}</text>",
-            x,
-            y - 4.0,
-            x + 18.0,
-            y - 4.0,
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\">{}</text>",
             x + 22.0,
             y,
             esc(name)
         );
         x += w;
     }
+    out.push_str("</g>");
 }
 
-fn open_svg(out: &mut String, w: f64, h: f64, title: &str) {
+/// A subtitle broken into lines that fit the chart's width.
+fn wrap(text: &str, width: f64) -> Vec<String> {
+    let max = ((width - 16.0) / 5.6).max(20.0) as usize;
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for w in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + w.chars().count() > max {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(w);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// Opens the SVG with its title and the subtitle's lines; the caller makes
+/// room for those below the title (`sub_height`). `kind` is a class name
+/// (line-chart, bar-chart, histogram).
+fn open_svg(out: &mut String, w: f64, h: f64, kind: &str, title: &str, subtitle: &[String]) {
+    let wide = if w > 600.0 { " wide" } else { "" };
+    let full = if subtitle.is_empty() {
+        title.to_string()
+    } else {
+        format!("{title} — {}", subtitle.join(" "))
+    };
     let _ = write!(
         out,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w:.0}\" height=\"{h:.0}\" \
-         viewBox=\"0 0 {w:.0} {h:.0}\" role=\"img\" font-family=\"sans-serif\" class=\"chart\">\
+         viewBox=\"0 0 {w:.0} {h:.0}\" role=\"img\" font-family=\"sans-serif\" class=\"chart {kind}{wide}\">\
          <title>{}</title><rect x=\"0\" y=\"0\" width=\"{w:.0}\" height=\"{h:.0}\" fill=\"#ffffff\"/>\
-         <text x=\"{:.1}\" y=\"18\" font-size=\"13\" font-weight=\"bold\" text-anchor=\"middle\">{}</text>",
-        esc(title),
+         <text class=\"chart-title\" x=\"{:.1}\" y=\"18\" font-size=\"13\" font-weight=\"bold\" text-anchor=\"middle\">{}</text>",
+        esc(&full),
         w / 2.0,
         esc(title)
     );
+    if !subtitle.is_empty() {
+        out.push_str(
+            "<text class=\"subtitle\" font-size=\"10\" fill=\"#444444\" text-anchor=\"middle\">",
+        );
+        for (i, l) in subtitle.iter().enumerate() {
+            let _ = write!(
+                out,
+                "<tspan x=\"{:.1}\" y=\"{:.1}\">{}</tspan>",
+                w / 2.0,
+                31.0 + SUB_LINE * i as f64,
+                esc(l)
+            );
+        }
+        out.push_str("</text>");
+    }
+}
+
+fn sub_height(lines: &[String]) -> f64 {
+    SUB_LINE * lines.len() as f64
 }
 
 /// Draws both axes with grid lines; returns the plot rectangle.
@@ -350,34 +472,72 @@ fn frame(
         r - l,
         b - t
     );
+    let scale_name = |a: &Axis| {
+        if a.ticks.is_some() {
+            "fixed"
+        } else {
+            match a.scale {
+                Scale::Linear => "linear",
+                Scale::Log2 => "log2",
+                Scale::Log10 => "log10",
+            }
+        }
+    };
+    let mut labels = String::new();
     for (v, s) in yt {
         let py = b - project(y.scale, *v, yr.0, yr.1) * (b - t);
         let _ = write!(
             out,
-            "<line x1=\"{l:.1}\" y1=\"{py:.1}\" x2=\"{r:.1}\" y2=\"{py:.1}\" stroke=\"#e5e5e5\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\">{}</text>",
+            "<line x1=\"{l:.1}\" y1=\"{py:.1}\" x2=\"{r:.1}\" y2=\"{py:.1}\" stroke=\"#e5e5e5\"/>"
+        );
+        let _ = write!(
+            labels,
+            "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
             l - 4.0,
             py + 3.5,
             esc(s)
         );
     }
+    if !yt.is_empty() {
+        let _ = write!(
+            out,
+            "<g class=\"ticks-y {}\" font-size=\"10\" text-anchor=\"end\">{labels}</g>",
+            scale_name(y)
+        );
+    }
+    labels.clear();
     for (v, s) in xt {
         let px = l + project(x.scale, *v, xr.0, xr.1) * (r - l);
         let _ = write!(
             out,
-            "<line x1=\"{px:.1}\" y1=\"{t:.1}\" x2=\"{px:.1}\" y2=\"{b:.1}\" stroke=\"#eeeeee\"/>\
-             <text x=\"{px:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"middle\">{}</text>",
+            "<line x1=\"{px:.1}\" y1=\"{t:.1}\" x2=\"{px:.1}\" y2=\"{b:.1}\" stroke=\"#eeeeee\"/>"
+        );
+        let _ = write!(
+            labels,
+            "<text x=\"{px:.1}\" y=\"{:.1}\">{}</text>",
             b + 13.0,
             esc(s)
         );
     }
+    if !xt.is_empty() {
+        let _ = write!(
+            out,
+            "<g class=\"ticks-x {}\" font-size=\"10\" text-anchor=\"middle\">{labels}</g>",
+            scale_name(x)
+        );
+    }
+    if !x.label.is_empty() {
+        let _ = write!(
+            out,
+            "<text class=\"axis-title x\" x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\">{}</text>",
+            (l + r) / 2.0,
+            b + 28.0,
+            esc(&x.label),
+        );
+    }
     let _ = write!(
         out,
-        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\
-         <text x=\"12\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\" transform=\"rotate(-90 12 {:.1})\">{}</text>",
-        (l + r) / 2.0,
-        b + 28.0,
-        esc(&x.label),
+        "<text class=\"axis-title y\" x=\"12\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\" transform=\"rotate(-90 12 {:.1})\">{}</text>",
         (t + b) / 2.0,
         (t + b) / 2.0,
         esc(&y.label)
@@ -393,9 +553,11 @@ pub fn line_chart(c: &LineChart) -> String {
     let w = c.width as f64;
     let names: Vec<String> = c.series.iter().map(|s| s.name.clone()).collect();
     let lh = legend_height(&names, w);
-    let h = c.height as f64 + lh;
+    let sub = wrap(&c.subtitle, w);
+    let sh = sub_height(&sub);
+    let h = c.height as f64 + sh + lh;
     let mut out = String::new();
-    open_svg(&mut out, w, h, &c.title);
+    open_svg(&mut out, w, h, "line-chart", &c.title, &sub);
     let pts =
         |f: &dyn Fn(&(f64, f64)) -> f64, scale: Scale, extra: &dyn Fn(&Series) -> Vec<f64>| {
             let mut v: Vec<f64> = c
@@ -415,7 +577,7 @@ pub fn line_chart(c: &LineChart) -> String {
     let ys = pts(&|p| p.1, c.y.scale, &|s| {
         s.ranges.iter().flat_map(|r| [r.1, r.2]).collect()
     });
-    let (l, t, r, b) = (ML, MT, w - MR, c.height as f64 - 36.0);
+    let (l, t, r, b) = (ML, MT + sh, w - MR, c.height as f64 + sh - 36.0);
     if xs.is_empty() || ys.is_empty() {
         let _ = write!(
             out,
@@ -442,7 +604,7 @@ pub fn line_chart(c: &LineChart) -> String {
     let mut legend_items = Vec::new();
     for (i, s) in c.series.iter().enumerate() {
         let col = color(s.color.unwrap_or(i));
-        legend_items.push((s.name.clone(), col, s.dashed));
+        legend_items.push((s.name.clone(), col, Swatch::Line { dashed: s.dashed }));
         let p: Vec<(f64, f64)> = s
             .points
             .iter()
@@ -488,7 +650,7 @@ pub fn line_chart(c: &LineChart) -> String {
             }
         }
     }
-    legend(&mut out, &legend_items, w, c.height as f64 + 10.0);
+    legend(&mut out, &legend_items, w, b + 46.0);
     out.push_str("</svg>");
     out
 }
@@ -526,7 +688,7 @@ pub fn bar_chart(
     let lh = legend_height(&names, w);
     let h = b + drop + 10.0 + lh;
     let mut out = String::new();
-    open_svg(&mut out, w, h, title);
+    open_svg(&mut out, w, h, "bar-chart", title, &[]);
     let vals: Vec<f64> = sets
         .iter()
         .flat_map(|s| s.1.iter().copied())
@@ -552,27 +714,33 @@ pub fn bar_chart(
     );
     let group_w = (r - l) / categories.len() as f64;
     let bar_w = (group_w * 0.8) / sets.len().max(1) as f64;
+    let mut cat_labels = String::new();
     for (ci, cat) in categories.iter().enumerate() {
         let gx = l + group_w * ci as f64 + group_w * 0.1;
-        for (si, (_, v)) in sets.iter().enumerate() {
+        for (si, (set, v)) in sets.iter().enumerate() {
             if let Some(v) = v.get(ci).copied().filter(|v| usable(y.scale, *v)) {
                 let top = b - project(y.scale, v, y0, y1) * (b - t);
+                let who = if sets.len() > 1 {
+                    format!("{set}, {cat}")
+                } else {
+                    cat.clone()
+                };
                 let _ = write!(
                     out,
-                    "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\"><title>{}</title></rect>",
+                    "<rect class=\"bar\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\"><title>{}</title></rect>",
                     gx + bar_w * si as f64,
                     top,
                     (bar_w - 1.0).max(1.0),
                     (b - top).max(0.0),
                     color(si),
-                    esc(&format!("{}: {}", cat, label(v, y.format)))
+                    esc(&format!("{who}: {} {}", label(v, y.format), y.label))
                 );
             }
         }
         let cx = gx + group_w * 0.4;
         if rotated {
             let _ = write!(
-                out,
+                cat_labels,
                 "<text x=\"{cx:.1}\" y=\"{:.1}\" font-size=\"9\" text-anchor=\"end\" transform=\"rotate(-30 {cx:.1} {:.1})\">{}</text>",
                 b + 12.0,
                 b + 12.0,
@@ -580,17 +748,18 @@ pub fn bar_chart(
             );
         } else {
             let _ = write!(
-                out,
+                cat_labels,
                 "<text x=\"{cx:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"middle\">{}</text>",
                 b + 13.0,
                 esc(cat)
             );
         }
     }
-    let items: Vec<(String, &str, bool)> = sets
+    let _ = write!(out, "<g class=\"categories\">{cat_labels}</g>");
+    let items: Vec<(String, &str, Swatch)> = sets
         .iter()
         .enumerate()
-        .map(|(i, s)| (s.0.clone(), color(i), false))
+        .map(|(i, s)| (s.0.clone(), color(i), Swatch::Square))
         .collect();
     legend(&mut out, &items, w, b + drop + 14.0);
     out.push_str("</svg>");
@@ -600,21 +769,24 @@ pub fn bar_chart(
 /// A histogram over a log10 x axis: `bins` are (low, high, count).
 pub fn histogram(
     title: &str,
+    subtitle: &str,
     x_label: &str,
     bins: &[(f64, f64, f64)],
     width: u32,
     height: u32,
 ) -> String {
     let w = width as f64;
-    let h = height as f64;
+    let sub = wrap(subtitle, w);
+    let sh = sub_height(&sub);
+    let h = height as f64 + sh;
     let mut out = String::new();
-    open_svg(&mut out, w, h, title);
+    open_svg(&mut out, w, h, "histogram", title, &sub);
     let bins: Vec<(f64, f64, f64)> = bins
         .iter()
         .copied()
         .filter(|(a, b, c)| *a > 0.0 && b > a && *c > 0.0)
         .collect();
-    let (l, t, r, b) = (ML, MT, w - MR, h - 36.0);
+    let (l, t, r, b) = (ML, MT + sh, w - MR, h - 36.0);
     if bins.is_empty() {
         let _ = write!(
             out,
@@ -650,7 +822,7 @@ pub fn histogram(
         let top = b - project(Scale::Linear, pct, y0, y1) * (b - t);
         let _ = write!(
             out,
-            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\"><title>{}</title></rect>",
+            "<rect class=\"bar\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\"><title>{}</title></rect>",
             xa_,
             top,
             (xb_ - xa_).max(0.8),
@@ -684,6 +856,92 @@ mod tests {
         assert_eq!(nanos_label(2e6), "2ms");
     }
 
+    fn tick_labels(a: &Axis, lo: f64, hi: f64) -> Vec<String> {
+        axis_ticks(a, lo, hi).2.into_iter().map(|t| t.1).collect()
+    }
+
+    #[test]
+    fn a_linear_axis_writes_every_tick_in_one_unit() {
+        let n = Axis::new("IOPS", Scale::Linear, Format::Number);
+        assert_eq!(tick_labels(&n, 0.0, 14000.0), ["0", "5k", "10k", "15k"]);
+        assert_eq!(
+            tick_labels(&n, 0.0, 1900.0),
+            ["0", "0.5k", "1k", "1.5k", "2k"]
+        );
+        assert_eq!(
+            tick_labels(&n, 0.0, 390.0),
+            ["0", "100", "200", "300", "400"]
+        );
+        let t = Axis::new("latency", Scale::Linear, Format::Nanos);
+        assert_eq!(tick_labels(&t, 0.0, 1.4e6), ["0", "0.5ms", "1ms", "1.5ms"]);
+    }
+
+    #[test]
+    fn log_axes_suffix_each_tick_and_keep_counts_whole() {
+        let n = Axis::new("IOPS", Scale::Log10, Format::Number);
+        assert_eq!(
+            tick_labels(&n, 2.0, 50_000.0),
+            ["1", "10", "100", "1k", "10k", "100k"]
+        );
+        let qd = Axis::new("qd", Scale::Log2, Format::Number);
+        let l = tick_labels(&qd, 1.0, 1024.0);
+        assert_eq!(l.last().unwrap(), "1024");
+        let ns = Axis::new("lat", Scale::Log10, Format::Nanos);
+        assert_eq!(
+            tick_labels(&ns, 2000.0, 5e6),
+            ["1µs", "10µs", "100µs", "1ms", "10ms"]
+        );
+        let b = Axis::new("bs", Scale::Log2, Format::Bytes);
+        assert_eq!(tick_labels(&b, 512.0, 2048.0), ["512", "1k", "2k"]);
+    }
+
+    #[test]
+    fn bar_legends_are_squares_and_line_legends_lines() {
+        let y = Axis::new("MiB/s", Scale::Linear, Format::Number);
+        let bars = bar_chart(
+            "t",
+            &y,
+            &["a".to_string(), "b".to_string()],
+            &[
+                ("one".into(), vec![1.0, 2.0]),
+                ("two".into(), vec![3.0, 4.0]),
+            ],
+            460,
+        );
+        let legend = &bars[bars.find("<g class=\"legend\">").unwrap()..];
+        assert_eq!(legend.matches("<rect class=\"swatch\"").count(), 2);
+        assert!(!legend.contains("<line"));
+        let lines = line_chart(&LineChart {
+            title: "t".into(),
+            subtitle: String::new(),
+            x: Axis::new("x", Scale::Linear, Format::Number),
+            y,
+            series: vec![
+                Series {
+                    name: "one".into(),
+                    points: vec![(0.0, 1.0), (1.0, 2.0)],
+                    ..Series::default()
+                },
+                Series {
+                    name: "two".into(),
+                    points: vec![(0.0, 2.0), (1.0, 1.0)],
+                    ..Series::default()
+                },
+            ],
+            width: 460,
+            height: 240,
+        });
+        let legend = &lines[lines.find("<g class=\"legend\">").unwrap()..];
+        assert_eq!(legend.matches("<line class=\"swatch\"").count(), 2);
+    }
+
+    #[test]
+    fn long_subtitles_wrap_inside_the_chart() {
+        let l = wrap(&"word ".repeat(60), 460.0);
+        assert!(l.len() > 1);
+        assert!(l.iter().all(|x| x.chars().count() as f64 * 5.6 <= 460.0));
+    }
+
     #[test]
     fn linear_ticks_are_round() {
         let a = Axis::new("y", Scale::Linear, Format::Number);
@@ -707,6 +965,7 @@ mod tests {
     fn charts_are_deterministic_and_escape_text() {
         let c = LineChart {
             title: "a <b> & c".into(),
+            subtitle: "Shows pass 1 of 1.".into(),
             x: Axis::new("x", Scale::Log2, Format::Number),
             y: Axis::new("y", Scale::Linear, Format::Number),
             series: vec![
@@ -730,6 +989,7 @@ mod tests {
         let a = line_chart(&c);
         assert_eq!(a, line_chart(&c));
         assert!(a.contains("a &lt;b&gt; &amp; c"));
+        assert!(a.contains("<tspan") && a.contains("Shows pass 1 of 1."));
         assert!(!a.contains("NaN"));
         assert!(a.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
         assert!(a.ends_with("</svg>"));

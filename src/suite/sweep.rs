@@ -56,7 +56,10 @@ pub fn usage() -> String {
          \x20 --bs LIST          block sizes (default 4k), e.g. 4k,8k,64k,1m,4m\n\
          \x20 --iodepth LIST     queue depths (default {DEFAULT_IODEPTHS})\n\
          \x20 --numjobs LIST     job counts (default 1)\n\
-         \x20 --repeat N         measured passes per point (same as --passes; default 1)\n\n\
+         \x20 --repeat N         measured passes per point (same as --passes; default 1)\n\
+         \x20 --svg              also write the three charts (bandwidth, IOPS, p99 latency)\n\
+         \x20                    as SVG files beside the JSON results: NAME-bw.svg,\n\
+         \x20                    NAME-iops.svg and NAME-lat.svg (the HTML report has them)\n\n\
          Defaults: {} GiB test file, {} s per pass, no warm-up.\n\nOptions:\n{}",
         RW.join(", "),
         SIZE >> 30,
@@ -317,7 +320,8 @@ fn group(points: &[Value]) -> Vec<(String, Vec<Value>)> {
 }
 
 /// Charts of bandwidth, IOPS and p99 latency against the swept value,
-/// one line per series with min–max bars: (file suffix, svg).
+/// one line per series with min–max bars: (file suffix, svg). They are
+/// inline in the HTML report; `--svg` also writes them as files.
 pub fn sweep_charts(sweep: &Value) -> Vec<(&'static str, String)> {
     let x = sweep["x"].as_str().unwrap_or("iodepth");
     let (x_label, x_scale, x_fmt) = match x {
@@ -397,10 +401,11 @@ pub fn sweep_charts(sweep: &Value) -> Vec<(&'static str, String)> {
         }
         let chart = LineChart {
             title: format!("{title} vs {x_label}"),
+            subtitle: "Median of the measured passes at each point; bars: min–max.".into(),
             x: Axis::new(x_label, x_scale, x_fmt),
             y: Axis::new(y_label, scale, fmt),
             series,
-            width: 620,
+            width: 480,
             height: 300,
         };
         out.push((suffix, svg::line_chart(&chart)));
@@ -446,6 +451,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         "1".to_string(),
     );
     let mut repeat: Option<u32> = None;
+    let mut svg_files = false;
     let flags = match args::parse(argv, "sweep", &mut |name, p| {
         let slot = match name {
             "rw" | "readwrite" => &mut rw,
@@ -454,6 +460,10 @@ pub fn main(argv: Vec<OsString>) -> i32 {
             "numjobs" => &mut nj,
             "repeat" => {
                 repeat = Some(args::parse_u32(&args::value(p, "repeat")?, "repeat", 1)?);
+                return Ok(true);
+            }
+            "svg" => {
+                svg_files = true;
                 return Ok(true);
             }
             _ => return Ok(false),
@@ -469,6 +479,12 @@ pub fn main(argv: Vec<OsString>) -> i32 {
     }
     if flags.positionals.len() > 1 {
         return fail("sweep", "give at most one PATH (see iomark sweep --help)");
+    }
+    if svg_files && flags.no_report {
+        return fail(
+            "sweep",
+            "--svg writes the charts beside the JSON results, which --no-report turns off",
+        );
     }
     let dims = match Dims::parse(&rw, &bs, &qd, &nj) {
         Ok(d) => d,
@@ -576,7 +592,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
                 }
                 to.console.print(&text);
             }
-            if let Some(p) = json_path {
+            if let Some(p) = json_path.filter(|_| svg_files) {
                 for (suffix, svg) in sweep_charts(&sw) {
                     let stem = p.with_extension("");
                     let path = std::path::PathBuf::from(format!("{}-{suffix}.svg", stem.display()));

@@ -97,7 +97,7 @@ fn report_of_iomark_json_shows_throughput_over_time_and_environment() {
         "IOPS over time",
         "Latency histogram",
         "Host",
-        "fs_type",
+        "filesystem",
         "kernel",
     ] {
         assert!(html.contains(s), "missing {s}");
@@ -185,4 +185,259 @@ fn a_memory_filesystem_is_named_in_the_warnings() {
         v["iomark"]["environment"]["targets"][0]["memory_backed"],
         true
     );
+}
+
+/// The cells' text of a table row, text nodes joined by spaces (so
+/// "SEQ1M<br/>Q8T1" reads "SEQ1M Q8T1").
+fn cells(row: &roxmltree::Node) -> Vec<String> {
+    row.children()
+        .filter(|n| n.is_element() && matches!(n.tag_name().name(), "th" | "td"))
+        .map(|c| {
+            c.descendants()
+                .filter(|d| d.is_text())
+                .filter_map(|d| d.text())
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+fn elements<'a, 'i>(
+    n: &roxmltree::Node<'a, 'i>,
+    tag: &'static str,
+) -> Vec<roxmltree::Node<'a, 'i>> {
+    n.descendants()
+        .filter(|d| d.is_element() && d.tag_name().name() == tag)
+        .collect()
+}
+
+fn parse_page(text: &str) -> roxmltree::Document<'_> {
+    let opt = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..roxmltree::ParsingOptions::default()
+    };
+    roxmltree::Document::parse_with_options(text, opt).expect("well-formed")
+}
+
+/// The (name, value) rows of the key/value table after a heading that
+/// starts with `heading`.
+fn kv_after(doc: &roxmltree::Document, heading: &str) -> Vec<(String, String)> {
+    let h = doc
+        .descendants()
+        .find(|n| {
+            n.is_element()
+                && n.tag_name().name().starts_with('h')
+                && html_check::text_of(n).starts_with(heading)
+        })
+        .unwrap_or_else(|| panic!("no heading '{heading}'"));
+    let table = h
+        .next_siblings()
+        .skip(1)
+        .find(|n| n.is_element())
+        .and_then(|n| elements(&n, "table").into_iter().next())
+        .unwrap_or_else(|| panic!("no table after '{heading}'"));
+    elements(&table, "tr")
+        .iter()
+        .map(|r| {
+            let c = cells(r);
+            (c[0].clone(), c.get(1).cloned().unwrap_or_default())
+        })
+        .collect()
+}
+
+/// As iomark's tables write IOPS.
+fn iops_text(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+#[test]
+fn a_quick_report_opens_on_crystaldiskmarks_grid_and_says_what_every_chart_shows() {
+    let dir = tempdir();
+    let o = run_in(
+        dir.path(),
+        &[
+            "quick",
+            "--size=8m",
+            "--runtime=1",
+            "--passes=2",
+            "--warmup=200ms",
+            "--json",
+            "q.json",
+            "--eta=never",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("q.json")).unwrap()).unwrap();
+    let html = dir.path().join("q.html");
+    let text = std::fs::read_to_string(&html).unwrap();
+    let doc = parse_page(&text);
+
+    // The first table is CrystalDiskMark's grid: tests down, Read and
+    // Write across, MB/s as CrystalDiskMark shows it.
+    let tables = elements(&doc.root(), "table");
+    let grid = tables[0];
+    assert_eq!(grid.attribute("class"), Some("cdm"));
+    let rows = elements(&grid, "tr");
+    assert_eq!(cells(&rows[0]), ["MB/s", "Read", "Write"]);
+    let labels: Vec<String> = rows[1..].iter().map(|r| cells(r)[0].clone()).collect();
+    assert_eq!(
+        labels,
+        ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"]
+    );
+    assert!(text.contains("1 MB = 1,000,000 bytes"), "the unit is said");
+    // Its figures are the JSON's medians, not invented.
+    let tests = v["tests"].as_array().unwrap();
+    for r in &rows[1..] {
+        let c = cells(r);
+        for (col, dir) in [(1, "read"), (2, "write")] {
+            let t = tests
+                .iter()
+                .find(|t| t["name"] == c[0].as_str() && t["direction"] == dir)
+                .unwrap_or_else(|| panic!("{} {dir} not in the JSON", c[0]));
+            let s = &t["summary"];
+            let mb = format!("{:.2}", s["bw_bytes"]["median"].as_f64().unwrap() / 1e6);
+            let iops = format!("{} IOPS", iops_text(s["iops"]["median"].as_f64().unwrap()));
+            assert!(
+                c[col].starts_with(&format!("{mb} {iops} mean ")),
+                "{} {dir}: '{}' is not {mb} MB/s, {iops}",
+                c[0],
+                c[col]
+            );
+        }
+    }
+
+    // Every time chart says which passes it shows; both passes are drawn
+    // and the warm-up is said to be discarded.
+    let charts = html_check::check_charts(&text, "q.html");
+    assert_eq!(charts.time_charts, 16, "bandwidth and IOPS for 8 tests");
+    for c in &charts.time_captions {
+        assert!(
+            c.contains("all 2 measured passes") && c.contains("200 ms warm-up"),
+            "{c}"
+        );
+    }
+    assert!(charts.axes >= 16 * 2);
+    assert!(text.contains(">pass 1</text>") && text.contains(">pass 2</text>"));
+
+    // Settings and environment in human units, no empty header rows.
+    html_check::check_tables(&text, "q.html");
+    let settings = kv_after(&doc, "Settings");
+    for want in [
+        ("size", "8 MiB"),
+        ("runtime (each measured pass)", "1 s"),
+        ("warm-up pass (discarded)", "200 ms"),
+        ("measured passes per test", "2"),
+    ] {
+        assert!(
+            settings.iter().any(|(k, v)| k == want.0 && v == want.1),
+            "{want:?} not in {settings:?}"
+        );
+    }
+    let host = kv_after(&doc, "Host");
+    let ram = host
+        .iter()
+        .find(|r| r.0 == "memory (RAM)")
+        .expect("RAM row");
+    assert!(
+        ram.1.ends_with(" GiB") || ram.1.ends_with(" MiB"),
+        "{ram:?}"
+    );
+    let target = kv_after(&doc, "Target");
+    assert!(target.iter().any(|r| r.0 == "filesystem"), "{target:?}");
+    // The parameters column has size and runtime.
+    let summary = tables[1];
+    let first = cells(&elements(&summary, "tr")[1]);
+    assert!(
+        first[2].contains("size=8m") && first[2].contains("runtime=1s"),
+        "{first:?}"
+    );
+
+    // Well-formed, self-contained, renders; no sideways scrolling at 390 px.
+    html_check::check_report(&html);
+    // Printed: the grid has a page to itself, fits, in black on white
+    // with large figures; charts two to a row.
+    if let Some(p) = html_check::probe(&html, 760, true) {
+        assert_eq!(p["first"], "page", "{p}");
+        assert!(p["sw"].as_f64() <= p["iw"].as_f64(), "{p}");
+        let head = &p["cdm_head"];
+        assert_eq!(head["color"], "rgb(0, 0, 0)", "{p}");
+        assert_eq!(head["background"], "rgba(0, 0, 0, 0)", "{p}");
+        for b in p["big"].as_array().unwrap() {
+            assert!(b["font_px"].as_f64().unwrap() >= 20.0, "{b}");
+            assert!(b["sw"].as_f64() <= b["cw"].as_f64(), "{b}");
+        }
+        let tops: Vec<i64> = p["charts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["top"].as_i64().unwrap())
+            .collect();
+        assert!(
+            tops.windows(2).any(|w| w[0] == w[1]),
+            "two per row: {tops:?}"
+        );
+    }
+
+    // The widest figures still fit a phone: 99999.99 MB/s, 9999999 IOPS.
+    let mut big = v.clone();
+    for t in big["tests"].as_array_mut().unwrap() {
+        for p in t["passes"].as_array_mut().unwrap() {
+            p["bw_bytes"] = serde_json::json!(99_999_990_000.0);
+            p["iops"] = serde_json::json!(9_999_999.0);
+            p["lat_mean_ns"] = serde_json::json!(999_999_999.0);
+        }
+    }
+    std::fs::write(dir.path().join("big.json"), big.to_string()).unwrap();
+    let o = run_in(dir.path(), &["report", "big.json", "-o", "big.html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let big_html = std::fs::read_to_string(dir.path().join("big.html")).unwrap();
+    assert!(big_html.contains(">99999.99<"));
+    if let Some(p) = html_check::probe(&dir.path().join("big.html"), 390, false) {
+        html_check::check_narrow(&p, "big.html");
+    }
+
+    // Two results in one report: bar legends are filled squares, and the
+    // single run's time charts name their file.
+    let mut args = FIO_JOB.to_vec();
+    args.push("--output-format=json");
+    let o = run_in(dir.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(dir.path().join("io.json"), &o.stdout).unwrap();
+    let o = run_in(
+        dir.path(),
+        &["report", "q.json", "io.json", "-o", "two.html"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let two = std::fs::read_to_string(dir.path().join("two.html")).unwrap();
+    let st = html_check::check_charts(&two, "two.html");
+    assert_eq!(st.bar_legends, 2, "{st:?}");
+    assert!(
+        st.time_captions
+            .iter()
+            .any(|c| c.contains("the run in io.json")),
+        "{:?}",
+        st.time_captions
+    );
+    html_check::check_tables(&two, "two.html");
+
+    // compare's charts too.
+    let o = run_in(
+        dir.path(),
+        &["compare", "q.json", "q.json", "--html", "cmp.html"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cmp = std::fs::read_to_string(dir.path().join("cmp.html")).unwrap();
+    let st = html_check::check_charts(&cmp, "cmp.html");
+    assert!(st.time_charts >= 8 && st.bar_legends >= 4, "{st:?}");
+    assert!(st
+        .time_captions
+        .iter()
+        .all(|c| c.contains("the pass with the median bandwidth")));
 }

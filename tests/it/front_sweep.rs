@@ -1,4 +1,5 @@
-//! `iomark sweep`: points, knee, SVG charts beside the JSON, HTML report.
+//! `iomark sweep`: points, knee, charts in the HTML report (laid out two
+//! to a row, one on a phone), SVG files only with `--svg`.
 
 use serde_json::Value;
 
@@ -47,17 +48,75 @@ fn a_queue_depth_sweep_reports_a_knee_and_draws_charts() {
         k["knee"].is_null() || [1.0, 2.0].contains(&k["knee"].as_f64().unwrap()),
         "{k}"
     );
+    // The charts are in the HTML report only: nothing else is written.
+    let mut files: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["qd.html", "qd.json"], "{out}");
+    assert!(!out.contains("Chart:"), "{out}");
+    let html = dir.path().join("qd.html");
+    let charts = html_check::check_report(&html);
+    assert!(charts >= 3);
+    // A grid: the three sweep charts two to a row on a wide screen, one
+    // to a row on a phone.
+    let sweep_tops = |p: &Value| -> Vec<(i64, i64)> {
+        p["charts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["title"].as_str().unwrap_or("").contains(" vs "))
+            .map(|c| (c["top"].as_i64().unwrap(), c["width"].as_i64().unwrap()))
+            .collect()
+    };
+    if let Some(p) = html_check::probe(&html, 1200, false) {
+        let t = sweep_tops(&p);
+        assert_eq!(t.len(), 3, "{p}");
+        assert_eq!(t[0].0, t[1].0, "two charts side by side: {t:?}");
+        assert!(t[2].0 > t[0].0, "{t:?}");
+        assert!(t[0].1 * 2 <= 1000, "{t:?}");
+    }
+    if let Some(p) = html_check::probe(&html, 390, false) {
+        let t = sweep_tops(&p);
+        assert!(t[0].0 < t[1].0 && t[1].0 < t[2].0, "one per row: {t:?}");
+        html_check::check_narrow(&p, "qd.html");
+    }
+}
+
+#[test]
+fn sweep_writes_svg_files_only_when_asked() {
+    let dir = tempdir();
+    let o = run_in(
+        dir.path(),
+        &[
+            "sweep",
+            "--iodepth=1,2",
+            "--size=4m",
+            "--runtime=100ms",
+            "--svg",
+            "--json",
+            "s.json",
+            "--eta=never",
+        ],
+    );
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}\n{out}", stderr(&o));
     for s in ["bw", "iops", "lat"] {
-        let p = dir.path().join(format!("qd-{s}.svg"));
-        assert!(
-            out.contains(&format!("Chart: {}", p.display()))
-                || out.contains(&format!("qd-{s}.svg")),
-            "{out}"
-        );
+        let p = dir.path().join(format!("s-{s}.svg"));
+        assert!(out.contains(&format!("Chart: s-{s}.svg")), "{out}");
         html_check::check_svg_file(&p);
     }
-    let charts = html_check::check_report(&dir.path().join("qd.html"));
-    assert!(charts >= 3);
+    let o = run_in(dir.path(), &["sweep", "--svg", "--no-report"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("iomark sweep: "), "{}", stderr(&o));
+    assert!(sweep_help().contains("--svg"));
+}
+
+fn sweep_help() -> String {
+    let dir = tempdir();
+    stdout(&run_in(dir.path(), &["sweep", "--help"]))
 }
 
 #[test]
