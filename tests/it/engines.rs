@@ -37,19 +37,7 @@ fn assert_counts(j: &Value, dir: &str, ios: u64, bytes: u64, what: &str) {
     }
 }
 
-/// Whether this kernel lets us create an io_uring.
-fn io_uring_available() -> bool {
-    let mut params = [0u8; 120];
-    // SAFETY: io_uring_setup with zeroed parameters; the fd is closed.
-    let fd = unsafe { libc::syscall(libc::SYS_io_uring_setup, 2, params.as_mut_ptr()) };
-    if fd < 0 {
-        eprintln!("skipped: io_uring is not available here");
-        return false;
-    }
-    // SAFETY: closing the ring just created.
-    unsafe { libc::close(fd as i32) };
-    true
-}
+use crate::common::io_uring_available;
 
 struct Matrix<'a> {
     engine: &'a str,

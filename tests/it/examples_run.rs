@@ -232,7 +232,9 @@ fn fio_examples_run_to_completion() {
             .filter(|p| p.extension().is_some_and(|x| x == "fio"))
             .collect(),
         Err(_) => {
-            eprintln!("skipped: {EXAMPLES} is missing (apt-get install fio-examples)");
+            missing(&format!(
+                "{EXAMPLES} is missing (apt-get install fio-examples)"
+            ));
             return;
         }
     };
