@@ -464,10 +464,11 @@ fn mid_run(
 
 #[test]
 fn eio_from_a_filesystem_shut_down_mid_run() {
-    // Random direct reads and writes for up to 30 s; the shutdown ends it.
+    // Random direct reads and writes (1000 a second, to stay light on a
+    // shared machine) for up to 30 s; the shutdown ends it.
     let victim = |fs: &Ext4| {
         format!(
-            "filename={}\nrw=randrw\nbs=4k\nsize=2m\ndirect=1\ntime_based\nruntime=30",
+            "filename={}\nrw=randrw\nbs=4k\nsize=2m\ndirect=1\nrate_iops=1000\ntime_based\nruntime=30",
             fs.file("f").display()
         )
     };
@@ -483,11 +484,12 @@ fn eio_from_a_filesystem_shut_down_mid_run() {
 
 #[test]
 fn eio_from_a_target_truncated_mid_run() {
-    // Random direct reads for up to 30 s; after the truncation a read
-    // gets no data, which ends the job with EIO in both tools.
+    // Random direct reads (1000 a second) for up to 30 s; after the
+    // truncation a read gets no data, which ends the job with EIO in both
+    // tools.
     let victim = |fs: &Ext4| {
         format!(
-            "filename={}\nrw=randread\nbs=4k\nsize=2m\ndirect=1\ntime_based\nruntime=30",
+            "filename={}\nrw=randread\nbs=4k\nsize=2m\ndirect=1\nrate_iops=1000\ntime_based\nruntime=30",
             fs.file("f").display()
         )
     };
