@@ -27,25 +27,105 @@ use crate::job::JobSpec;
 const RWF_NOWAIT: i32 = 0x8;
 const RWF_UNCACHED: i32 = 0x80;
 
-/// Why io_uring cannot be used, as one line naming the alternatives.
-fn unavailable(e: &io::Error) -> String {
-    let hint = match e.raw_os_error() {
-        Some(libc::EPERM) | Some(libc::EACCES) => {
-            " (blocked by a seccomp profile or the kernel.io_uring_disabled sysctl)"
-        }
-        Some(libc::ENOSYS) => " (this kernel does not provide it)",
-        _ => "",
+/// The largest ring `io_uring_setup` accepts (the kernel's
+/// IORING_MAX_ENTRIES since Linux 5.4); the ring is the job's iodepth
+/// rounded up to a power of two, so this is also the deepest iodepth.
+pub const MAX_ENTRIES: u32 = 32768;
+
+/// The errno symbol of the errors `io_uring_setup` is documented to
+/// return (and of a seccomp filter's usual answers).
+fn errno_symbol(e: &io::Error) -> String {
+    let n = e.raw_os_error().unwrap_or(0);
+    let name = match n {
+        libc::EPERM => "EPERM",
+        libc::EACCES => "EACCES",
+        libc::ENOSYS => "ENOSYS",
+        libc::EINVAL => "EINVAL",
+        libc::ENOMEM => "ENOMEM",
+        libc::EFAULT => "EFAULT",
+        libc::EMFILE => "EMFILE",
+        libc::ENFILE => "ENFILE",
+        libc::EBUSY => "EBUSY",
+        libc::ENXIO => "ENXIO",
+        libc::EOVERFLOW => "EOVERFLOW",
+        libc::EAGAIN => "EAGAIN",
+        _ => return format!("errno {n}"),
     };
-    format!(
-        "ioengine=io_uring is not available here: io_uring_setup failed: {e}{hint}; \
-         use --ioengine=libaio or --ioengine=psync instead"
-    )
+    name.to_string()
+}
+
+/// The ring a job's iodepth asks for: rounded up to a power of two, as
+/// the kernel does (saturating, so an absurd depth is still "too large").
+fn ring_entries(spec: &JobSpec) -> u32 {
+    spec.io
+        .iodepth
+        .max(1)
+        .checked_next_power_of_two()
+        .unwrap_or(u32::MAX)
+}
+
+/// Why the ring for `spec` could not be set up, as one line naming the
+/// real cause: a ring too large for the kernel, io_uring switched off
+/// (naming the fallback engines), or the errno the kernel gave.
+fn setup_error(spec: &JobSpec, entries: u32, e: &io::Error) -> String {
+    let depth = spec.io.iodepth;
+    let errno = errno_symbol(e);
+    let reason = e.to_string();
+    let reason = reason.split(" (os error").next().unwrap_or("");
+    let off = |why: &str| {
+        format!(
+            "ioengine=io_uring is not available here: io_uring_setup failed with {errno} \
+             ({reason}): {why}; use --ioengine=libaio or --ioengine=psync instead"
+        )
+    };
+    // A plain two-entry ring tells "io_uring is off" from "this ring is refused".
+    let plain_ring_works = || IoUring::new(2).is_ok();
+    match e.raw_os_error() {
+        Some(libc::ENOSYS) => off("this kernel does not provide io_uring"),
+        Some(libc::EPERM | libc::EACCES) if !plain_ring_works() => {
+            off("it is switched off by a seccomp profile or the kernel.io_uring_disabled sysctl")
+        }
+        Some(libc::EINVAL | libc::ENOMEM) if entries > MAX_ENTRIES => format!(
+            "iodepth={depth} is too deep for ioengine=io_uring: its ring would need {entries} \
+             entries and io_uring_setup refuses more than {MAX_ENTRIES} ({errno}); use \
+             iodepth={MAX_ENTRIES} or less"
+        ),
+        Some(libc::ENOMEM) => format!(
+            "io_uring_setup could not get the memory for a ring of {entries} entries \
+             (iodepth={depth}): ENOMEM ({reason}); lower iodepth or raise the locked-memory \
+             limit (ulimit -l)"
+        ),
+        _ if spec.engine.sqthread_poll || spec.engine.hipri => format!(
+            "io_uring setup with sqthread_poll/hipri failed with {errno} ({reason}) \
+             for iodepth={depth}"
+        ),
+        _ => format!("io_uring_setup failed with {errno} ({reason}) for iodepth={depth}"),
+    }
+}
+
+/// Sets up the ring a job runs on (its depth, `hipri`, `sqthread_poll`).
+fn build_ring(spec: &JobSpec) -> Result<IoUring, String> {
+    let e = &spec.engine;
+    let entries = ring_entries(spec);
+    let mut b = IoUring::builder();
+    if e.hipri {
+        b.setup_iopoll();
+    }
+    if e.sqthread_poll {
+        b.setup_sqpoll(1000);
+        if let Some(cpu) = e.sqthread_poll_cpu {
+            b.setup_sqpoll_cpu(cpu);
+        }
+    }
+    b.setup_cqsize(entries.saturating_mul(2));
+    b.build(entries)
+        .map_err(|err| setup_error(spec, entries, &err))
 }
 
 /// Checks that io_uring works here and that the job's io_uring options
-/// fit together. Called before anything is laid out.
+/// fit together: the job's own ring is set up once (and dropped), so a
+/// depth the kernel refuses is found before anything is laid out.
 pub fn preflight(spec: &JobSpec) -> Result<(), String> {
-    IoUring::new(2).map_err(|e| unavailable(&e))?;
     let e = &spec.engine;
     if e.sqthread_poll_cpu.is_some() && !e.sqthread_poll {
         return Err("sqthread_poll_cpu only applies with sqthread_poll=1".into());
@@ -53,7 +133,7 @@ pub fn preflight(spec: &JobSpec) -> Result<(), String> {
     if e.hipri && !spec.sync.direct {
         return Err("hipri (polled completions) with ioengine=io_uring needs direct=1".into());
     }
-    Ok(())
+    build_ring(spec).map(drop)
 }
 
 pub struct IoUringEngine {
@@ -97,25 +177,7 @@ macro_rules! with_fd {
 impl IoUringEngine {
     pub fn new(spec: &JobSpec) -> Result<Self, String> {
         let e = &spec.engine;
-        let entries = spec.io.iodepth.max(1).next_power_of_two();
-        let mut b = IoUring::builder();
-        if e.hipri {
-            b.setup_iopoll();
-        }
-        if e.sqthread_poll {
-            b.setup_sqpoll(1000);
-            if let Some(cpu) = e.sqthread_poll_cpu {
-                b.setup_sqpoll_cpu(cpu);
-            }
-        }
-        b.setup_cqsize(entries * 2);
-        let ring = b.build(entries).map_err(|err| {
-            if e.sqthread_poll || e.hipri {
-                format!("io_uring setup with sqthread_poll/hipri failed: {err}")
-            } else {
-                unavailable(&err)
-            }
-        })?;
+        let ring = build_ring(spec)?;
         let mut rw_flags = 0;
         if e.nowait {
             rw_flags |= RWF_NOWAIT;
@@ -410,5 +472,49 @@ impl Drop for IoUringEngine {
                 self.inflight -= 1;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(depth: u32) -> JobSpec {
+        let mut s = JobSpec::default();
+        s.io.iodepth = depth;
+        s
+    }
+
+    #[test]
+    fn a_ring_too_large_names_the_deepest_iodepth() {
+        let s = spec(65536);
+        assert_eq!(ring_entries(&s), 65536);
+        let m = setup_error(&s, 65536, &io::Error::from_raw_os_error(libc::EINVAL));
+        assert!(m.contains("iodepth=65536 is too deep"), "{m}");
+        assert!(m.contains("use iodepth=32768 or less"), "{m}");
+        assert!(!m.contains("not available"), "{m}");
+        // 20000 rounds up to 32768: the largest ring there is.
+        assert_eq!(ring_entries(&spec(20000)), MAX_ENTRIES);
+        assert_eq!(ring_entries(&spec(u32::MAX)), u32::MAX);
+    }
+
+    #[test]
+    fn io_uring_missing_names_the_fallback_engines() {
+        let m = setup_error(&spec(1), 1, &io::Error::from_raw_os_error(libc::ENOSYS));
+        assert!(m.contains("not available here"), "{m}");
+        assert!(m.contains("ENOSYS"), "{m}");
+        assert!(
+            m.contains("--ioengine=libaio") && m.contains("--ioengine=psync"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn other_setup_errors_name_their_errno() {
+        let m = setup_error(&spec(8), 8, &io::Error::from_raw_os_error(libc::EMFILE));
+        assert!(m.contains("EMFILE") && m.contains("iodepth=8"), "{m}");
+        assert!(!m.contains("not available"), "{m}");
+        let m = setup_error(&spec(8), 8, &io::Error::from_raw_os_error(libc::ENOMEM));
+        assert!(m.contains("ENOMEM") && m.contains("ulimit -l"), "{m}");
     }
 }

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::Path;
 
-use crate::common::{fio_json, have_fio, run_json, tempdir};
+use crate::common::{fio_for_comparison, fio_json, run_json, tempdir};
 
 const BLOCK: usize = 4096;
 
@@ -168,7 +168,7 @@ fn buffer_pattern_fills_every_block() {
         .iter()
         .enumerate()
         .all(|(i, b)| *b == want[i % BLOCK % want.len()]));
-    if have_fio() {
+    if fio_for_comparison() {
         let theirs = write_file(dir.path(), "f", true, &[&pattern]);
         assert_eq!(data, theirs, "fio wrote other bytes for the same pattern");
     }
@@ -286,7 +286,7 @@ fn dedupe_global_shares_duplicates_between_jobs() {
     let (dups, cross) = two_job_dedupe(dir.path(), false, false);
     assert!((dups - 50.0).abs() < 5.0, "{dups:.1}% duplicates");
     assert_eq!(cross, 0.0);
-    if have_fio() {
+    if fio_for_comparison() {
         let (ours, theirs) = (
             two_job_dedupe(dir.path(), false, true),
             two_job_dedupe(dir.path(), true, true),

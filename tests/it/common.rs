@@ -111,14 +111,54 @@ pub fn strict() -> bool {
     set("CI") || set("IOMARK_STRICT_TESTS")
 }
 
-/// A test cannot run here because `why` (a tool or privilege is
-/// missing): fails under `strict()`, else says it skipped. Callers
-/// return after it.
+/// The line prefix `missing` prints on a skip; `.ci/run` counts these
+/// lines in the test output.
+pub const SKIP_MARKER: &str = "iomark-test skipped:";
+
+/// A test (or a part of it) cannot run here because `why` (a tool or
+/// privilege is missing): fails under `strict()`, else prints
+/// `SKIP_MARKER`, the test's name and `why` on stderr, past the test
+/// harness's output capture so that a passing run still shows it.
+/// Callers return (or leave out the part) after it.
 pub fn missing(why: &str) {
     if strict() {
         panic!("cannot run this test: {why} (strict mode: CI or IOMARK_STRICT_TESTS is set)");
     }
-    eprintln!("skipped: {why}");
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("?");
+    // One write, so parallel tests do not interleave within the line.
+    let line = format!("{SKIP_MARKER} {test}: {why}\n");
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(line.as_bytes());
+}
+
+/// Whether fio can be run for a comparison inside a test that also
+/// checks iomark alone; when it cannot, the comparison is reported as
+/// skipped through `missing`.
+pub fn fio_for_comparison() -> bool {
+    if have_fio() {
+        return true;
+    }
+    missing("fio is not installed (apt-get install fio): the comparison with fio is left out");
+    false
+}
+
+/// Whether this kernel lets us create an io_uring; when it does not, says
+/// so through `missing` (the io_uring part of the test is left out).
+pub fn io_uring_available() -> bool {
+    let mut params = [0u8; 120];
+    // SAFETY: io_uring_setup with zeroed parameters; the fd is closed.
+    let fd = unsafe { libc::syscall(libc::SYS_io_uring_setup, 2, params.as_mut_ptr()) };
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        missing(&format!(
+            "io_uring is not available here ({e}; seccomp or kernel.io_uring_disabled?)"
+        ));
+        return false;
+    }
+    // SAFETY: closing the ring just created.
+    unsafe { libc::close(fd as i32) };
+    true
 }
 
 /// Whether the tests run as root (loop devices, mounts).

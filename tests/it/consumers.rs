@@ -3,7 +3,8 @@
 //! from bw/iops/lat logs; fio_jsonplus_clat2csv and fio2gnuplot (Debian's
 //! fio package) convert json+ and bandwidth logs. Each tool is used when
 //! installed (fio-plot is installed into target/pyvenv when missing); a
-//! test skips with a message when its tool cannot be had.
+//! test whose tool cannot be had goes through `common::missing` (fails in
+//! strict mode, else skips with a message).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -73,7 +74,7 @@ fn nonempty(p: &Path) -> bool {
 #[test]
 fn fio_plot_draws_bars_from_a_queue_depth_series() {
     let Some(tool) = fio_plot() else {
-        eprintln!("skipped: fio-plot is not installed and could not be installed with pip");
+        missing("fio-plot is not installed and could not be installed with pip (apt-get install python3-pip python3-venv)");
         return;
     };
     let dir = tempdir();
@@ -109,7 +110,7 @@ fn fio_plot_draws_bars_from_a_queue_depth_series() {
 #[test]
 fn fio_plot_draws_a_graph_from_bw_iops_lat_logs() {
     let Some(tool) = fio_plot() else {
-        eprintln!("skipped: fio-plot is not installed and could not be installed with pip");
+        missing("fio-plot is not installed and could not be installed with pip (apt-get install python3-pip python3-venv)");
         return;
     };
     let dir = tempdir();
@@ -150,7 +151,7 @@ fn fio_plot_draws_a_graph_from_bw_iops_lat_logs() {
 #[test]
 fn fio_jsonplus_clat2csv_converts_jsonplus() {
     let Some(tool) = on_path("fio_jsonplus_clat2csv") else {
-        eprintln!("skipped: fio_jsonplus_clat2csv is not installed (apt-get install fio)");
+        missing("fio_jsonplus_clat2csv is not installed (apt-get install fio)");
         return;
     };
     let dir = tempdir();
@@ -190,7 +191,7 @@ fn fio_jsonplus_clat2csv_converts_jsonplus() {
 #[test]
 fn fio2gnuplot_reads_bandwidth_logs() {
     let Some(tool) = on_path("fio2gnuplot") else {
-        eprintln!("skipped: fio2gnuplot is not installed (apt-get install fio)");
+        missing("fio2gnuplot is not installed (apt-get install fio)");
         return;
     };
     let dir = tempdir();

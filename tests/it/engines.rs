@@ -37,19 +37,7 @@ fn assert_counts(j: &Value, dir: &str, ios: u64, bytes: u64, what: &str) {
     }
 }
 
-/// Whether this kernel lets us create an io_uring.
-fn io_uring_available() -> bool {
-    let mut params = [0u8; 120];
-    // SAFETY: io_uring_setup with zeroed parameters; the fd is closed.
-    let fd = unsafe { libc::syscall(libc::SYS_io_uring_setup, 2, params.as_mut_ptr()) };
-    if fd < 0 {
-        eprintln!("skipped: io_uring is not available here");
-        return false;
-    }
-    // SAFETY: closing the ring just created.
-    unsafe { libc::close(fd as i32) };
-    true
-}
+use crate::common::io_uring_available;
 
 struct Matrix<'a> {
     engine: &'a str,
@@ -475,10 +463,10 @@ fn trims_between_queued_writes_wait_their_turn() {
     }
 }
 
-/// A seccomp filter making io_uring_setup fail with EPERM, as Docker's
-/// default profile does.
+/// A seccomp filter making io_uring_setup fail with `errno` (EPERM is
+/// what Docker's default profile does).
 #[cfg(target_arch = "x86_64")]
-fn deny_io_uring() -> std::io::Result<()> {
+fn deny_io_uring(errno: i32) -> std::io::Result<()> {
     const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
     const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
     let f = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
@@ -487,7 +475,7 @@ fn deny_io_uring() -> std::io::Result<()> {
         f(0x20, 0, 0, 0),
         // Is it io_uring_setup?
         f(0x15, 0, 1, libc::SYS_io_uring_setup as u32),
-        f(0x06, 0, 0, SECCOMP_RET_ERRNO | libc::EPERM as u32),
+        f(0x06, 0, 0, SECCOMP_RET_ERRNO | errno as u32),
         f(0x06, 0, 0, SECCOMP_RET_ALLOW),
     ];
     let prog = libc::sock_fprog {
@@ -510,29 +498,103 @@ fn deny_io_uring() -> std::io::Result<()> {
 fn io_uring_unavailable_is_one_clear_line() {
     use std::os::unix::process::CommandExt;
     let dir = tempdir();
-    let mut cmd = iomark();
-    cmd.args([
-        "--name=u",
-        "--ioengine=io_uring",
-        "--rw=write",
-        "--size=1m",
-        "--filename=never.bin",
-    ])
-    .current_dir(dir.path());
-    // SAFETY: the closure only makes prctl calls between fork and exec.
-    unsafe { cmd.pre_exec(deny_io_uring) };
-    let o = cmd.output().expect("run iomark");
-    assert_eq!(o.status.code(), Some(1));
-    let err = stderr(&o);
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    for word in ["io_uring", "--ioengine=libaio", "psync"] {
-        assert!(err.contains(word), "{word} missing: {err}");
+    // Switched off (seccomp or sysctl: EPERM), absent (ENOSYS): the
+    // fallback engines are named; any other errno is named as it is.
+    for (errno, words) in [
+        (
+            libc::EPERM,
+            &[
+                "not available",
+                "EPERM",
+                "seccomp",
+                "--ioengine=libaio",
+                "psync",
+            ][..],
+        ),
+        (
+            libc::ENOSYS,
+            &["not available", "ENOSYS", "--ioengine=libaio", "psync"][..],
+        ),
+        (libc::EMFILE, &["io_uring_setup failed with EMFILE"][..]),
+    ] {
+        let mut cmd = iomark();
+        cmd.args([
+            "--name=u",
+            "--ioengine=io_uring",
+            "--rw=write",
+            "--size=1m",
+            "--filename=never.bin",
+        ])
+        .current_dir(dir.path());
+        // SAFETY: the closure only makes prctl calls between fork and exec.
+        unsafe { cmd.pre_exec(move || deny_io_uring(errno)) };
+        let o = cmd.output().expect("run iomark");
+        assert_eq!(o.status.code(), Some(1), "errno {errno}");
+        let err = stderr(&o);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.starts_with("iomark: job 'u': "), "{err}");
+        for word in words {
+            assert!(err.contains(word), "{word} missing: {err}");
+        }
+        assert!(stdout(&o).is_empty());
+        assert!(
+            !dir.path().join("never.bin").exists(),
+            "nothing is laid out"
+        );
     }
-    assert!(stdout(&o).is_empty());
-    assert!(
-        !dir.path().join("never.bin").exists(),
-        "nothing is laid out"
+}
+
+/// An iodepth whose ring the kernel refuses (more than 32768 entries) is
+/// said as such, with the deepest iodepth that works, before anything is
+/// laid out (it used to say io_uring was not available here).
+#[test]
+fn io_uring_too_deep_names_the_deepest_iodepth() {
+    if !io_uring_available() {
+        return;
+    }
+    let dir = tempdir();
+    for depth in ["32769", "65536"] {
+        let o = run_in(
+            dir.path(),
+            &[
+                "--name=u",
+                "--ioengine=io_uring",
+                &format!("--iodepth={depth}"),
+                "--rw=write",
+                "--size=1m",
+                "--filename=never.bin",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(1));
+        let err = stderr(&o);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!(
+                "iodepth={depth} is too deep for ioengine=io_uring"
+            )),
+            "{err}"
+        );
+        assert!(err.contains("use iodepth=32768 or less"), "{err}");
+        assert!(!err.contains("not available"), "{err}");
+        assert!(
+            !dir.path().join("never.bin").exists(),
+            "nothing is laid out"
+        );
+    }
+    // The deepest ring works.
+    let j = run_json(
+        dir.path(),
+        &[
+            "--name=u",
+            "--ioengine=io_uring",
+            "--iodepth=32768",
+            "--rw=write",
+            "--bs=512",
+            "--size=64k",
+            "--filename=deep.bin",
+        ],
     );
+    assert_counts(&j, "write", 128, 64 << 10, "iodepth=32768");
 }
 
 #[test]

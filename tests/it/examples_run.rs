@@ -4,8 +4,8 @@
 //! about a second per job:
 //!
 //! - `size`, `filesize`, `io_size`/`io_limit`, `offset` are capped
-//!   (4 MiB, 1 MiB, 8 MiB, 1 MiB); `number_ios` at 1000, `loops` at 2,
-//!   `numjobs` at 4, `thinktime` at 1 ms;
+//!   (4 MiB, 1 MiB, 8 MiB, 1 MiB); `number_ios` and `nrfiles` at 1000,
+//!   `loops` at 2, `numjobs` at 4, `thinktime` at 1 ms;
 //! - `runtime`/`timeout` become 1 s and a leading `[global]` caps every
 //!   job at 2 s; `ramp_time`, `startdelay` and steady-state windows
 //!   shrink; `fill_device` becomes a 4 MiB file;
@@ -103,6 +103,7 @@ fn scale(text: &str) -> Result<String, String> {
             "io_size" | "io_limit" => capped(v, 8 << 20),
             "offset" if !v.ends_with('%') => capped(v, 1 << 20),
             "number_ios" => capped_int(v, 1000),
+            "nrfiles" => capped_int(v, 1000),
             "loops" => capped_int(v, 2),
             "numjobs" => capped_int(v, 4),
             "runtime" | "timeout" => "1s".into(),
@@ -232,7 +233,9 @@ fn fio_examples_run_to_completion() {
             .filter(|p| p.extension().is_some_and(|x| x == "fio"))
             .collect(),
         Err(_) => {
-            eprintln!("skipped: {EXAMPLES} is missing (apt-get install fio-examples)");
+            missing(&format!(
+                "{EXAMPLES} is missing (apt-get install fio-examples)"
+            ));
             return;
         }
     };
@@ -272,8 +275,11 @@ fn fio_examples_run_to_completion() {
 
 #[test]
 fn scaling_caps_sizes_times_and_moves_files() {
-    let s = scale("[a]\nsize=128g\nruntime=60\nfilename=/tmp/x:/scratch/y\nnumjobs=16 ; many\n")
-        .unwrap();
+    let s = scale(
+        "[a]\nsize=128g\nruntime=60\nfilename=/tmp/x:/scratch/y\nnumjobs=16 ; many\nnrfiles=31250\n",
+    )
+    .unwrap();
+    assert!(s.contains("nrfiles=1000\n"), "{s}");
     assert!(s.contains("size=4194304\n"), "{s}");
     assert!(s.contains("runtime=1s\n"), "{s}");
     assert!(s.contains("filename=x:y\n"), "{s}");

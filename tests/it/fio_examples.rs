@@ -60,7 +60,9 @@ fn names_unsupported(line: &str) -> bool {
 #[test]
 fn every_fio_example_parses_or_names_what_is_unsupported() {
     let Ok(rd) = std::fs::read_dir(EXAMPLES) else {
-        eprintln!("skipped: {EXAMPLES} is missing (apt-get install fio-examples)");
+        crate::common::missing(&format!(
+            "{EXAMPLES} is missing (apt-get install fio-examples)"
+        ));
         return;
     };
     let mut files: Vec<PathBuf> = rd

@@ -163,7 +163,7 @@ fn a_memory_filesystem_is_named_in_the_warnings() {
         })
         .unwrap_or(false);
     if !shm.is_dir() || !is_tmpfs {
-        eprintln!("skipped: /dev/shm is not a tmpfs here");
+        crate::common::missing("/dev/shm is not a tmpfs here");
         return;
     }
     let dir = tempfile::tempdir_in(shm).unwrap();

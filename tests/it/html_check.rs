@@ -99,7 +99,9 @@ pub fn chromium() -> Option<String> {
 /// console stayed silent and the page requested nothing over the network.
 pub fn render(html: &Path) {
     let Some(bin) = chromium() else {
-        eprintln!("skipped rendering: chromium is not installed (apt-get install chromium)");
+        crate::common::missing(
+            "chromium is not installed (apt-get install chromium): the page is not rendered",
+        );
         return;
     };
     let html = std::fs::canonicalize(html).expect("report path");
@@ -528,7 +530,7 @@ fn the_checks_catch_external_content() {
 #[test]
 fn the_render_check_catches_console_errors_and_requests() {
     if chromium().is_none() {
-        eprintln!("skipped: chromium is not installed (apt-get install chromium)");
+        crate::common::missing("chromium is not installed (apt-get install chromium)");
         return;
     }
     let dir = crate::common::tempdir();

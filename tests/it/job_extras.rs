@@ -46,7 +46,7 @@ fn memory_backed(dir: &Path) -> bool {
 fn fadvise_hint_decides_read_ahead() {
     let dir = tempdir();
     if memory_backed(dir.path()) {
-        eprintln!("skipped: the scratch directory is in memory, so nothing is read ahead");
+        crate::common::missing("the scratch directory is in memory, so nothing is read ahead");
         return;
     }
     let file = dir.path().join("data");
@@ -243,7 +243,7 @@ fn flow_weights_set_the_ratio_of_ios() {
         (ours[0] - 3.0).abs() < 0.15 && (ours[1] - 2.0).abs() < 0.1,
         "{ours:?}"
     );
-    if crate::common::have_fio() {
+    if crate::common::fio_for_comparison() {
         let theirs = ratios(&crate::common::fio_json(dir.path(), &["flow.fio"]));
         assert!(
             (theirs[0] - 3.0).abs() < 0.15 && (theirs[1] - 2.0).abs() < 0.1,
@@ -275,7 +275,7 @@ fn numa_placement_applies_to_the_job_thread() {
         .map(|s| s.trim().to_string())
         .unwrap_or_default();
     if node0.is_empty() || !Path::new("/proc/self/numa_maps").exists() {
-        eprintln!("skipped: no NUMA information in sysfs/procfs");
+        crate::common::missing("no NUMA information in sysfs/procfs");
         return;
     }
     let out = placed(&[
@@ -493,7 +493,7 @@ fn opendir_uses_every_file_below_the_directory() {
             want,
             "{extra:?}"
         );
-        if crate::common::have_fio() {
+        if crate::common::fio_for_comparison() {
             assert_eq!(
                 reads(&crate::common::fio_json(dir.path(), &args)),
                 want,
@@ -532,7 +532,7 @@ fn ioscheduler_switches_for_the_run_and_restores() {
         .find(|w| !w.starts_with('['))
         .map(str::to_string)
     else {
-        eprintln!("skipped: {name} offers one scheduler only ({offered})");
+        crate::common::missing(&format!("{name} offers one scheduler only ({offered})"));
         return;
     };
     let fname = format!("--filename={}", dev.path.display());

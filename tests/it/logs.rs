@@ -305,7 +305,7 @@ fn compressed_logs_inflate_to_the_plain_ones() {
             raw.extend_from_slice(&out);
         }
         assert_eq!(raw.len(), 40 * text.lines().count(), "{name}");
-        if have_fio() {
+        if crate::common::fio_for_comparison() {
             let o = std::process::Command::new("fio")
                 .arg(format!(
                     "--inflate-log={}",

@@ -1,12 +1,15 @@
 //! Loop devices for tests: a block device over a small image file in a
 //! temporary directory, detached when the guard drops (also when the test
-//! panics). Needs root and `losetup`; `LoopDev::new` returns `None` with a
-//! message otherwise, so tests can skip.
+//! panics). Needs root and `losetup`; otherwise `LoopDev::new` returns
+//! `None` after `common::missing` (which fails the test in strict mode),
+//! so tests can skip.
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use crate::common::missing;
 
 pub struct LoopDev {
     pub path: PathBuf,
@@ -19,7 +22,7 @@ impl LoopDev {
     pub fn with_image(dir: &Path, name: &str, size: u64, partscan: bool) -> Option<LoopDev> {
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: loop devices need root");
+            missing("loop devices need root");
             return None;
         }
         let image = dir.join(name);
@@ -43,15 +46,17 @@ impl LoopDev {
         let out = match cmd.arg(image).output() {
             Ok(o) => o,
             Err(e) => {
-                eprintln!("skipped: cannot run losetup: {e}");
+                missing(&format!(
+                    "cannot run losetup (apt-get install util-linux): {e}"
+                ));
                 return None;
             }
         };
         if !out.status.success() {
-            eprintln!(
-                "skipped: losetup failed: {}",
+            missing(&format!(
+                "losetup failed: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
-            );
+            ));
             return None;
         }
         let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
@@ -90,15 +95,24 @@ pub struct Mount {
 
 impl Mount {
     pub fn new(dev: &Path, dir: &Path) -> Option<Mount> {
-        std::fs::create_dir_all(dir).ok()?;
+        Self::with_options(dev, dir, "defaults")
+    }
+
+    /// Mounts with `mount -o options` (e.g. "ro").
+    pub fn with_options(dev: &Path, dir: &Path, options: &str) -> Option<Mount> {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            missing(&format!("cannot create {}: {e}", dir.display()));
+            return None;
+        }
         let ok = Command::new("mount")
+            .args(["-o", options])
             .arg(dev)
             .arg(dir)
             .status()
             .map(|s| s.success())
             .unwrap_or(false);
         if !ok {
-            eprintln!("skipped: cannot mount {}", dev.display());
+            missing(&format!("cannot mount {}", dev.display()));
             return None;
         }
         Some(Mount {
@@ -109,6 +123,14 @@ impl Mount {
 
 impl Drop for Mount {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.dir).status();
+        let done = Command::new("umount")
+            .arg(&self.dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !done {
+            // Still busy (a process the test started has not exited):
+            // detach it now, the kernel finishes when it is free.
+            let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
+        }
     }
 }

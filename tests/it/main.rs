@@ -8,6 +8,7 @@ mod compat;
 mod consumers;
 mod engines;
 mod examples_run;
+mod faults;
 mod fio_examples;
 mod fio_option_names;
 mod job_extras;

@@ -1,7 +1,8 @@
 //! Data safety on block devices: a write or trim job is refused before
 //! anything is written when the device holds a filesystem or partition
 //! table signature, or is mounted, unless the user says so. Uses loop
-//! devices over small images; skips without root or losetup.
+//! devices over small images; without root or losetup they go through
+//! `common::missing` (fail in strict mode, else skip).
 
 use crate::common::*;
 use crate::loopdev::{poke, LoopDev, Mount};
@@ -136,7 +137,7 @@ fn have(tool: &str) -> bool {
 #[test]
 fn a_mounted_device_or_partition_is_refused() {
     if !have("mkfs.ext4") {
-        eprintln!("skipped: mkfs.ext4 is not installed");
+        crate::common::missing("mkfs.ext4 is not installed (apt-get install e2fsprogs)");
         return;
     }
     let dir = tempdir();
@@ -160,10 +161,10 @@ fn a_mounted_device_or_partition_is_refused() {
         tries += 1;
     }
     if !std::path::Path::new(&part).exists() {
-        eprintln!(
-            "skipped: no partition node for {} ({rescan:?})",
+        crate::common::missing(&format!(
+            "no partition node for {} ({rescan:?})",
             dev.as_str()
-        );
+        ));
         return;
     }
     let ok = std::process::Command::new("mkfs.ext4")

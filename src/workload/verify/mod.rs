@@ -41,6 +41,19 @@ const HEADER_CRC_AT: usize = 36;
 /// Checks the verify options of a job; returns a one-line reason.
 pub fn check_job(spec: &JobSpec) -> Result<(), String> {
     let v = &spec.verify;
+    // Without a method, verify_only has nothing to check; fio then counts
+    // the job's writes as done without issuing them.
+    if v.verify_only && !v.enabled() {
+        let what = if spec.io.rw.has(crate::job::spec::Ddir::Write) {
+            "fio would count this job's writes as done without issuing them and check nothing"
+        } else {
+            "fio would just read"
+        };
+        return Err(format!(
+            "verify_only=1 needs verify= set to the method the data was written with \
+             (e.g. verify=crc32c): without one there is nothing to verify ({what})"
+        ));
+    }
     // verify=null checks nothing, so the layout options do not matter.
     if !v.enabled() || v.verify == VerifyKind::Null {
         return Ok(());

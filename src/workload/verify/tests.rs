@@ -257,6 +257,14 @@ fn impossible_layouts_are_rejected() {
             &[("verify", "md5"), ("verify_only", "1"), ("time_based", "1")][..],
             "time_based",
         ),
+        (
+            &[("verify_only", "1"), ("rw", "write")][..],
+            "verify_only=1 needs verify=",
+        ),
+        (
+            &[("verify_only", "1")][..],
+            "nothing to verify (fio would just read)",
+        ),
     ] {
         let e = check_job(&spec(opts)).unwrap_err();
         assert!(e.contains(want), "{opts:?}: {e}");
