@@ -100,7 +100,7 @@ const CASES: &[Case] = &[
     ),
     file(
         "[a]\nthinktime=-5\n",
-        "job.fio:2: option 'thinktime': '-5' is not a time (expected a number with an optional unit: us, ms, s, m, h, d)",
+        "job.fio:2: option 'thinktime': '-5' must not be negative",
     ),
     // Booleans.
     file("[a]\ndirect=2\n", "job.fio:2: option 'direct': '2' is out of range (expected 1 or 0)"),
@@ -155,7 +155,7 @@ const CASES: &[Case] = &[
         "job.fio:2: option 'bssplit': ':' is an empty split (expected SIZE/PERCENT:SIZE/PERCENT…)",
     ),
     // Out-of-range numbers.
-    file("[a]\nnumjobs=0\n", "job.fio:2: option 'numjobs': '0' is out of range (expected 1 to 65536)"),
+    file("[a]\nnumjobs=0\n", "job.fio:2: option 'numjobs': '0' is out of range (expected 1 to 4096)"),
     file("[a]\niodepth=0\n", "job.fio:2: option 'iodepth': '0' is out of range (expected 1 to 65536)"),
     file("[a]\nnice=30\n", "job.fio:2: option 'nice': '30' is out of range (expected -20 to 19)"),
     file("[a]\nprio=8\n", "job.fio:2: option 'prio': '8' is out of range (expected 0 to 7)"),
@@ -414,7 +414,7 @@ const CASES: &[Case] = &[
         files: &[],
         args: &["job.fio"],
         env: &[],
-        err: "job.fio:5: option 'numjobs': '0' is out of range (expected 1 to 65536)",
+        err: "job.fio:5: option 'numjobs': '0' is out of range (expected 1 to 4096)",
     },
 ];
 
