@@ -206,6 +206,8 @@ pub fn parse_only(args: Vec<OsString>, stdin: &[u8]) -> Result<usize, String> {
         Command::Run(run) => crate::workload::checked_jobs(&run.sources)
             .map(|list| list.jobs.len())
             .map_err(|e| e.to_string()),
+        Command::CmdHelp(Some(name)) => help::cmdhelp_one(&name).map(|_| 0),
+        Command::EngHelp(e) => help::enghelp(e.as_deref()).map(|_| 0),
         _ => Ok(0),
     }
 }
@@ -248,14 +250,14 @@ fn parse_args(args: Vec<OsString>, stdin: &mut dyn std::io::Read) -> Result<Comm
                     "cmdhelp" => {
                         let v = p
                             .optional_value()
-                            .map(|v| os_to_string(v, "--cmdhelp"))
+                            .map(|v| flag_text(v, "--cmdhelp"))
                             .transpose()?;
                         return Ok(Command::CmdHelp(v.filter(|s| s != "all")));
                     }
                     "enghelp" => {
                         let v = p
                             .optional_value()
-                            .map(|v| os_to_string(v, "--enghelp"))
+                            .map(|v| flag_text(v, "--enghelp"))
                             .transpose()?;
                         return Ok(Command::EngHelp(v));
                     }

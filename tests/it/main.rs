@@ -10,6 +10,7 @@ mod engines;
 mod examples_run;
 mod fio_examples;
 mod fio_option_names;
+mod generated_inputs;
 mod job_extras;
 mod job_language;
 mod logs;

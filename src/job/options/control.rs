@@ -33,7 +33,7 @@ pub const OPTS: &[OptDef] = &[
         "numjobs",
         Job,
         Kind::Int,
-        "Number of clones of this job, each doing the same workload",
+        "Number of clones of this job, each doing the same workload (all jobs together, clones counted, at most 4096)",
         |s, v| {
             s.ctl.numjobs = uint_in(v, 1, crate::job::MAX_JOBS.into())? as u32;
             Ok(())
