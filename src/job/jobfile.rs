@@ -8,6 +8,13 @@
 //! are remembered for error messages) and the `$pagesize`, `$mb_memory`
 //! and `$ncpus` keywords (with fio's arithmetic on them). It does not
 //! interpret option names or values: that is the option table's job.
+//!
+//! No input makes it use unbounded memory or time, hang or panic: job
+//! files and includes must be regular files (or already-open pipes) and are
+//! read through a bounded reader; one job file with its includes is at
+//! most 16 MiB, 262,144 lines and 1,024 includes nested 16 deep; values
+//! are at most 64 KiB after expansion; a NUL byte, a control character or
+//! text that is not UTF-8 is an error naming file:line.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

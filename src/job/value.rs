@@ -201,7 +201,7 @@ pub fn parse_int(s: &str) -> Result<i64, String> {
     }
     let (neg, body) = match s.strip_prefix('-') {
         Some(b) => (true, b),
-        None => (false, s),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
     };
     let not_whole = || format!("'{s}' is not a whole number");
     let magnitude: i128 =
@@ -638,6 +638,8 @@ mod tests {
         );
         assert!(parse_int("12x").is_err());
         assert!(parse_int("--1").is_err());
+        assert!(parse_int("+-1").is_err());
+        assert_eq!(parse_int("+5"), Ok(5));
     }
 
     #[test]
