@@ -189,8 +189,44 @@ fn os_to_string(v: OsString, what: &str) -> Result<String, String> {
         .map_err(|_| err(format!("{what}: the value is not valid UTF-8")))
 }
 
-/// Parses the whole command line (without argv[0]).
+/// Parses the whole command line (without argv[0]); a job file `-` is
+/// read from standard input.
 pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
+    parse_with(args, &mut std::io::stdin().lock())
+}
+
+/// Everything `iomark --parse-only` checks, in memory: parses `args` (a
+/// job file `-` is read from `stdin`), then builds and checks the jobs,
+/// printing nothing and touching no target. Returns the number of jobs a
+/// run would start (0 for help and subcommands), or the one-line error
+/// iomark would print after `iomark: `. The fuzz targets and the
+/// generated-input tests drive this.
+pub fn parse_only(args: Vec<OsString>, stdin: &[u8]) -> Result<usize, String> {
+    match parse_with(args, &mut &stdin[..])? {
+        Command::Run(run) => crate::workload::checked_jobs(&run.sources)
+            .map(|list| list.jobs.len())
+            .map_err(|e| e.to_string()),
+        Command::CmdHelp(Some(name)) => help::cmdhelp_one(&name).map(|_| 0),
+        Command::EngHelp(e) => help::enghelp(e.as_deref()).map(|_| 0),
+        _ => Ok(0),
+    }
+}
+
+/// `parse` with standard input given; errors are one line.
+pub fn parse_with(args: Vec<OsString>, stdin: &mut dyn std::io::Read) -> Result<Command, String> {
+    parse_args(args, stdin).map_err(|e| crate::job::error::one_line(&e).into_owned())
+}
+
+/// A run flag's value as text without control characters.
+fn flag_text(v: OsString, what: &str) -> Result<String, String> {
+    let v = os_to_string(v, what)?;
+    match crate::job::jobfile::bad_text("the value", &v) {
+        Some(why) => Err(format!("{what}: {why}")),
+        None => Ok(v),
+    }
+}
+
+fn parse_args(args: Vec<OsString>, stdin: &mut dyn std::io::Read) -> Result<Command, String> {
     if let Some(first) = args.first().and_then(|a| a.to_str()) {
         if SUBCOMMANDS.contains(&first) {
             return Ok(Command::Sub(first.to_string(), args[1..].to_vec()));
@@ -214,14 +250,14 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
                     "cmdhelp" => {
                         let v = p
                             .optional_value()
-                            .map(|v| os_to_string(v, "--cmdhelp"))
+                            .map(|v| flag_text(v, "--cmdhelp"))
                             .transpose()?;
                         return Ok(Command::CmdHelp(v.filter(|s| s != "all")));
                     }
                     "enghelp" => {
                         let v = p
                             .optional_value()
-                            .map(|v| os_to_string(v, "--enghelp"))
+                            .map(|v| flag_text(v, "--enghelp"))
                             .transpose()?;
                         return Ok(Command::EngHelp(v));
                     }
@@ -293,7 +329,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
                         run.status_interval_ms = us / 1000;
                     }
                     "section" => {
-                        let v = os_to_string(p.value().map_err(|e| e.to_string())?, "--section")?;
+                        let v = flag_text(p.value().map_err(|e| e.to_string())?, "--section")?;
                         run.sources.sections.push(v);
                     }
                     "parse-only" => run.parse_only = true,
@@ -318,7 +354,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
                             })?);
                     }
                     "name" => {
-                        let v = os_to_string(p.value().map_err(|e| e.to_string())?, "--name")?;
+                        let v = flag_text(p.value().map_err(|e| e.to_string())?, "--name")?;
                         if v.trim().is_empty() {
                             return Err("--name needs a job name".into());
                         }
@@ -353,7 +389,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
                                 },
                             }
                         };
-                        let a = Assignment::cli(other, value.as_deref());
+                        let a = Assignment::cli(other, value.as_deref())?;
                         match &mut current {
                             Some((_, items)) => items.push(a),
                             None => run.sources.global.push(a),
@@ -372,14 +408,11 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
     }
     for f in jobfiles {
         let sections = if f.as_os_str() == "-" {
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-                .map_err(|e| format!("cannot read job file from stdin: {e}"))?;
-            crate::job::jobfile::parse_jobfile_text(&text, std::path::Path::new("<stdin>"))
-                .map_err(|e| e.to_string())?
+            crate::job::jobfile::read_jobfile_from(stdin, std::path::Path::new("<stdin>"))
         } else {
-            crate::job::jobfile::read_jobfile(&f).map_err(|e| e.to_string())?
-        };
+            crate::job::jobfile::read_jobfile(&f)
+        }
+        .map_err(|e| e.to_string())?;
         run.sources.files.push((f, sections));
     }
     Ok(Command::Run(Box::new(run)))

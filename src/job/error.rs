@@ -3,19 +3,29 @@
 
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Where an option assignment came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Origin {
-    /// Job file path, or `None` for the command line.
-    pub file: Option<String>,
+    /// Job file path, or `None` for the command line. Shared by every
+    /// line of a file, so a long path is stored once.
+    pub file: Option<Arc<str>>,
     pub line: usize,
 }
 
 impl Origin {
     pub fn file(path: &Path, line: usize) -> Self {
         Origin {
-            file: Some(path.display().to_string()),
+            file: Some(path.display().to_string().into()),
+            line,
+        }
+    }
+
+    /// A line of a file whose name is already shared.
+    pub fn in_file(file: &Arc<str>, line: usize) -> Self {
+        Origin {
+            file: Some(file.clone()),
             line,
         }
     }
@@ -31,7 +41,7 @@ impl Origin {
 impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.file {
-            Some(file) => write!(f, "{}:{}", file, self.line),
+            Some(file) => write!(f, "{}:{}", one_line(file), self.line),
             None => write!(f, "command line"),
         }
     }
@@ -64,10 +74,46 @@ impl JobError {
 impl fmt::Display for JobError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.origin {
-            Some(o) => write!(f, "{o}: {}", self.message),
-            None => f.write_str(&self.message),
+            Some(o) => write!(f, "{o}: {}", one_line(&self.message)),
+            None => f.write_str(&one_line(&self.message)),
         }
     }
 }
 
 impl std::error::Error for JobError {}
+
+/// `s` with control characters other than tab (newlines, NUL, escapes)
+/// written as `\n`, `\0`, `\u{1b}`, so an error quoting user input stays
+/// one line and cannot drive the terminal.
+pub fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return s.into();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push('\t'),
+            '\0' => out.push_str("\\0"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_stay_on_one_line() {
+        let e = JobError::at(
+            &Origin::file(Path::new("a\nb.fio"), 3),
+            "'x\ny\0\u{1b}[2J' is bad".into(),
+        );
+        assert_eq!(e.to_string(), "a\\nb.fio:3: 'x\\ny\\0\\u{1b}[2J' is bad");
+        assert_eq!(one_line("plain ünïcode\ttab"), "plain ünïcode\ttab");
+    }
+}

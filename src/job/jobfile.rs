@@ -8,8 +8,16 @@
 //! are remembered for error messages) and the `$pagesize`, `$mb_memory`
 //! and `$ncpus` keywords (with fio's arithmetic on them). It does not
 //! interpret option names or values: that is the option table's job.
+//!
+//! No input makes it use unbounded memory or time, hang or panic: job
+//! files and includes must be regular files (or already-open pipes) and are
+//! read through a bounded reader; one job file with its includes is at
+//! most 16 MiB, 262,144 lines and 1,024 includes nested 16 deep; values
+//! are at most 64 KiB after expansion; a NUL byte, a control character or
+//! text that is not UTF-8 is an error naming file:line.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::error::{JobError, Origin};
 
@@ -39,20 +47,142 @@ impl Section {
     }
 }
 
-const MAX_INCLUDE_DEPTH: usize = 16;
-const MAX_LINE: usize = 8192;
+/// How deeply `include` may nest.
+pub const MAX_INCLUDE_DEPTH: usize = 16;
+/// Longest line of a job file, in bytes.
+pub const MAX_LINE: usize = 8192;
+/// Most bytes read for one job file, its includes counted in (and the
+/// growth of values by `${VAR}` expansion): 16 MiB.
+pub const MAX_JOBFILE_BYTES: u64 = 16 << 20;
+/// Most section headers and option lines in one job file with its
+/// includes.
+pub const MAX_JOBFILE_LINES: usize = 1 << 18;
+/// Most `include` lines followed for one job file.
+pub const MAX_INCLUDES: usize = 1024;
+/// Longest value after `${VAR}` expansion, in bytes.
+pub const MAX_VALUE: usize = 64 << 10;
 
-/// Reads a job file from disk.
+/// What one job file (with its includes) may still use, so that no input
+/// makes the reader use unbounded memory or time.
+struct Budget {
+    bytes: u64,
+    lines: usize,
+    includes: usize,
+}
+
+impl Budget {
+    fn new() -> Self {
+        Budget {
+            bytes: MAX_JOBFILE_BYTES,
+            lines: MAX_JOBFILE_LINES,
+            includes: MAX_INCLUDES,
+        }
+    }
+
+    fn take_bytes(&mut self, n: usize, origin: &Origin) -> Result<(), JobError> {
+        match self.bytes.checked_sub(n as u64) {
+            Some(left) => {
+                self.bytes = left;
+                Ok(())
+            }
+            None => Err(JobError::at(origin, too_big_message())),
+        }
+    }
+
+    fn take_line(&mut self, origin: &Origin) -> Result<(), JobError> {
+        if self.lines == 0 {
+            return Err(JobError::at(
+                origin,
+                format!(
+                    "the job file (with its includes) has more than {MAX_JOBFILE_LINES} sections and options"
+                ),
+            ));
+        }
+        self.lines -= 1;
+        Ok(())
+    }
+}
+
+fn too_big_message() -> String {
+    format!(
+        "the job file (with its includes and expanded variables) is larger than {} MiB",
+        MAX_JOBFILE_BYTES >> 20
+    )
+}
+
+/// Reads a job file from disk: a regular file, or a pipe that is already
+/// open (`/dev/stdin`, a shell's `<(…)`); at most 16 MiB.
 pub fn read_jobfile(path: &Path) -> Result<Vec<Section>, JobError> {
-    let text = std::fs::read(path).map_err(|e| {
-        JobError::plain(format!(
-            "cannot read job file '{}': {}",
-            path.display(),
-            io_reason(&e)
-        ))
+    let mut budget = Budget::new();
+    let text = read_bounded(path, budget.bytes).map_err(|why| {
+        JobError::plain(format!("cannot read job file '{}': {why}", path.display()))
     })?;
-    let text = String::from_utf8_lossy(&text);
-    parse_jobfile_text(&text, path)
+    budget.bytes -= text.len() as u64;
+    parse_jobfile_bytes_within(&text, path, &mut budget)
+}
+
+/// Reads at most `limit` bytes of standard input as a job file (`-`).
+pub fn read_jobfile_from(
+    input: &mut dyn std::io::Read,
+    name: &Path,
+) -> Result<Vec<Section>, JobError> {
+    let mut budget = Budget::new();
+    let text = read_at_most(input, budget.bytes).map_err(|why| {
+        JobError::plain(format!("cannot read job file from standard input: {why}"))
+    })?;
+    budget.bytes -= text.len() as u64;
+    parse_jobfile_bytes_within(&text, name, &mut budget)
+}
+
+/// Reads all of `input`, refusing more than `limit` bytes.
+fn read_at_most(input: &mut dyn std::io::Read, limit: u64) -> Result<Vec<u8>, String> {
+    let mut buf = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(input, limit + 1), &mut buf)
+        .map_err(|e| io_reason(&e))?;
+    if buf.len() as u64 > limit {
+        return Err(format!("is larger than {} MiB", MAX_JOBFILE_BYTES >> 20));
+    }
+    Ok(buf)
+}
+
+/// Opens `path` without blocking (a FIFO with no writer would hang an
+/// ordinary open) and reads it if it is a regular file or an already open
+/// anonymous pipe. Directories, devices, sockets and named FIFOs are
+/// refused: they are never job files, and some never end.
+fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    use std::os::unix::io::AsRawFd;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| io_reason(&e))?;
+    let ft = file.metadata().map_err(|e| io_reason(&e))?.file_type();
+    let not_regular = |what: &str| format!("is {what}, not a regular file");
+    if ft.is_dir() {
+        return Err("is a directory".into());
+    } else if ft.is_char_device() {
+        return Err(not_regular("a character device"));
+    } else if ft.is_block_device() {
+        return Err(not_regular("a block device"));
+    } else if ft.is_socket() {
+        return Err(not_regular("a socket"));
+    } else if ft.is_fifo() {
+        let fd = file.as_raw_fd();
+        let anonymous = std::fs::read_link(format!("/proc/self/fd/{fd}"))
+            .is_ok_and(|l| l.as_os_str().as_encoded_bytes().starts_with(b"pipe:"));
+        if !anonymous {
+            return Err(not_regular("a named pipe (FIFO)"));
+        }
+        // SAFETY: fcntl on a descriptor this function owns.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0 {
+                return Err(io_reason(&std::io::Error::last_os_error()));
+            }
+        }
+    }
+    read_at_most(&mut file, limit)
 }
 
 pub(crate) fn io_reason(e: &std::io::Error) -> String {
@@ -71,31 +201,82 @@ pub(crate) fn io_reason(e: &std::io::Error) -> String {
 
 /// Parses job file text; `path` names it in errors and anchors includes.
 pub fn parse_jobfile_text(text: &str, path: &Path) -> Result<Vec<Section>, JobError> {
+    parse_jobfile_bytes(text.as_bytes(), path)
+}
+
+/// Parses a job file's bytes (at most 16 MiB); `path` names it in errors
+/// and anchors includes. Lines must be UTF-8 text without NUL bytes or
+/// control characters (comments may hold any text but NUL).
+pub fn parse_jobfile_bytes(bytes: &[u8], path: &Path) -> Result<Vec<Section>, JobError> {
+    let mut budget = Budget::new();
+    budget.take_bytes(bytes.len(), &Origin::file(path, 1))?;
+    parse_jobfile_bytes_within(bytes, path, &mut budget)
+}
+
+fn parse_jobfile_bytes_within(
+    bytes: &[u8],
+    path: &Path,
+    budget: &mut Budget,
+) -> Result<Vec<Section>, JobError> {
     let mut sections: Vec<Section> = Vec::new();
     let mut stack = vec![canonical(path)];
-    parse_into(text, path, &mut sections, false, &mut stack)?;
+    parse_into(bytes, path, &mut sections, false, &mut stack, budget)?;
     Ok(sections)
 }
 
+/// Why text (`what`: "the line", "the value of 'bs'") cannot be used:
+/// a NUL byte, a control character or bytes that are not UTF-8.
+pub fn bad_text(what: &str, text: &str) -> Option<String> {
+    if text.contains('\0') {
+        return Some(format!("{what} contains a NUL byte"));
+    }
+    if let Some(c) = text.chars().find(|c| c.is_control() && *c != '\t') {
+        return Some(format!(
+            "{what} contains a control character (U+{:04X})",
+            c as u32
+        ));
+    }
+    if text.contains(char::REPLACEMENT_CHARACTER) {
+        return Some(format!("{what} is not valid UTF-8 text"));
+    }
+    None
+}
+
 fn parse_into(
-    text: &str,
+    bytes: &[u8],
     path: &Path,
     sections: &mut Vec<Section>,
     in_include: bool,
     stack: &mut Vec<PathBuf>,
+    budget: &mut Budget,
 ) -> Result<(), JobError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    for (idx, raw) in text.lines().enumerate() {
-        let origin = Origin::file(path, idx + 1);
+    let file: Arc<str> = path.display().to_string().into();
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    let mut lines = bytes.split(|b| *b == b'\n').peekable();
+    let mut idx = 0;
+    while let Some(raw) = lines.next() {
+        idx += 1;
+        if raw.is_empty() && lines.peek().is_none() {
+            break;
+        }
+        let origin = Origin::in_file(&file, idx);
         if raw.len() > MAX_LINE {
             return Err(JobError::at(
                 &origin,
                 format!("line is longer than {MAX_LINE} bytes"),
             ));
         }
+        let raw = String::from_utf8_lossy(raw);
+        if raw.contains('\0') {
+            // Even in a comment: fio would cut the line there.
+            return Err(JobError::at(&origin, "the line contains a NUL byte".into()));
+        }
         let line = raw.trim();
         if line.is_empty() || line.starts_with(';') || line.starts_with('#') {
             continue;
+        }
+        if let Some(why) = bad_text("the line", strip_comment(line)) {
+            return Err(JobError::at(&origin, why));
         }
         if line.starts_with('[') {
             if in_include {
@@ -105,6 +286,7 @@ fn parse_into(
                 ));
             }
             let name = section_name(line).map_err(|m| JobError::at(&origin, m))?;
+            budget.take_line(&origin)?;
             sections.push(Section {
                 name: name.to_string(),
                 origin,
@@ -113,52 +295,7 @@ fn parse_into(
             continue;
         }
         if let Some(target) = include_target(line) {
-            if sections.is_empty() {
-                return Err(JobError::at(
-                    &origin,
-                    "'include' appears before any [section] header".to_string(),
-                ));
-            }
-            let target = expand(strip_comment(target).trim());
-            if target.text.is_empty() {
-                return Err(JobError::at(
-                    &origin,
-                    format!("include needs a file name{}", unset_note(&target.unset)),
-                ));
-            }
-            let inc = resolve_include(path, &target.text);
-            let inc_text = std::fs::read(&inc).map_err(|e| {
-                JobError::at(
-                    &origin,
-                    format!(
-                        "cannot read included file '{}': {}",
-                        inc.display(),
-                        io_reason(&e)
-                    ),
-                )
-            })?;
-            let key = canonical(&inc);
-            if stack.contains(&key) {
-                return Err(JobError::at(
-                    &origin,
-                    format!("'{}' includes itself", inc.display()),
-                ));
-            }
-            if stack.len() > MAX_INCLUDE_DEPTH {
-                return Err(JobError::at(
-                    &origin,
-                    format!("includes are nested more than {MAX_INCLUDE_DEPTH} deep"),
-                ));
-            }
-            stack.push(key);
-            parse_into(
-                &String::from_utf8_lossy(&inc_text),
-                &inc,
-                sections,
-                true,
-                stack,
-            )?;
-            stack.pop();
+            include(target, path, sections, stack, budget, &origin)?;
             continue;
         }
         let Some(section) = sections.last_mut() else {
@@ -177,8 +314,23 @@ fn parse_into(
                 format!("'{line}' has no option name before '='"),
             ));
         }
-        let (value, unset_vars) = match value.map(expand) {
-            Some(e) => (Some(e.text), e.unset),
+        budget.take_line(&origin)?;
+        let (value, unset_vars) = match value {
+            Some(v) => {
+                let e = expand(v);
+                if e.too_long {
+                    return Err(JobError::at(&origin, too_long_message(key)));
+                }
+                budget.take_bytes(e.text.len().saturating_sub(v.len()), &origin)?;
+                let what = format!("the value of '{key}'");
+                if let Some(why) = bad_text(&what, &e.text).filter(|_| e.text != v) {
+                    return Err(JobError::at(
+                        &origin,
+                        format!("{why} after ${{VAR}} expansion"),
+                    ));
+                }
+                (Some(e.text), e.unset)
+            }
             None => (None, Vec::new()),
         };
         section.entries.push(Entry {
@@ -188,6 +340,72 @@ fn parse_into(
             unset_vars,
         });
     }
+    Ok(())
+}
+
+/// The error for a value that `${VAR}` expansion made too long.
+pub fn too_long_message(key: &str) -> String {
+    format!("the value of '{key}' is longer than {MAX_VALUE} bytes after ${{VAR}} expansion")
+}
+
+/// Follows an `include FILE` line of the file `from`.
+fn include(
+    target: &str,
+    from: &Path,
+    sections: &mut Vec<Section>,
+    stack: &mut Vec<PathBuf>,
+    budget: &mut Budget,
+    origin: &Origin,
+) -> Result<(), JobError> {
+    if sections.is_empty() {
+        return Err(JobError::at(
+            origin,
+            "'include' appears before any [section] header".to_string(),
+        ));
+    }
+    let target = expand(strip_comment(target).trim());
+    if target.too_long {
+        return Err(JobError::at(origin, too_long_message("include")));
+    }
+    if target.text.is_empty() {
+        return Err(JobError::at(
+            origin,
+            format!("include needs a file name{}", unset_note(&target.unset)),
+        ));
+    }
+    if budget.includes == 0 {
+        return Err(JobError::at(
+            origin,
+            format!("the job file follows more than {MAX_INCLUDES} includes"),
+        ));
+    }
+    budget.includes -= 1;
+    let inc = resolve_include(from, &target.text);
+    let key = canonical(&inc);
+    if stack.contains(&key) {
+        return Err(JobError::at(
+            origin,
+            format!("'{}' includes itself", inc.display()),
+        ));
+    }
+    if stack.len() > MAX_INCLUDE_DEPTH {
+        return Err(JobError::at(
+            origin,
+            format!("includes are nested more than {MAX_INCLUDE_DEPTH} deep"),
+        ));
+    }
+    let text = read_bounded(&inc, budget.bytes).map_err(|why| {
+        let why = if why.starts_with("is larger than") {
+            too_big_message()
+        } else {
+            format!("cannot read included file '{}': {why}", inc.display())
+        };
+        JobError::at(origin, why)
+    })?;
+    budget.bytes -= text.len() as u64;
+    stack.push(key);
+    parse_into(&text, &inc, sections, true, stack, budget)?;
+    stack.pop();
     Ok(())
 }
 
@@ -267,6 +485,8 @@ pub struct Expanded {
     pub text: String,
     /// Variables that were referenced but not set (they expand to nothing).
     pub unset: Vec<String>,
+    /// The expansion would be longer than `MAX_VALUE`; `text` is cut.
+    pub too_long: bool,
 }
 
 /// The note appended to an error about a value that used unset variables.
@@ -300,43 +520,60 @@ pub fn expand(v: &str) -> Expanded {
         return Expanded {
             text: v.to_string(),
             unset,
+            too_long: false,
         };
     }
     let mut out = String::with_capacity(v.len());
     let mut rest = v;
     let mut keyword_used = false;
+    let mut too_long = false;
     while let Some(i) = rest.find('$') {
         out.push_str(&rest[..i]);
         let after = &rest[i + 1..];
+        let mut piece = None;
         if let Some(body) = after.strip_prefix('{') {
             if let Some(end) = body.find('}') {
                 let name = &body[..end];
                 match std::env::var(name) {
-                    Ok(val) => out.push_str(&val),
-                    Err(_) => unset.push(name.to_string()),
+                    Ok(val) => piece = Some(val),
+                    Err(_) => {
+                        unset.push(name.to_string());
+                        piece = Some(String::new());
+                    }
                 }
                 rest = &body[end + 1..];
-                continue;
             }
         }
-        let mut matched = false;
-        for (kw, val) in [
-            ("pagesize", sysinfo_pagesize as fn() -> u64),
-            ("mb_memory", sysinfo_mb_memory),
-            ("ncpus", sysinfo_ncpus),
-        ] {
-            if let Some(tail) = after.strip_prefix(kw) {
-                out.push_str(&val().to_string());
-                rest = tail;
-                matched = true;
-                keyword_used = true;
-                break;
+        if piece.is_none() {
+            for (kw, val) in [
+                ("pagesize", sysinfo_pagesize as fn() -> u64),
+                ("mb_memory", sysinfo_mb_memory),
+                ("ncpus", sysinfo_ncpus),
+            ] {
+                if let Some(tail) = after.strip_prefix(kw) {
+                    piece = Some(val().to_string());
+                    rest = tail;
+                    keyword_used = true;
+                    break;
+                }
             }
         }
-        if !matched {
-            out.push('$');
+        let piece = piece.unwrap_or_else(|| {
             rest = after;
+            "$".to_string()
+        });
+        if out.len() + piece.len() + rest.len() > MAX_VALUE {
+            too_long = true;
+            break;
         }
+        out.push_str(&piece);
+    }
+    if too_long {
+        return Expanded {
+            text: out,
+            unset,
+            too_long,
+        };
     }
     out.push_str(rest);
     if keyword_used && out.contains(['+', '*', '/']) {
@@ -344,14 +581,28 @@ pub fn expand(v: &str) -> Expanded {
             out = n;
         }
     }
-    Expanded { text: out, unset }
+    Expanded {
+        text: out,
+        unset,
+        too_long,
+    }
 }
 
 /// Computes `8*4096`-style text (plain numbers only) to a whole number.
+/// Text that is not such arithmetic is left alone; arithmetic that
+/// overflows is put in parentheses, so the option's own parser reports it
+/// (never a wrapped or saturated number).
 fn keyword_arithmetic(text: &str) -> Option<String> {
-    let plain = |suffix: &str| if suffix.is_empty() { Some(1.0) } else { None };
-    let v = super::expr::eval(&format!("({text})"), &plain).ok()?;
-    Some(format!("{}", v.trunc() as i64))
+    use super::expr::{eval, Num, TOO_LARGE};
+    let plain = |suffix: &str| suffix.is_empty().then_some(Num::Int(1));
+    let wrapped = format!("({text})");
+    match eval(&wrapped, &plain) {
+        Ok(Num::Int(i)) => Some(i.to_string()),
+        Ok(Num::Float(f)) if f.abs() < 9.0e18 => Some((f.trunc() as i64).to_string()),
+        Ok(Num::Float(_)) => Some(wrapped),
+        Err(e) if e.ends_with(TOO_LARGE) => Some(wrapped),
+        Err(_) => None,
+    }
 }
 
 pub fn sysinfo_pagesize() -> u64 {
@@ -480,5 +731,107 @@ mod tests {
         std::fs::write(dir.path().join("main3.fio"), "[a]\ninclude loop.fio\n").unwrap();
         let e = read_jobfile(&dir.path().join("main3.fio")).unwrap_err();
         assert!(e.to_string().ends_with("loop.fio' includes itself"), "{e}");
+    }
+
+    #[test]
+    fn nul_bytes_and_control_characters_are_errors() {
+        let e = |t: &[u8]| {
+            parse_jobfile_bytes(t, Path::new("t.fio"))
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(e(b"[jo\0b]\n"), "t.fio:1: the line contains a NUL byte");
+        assert_eq!(e(b"[a]\n; c\0\n"), "t.fio:2: the line contains a NUL byte");
+        assert_eq!(
+            e(b"[a]\nfilename=a\x1bb\n"),
+            "t.fio:2: the line contains a control character (U+001B)"
+        );
+        assert_eq!(
+            e(b"[a]\nfilename=a\xffb\n"),
+            "t.fio:2: the line is not valid UTF-8 text"
+        );
+        // CRLF endings, tabs and odd bytes in comments are fine.
+        let s = parse_jobfile_bytes(b"[a]\r\nbs=\t4k\r\n; \xff\x1b\n", Path::new("t.fio")).unwrap();
+        assert_eq!(s[0].entries[0].value.as_deref(), Some("4k"));
+        std::env::set_var("IOMARK_JF_NEWLINE", "a\nb");
+        assert_eq!(
+            e(b"[a]\ndescription=${IOMARK_JF_NEWLINE}\n"),
+            "t.fio:2: the value of 'description' contains a control character (U+000A) after ${VAR} expansion"
+        );
+    }
+
+    #[test]
+    fn expansion_and_keyword_arithmetic_are_bounded() {
+        std::env::set_var("IOMARK_JF_BIG", "x".repeat(40_000));
+        let e = parse("[a]\nfilename=${IOMARK_JF_BIG}${IOMARK_JF_BIG}\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.fio:2: the value of 'filename' is longer than 65536 bytes after ${VAR} expansion"
+        );
+        assert!(expand(&"${IOMARK_JF_BIG}".repeat(1000)).too_long);
+        // Overflowing keyword arithmetic is left for the option to refuse.
+        assert_eq!(
+            expand_vars("$pagesize*(2^200)"),
+            format!("({}*(2^200))", sysinfo_pagesize())
+        );
+    }
+
+    #[test]
+    fn job_files_must_be_regular_and_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = |n: &str| dir.path().join(n);
+        let err = |path: &Path| read_jobfile(path).unwrap_err().to_string();
+        assert_eq!(
+            err(Path::new("/dev/zero")),
+            "cannot read job file '/dev/zero': is a character device, not a regular file"
+        );
+        let fifo = p("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(err(&fifo).ends_with("is a named pipe (FIFO), not a regular file"));
+        let big = p("big.fio");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(MAX_JOBFILE_BYTES + 1).unwrap();
+        assert!(
+            err(&big).ends_with("is larger than 16 MiB"),
+            "{}",
+            err(&big)
+        );
+        std::fs::write(p("inc.fio"), format!("[a]\ninclude {}\n", fifo.display())).unwrap();
+        assert!(err(&p("inc.fio")).contains("cannot read included file"));
+        std::fs::write(p("dev.fio"), "[a]\ninclude /dev/zero\n").unwrap();
+        assert!(err(&p("dev.fio")).ends_with("is a character device, not a regular file"));
+    }
+
+    #[test]
+    fn include_chains_and_fan_out_are_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = |n: &str| dir.path().join(n);
+        for i in 0..20 {
+            std::fs::write(p(&format!("c{i}.fio")), format!("include c{}.fio\n", i + 1)).unwrap();
+        }
+        std::fs::write(p("c20.fio"), "bs=4k\n").unwrap();
+        std::fs::write(p("deep.fio"), "[a]\ninclude c0.fio\n").unwrap();
+        let e = read_jobfile(&p("deep.fio")).unwrap_err().to_string();
+        assert!(e.ends_with("includes are nested more than 16 deep"), "{e}");
+        std::fs::write(p("empty.fio"), "").unwrap();
+        std::fs::write(p("fan.fio"), "include empty.fio\n".repeat(40)).unwrap();
+        std::fs::write(
+            p("wide.fio"),
+            format!("[a]\n{}", "include fan.fio\n".repeat(40)),
+        )
+        .unwrap();
+        let e = read_jobfile(&p("wide.fio")).unwrap_err().to_string();
+        assert!(
+            e.ends_with("the job file follows more than 1024 includes"),
+            "{e}"
+        );
+        let lines = format!("[a]\n{}", "bs=4k\n".repeat(MAX_JOBFILE_LINES));
+        let e = parse(&lines).unwrap_err().to_string();
+        assert!(
+            e.ends_with("has more than 262144 sections and options"),
+            "{e}"
+        );
     }
 }

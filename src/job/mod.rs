@@ -35,17 +35,29 @@ pub struct Assignment {
 
 impl Assignment {
     /// A command-line assignment; `value` is expanded like a job file's.
-    pub fn cli(key: &str, value: Option<&str>) -> Self {
-        let (value, unset_vars) = match value.map(jobfile::expand) {
-            Some(e) => (Some(e.text), e.unset),
+    /// A value that expands to more than `jobfile::MAX_VALUE` bytes, or to
+    /// control characters, is refused.
+    pub fn cli(key: &str, value: Option<&str>) -> Result<Self, String> {
+        let (value, unset_vars) = match value {
+            Some(v) => {
+                let e = jobfile::expand(v);
+                if e.too_long {
+                    return Err(jobfile::too_long_message(key));
+                }
+                let what = format!("the value of '{key}'");
+                if let Some(why) = jobfile::bad_text(&what, &e.text) {
+                    return Err(why);
+                }
+                (Some(e.text), e.unset)
+            }
             None => (None, Vec::new()),
         };
-        Assignment {
+        Ok(Assignment {
             key: key.to_string(),
             value,
             origin: Origin::cli(),
             unset_vars,
-        }
+        })
     }
 }
 
@@ -91,6 +103,10 @@ pub struct JobList {
     /// Options of global sections as (canonical name, value as written),
     /// a later value replacing an earlier one in place.
     pub global_options: Vec<(String, String)>,
+    /// Jobs counted with their `numjobs` clones.
+    clones: u64,
+    /// Bytes of option values the jobs hold, clones counted.
+    value_bytes: u64,
 }
 
 /// Sets `key` in an ordered option echo: a repeated key keeps its first
@@ -102,13 +118,23 @@ fn echo_set(echo: &mut Vec<(String, String)>, key: &str, value: &str) {
     }
 }
 
-/// The options applied to a job so far, with where each was written.
-type Applied = Vec<(&'static options::OptDef, Origin)>;
+/// Most jobs iomark runs, `numjobs` clones counted: fio's limit (its
+/// `--max-jobs` default). More is refused before anything runs.
+pub const MAX_JOBS: u32 = 4096;
+
+/// Most bytes of option values all jobs may hold together, each clone
+/// counted with its own copy (a long `filename` list in `[global]` is
+/// copied into every job): 64 MiB.
+pub const MAX_JOB_VALUE_BYTES: u64 = 64 << 20;
+
+/// The options applied to a job so far, each once (the last assignment
+/// wins): where it was written and the length of its value.
+type Applied = Vec<(&'static options::OptDef, Origin, usize)>;
 
 /// Engine-specific options given to a job whose engine does not take
 /// them are reported at the line that set them.
 fn check_engine_options(job: &JobSpec, applied: &Applied) -> Result<(), JobError> {
-    for (def, origin) in applied {
+    for (def, origin, _) in applied {
         if let Some(m) = validate::engine_mismatch(def, &job.io.ioengine) {
             return Err(JobError::at(origin, m));
         }
@@ -149,8 +175,14 @@ fn apply_all(
         for (def, a) in resolved.iter().filter(|(d, _)| d.early == pass_early) {
             options::apply(spec, def, a.value.as_deref())
                 .map_err(|m| JobError::at(&a.origin, m + &jobfile::unset_note(&a.unset_vars)))?;
-            spec.set_options.push(def.name);
-            applied.push((def, a.origin.clone()));
+            if !spec.set_options.contains(&def.name) {
+                spec.set_options.push(def.name);
+            }
+            let len = a.value.as_ref().map_or(0, String::len);
+            match applied.iter_mut().find(|(d, _, _)| d.name == def.name) {
+                Some(slot) => *slot = (def, a.origin.clone(), len),
+                None => applied.push((def, a.origin.clone(), len)),
+            }
         }
     }
     for (def, a) in &resolved {
@@ -201,7 +233,7 @@ pub fn build_jobs(src: &JobSources) -> Result<JobList, JobError> {
             .first()
             .map(|a| a.origin.clone())
             .unwrap_or_else(Origin::cli);
-        finish(job, &origin, &mut list)?;
+        finish(job, &origin, &applied, &mut list)?;
     }
 
     for (_path, sections) in &src.files {
@@ -233,7 +265,7 @@ pub fn build_jobs(src: &JobSources) -> Result<JobList, JobError> {
                 job.ctl.stonewall = true;
             }
             first_in_file = false;
-            finish(job, &section.origin, &mut list)?;
+            finish(job, &section.origin, &applied, &mut list)?;
         }
     }
     if list.jobs.is_empty() {
@@ -250,8 +282,41 @@ pub fn build_jobs(src: &JobSources) -> Result<JobList, JobError> {
     Ok(list)
 }
 
-fn finish(job: JobSpec, origin: &Origin, list: &mut JobList) -> Result<(), JobError> {
+/// Validates a job and adds it to the list, refusing it when the jobs so
+/// far (clones counted) would be more than `MAX_JOBS` or would hold more
+/// than `MAX_JOB_VALUE_BYTES` of option values.
+fn finish(
+    job: JobSpec,
+    origin: &Origin,
+    applied: &Applied,
+    list: &mut JobList,
+) -> Result<(), JobError> {
     let job = validate::validate(job).map_err(|m| JobError::at(origin, m))?;
+    let clones = u64::from(job.ctl.numjobs);
+    let total = list.clones + clones;
+    if total > u64::from(MAX_JOBS) {
+        return Err(JobError::at(
+            origin,
+            format!(
+                "job '{}' makes {total} jobs (numjobs clones counted); iomark runs at most {MAX_JOBS}, as fio",
+                job.name
+            ),
+        ));
+    }
+    let bytes: u64 = applied.iter().map(|(_, _, n)| *n as u64).sum::<u64>() + job.name.len() as u64;
+    let value_bytes = list.value_bytes + bytes * clones;
+    if value_bytes > MAX_JOB_VALUE_BYTES {
+        return Err(JobError::at(
+            origin,
+            format!(
+                "job '{}' brings the option values the jobs hold to more than {} MiB (every clone keeps its own copy)",
+                job.name,
+                MAX_JOB_VALUE_BYTES >> 20
+            ),
+        ));
+    }
+    list.clones = total;
+    list.value_bytes = value_bytes;
     list.jobs.push(job);
     list.origins.push(origin.clone());
     Ok(())

@@ -58,12 +58,8 @@ pub fn parse_pattern(v: &str) -> Result<Vec<u8>, String> {
                 return Err(format!("'{v}': a file name is missing its closing \"'\""));
             };
             let name = &v[i + 1..i + 1 + len];
-            let data = std::fs::read(name).map_err(|e| {
-                format!(
-                    "cannot read pattern file '{name}': {}",
-                    super::jobfile::io_reason(&e)
-                )
-            })?;
+            let data = read_pattern_file(name, room.max(1))
+                .map_err(|why| format!("cannot read pattern file '{name}': {why}"))?;
             if data.is_empty() {
                 return Err(format!("pattern file '{name}' is empty"));
             }
@@ -98,6 +94,33 @@ pub fn parse_pattern(v: &str) -> Result<Vec<u8>, String> {
         return Err("the pattern is empty".into());
     }
     Ok(out)
+}
+
+/// The first `limit` bytes of a pattern file. Only that much is read, so
+/// a device such as /dev/urandom works and /dev/zero cannot fill memory;
+/// the file is opened without blocking, and FIFOs, sockets and
+/// directories are refused.
+fn read_pattern_file(name: &str, limit: usize) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let reason = |e: std::io::Error| super::jobfile::io_reason(&e);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(name)
+        .map_err(reason)?;
+    let ft = file.metadata().map_err(reason)?.file_type();
+    if ft.is_dir() {
+        return Err("is a directory".into());
+    }
+    if ft.is_fifo() || ft.is_socket() {
+        return Err("is a pipe or socket, not a file or device".into());
+    }
+    let mut data = Vec::with_capacity(limit);
+    file.take(limit as u64)
+        .read_to_end(&mut data)
+        .map_err(reason)?;
+    Ok(data)
 }
 
 fn push_limited(out: &mut Vec<u8>, bytes: &[u8], v: &str) -> Result<(), String> {

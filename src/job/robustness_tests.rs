@@ -232,3 +232,50 @@ fn suggestions_stay_cheap_for_huge_names() {
     // Generous bound: this guards against quadratic work, not speed.
     assert!(start.elapsed().as_secs() < 5);
 }
+
+fn build(text: &str) -> Result<usize, String> {
+    let sections = parse_jobfile_text(text, Path::new("t.fio")).map_err(|e| e.to_string())?;
+    let src = JobSources {
+        files: vec![("t.fio".into(), sections)],
+        ..JobSources::default()
+    };
+    build_jobs(&src)
+        .map(|l| l.jobs.len())
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn jobs_are_counted_with_their_clones() {
+    let sections = |n: usize| "[j]\nnumjobs=1\n".repeat(n);
+    assert_eq!(build(&sections(4096)), Ok(4096));
+    assert_eq!(
+        build(&sections(4097)),
+        Err("t.fio:8193: job 'j' makes 4097 jobs (numjobs clones counted); iomark runs at most 4096, as fio".into())
+    );
+    assert_eq!(build("[a]\nnumjobs=4096\n"), Ok(1));
+    assert!(build("[a]\nnumjobs=4096\n[b]\n")
+        .unwrap_err()
+        .contains("makes 4097 jobs"));
+}
+
+#[test]
+fn option_values_copied_into_clones_are_bounded() {
+    let long = "x".repeat(8000);
+    // 8 kB of values in 4096 clones: 32 MB, taken.
+    let ok = format!("[global]\nfilename={long}\n[a]\nnumjobs=4096\n");
+    assert_eq!(build(&ok), Ok(1));
+    // Three times that is more than 64 MiB.
+    let big = format!(
+        "[global]\nfilename={long}\ndescription={long}\ndirectory={long}\n[a]\nnumjobs=4096\n"
+    );
+    assert_eq!(
+        build(&big),
+        Err("t.fio:5: job 'a' brings the option values the jobs hold to more than 64 MiB (every clone keeps its own copy)".into())
+    );
+    // An option set many times counts once.
+    let repeated = format!(
+        "[global]\n{}[a]\nnumjobs=4096\n",
+        format!("filename={long}\n").repeat(50)
+    );
+    assert_eq!(build(&repeated), Ok(1));
+}

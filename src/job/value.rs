@@ -5,7 +5,7 @@
 //! and returns a typed value or a message that names the expected form. The
 //! caller adds the option name and the file:line.
 
-use super::expr;
+use super::expr::{self, Num};
 
 /// How `k`, `m`, `g` … scale a number: fio's `kb_base`.
 ///
@@ -55,72 +55,169 @@ fn split_number(s: &str) -> (&str, &str) {
     (&s[..end], &s[end..])
 }
 
-fn parse_plain_number(num: &str) -> Option<f64> {
-    if let Some(hex) = num.strip_prefix("0x").or_else(|| num.strip_prefix("0X")) {
-        return u64::from_str_radix(hex, 16).ok().map(|v| v as f64);
+/// A plain number (`12`, `1.5`, `0x1000`) times `mult`, divided by `div`,
+/// rounded to the nearest whole number, computed exactly.
+enum Scaled {
+    NotANumber,
+    TooLarge,
+    Value(u64),
+}
+
+/// Fraction digits kept; later ones cannot change a result that fits in
+/// 64 bits by more than the rounding, and keeping no more than this many
+/// means a value that fits never overflows the 128-bit arithmetic.
+const MAX_FRACTION_DIGITS: usize = 16;
+
+fn scale(num: &str, mult: u128, div: u128) -> Scaled {
+    let (numer, den) = if let Some(hex) = num.strip_prefix("0x").or_else(|| num.strip_prefix("0X"))
+    {
+        if hex.is_empty() || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
+            return Scaled::NotANumber;
+        }
+        match u128::from_str_radix(hex, 16) {
+            Ok(v) => (v.checked_mul(mult), div),
+            Err(_) => return Scaled::TooLarge,
+        }
+    } else {
+        let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+        let all_digits = |t: &str| t.bytes().all(|c| c.is_ascii_digit());
+        if (int.is_empty() && frac.is_empty()) || !all_digits(int) || !all_digits(frac) {
+            return Scaled::NotANumber;
+        }
+        let frac = &frac[..frac.len().min(MAX_FRACTION_DIGITS)];
+        let int = int.trim_start_matches('0');
+        let Ok(int) = (if int.is_empty() {
+            Ok(0)
+        } else {
+            int.parse::<u128>()
+        }) else {
+            return Scaled::TooLarge;
+        };
+        let frac_v = if frac.is_empty() {
+            0
+        } else {
+            frac.parse::<u128>().unwrap_or(0)
+        };
+        let ten_k = 10u128.pow(frac.len() as u32);
+        let numer = int
+            .checked_mul(ten_k)
+            .and_then(|v| v.checked_add(frac_v))
+            .and_then(|v| v.checked_mul(mult));
+        (numer, ten_k * div)
+    };
+    let Some(numer) = numer else {
+        return Scaled::TooLarge;
+    };
+    let (q, r) = (numer / den, numer % den);
+    let q = if r >= den - r { q + 1 } else { q };
+    match u64::try_from(q) {
+        Ok(v) => Scaled::Value(v),
+        Err(_) => Scaled::TooLarge,
     }
-    if num.is_empty() || num.chars().filter(|c| *c == '.').count() > 1 || num == "." {
-        return None;
-    }
-    num.parse::<f64>().ok()
+}
+
+fn too_large(text: &str) -> String {
+    format!("'{text}' {}", expr::TOO_LARGE)
 }
 
 /// A size or count in bytes with an optional unit suffix (`4k`, `1MiB`,
-/// `0x1000`, `1.5g`), or a `( )` arithmetic expression.
+/// `0x1000`, `1.5g`), or a `( )` arithmetic expression. A value that does
+/// not fit in 64 bits is an error, never a wrapped or saturated number.
 pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
     let s = s.trim();
     if s.starts_with('(') {
         let v = expr::eval(s, &|suffix| {
-            unit_multiplier(suffix, kb_base).map(|m| m as f64)
+            unit_multiplier(suffix, kb_base).map(|m| Num::Int(m.into()))
         })?;
-        return f64_to_u64(v, s);
+        return num_to_u64(v, 1, s);
     }
     if s.starts_with('-') {
         return Err(format!("'{s}' must not be negative"));
     }
     let (num, suffix) = split_number(s);
-    let n = parse_plain_number(num)
-        .ok_or_else(|| format!("'{s}' is not a size (expected a number with an optional k/m/g/t/p suffix, e.g. 4k or 1g)"))?;
+    let not_a_size = || {
+        format!("'{s}' is not a size (expected a number with an optional k/m/g/t/p suffix, e.g. 4k or 1g)")
+    };
+    if num.is_empty() {
+        return Err(not_a_size());
+    }
     let mult = unit_multiplier(suffix, kb_base).ok_or_else(|| {
         format!("'{s}' has an unknown unit '{suffix}' (expected b, k, m, g, t or p, optionally with i or ib)")
     })?;
-    f64_to_u64(n * mult as f64, s)
+    match scale(num, mult.into(), 1) {
+        Scaled::Value(v) => Ok(v),
+        Scaled::TooLarge => Err(too_large(s)),
+        Scaled::NotANumber => Err(not_a_size()),
+    }
 }
 
-fn f64_to_u64(v: f64, text: &str) -> Result<u64, String> {
-    if !v.is_finite() || v < 0.0 {
-        return Err(format!("'{text}' must not be negative"));
+/// A computed value divided by `div` and rounded, as a `u64`; out of
+/// range is an error naming `text`.
+fn num_to_u64(v: Num, div: u64, text: &str) -> Result<u64, String> {
+    match v {
+        Num::Int(i) if i < 0 => Err(format!("'{text}' must not be negative")),
+        Num::Int(i) => {
+            let (d, i) = (i128::from(div), i);
+            let q = i / d + i128::from(i % d >= d - i % d);
+            u64::try_from(q).map_err(|_| too_large(text))
+        }
+        Num::Float(f) => {
+            let f = f / div as f64;
+            if f < 0.0 {
+                Err(format!("'{text}' must not be negative"))
+            } else if f.round() >= 18_446_744_073_709_551_616.0 {
+                Err(too_large(text))
+            } else {
+                Ok(f.round() as u64)
+            }
+        }
     }
-    if v >= 1.8e19 {
-        return Err(format!("'{text}' is too large"));
-    }
-    Ok(v.round() as u64)
 }
 
-/// A plain integer (no units), possibly in hex or an expression.
+/// A plain integer (no units), possibly in hex or an expression. Values
+/// outside the 64-bit signed range are errors.
 pub fn parse_int(s: &str) -> Result<i64, String> {
     let s = s.trim();
+    let out_of_range = |negative: bool| {
+        if negative {
+            format!("'{s}' is too small")
+        } else {
+            too_large(s)
+        }
+    };
     if s.starts_with('(') {
-        let v = expr::eval(s, &|suffix| {
-            if suffix.is_empty() {
-                Some(1.0)
-            } else {
-                None
+        let v = expr::eval(s, &|suffix| suffix.is_empty().then_some(Num::Int(1)))?;
+        return match v {
+            Num::Int(i) => i64::try_from(i).map_err(|_| out_of_range(i < 0)),
+            Num::Float(f) => {
+                let r = f.round();
+                if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&r) {
+                    Ok(r as i64)
+                } else {
+                    Err(out_of_range(r < 0.0))
+                }
             }
-        })?;
-        return Ok(v.round() as i64);
+        };
     }
     let (neg, body) = match s.strip_prefix('-') {
         Some(b) => (true, b),
-        None => (false, s),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
     };
-    let v = if let Some(hex) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
-        i64::from_str_radix(hex, 16).ok()
-    } else {
-        body.parse::<i64>().ok()
-    };
-    let v = v.ok_or_else(|| format!("'{s}' is not a whole number"))?;
-    Ok(if neg { -v } else { v })
+    let not_whole = || format!("'{s}' is not a whole number");
+    let magnitude: i128 =
+        if let Some(hex) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+            if hex.is_empty() || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
+                return Err(not_whole());
+            }
+            i128::from_str_radix(hex, 16).map_err(|_| out_of_range(neg))?
+        } else {
+            if body.is_empty() || !body.bytes().all(|c| c.is_ascii_digit()) {
+                return Err(not_whole());
+            }
+            body.parse::<i128>().map_err(|_| out_of_range(neg))?
+        };
+    let v = if neg { -magnitude } else { magnitude };
+    i64::try_from(v).map_err(|_| out_of_range(neg))
 }
 
 /// Unit of a bare number for a time option.
@@ -132,55 +229,85 @@ pub enum TimeUnit {
 }
 
 impl TimeUnit {
-    fn usec(self) -> f64 {
+    fn nsec(self) -> u64 {
         match self {
-            TimeUnit::Sec => 1e6,
-            TimeUnit::Msec => 1e3,
-            TimeUnit::Usec => 1.0,
+            TimeUnit::Sec => 1_000_000_000,
+            TimeUnit::Msec => 1_000_000,
+            TimeUnit::Usec => 1_000,
         }
     }
 }
 
-fn time_suffix_usec(suffix: &str) -> Option<f64> {
+fn time_suffix_nsec(suffix: &str) -> Option<u64> {
     Some(match suffix.to_ascii_lowercase().trim() {
-        "d" => 86_400e6,
-        "h" => 3_600e6,
-        "m" | "min" => 60e6,
-        "s" | "sec" => 1e6,
-        "ms" | "msec" => 1e3,
-        "us" | "usec" => 1.0,
-        "ns" | "nsec" => 1e-3,
+        "d" => 86_400_000_000_000,
+        "h" => 3_600_000_000_000,
+        "m" | "min" => 60_000_000_000,
+        "s" | "sec" => 1_000_000_000,
+        "ms" | "msec" => 1_000_000,
+        "us" | "usec" => 1_000,
+        "ns" | "nsec" => 1,
         _ => return None,
     })
 }
 
-/// A time with an optional unit (`d h m s ms us`); a bare number is in
-/// `unit`. Returns microseconds. Inside `( )` bare numbers are microseconds,
-/// as fio documents.
+/// The longest time any option takes: 100 years, in microseconds. Times
+/// are added and turned into nanoseconds when jobs run, and this keeps
+/// those sums far inside 64 bits.
+pub const MAX_TIME_US: u64 = 100 * 365 * 86_400 * 1_000_000;
+
+/// A time with an optional unit (`d h m s ms us ns`); a bare number is in
+/// `unit`. Returns microseconds. Inside `( )` bare numbers are
+/// microseconds, as fio documents. Times over 100 years are errors.
 pub fn parse_time_us(s: &str, unit: TimeUnit) -> Result<u64, String> {
     let s = s.trim();
-    if s.starts_with('(') {
+    let us = if s.starts_with('(') {
+        // Bare numbers are microseconds; units scale only their own number.
         let v = expr::eval(s, &|suffix| {
             if suffix.is_empty() {
-                Some(1.0)
+                Some(Num::Int(1))
             } else {
-                time_suffix_usec(suffix)
+                time_suffix_nsec(suffix).map(|n| match n % 1_000 {
+                    0 => Num::Int((n / 1_000).into()),
+                    _ => Num::Float(n as f64 / 1_000.0),
+                })
             }
         })?;
-        return f64_to_u64(v, s);
-    }
-    let (num, suffix) = split_number(s);
-    let n = parse_plain_number(num).ok_or_else(|| {
-        format!("'{s}' is not a time (expected a number with an optional unit: us, ms, s, m, h, d)")
-    })?;
-    let mult = if suffix.is_empty() {
-        unit.usec()
+        match num_to_u64(v, 1, s) {
+            Ok(us) => us,
+            Err(_) if v.as_f64() >= 0.0 => u64::MAX,
+            Err(e) => return Err(e),
+        }
     } else {
-        time_suffix_usec(suffix).ok_or_else(|| {
-            format!("'{s}' has an unknown time unit '{suffix}' (expected us, ms, s, m, h or d)")
-        })?
+        if s.starts_with('-') {
+            return Err(format!("'{s}' must not be negative"));
+        }
+        let (num, suffix) = split_number(s);
+        let not_a_time = || {
+            format!(
+                "'{s}' is not a time (expected a number with an optional unit: us, ms, s, m, h, d)"
+            )
+        };
+        if num.is_empty() {
+            return Err(not_a_time());
+        }
+        let mult = if suffix.is_empty() {
+            unit.nsec()
+        } else {
+            time_suffix_nsec(suffix).ok_or_else(|| {
+                format!("'{s}' has an unknown time unit '{suffix}' (expected us, ms, s, m, h or d)")
+            })?
+        };
+        match scale(num, mult.into(), 1_000) {
+            Scaled::Value(v) => v,
+            Scaled::TooLarge => u64::MAX,
+            Scaled::NotANumber => return Err(not_a_time()),
+        }
     };
-    f64_to_u64(n * mult, s)
+    if us > MAX_TIME_US {
+        return Err(format!("'{s}' is too long (at most 100 years)"));
+    }
+    Ok(us)
 }
 
 /// fio booleans: 1 or 0 (also in hex or as an expression); true/false,
@@ -205,7 +332,7 @@ pub fn parse_percent(s: &str) -> Result<f64, String> {
     let t = s.trim();
     let t = t.strip_suffix('%').unwrap_or(t);
     let v: f64 = if t.starts_with('(') {
-        expr::eval(t, &|suffix| suffix.is_empty().then_some(1.0))?
+        expr::eval(t, &|suffix| suffix.is_empty().then_some(Num::Int(1)))?.as_f64()
     } else {
         t.parse()
             .ok()
@@ -446,6 +573,102 @@ mod tests {
         assert_eq!(parse_size("((1+1)*4k)", 1024), Ok(8192));
         assert_eq!(parse_size("(2^10)", 1024), Ok(1024));
         assert!(parse_size("(1+", 1024).is_err());
+    }
+
+    #[test]
+    fn sizes_are_exact_and_overflow_is_an_error() {
+        assert_eq!(parse_size("16383p", 1024), Ok(16383 << 50));
+        assert_eq!(parse_size("18446744073709551615", 1024), Ok(u64::MAX));
+        assert_eq!(parse_size("0xffffffffffffffff", 1024), Ok(u64::MAX));
+        assert_eq!(parse_size("(2^64-1)", 1024), Ok(u64::MAX));
+        assert_eq!(parse_size("(2^53+1)", 1024), Ok((1 << 53) + 1));
+        assert_eq!(parse_size("9007199254740993", 1024), Ok((1 << 53) + 1));
+        assert_eq!(parse_size("0.5k", 1024), Ok(512));
+        assert_eq!(parse_size("1.0000000000000000000001k", 1024), Ok(1024));
+        assert_eq!(parse_size("(1.5*1k)", 1024), Ok(1536));
+        for v in [
+            "16384p",
+            "16e",
+            "18446744073709551616",
+            "0x10000000000000000",
+            "0x1ffffffffffffffffffffffffffffffffffff",
+            "99999999999999999999999999999999999999999999999999k",
+            "20000000000000000000.5",
+            "(2^64)",
+            "(2^63*2)",
+            "(16384*1p)",
+            "(2^200)",
+            "(9999999999999999999999999999999999999.0*99999999)",
+        ] {
+            assert_eq!(
+                parse_size(v, 1024),
+                Err(format!("'{v}' is too large")),
+                "{v}"
+            );
+        }
+        assert_eq!(
+            parse_size_range("4k-99999999999999999999k", 1024),
+            Err("'99999999999999999999k' is too large".into())
+        );
+        assert!(parse_size("(0-1)", 1024).unwrap_err().contains("negative"));
+    }
+
+    #[test]
+    fn whole_numbers_keep_their_range() {
+        assert_eq!(parse_int("-9223372036854775808"), Ok(i64::MIN));
+        assert_eq!(parse_int("9223372036854775807"), Ok(i64::MAX));
+        assert_eq!(parse_int("0x7fffffffffffffff"), Ok(i64::MAX));
+        assert_eq!(parse_int("(2^62)"), Ok(1 << 62));
+        for v in [
+            "9223372036854775808",
+            "0x8000000000000000",
+            "(2^63)",
+            "(2^70)",
+            "(2.0^70)",
+        ] {
+            assert_eq!(parse_int(v), Err(format!("'{v}' is too large")), "{v}");
+        }
+        assert_eq!(
+            parse_int("(-(2^70))"),
+            Err("'(-(2^70))' is too small".into())
+        );
+        assert_eq!(
+            parse_int("-9223372036854775809"),
+            Err("'-9223372036854775809' is too small".into())
+        );
+        assert!(parse_int("12x").is_err());
+        assert!(parse_int("--1").is_err());
+        assert!(parse_int("+-1").is_err());
+        assert_eq!(parse_int("+5"), Ok(5));
+    }
+
+    #[test]
+    fn times_over_100_years_are_errors() {
+        assert_eq!(parse_time_us("36500d", TimeUnit::Sec), Ok(MAX_TIME_US));
+        assert_eq!(parse_time_us("1500ns", TimeUnit::Sec), Ok(2));
+        assert_eq!(parse_time_us("(1500ns+1us)", TimeUnit::Sec), Ok(3));
+        assert_eq!(parse_time_us("(1s+500ms)", TimeUnit::Sec), Ok(1_500_000));
+        for v in [
+            "36501d",
+            "1000000d",
+            "99999999999999999999",
+            "9999999999999999",
+            "(2^60)",
+            "(2^70)",
+            "(99999999999999999999d)",
+        ] {
+            assert_eq!(
+                parse_time_us(v, TimeUnit::Sec),
+                Err(format!("'{v}' is too long (at most 100 years)")),
+                "{v}"
+            );
+        }
+        assert!(parse_time_us("-1", TimeUnit::Sec)
+            .unwrap_err()
+            .contains("negative"));
+        assert!(parse_time_us("(0-1s)", TimeUnit::Sec)
+            .unwrap_err()
+            .contains("negative"));
     }
 
     #[test]

@@ -397,7 +397,7 @@ fn start_batch(
         let g = gate.clone();
         stages[i] = Stage::Running;
         let h = std::thread::Builder::new()
-            .name(format!("iomark:{}", job.name()))
+            .name(format!("iomark:{}", job.name()).replace('\0', " "))
             .spawn(move || {
                 apply_placement(&job);
                 worker::run_job(&job, &shared, &progress, &g)

@@ -100,7 +100,7 @@ const CASES: &[Case] = &[
     ),
     file(
         "[a]\nthinktime=-5\n",
-        "job.fio:2: option 'thinktime': '-5' is not a time (expected a number with an optional unit: us, ms, s, m, h, d)",
+        "job.fio:2: option 'thinktime': '-5' must not be negative",
     ),
     // Booleans.
     file("[a]\ndirect=2\n", "job.fio:2: option 'direct': '2' is out of range (expected 1 or 0)"),
@@ -155,7 +155,7 @@ const CASES: &[Case] = &[
         "job.fio:2: option 'bssplit': ':' is an empty split (expected SIZE/PERCENT:SIZE/PERCENT…)",
     ),
     // Out-of-range numbers.
-    file("[a]\nnumjobs=0\n", "job.fio:2: option 'numjobs': '0' is out of range (expected 1 to 65536)"),
+    file("[a]\nnumjobs=0\n", "job.fio:2: option 'numjobs': '0' is out of range (expected 1 to 4096)"),
     file("[a]\niodepth=0\n", "job.fio:2: option 'iodepth': '0' is out of range (expected 1 to 65536)"),
     file("[a]\nnice=30\n", "job.fio:2: option 'nice': '30' is out of range (expected -20 to 19)"),
     file("[a]\nprio=8\n", "job.fio:2: option 'prio': '8' is out of range (expected 0 to 7)"),
@@ -414,7 +414,93 @@ const CASES: &[Case] = &[
         files: &[],
         args: &["job.fio"],
         env: &[],
-        err: "job.fio:5: option 'numjobs': '0' is out of range (expected 1 to 65536)",
+        err: "job.fio:5: option 'numjobs': '0' is out of range (expected 1 to 4096)",
+    },
+    // NUL bytes and control characters (a NUL in a section name used to
+    // panic when the job's thread was named).
+    Case {
+        job: Some("[jo\0b]\nioengine=null\nsize=1m\n"),
+        files: &[],
+        args: &["job.fio"],
+        env: &[],
+        err: "job.fio:1: the line contains a NUL byte",
+    },
+    file("[jo\0b]\nioengine=null\nsize=1m\n", "job.fio:1: the line contains a NUL byte"),
+    file("[a]\nfilename=a\0b\n", "job.fio:2: the line contains a NUL byte"),
+    file("[a]\n; note\0\nbs=4k\n", "job.fio:2: the line contains a NUL byte"),
+    file(
+        "[a]\ndescription=x\u{1b}[2Jy\n",
+        "job.fio:2: the line contains a control character (U+001B)",
+    ),
+    cli(&["--name=a\nb"], "--name: the value contains a control character (U+000A)"),
+    cli(
+        &["--name=a", "--filename=x\ry"],
+        "the value of 'filename' contains a control character (U+000D)",
+    ),
+    // The number of jobs, clones counted (fio's limit is 4096 too).
+    cli(
+        &["--name=x", "--ioengine=null", "--size=1m", "--numjobs=20000"],
+        "option 'numjobs': '20000' is out of range (expected 1 to 4096)",
+    ),
+    Case {
+        job: Some("[a]\nioengine=null\nsize=1m\nnumjobs=4000\n[b]\nioengine=null\nsize=1m\nnumjobs=97\n"),
+        files: &[],
+        args: &["job.fio"],
+        env: &[],
+        err: "job.fio:5: job 'b' makes 4097 jobs (numjobs clones counted); iomark runs at most 4096, as fio",
+    },
+    // Overflow is an error naming the option and the value.
+    file("[a]\nsize=16384p\n", "job.fio:2: option 'size': '16384p' is too large"),
+    file("[a]\nsize=(2^64)\n", "job.fio:2: option 'size': '(2^64)' is too large"),
+    file(
+        "[a]\noffset=18446744073709551616\n",
+        "job.fio:2: option 'offset': '18446744073709551616' is too large",
+    ),
+    file(
+        "[a]\nbsrange=4k-99999999999999999999k\n",
+        "job.fio:2: option 'bsrange': '99999999999999999999k' is too large",
+    ),
+    file("[a]\nrandseed=(2^70)\n", "job.fio:2: option 'randseed': '(2^70)' is too large"),
+    file(
+        "[a]\nopenfiles=4294967296\n",
+        "job.fio:2: option 'openfiles': '4294967296' is out of range (expected 0 to 4294967295)",
+    ),
+    file(
+        "[a]\nruntime=36501d\n",
+        "job.fio:2: option 'runtime': '36501d' is too long (at most 100 years)",
+    ),
+    file(
+        "[a]\nthinktime=(2^60)\n",
+        "job.fio:2: option 'thinktime': '(2^60)' is too long (at most 100 years)",
+    ),
+    file(
+        "[a]\nrwmixread=(10^30)%\n",
+        "job.fio:2: option 'rwmixread': '(10^30)' is too large",
+    ),
+    file(
+        "[a]\nsize=((2^63)*2)\n",
+        "job.fio:2: option 'size': '((2^63)*2)' is too large",
+    ),
+    cli(
+        &["--name=a", "--rate=(2^127)"],
+        "option 'rate': '(2^127)' is too large",
+    ),
+    // Job files and includes that are not regular files.
+    cli(
+        &["/dev/zero"],
+        "cannot read job file '/dev/zero': is a character device, not a regular file",
+    ),
+    file(
+        "[a]\ninclude /dev/zero\n",
+        "job.fio:2: cannot read included file '/dev/zero': is a character device, not a regular file",
+    ),
+    file("[a]\ninclude .\n", "job.fio:2: cannot read included file '.': is a directory"),
+    Case {
+        job: Some("[a]\ninclude loop.fio\n"),
+        files: &[("loop.fio", "bs=4k\ninclude loop.fio\n")],
+        args: &["--parse-only", "job.fio"],
+        env: &[],
+        err: "loop.fio:2: 'loop.fio' includes itself",
     },
 ];
 
@@ -463,4 +549,97 @@ fn malformed_inputs_get_one_clear_line_and_exit_1() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Runs iomark with `stdin` as its standard input, killing it after a
+/// minute (a hang fails the test instead of blocking it).
+fn run_bounded(dir: &std::path::Path, args: &[&str], stdin: Vec<u8>) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = iomark()
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run iomark");
+    let mut input = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        // iomark may stop reading early (too large): a broken pipe is fine.
+        let _ = input.write_all(&stdin);
+    });
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("iomark {args:?} hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let _ = writer.join();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn fifos_and_oversized_job_files_are_refused_and_pipes_still_work() {
+    let dir = tempdir();
+    let d = dir.path();
+    let fifo = std::ffi::CString::new(d.join("fifo").as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    std::fs::write(d.join("inc.fio"), "[a]\ninclude fifo\n").unwrap();
+    std::fs::File::create(d.join("big.fio"))
+        .unwrap()
+        .set_len((16 << 20) + 1)
+        .unwrap();
+    let job = b"[a]\nioengine=null\nsize=1m\n".to_vec();
+    let cases: &[(&[&str], Vec<u8>, &str)] = &[
+        (
+            &["fifo"],
+            vec![],
+            "cannot read job file 'fifo': is a named pipe (FIFO), not a regular file",
+        ),
+        (
+            &["--parse-only", "inc.fio"],
+            vec![],
+            "inc.fio:2: cannot read included file 'fifo': is a named pipe (FIFO), not a regular file",
+        ),
+        (
+            &["big.fio"],
+            vec![],
+            "cannot read job file 'big.fio': is larger than 16 MiB",
+        ),
+        (
+            &["-"],
+            vec![b'\n'; (16 << 20) + 1],
+            "cannot read job file from standard input: is larger than 16 MiB",
+        ),
+        (
+            &["--parse-only", "-"],
+            b"[a]\nsize=1\0m\n".to_vec(),
+            "<stdin>:2: the line contains a NUL byte",
+        ),
+    ];
+    for (args, stdin, want) in cases {
+        let o = run_bounded(d, args, stdin.clone());
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert_eq!(stderr(&o), format!("iomark: {want}\n"), "{args:?}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    // A job file from a pipe keeps working: '-', /dev/stdin.
+    for args in [
+        &["--parse-only", "-"][..],
+        &["--parse-only", "/dev/stdin"][..],
+    ] {
+        let o = run_bounded(d, args, job.clone());
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o), "", "{args:?}");
+    }
+    let mut left: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["big.fio", "fifo", "inc.fio"]);
 }

@@ -11,6 +11,7 @@ mod examples_run;
 mod faults;
 mod fio_examples;
 mod fio_option_names;
+mod generated_inputs;
 mod job_extras;
 mod job_language;
 mod logs;

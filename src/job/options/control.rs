@@ -33,9 +33,9 @@ pub const OPTS: &[OptDef] = &[
         "numjobs",
         Job,
         Kind::Int,
-        "Number of clones of this job, each doing the same workload",
+        "Number of clones of this job, each doing the same workload (all jobs together, clones counted, at most 4096)",
         |s, v| {
-            s.ctl.numjobs = uint_in(v, 1, 65536)? as u32;
+            s.ctl.numjobs = uint_in(v, 1, crate::job::MAX_JOBS.into())? as u32;
             Ok(())
         },
     )
@@ -230,7 +230,7 @@ pub const OPTS: &[OptDef] = &[
         Kind::Int,
         "Microseconds to pause when flow control holds the job back (0: yield the CPU and retry)",
         |s, v| {
-            s.ctl.flow_sleep_us = uint(v)?;
+            s.ctl.flow_sleep_us = uint_in(v, 0, crate::job::value::MAX_TIME_US)?;
             Ok(())
         },
     )

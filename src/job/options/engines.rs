@@ -2,7 +2,7 @@
 //! `userspace_reap`, …). Each lists its engines, so using one with another
 //! engine is an error, and `--enghelp=ENGINE` lists them.
 
-use super::{boolean, opt, uint, uint_in, unsupported, Category::*, Kind, OptDef};
+use super::{boolean, opt, uint_in, unsupported, Category::*, Kind, OptDef};
 use crate::job::spec::StatType;
 use crate::job::value::parse_choice;
 
@@ -39,7 +39,7 @@ pub const OPTS: &[OptDef] = &[
         Kind::Int,
         "Non-zero: buffered I/O drops its pages from the cache once done (RWF_DONTCACHE)",
         |s, v| {
-            s.engine.uncached = uint(v)?.min(u32::MAX as u64) as u32;
+            s.engine.uncached = uint_in(v, 0, u32::MAX.into())? as u32;
             Ok(())
         },
     )

@@ -1,7 +1,7 @@
 //! Files and targets: names, directories, sizes, offsets and the life
 //! cycle of the files a job creates.
 
-use super::{boolean, opt, size, uint, uint_in, unsupported, Category::*, Kind, OptDef};
+use super::{boolean, opt, size, uint_in, unsupported, Category::*, Kind, OptDef};
 use crate::job::spec::{FadviseHint, FallocateMode, FileService};
 use crate::job::value::{parse_choice, parse_size_or_percent, parse_size_range, SizeOrPercent};
 
@@ -118,7 +118,7 @@ pub const OPTS: &[OptDef] = &[
     .alias(&["nr_files"])
     .default("1"),
     opt("openfiles", Files, Kind::Int, "How many files to keep open at once (0: all)", |s, v| {
-        s.file.openfiles = uint(v)? as u32;
+        s.file.openfiles = uint_in(v, 0, u32::MAX.into())? as u32;
         Ok(())
     })
     .default("0"),

@@ -1,7 +1,7 @@
 //! Time-series logs: bandwidth, IOPS, latency and latency-histogram log
 //! files, their averaging windows and line format (see `stats::logs`).
 
-use super::{boolean, opt, size, uint, uint_in, Category::*, Kind, OptDef};
+use super::{boolean, opt, size, uint_in, Category::*, Kind, OptDef};
 
 /// A log prefix: empty (bare option) means "use the job name".
 fn prefix(v: &str) -> Result<Option<String>, String> {
@@ -30,12 +30,12 @@ pub const OPTS: &[OptDef] = &[
         Ok(())
     }),
     opt("log_avg_msec", Logs, Kind::Int, "Log one averaged line per direction every this many ms (0: a line per I/O)", |s, v| {
-        s.log.log_avg_msec = uint(v)?;
+        s.log.log_avg_msec = uint_in(v, 0, crate::job::value::MAX_TIME_US / 1000)?;
         Ok(())
     })
     .default("0"),
     opt("log_hist_msec", Logs, Kind::Int, "Interval in ms between latency histogram log lines (0: none)", |s, v| {
-        s.log.log_hist_msec = uint(v)?;
+        s.log.log_hist_msec = uint_in(v, 0, crate::job::value::MAX_TIME_US / 1000)?;
         Ok(())
     })
     .default("0"),

@@ -199,7 +199,12 @@ pub const OPTS: &[OptDef] = &[
         Kind::Int,
         "Window in milliseconds over which rate_min is checked",
         |s, v| {
-            s.time.rate_cycle_ms = size(s, v)?.max(1);
+            let ms = size(s, v)?;
+            let max = crate::job::value::MAX_TIME_US / 1000;
+            if ms > max {
+                return Err(format!("'{v}' is out of range (expected at most {max} ms)"));
+            }
+            s.time.rate_cycle_ms = ms.max(1);
             Ok(())
         },
     )
