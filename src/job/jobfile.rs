@@ -135,12 +135,12 @@ pub fn read_jobfile_from(
 }
 
 /// Reads all of `input`, refusing more than `limit` bytes.
-fn read_at_most(input: &mut dyn std::io::Read, limit: u64) -> Result<Vec<u8>, String> {
+pub fn read_at_most(input: &mut dyn std::io::Read, limit: u64) -> Result<Vec<u8>, String> {
     let mut buf = Vec::new();
     std::io::Read::read_to_end(&mut std::io::Read::take(input, limit + 1), &mut buf)
         .map_err(|e| io_reason(&e))?;
     if buf.len() as u64 > limit {
-        return Err(format!("is larger than {} MiB", MAX_JOBFILE_BYTES >> 20));
+        return Err(format!("is larger than {} MiB", limit >> 20));
     }
     Ok(buf)
 }
@@ -148,8 +148,10 @@ fn read_at_most(input: &mut dyn std::io::Read, limit: u64) -> Result<Vec<u8>, St
 /// Opens `path` without blocking (a FIFO with no writer would hang an
 /// ordinary open) and reads it if it is a regular file or an already open
 /// anonymous pipe. Directories, devices, sockets and named FIFOs are
-/// refused: they are never job files, and some never end.
-fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+/// refused: they are never input files (job files, traces, results),
+/// and some never end. The error is the reason alone, for the caller to
+/// put after the file's name.
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     use std::os::unix::io::AsRawFd;
     let mut file = std::fs::OpenOptions::new()

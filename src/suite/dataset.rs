@@ -292,13 +292,10 @@ pub fn parse_text(text: &str, source: &str) -> Result<Dataset, String> {
 }
 
 pub fn load(path: &Path) -> Result<Dataset, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        format!(
-            "cannot read '{}': {}",
-            path.display(),
-            crate::job::jobfile::io_reason(&e)
-        )
-    })?;
+    let bytes = crate::job::jobfile::read_bounded(path, super::MAX_INPUT_BYTES)
+        .map_err(|why| format!("cannot read '{}': {why}", path.display()))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("cannot read '{}': it is not UTF-8 text", path.display()))?;
     parse_text(&text, &path.display().to_string())
 }
 

@@ -44,6 +44,9 @@ use runner::{SuiteOutcome, SuiteRun, SuiteTest};
 /// (compare: a regression).
 pub const EXIT_REGRESSION: i32 = 2;
 
+/// The largest result or log file `report` and `compare` read.
+pub const MAX_INPUT_BYTES: u64 = 4 << 30;
+
 pub fn fail(cmd: &str, msg: &str) -> i32 {
     output::stderr_line(&format!("iomark {cmd}: {msg}"));
     1

@@ -14,7 +14,7 @@
 //! the job itself and reads no clock: times come in as arguments.
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -123,22 +123,20 @@ pub fn trace_name(opts: &LogOpts, clone: u32) -> Option<String> {
     Some(names[clone as usize % names.len()].to_string())
 }
 
+/// The largest trace iomark reads (a trace is read whole before the run).
+pub const MAX_TRACE_BYTES: u64 = 4 << 30;
+
 /// Reads and parses a trace, applying the job's replay options
 /// (`replay_redirect`, `replay_scale`, `replay_align`, `replay_skip`,
 /// `replay_time_scale`). `-` reads standard input.
 pub fn load(name: &str, opts: &LogOpts) -> Result<Trace, String> {
-    let mut bytes = Vec::new();
-    let res = if name == "-" {
-        std::io::stdin().read_to_end(&mut bytes).map(|_| ())
+    use crate::job::jobfile::{read_at_most, read_bounded};
+    let bytes = if name == "-" {
+        read_at_most(&mut std::io::stdin(), MAX_TRACE_BYTES)
     } else {
-        File::open(name).and_then(|mut f| f.read_to_end(&mut bytes).map(|_| ()))
-    };
-    res.map_err(|e| {
-        format!(
-            "cannot read read_iolog '{name}': {}",
-            crate::job::jobfile::io_reason(&e)
-        )
-    })?;
+        read_bounded(std::path::Path::new(name), MAX_TRACE_BYTES)
+    }
+    .map_err(|why| format!("cannot read read_iolog '{name}': {why}"))?;
     parse(name, &bytes, opts)
 }
 

@@ -620,12 +620,37 @@ fn fifos_and_oversized_job_files_are_refused_and_pipes_still_work() {
             b"[a]\nsize=1\0m\n".to_vec(),
             "<stdin>:2: the line contains a NUL byte",
         ),
+        // Traces and result files are input files too: never endless.
+        (
+            &["--name=r", "--ioengine=null", "--read_iolog=/dev/zero"],
+            vec![],
+            "job 'r': cannot read read_iolog '/dev/zero': is a character device, not a regular file",
+        ),
+        (
+            &["--name=r", "--ioengine=null", "--read_iolog=fifo"],
+            vec![],
+            "job 'r': cannot read read_iolog 'fifo': is a named pipe (FIFO), not a regular file",
+        ),
     ];
     for (args, stdin, want) in cases {
         let o = run_bounded(d, args, stdin.clone());
         assert_eq!(o.status.code(), Some(1), "{args:?}");
         assert_eq!(stderr(&o), format!("iomark: {want}\n"), "{args:?}");
         assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    for args in [
+        &["report", "/dev/zero", "-o", "r.html"][..],
+        &["compare", "--base", "/dev/zero", "--new", "/dev/zero"][..],
+    ] {
+        let o = run_bounded(d, args, vec![]);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            stderr(&o),
+            format!(
+                "iomark {}: cannot read '/dev/zero': is a character device, not a regular file\n",
+                args[0]
+            )
+        );
     }
     // A job file from a pipe keeps working: '-', /dev/stdin.
     for args in [
