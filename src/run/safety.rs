@@ -385,20 +385,42 @@ fn check_regular_files(plan: &Plan) -> Result<(), String> {
             if f.existing_size == 0 {
                 continue;
             }
+            let done = match verb {
+                "delete" => "deleted",
+                "truncate" => "truncated",
+                _ => "overwritten",
+            };
+            let fio_note = if fio_default_name(&f.path, &spec.name) {
+                " (its name is the one fio gives this job's file: probably left by an earlier fio \
+                 run)"
+            } else {
+                ""
+            };
             return Err(format!(
                 "refusing to {verb} '{}' (job '{}'): the file already exists and iomark did not \
-                 create it; set allow_destroy_data=1 if you really want it {}",
+                 create it{fio_note}; delete it, or set allow_destroy_data=1 if you really want it \
+                 {done}",
                 f.path.display(),
                 spec.name,
-                match verb {
-                    "delete" => "deleted",
-                    "truncate" => "truncated",
-                    _ => "overwritten",
-                }
             ));
         }
     }
     Ok(())
+}
+
+/// Whether `path` is named as fio names a job's files by default:
+/// `JOBNAME.JOBNUM.FILENUM`.
+fn fio_default_name(path: &Path, job: &str) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let Some(rest) = name.strip_prefix(job).and_then(|r| r.strip_prefix('.')) else {
+        return false;
+    };
+    let mut parts = rest.split('.');
+    let number =
+        |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    number(parts.next()) && number(parts.next()) && parts.next().is_none()
 }
 
 /// Checks every block device and regular file the plan would destroy
@@ -888,6 +910,16 @@ mod tests {
             e.contains("was a regular file") && e.contains("now a FIFO"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn fio_default_file_names_are_recognised() {
+        assert!(fio_default_name(Path::new("rw2.0.0"), "rw2"));
+        assert!(fio_default_name(Path::new("/d/job.12.3"), "job"));
+        assert!(!fio_default_name(Path::new("rw2.0"), "rw2"));
+        assert!(!fio_default_name(Path::new("rw2.0.0.x"), "rw2"));
+        assert!(!fio_default_name(Path::new("other.0.0"), "rw2"));
+        assert!(!fio_default_name(Path::new("rw2.a.0"), "rw2"));
     }
 
     #[test]

@@ -261,3 +261,43 @@ fn existing_files_iomark_did_not_create_are_protected() {
         run_json(d, &["--name=t", "--size=64k", &arg, "--rw=randwrite"]);
     }
 }
+
+/// A file fio left behind (`fio --name=rw2 …` writes `rw2.0.0`) is still
+/// refused, and the message says where it probably came from and how to
+/// go on.
+#[test]
+fn a_file_fio_left_behind_is_refused_with_a_way_forward() {
+    crate::require_fio!();
+    let dir = tempdir();
+    let d = dir.path();
+    let job = ["--name=rw2", "--rw=write", "--size=256k"];
+    let o = std::process::Command::new("fio")
+        .args(job)
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let before = std::fs::read(d.join("rw2.0.0")).unwrap();
+    let o = run_in(d, &job);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "iomark: refusing to overwrite 'rw2.0.0' (job 'rw2'): the file already exists and \
+         iomark did not create it (its name is the one fio gives this job's file: probably left \
+         by an earlier fio run); delete it, or set allow_destroy_data=1 if you really want it \
+         overwritten\n"
+    );
+    assert_eq!(std::fs::read(d.join("rw2.0.0")).unwrap(), before);
+    // Another job's name says nothing about fio.
+    let o = run_in(
+        d,
+        &[
+            "--name=x",
+            "--rw=write",
+            "--size=256k",
+            "--filename=rw2.0.0",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!stderr(&o).contains("fio"), "{}", stderr(&o));
+}
