@@ -78,10 +78,26 @@ pub fn finish_stdout() -> io::Result<()> {
 #[derive(Debug, Default)]
 pub struct Console {
     error: Option<io::Error>,
+    /// Standard output carries a report (`--json -`): the text goes to
+    /// standard error instead.
+    to_stderr: bool,
 }
 
 impl Console {
+    /// A console on standard error, for when standard output carries a
+    /// document.
+    pub fn on_stderr() -> Console {
+        Console {
+            error: None,
+            to_stderr: true,
+        }
+    }
+
     pub fn print(&mut self, text: &str) {
+        if self.to_stderr {
+            let _ = io::stderr().lock().write_all(text.as_bytes());
+            return;
+        }
         if self.error.is_none() {
             if let Err(e) = stdout(text) {
                 self.error = Some(e);

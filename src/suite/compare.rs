@@ -271,7 +271,7 @@ pub fn text_report(
         };
         let _ = writeln!(
             s,
-            "{:<w$}  {:<12}  {:>18}  {:>18}  {:>8}  {:>7}  {} ({})",
+            "{:<w$}  {:<12}  {:>18}  {:>18}  {:>8}  {:>7}  {}: {}",
             r.label,
             r.metric.title,
             format!("{} ({})", value_text(r.metric, r.base.median), r.base.n),

@@ -104,13 +104,31 @@ pub fn fresh_names(kind: &str) -> (PathBuf, PathBuf) {
     unreachable!("an unused name exists")
 }
 
-/// Where the JSON and HTML reports go: the flags, else fresh names.
+/// `--json -` / `--html -`: the report goes to standard output.
+pub const STDOUT: &str = "-";
+
+/// Where the JSON and HTML reports go: the flags, else fresh names. A
+/// report sent to standard output (`-`) leaves the other one its fresh
+/// name.
 pub fn report_paths(kind: &str, f: &RunFlags) -> (PathBuf, PathBuf) {
+    let std_out = |p: &PathBuf| p.as_os_str() == STDOUT;
     match (&f.json, &f.html) {
         (Some(j), Some(h)) => (j.clone(), h.clone()),
+        (Some(j), None) if std_out(j) => (j.clone(), fresh_names(kind).1),
+        (None, Some(h)) if std_out(h) => (fresh_names(kind).0, h.clone()),
         (Some(j), None) => (j.clone(), j.with_extension("html")),
         (None, Some(h)) => (h.with_extension("json"), h.clone()),
         (None, None) => fresh_names(kind),
+    }
+}
+
+/// Whether one of the reports goes to standard output (the table then
+/// goes to standard error); both cannot.
+fn report_to_stdout(f: &RunFlags) -> Result<bool, String> {
+    let std_out = |p: &Option<PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == STDOUT);
+    match (std_out(&f.json), std_out(&f.html)) {
+        (true, true) => Err("--json - and --html - cannot both go to standard output".into()),
+        (j, h) => Ok(j || h),
     }
 }
 
@@ -219,6 +237,16 @@ pub struct BenchOut {
 impl BenchOut {
     /// Writes a report file, printing "LABEL PATH" once it is written.
     pub fn file(&mut self, label: &str, path: &Path, text: &str) {
+        if path == Path::new(STDOUT) {
+            match output::stdout(text) {
+                Ok(()) => self.console.print(&format!("{label}standard output\n")),
+                Err(e) => self.failures.push(format!(
+                    "cannot write to standard output: {}",
+                    output::reason(&e)
+                )),
+            }
+            return;
+        }
         match write_file(path, text) {
             Ok(()) => self.console.print(&format!("{label}{}\n", path.display())),
             Err(e) => self.failures.push(e),
@@ -261,6 +289,14 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         return fail(cmd, &runner::existing_file_message(f));
     }
     let (json_path, html_path) = report_paths(b.kind, flags);
+    let mut out = match report_to_stdout(flags) {
+        Ok(true) => BenchOut {
+            console: Console::on_stderr(),
+            ..BenchOut::default()
+        },
+        Ok(false) => BenchOut::default(),
+        Err(e) => return fail(cmd, &e),
+    };
     let label_w = b
         .tests
         .iter()
@@ -268,7 +304,6 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         .max()
         .unwrap_or(10)
         .max(10);
-    let mut out = BenchOut::default();
     out.console.print(&format!(
         "iomark {}: {} in {} [{}]\n",
         b.kind,
@@ -337,8 +372,19 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     // A closed standard output ends the run quietly (exit 141).
     let quiet = signals::which() == libc::SIGPIPE;
     if outcome.interrupted && !quiet {
+        let measured = outcome.tests.iter().any(|t| !t.runs.is_empty());
         output::stderr_line(&format!(
-            "iomark {cmd}: interrupted; test files removed, partial results follow"
+            "iomark {cmd}: interrupted{}; test files removed, {}",
+            if measured {
+                ""
+            } else {
+                " before the first test finished"
+            },
+            if measured {
+                "partial results follow"
+            } else {
+                "no results (the reports record the settings and environment only)"
+            }
         ));
     }
     if let Some(e) = &outcome.error {

@@ -89,6 +89,14 @@ fn repeated_runs_of_the_same_job_show_no_significant_change() {
         "{}",
         stdout(&text)
     );
+    // Each of the four rows gives its verdict, then the reason, once.
+    let out = stdout(&text);
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("no significant change: "))
+        .collect();
+    assert_eq!(rows.len(), 4, "{out}");
+    assert!(rows.iter().all(|l| !l.contains("))")), "{out}");
 }
 
 #[test]

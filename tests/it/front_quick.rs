@@ -221,3 +221,44 @@ fn ctrl_c_stops_quick_removes_the_test_file_and_exits_130() {
     assert_eq!(v["interrupted"], true);
     assert!(html.exists());
 }
+
+/// `--json -` sends the JSON results to standard output (alone there; the
+/// table goes to standard error), as `compare --json -` does, and writes
+/// no file named '-'.
+#[test]
+fn quick_json_dash_writes_the_results_to_standard_output() {
+    let dir = tempdir();
+    let o = run_in(
+        dir.path(),
+        &[
+            "quick",
+            "--size=8m",
+            "--runtime=200ms",
+            "--passes=1",
+            "--warmup=0",
+            "--eta=never",
+            "--json",
+            "-",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("stdout holds only the JSON");
+    assert_eq!(doc["kind"], "quick");
+    assert_eq!(doc["tests"].as_array().map(Vec::len), Some(8), "{doc}");
+    let err = stderr(&o);
+    assert!(
+        err.contains("RND4K Q1T1 write"),
+        "the table is on stderr: {err}"
+    );
+    assert!(err.contains("JSON results: standard output"), "{err}");
+    let files = files_in(dir.path());
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].starts_with("iomark-quick-") && files[0].ends_with(".html"));
+
+    let o = run_in(dir.path(), &["quick", "--json", "-", "--html", "-"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "iomark quick: --json - and --html - cannot both go to standard output\n"
+    );
+}

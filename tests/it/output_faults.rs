@@ -631,7 +631,10 @@ fn sighup_stops_quick_removes_the_test_file_and_exits_129() {
     assert!(!test_file.exists(), "test file left behind");
     assert_eq!(
         cause_lines(&o),
-        vec!["iomark quick: interrupted; test files removed, partial results follow"]
+        vec![
+            "iomark quick: interrupted before the first test finished; test files removed, no \
+             results (the reports record the settings and environment only)"
+        ]
     );
     assert_eq!(json_file(&dir.path().join("q.json"))["interrupted"], true);
 }
