@@ -4,13 +4,15 @@
 //! Data flow: `cli` / `job` parse into `JobSpec`s → `run::plan` lays out
 //! groups, clones and files → `run::worker` threads drive an `engine` with
 //! offsets from `workload` and record `stats` → `report` writes the
-//! formats. `suite` builds presets and comparisons on top.
+//! formats. `host` describes the machine and the storage once per run
+//! (`run::session`); `suite` builds presets and comparisons on top.
 
 // Per-direction arrays are indexed by direction number throughout.
 #![allow(clippy::needless_range_loop)]
 
 pub mod cli;
 pub mod engine;
+pub mod host;
 pub mod job;
 pub mod report;
 pub mod run;

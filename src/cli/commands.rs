@@ -7,7 +7,8 @@ use super::{help, Command, RunArgs};
 use crate::job;
 use crate::report;
 use crate::run::output::{self, Console, ReportFile};
-use crate::run::{self, plan, signals, RunOptions};
+use crate::run::session::{Session, SessionOptions};
+use crate::run::{self, signals, RunOptions};
 
 /// Exit codes.
 pub const EXIT_OK: i32 = 0;
@@ -110,7 +111,7 @@ impl Sink {
 }
 
 fn run_jobs(args: RunArgs) -> i32 {
-    let mut list = match crate::workload::checked_jobs(&args.sources) {
+    let list = match crate::workload::checked_jobs(&args.sources) {
         Ok(l) => l,
         Err(e) => return fail(&e.to_string()),
     };
@@ -120,52 +121,6 @@ fn run_jobs(args: RunArgs) -> i32 {
     if args.parse_only {
         return EXIT_OK;
     }
-    for j in &mut list.jobs {
-        if let Err(e) = crate::run::files::expand_opendir(j) {
-            return fail(&e);
-        }
-    }
-    if args.readonly {
-        if let Some(j) = list
-            .jobs
-            .iter()
-            .find(|j| j.io.rw.writes() && !j.verify.verify_only)
-        {
-            return fail(&format!(
-                "job '{}' writes (rw={}) but --readonly was given",
-                j.name,
-                j.io.rw.name()
-            ));
-        }
-    }
-    if let Some(max) = args.max_jobs {
-        let n: u32 = list.jobs.iter().map(|j| j.ctl.numjobs).sum();
-        if n > max {
-            return fail(&format!("{n} jobs exceed --max-jobs={max}"));
-        }
-    }
-    let plan = match plan::plan(&list.jobs) {
-        Ok(p) => p,
-        Err(e) => return fail(&e),
-    };
-    for w in report::env::cache_warnings(&list.jobs) {
-        output::stderr_line(&format!("iomark: warning: {}", w.message));
-    }
-    let mut seen = std::collections::HashSet::new();
-    for n in list.jobs.iter().flat_map(crate::run::notes) {
-        if seen.insert(n.clone()) {
-            output::stderr_line(&format!("iomark: warning: {n}"));
-        }
-    }
-    let sink = match Sink::new(args.output.as_deref()) {
-        Ok(s) => std::sync::Arc::new(std::sync::Mutex::new(s)),
-        Err(e) => return fail(&e),
-    };
-    let write = |text: &str| {
-        if let Ok(mut s) = sink.lock() {
-            s.write(text);
-        }
-    };
     let f = args.formats;
     let outputs = report::Outputs {
         terse: f.terse.then_some(args.terse_version),
@@ -173,48 +128,60 @@ fn run_jobs(args: RunArgs) -> i32 {
         json_plus: f.json_plus,
         normal: f.normal,
     };
-    if f.normal {
-        write(&crate::report::normal::run_header(&plan));
-    }
-    let to_stdout = sink.lock().map(|s| s.is_stdout()).unwrap_or(true);
-    let status = (args.status_interval_ms > 0).then(|| {
+    let to_stdout = args.output.is_none();
+    let opts = SessionOptions {
+        run: RunOptions {
+            fake_clock_step: args.fake_clock_ns,
+            notices_to_stdout: f.normal && to_stdout && !f.json && !f.json_plus && !f.terse,
+            progress: args.eta,
+            eta_newline: args.eta_newline,
+            eta_newline_ms: args.eta_newline_ms,
+            eta_interval_ms: args.eta_interval_ms,
+            progress_to_stderr: to_stdout && (f.json || f.json_plus || f.terse),
+            quiet: false,
+            status: None,
+            agg_bw_log: args.agg_bw_log,
+        },
+        readonly: args.readonly,
+        max_jobs: args.max_jobs,
+    };
+    let mut ready = match Session::new(list, opts).prepare() {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    ready.announce();
+    // The output file is created only once the jobs are known to be good.
+    let sink = match Sink::new(args.output.as_deref()) {
+        Ok(s) => std::sync::Arc::new(std::sync::Mutex::new(s)),
+        Err(e) => return fail(&e),
+    };
+    if args.status_interval_ms > 0 {
         let sink = sink.clone();
-        let globals = list.global_options.clone();
-        run::monitor::StatusHook {
+        ready.set_status(run::monitor::StatusHook {
             every: std::time::Duration::from_millis(args.status_interval_ms),
             report: std::sync::Arc::new(move |interim: &run::RunResult| {
-                let rep = report::build(interim, &globals);
+                let rep = report::build(interim);
                 if let Ok(mut s) = sink.lock() {
                     s.write(&report::render(&rep, &outputs));
                 }
             }),
+        });
+    }
+    if f.normal {
+        if let Ok(mut s) = sink.lock() {
+            s.write(&report::normal::run_header(ready.plan()));
         }
-    });
-    let opts = RunOptions {
-        fake_clock_step: args.fake_clock_ns,
-        notices_to_stdout: f.normal && to_stdout && !f.json && !f.json_plus && !f.terse,
-        progress: args.eta,
-        eta_newline: args.eta_newline,
-        eta_newline_ms: args.eta_newline_ms,
-        eta_interval_ms: args.eta_interval_ms,
-        progress_to_stderr: to_stdout && (f.json || f.json_plus || f.terse),
-        quiet: false,
-        status,
-        agg_bw_log: args.agg_bw_log,
-    };
-    // Restored when this function returns, whatever the outcome.
-    let _schedulers = match run::scheduler::Switched::apply(&list.jobs) {
-        Ok(s) => s,
+    }
+    let result = match ready.run() {
+        Ok(r) => r,
         Err(e) => return fail(&e),
     };
-    let result = run::run(plan, &opts);
-    drop(opts);
     for jr in &result.jobs {
         if let Some(msg) = &jr.outcome.error_msg {
             output::stderr_line(&format!("iomark: job '{}': {msg}", jr.job.name()));
         }
     }
-    let rep = report::build(&result, &list.global_options);
+    let rep = report::build(&result);
     let text = report::render(&rep, &outputs);
     let failure = {
         // A third signal now waits until the report is written.

@@ -3,7 +3,9 @@
 //! summaries, disks) and the formats themselves.
 //!
 //! Formats only read the model; they never measure or recompute what the
-//! run measured.
+//! run measured, and read nothing from the system: the host environment
+//! and the warnings come from the result (`run::RunContext`), captured
+//! once before the run.
 
 pub mod env;
 pub mod fmt;
@@ -161,6 +163,10 @@ pub struct Report {
     pub fake_clock: bool,
     /// Batches of CPU-bound clones that outnumbered the allowed CPUs.
     pub overcommit: Vec<crate::run::overcommit::Overcommit>,
+    /// The host and targets as the run found them before it started.
+    pub environment: crate::host::Environment,
+    /// Cache warnings and run notes, as printed before the run.
+    pub warnings: Vec<crate::host::Warning>,
 }
 
 impl Report {
@@ -209,8 +215,9 @@ fn unix_now_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// Builds the report model from a run's results.
-pub fn build(result: &RunResult, global_options: &[(String, String)]) -> Report {
+/// Builds the report model from a run's results (and what the run
+/// captured before it started: `RunResult::context`).
+pub fn build(result: &RunResult) -> Report {
     let fake = result.fake_clock;
     let fixed_ms = crate::stats::live::FAKE_UNIX_S * 1000;
     let mut jobs: Vec<JobReport> = Vec::new();
@@ -302,12 +309,14 @@ pub fn build(result: &RunResult, global_options: &[(String, String)]) -> Report 
     Report {
         jobs,
         groups,
-        global_options: global_options.to_vec(),
+        global_options: result.context.global_options.clone(),
         disks: result.disks.clone(),
         now_unix_ms: if fake { fixed_ms } else { unix_now_ms() },
         interrupted: result.interrupted,
         fake_clock: fake,
         overcommit: result.overcommit.clone(),
+        environment: result.context.environment.clone(),
+        warnings: result.context.warnings.clone(),
     }
 }
 

@@ -6,6 +6,9 @@
 //! report zeros. After a second signal the run waits at most `HURRY` for
 //! its workers; a clone still running then is reported from its live
 //! counters (bytes and I/Os done, no latencies) with an error saying so.
+//!
+//! Runs start from a [`session::Session`]: it checks and plans the jobs,
+//! describes the host once, switches the I/O scheduler, and calls [`run`].
 
 pub mod clock;
 pub mod files;
@@ -21,6 +24,7 @@ pub mod plan;
 pub mod progress;
 pub mod safety;
 pub mod scheduler;
+pub mod session;
 pub mod signals;
 pub mod worker;
 
@@ -40,6 +44,19 @@ pub struct JobRun {
     pub outcome: Outcome,
 }
 
+/// What a session found and decided before its run, carried in the
+/// result for the reports (which read nothing themselves).
+#[derive(Clone, Debug, Default)]
+pub struct RunContext {
+    /// Options of the job file's global sections, as written.
+    pub global_options: Vec<(String, String)>,
+    /// The host and the targets under the jobs, described once before
+    /// the run (with the I/O scheduler the run uses).
+    pub environment: crate::host::Environment,
+    /// Cache warnings and run notes, as printed before the run.
+    pub warnings: Vec<crate::host::Warning>,
+}
+
 /// Everything a run produced, for the reports.
 #[derive(Debug, Default)]
 pub struct RunResult {
@@ -53,6 +70,9 @@ pub struct RunResult {
     pub fake_clock: bool,
     /// Batches of clones that needed more CPUs than allowed.
     pub overcommit: Vec<overcommit::Overcommit>,
+    /// What the session captured before the run (shared with interim
+    /// results).
+    pub context: Arc<RunContext>,
 }
 
 impl RunResult {
@@ -130,8 +150,16 @@ fn counted_outcome(p: &Progress, since: Option<Instant>, start_ms: u64) -> Outco
     }
 }
 
-/// Runs the plan to completion (or interruption).
-pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
+/// Runs the plan to completion (or interruption). `context` goes into
+/// the result (and every interim result); `hooks` hears of each batch of
+/// clones before its start gate can open. Called by `session::Session`,
+/// which prepares all three.
+pub fn run(
+    mut plan: Plan,
+    opts: &RunOptions,
+    context: Arc<RunContext>,
+    hooks: &mut dyn session::SessionHooks,
+) -> RunResult {
     signals::install();
     let shared = Arc::new(RunShared::new(opts.fake_clock_step));
     let start_unix = std::time::SystemTime::now()
@@ -154,6 +182,7 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
         opts.status.clone(),
         opts.fake_clock_step.is_some(),
         start_unix,
+        context.clone(),
     );
     if opts.agg_bw_log {
         if let Err(m) = monitor.open_aggregate_logs() {
@@ -195,7 +224,11 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
         } else if !startable.is_empty() {
             // A fake clock does not see CPUs taking turns: nothing to say.
             let check = opts.fake_clock_step.is_none();
-            if let Some(o) = cpu_check.check(&plan, &startable, cpus).filter(|_| check) {
+            let env = &context.environment;
+            if let Some(o) = cpu_check
+                .check(&plan, &startable, cpus, env)
+                .filter(|_| check)
+            {
                 if !opts.quiet && !overcommitted.contains(&o) {
                     output::stderr_line(&format!("iomark: note: {}", o.message()));
                 }
@@ -211,6 +244,7 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
                 &mut stages,
                 &mut outcomes,
                 &mut handles,
+                hooks,
             );
             let now = Instant::now();
             for &i in &startable {
@@ -298,6 +332,7 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
         disks,
         fake_clock: opts.fake_clock_step.is_some(),
         overcommit: overcommitted,
+        context,
     }
 }
 
@@ -330,7 +365,8 @@ fn exit_all(
 }
 
 /// Lays out the files of `batch` and starts one thread per clone; they
-/// begin I/O together once all have set up.
+/// begin I/O together once all have set up and `hooks.before_start` has
+/// returned (the gate cannot open before `expect`).
 #[allow(clippy::too_many_arguments)]
 fn start_batch(
     plan: &mut Plan,
@@ -342,6 +378,7 @@ fn start_batch(
     stages: &mut [Stage],
     outcomes: &mut [Option<Outcome>],
     handles: &mut Vec<(usize, std::thread::JoinHandle<Outcome>)>,
+    hooks: &mut dyn session::SessionHooks,
 ) {
     // Lay out files before the clock starts.
     let mut ready = Vec::new();
@@ -420,6 +457,14 @@ fn start_batch(
             }
         }
     }
+    // The release point of the batch: every clone started is setting up
+    // or waiting at the gate, which stays shut until `expect`.
+    let running: Vec<usize> = ready
+        .iter()
+        .copied()
+        .filter(|&i| stages[i] == Stage::Running)
+        .collect();
+    hooks.before_start(plan, &running);
     gate.expect(started);
 }
 

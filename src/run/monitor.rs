@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::plan::Plan;
 use super::worker::{state, Outcome, Progress};
-use super::{JobRun, RunResult};
+use super::{JobRun, RunContext, RunResult};
 use crate::stats::disk::{DiskReport, DiskWatch};
 use crate::stats::steady::{JobCounters, SteadyMonitor};
 
@@ -46,6 +46,8 @@ pub struct Monitor {
     status: Option<StatusHook>,
     next_status: Option<Instant>,
     start_unix: u64,
+    /// What interim results carry for their reports.
+    context: Arc<RunContext>,
 }
 
 impl Monitor {
@@ -58,6 +60,7 @@ impl Monitor {
         status: Option<StatusHook>,
         fake_clock: bool,
         start_unix: u64,
+        context: Arc<RunContext>,
     ) -> Monitor {
         for (i, p) in progresses.iter().enumerate() {
             p.link.number.store(i as u32 + 1, Ordering::Relaxed);
@@ -104,6 +107,7 @@ impl Monitor {
             next_status: status.as_ref().map(|s| Instant::now() + s.every),
             status,
             start_unix,
+            context,
         }
     }
 
@@ -250,6 +254,7 @@ impl Monitor {
         RunResult {
             jobs,
             start_unix: self.start_unix,
+            context: self.context.clone(),
             ..RunResult::default()
         }
     }

@@ -1,17 +1,13 @@
 //! NUMA placement (`numa_cpu_nodes`, `numa_mem_policy`): the nodes this
-//! machine has, their CPUs, and the calling thread's memory policy.
+//! machine has, their CPUs (as `host::numa` found them), and the calling
+//! thread's memory policy.
 
+use crate::host::numa::topology;
 use crate::job::spec::{MemPolicy, MemPolicyMode, Nodes};
-use crate::job::value::parse_index_list;
-
-const NODES: &str = "/sys/devices/system/node";
 
 /// The machine's online NUMA nodes (node 0 where sysfs says nothing).
 pub fn online_nodes() -> Vec<usize> {
-    std::fs::read_to_string(format!("{NODES}/online"))
-        .ok()
-        .and_then(|s| parse_index_list(s.trim(), "node").ok())
-        .unwrap_or_else(|| vec![0])
+    topology().nodes.clone()
 }
 
 /// The nodes a list names on this machine.
@@ -40,11 +36,10 @@ pub fn check_nodes(nodes: &[usize]) -> Result<(), String> {
 
 /// The CPUs of `nodes`.
 pub fn node_cpus(nodes: &[usize]) -> Vec<usize> {
+    let t = topology();
     let mut cpus: Vec<usize> = nodes
         .iter()
-        .filter_map(|n| std::fs::read_to_string(format!("{NODES}/node{n}/cpulist")).ok())
-        .filter_map(|s| parse_index_list(s.trim(), "CPU").ok())
-        .flatten()
+        .flat_map(|n| t.cpus_of(*n).iter().copied())
         .collect();
     cpus.sort_unstable();
     cpus.dedup();
@@ -82,6 +77,7 @@ pub fn set_mem_policy(p: &MemPolicy) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::value::parse_index_list;
 
     #[test]
     fn lists_and_nodes() {

@@ -6,6 +6,7 @@
 //! and the run measures the CPUs rather than the storage. The run says so
 //! once, on stderr and in the JSON `iomark.warnings`.
 
+use crate::host::Environment;
 use crate::job::JobSpec;
 
 use super::plan::Plan;
@@ -47,8 +48,9 @@ pub fn allowed_cpus() -> usize {
 }
 
 /// Whether a clone of `spec` keeps a CPU busy all the time: no pacing,
-/// and I/O that memory serves.
-fn cpu_bound(spec: &JobSpec) -> bool {
+/// and I/O that memory serves (judged from the environment the run found
+/// before it started).
+fn cpu_bound(spec: &JobSpec, env: &Environment) -> bool {
     let t = &spec.time;
     let paced = t.rate.iter().chain(&t.rate_iops).any(|r| *r > 0)
         || t.thinktime_us > 0
@@ -56,11 +58,10 @@ fn cpu_bound(spec: &JobSpec) -> bool {
     if paced {
         return false;
     }
-    spec.io.ioengine == "null" || !crate::report::env::cache_warnings([spec]).is_empty()
+    spec.io.ioengine == "null" || crate::host::memory_served(spec, env)
 }
 
-/// Remembers, per job, whether its clones are CPU-bound (the check reads
-/// the mount table and free memory).
+/// Remembers, per job, whether its clones are CPU-bound.
 #[derive(Default)]
 pub struct Checker {
     known: std::collections::HashMap<usize, bool>,
@@ -69,7 +70,13 @@ pub struct Checker {
 impl Checker {
     /// The overcommit of the clones `batch` (indexes into `plan.jobs`)
     /// started together, if any.
-    pub fn check(&mut self, plan: &Plan, batch: &[usize], cpus: usize) -> Option<Overcommit> {
+    pub fn check(
+        &mut self,
+        plan: &Plan,
+        batch: &[usize],
+        cpus: usize,
+        env: &Environment,
+    ) -> Option<Overcommit> {
         let mut first = None;
         let mut clones = 0;
         for &i in batch {
@@ -77,7 +84,7 @@ impl Checker {
             let bound = *self
                 .known
                 .entry(job.job_index)
-                .or_insert_with(|| cpu_bound(&job.spec));
+                .or_insert_with(|| cpu_bound(&job.spec, env));
             if bound {
                 clones += 1;
                 first.get_or_insert_with(|| job.spec.name.clone());

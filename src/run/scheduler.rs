@@ -4,25 +4,8 @@
 
 use std::path::PathBuf;
 
+use crate::host::{self, Environment};
 use crate::job::JobSpec;
-use crate::report::env;
-
-/// The schedulers a disk offers and the one in use (`[bracketed]`).
-fn read(dir: &std::path::Path) -> Option<(Vec<String>, String)> {
-    let s = std::fs::read_to_string(dir.join("queue/scheduler")).ok()?;
-    let mut all = Vec::new();
-    let mut current = None;
-    for w in s.split_whitespace() {
-        match w.strip_prefix('[').and_then(|w| w.strip_suffix(']')) {
-            Some(c) => {
-                current = Some(c.to_string());
-                all.push(c.to_string());
-            }
-            None => all.push(w.to_string()),
-        }
-    }
-    Some((all, current?))
-}
 
 /// The disks switched, with the scheduler each had before.
 #[derive(Default)]
@@ -30,17 +13,22 @@ pub struct Switched(Vec<(PathBuf, String)>);
 
 impl Switched {
     /// Switches the disks under every job's targets that asks for a
-    /// scheduler. Targets without a disk (tmpfs, pipes, character
-    /// devices) are passed over, as fio does.
-    pub fn apply(jobs: &[JobSpec]) -> Result<Switched, String> {
+    /// scheduler, finding them in `env` (the run's description of its
+    /// targets, whose scheduler is updated to the one switched to).
+    /// Targets without a disk (tmpfs, pipes, character devices) are
+    /// passed over, as fio does. Restored when dropped.
+    pub fn apply(jobs: &[JobSpec], env: &mut Environment) -> Result<Switched, String> {
         let mut done = Switched::default();
         let mut wanted: Vec<(PathBuf, String, String)> = Vec::new();
         for j in jobs {
             let Some(want) = &j.file.ioscheduler else {
                 continue;
             };
-            for p in env::job_targets(j) {
-                let t = env::target(&p);
+            for p in host::job_targets(j) {
+                let t = match env.target(&p) {
+                    Some(t) => t.clone(),
+                    None => host::target(&p),
+                };
                 let (Some(dir), Some(dev)) = (t.sys_dir, t.device) else {
                     continue;
                 };
@@ -54,7 +42,7 @@ impl Switched {
                     Some(_) => continue,
                     None => wanted.push((dir.clone(), want.clone(), j.name.clone())),
                 }
-                let Some((offered, before)) = read(&dir) else {
+                let Some((offered, before)) = host::schedulers(&dir) else {
                     continue;
                 };
                 if !offered.contains(want) {
@@ -64,16 +52,22 @@ impl Switched {
                         offered.join(", ")
                     ));
                 }
-                if before == *want {
-                    continue;
+                if before != *want {
+                    std::fs::write(dir.join("queue/scheduler"), want).map_err(|e| {
+                        format!(
+                            "job '{}': cannot switch {dev} to the {want} scheduler: {e}",
+                            j.name
+                        )
+                    })?;
+                    done.0.push((dir.clone(), before));
                 }
-                std::fs::write(dir.join("queue/scheduler"), want).map_err(|e| {
-                    format!(
-                        "job '{}': cannot switch {dev} to the {want} scheduler: {e}",
-                        j.name
-                    )
-                })?;
-                done.0.push((dir, before));
+                for t in env
+                    .targets
+                    .iter_mut()
+                    .filter(|t| t.sys_dir.as_ref() == Some(&dir))
+                {
+                    t.scheduler = Some(want.clone());
+                }
             }
         }
         Ok(done)

@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::report::env;
+use crate::host;
 use crate::run::output::{self, Console};
 use crate::run::{signals, RunOptions};
 use args::RunFlags;
@@ -255,8 +255,10 @@ impl BenchOut {
 }
 
 /// The one-paragraph description of the target printed before a run.
-fn describe_target(t: &Target) -> String {
-    let tg = env::target(&t.path);
+fn describe_target(tg: Option<&host::Target>) -> String {
+    let Some(tg) = tg else {
+        return String::new();
+    };
     let mut parts = Vec::new();
     if let Some(fs) = &tg.fs_type {
         parts.push(fs.clone());
@@ -281,13 +283,22 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(cmd, &e),
     };
-    let all = match pipeline::prepare(&sections, &name, None, &[]) {
+    let run_opts = RunOptions {
+        progress: flags.eta,
+        eta_newline: flags.eta_newline,
+        quiet: true,
+        ..RunOptions::default()
+    };
+    let all = match pipeline::prepare(&sections, &name, None, &[], &run_opts) {
         Ok(a) => a,
         Err(e) => return fail(cmd, &e),
     };
-    if let Some(f) = pipeline::plan_files(&all.plan).1.first() {
+    if let Some(f) = pipeline::plan_files(all.plan()).1.first() {
         return fail(cmd, &runner::existing_file_message(f));
     }
+    // The benchmarked directory, described once for the table's heading
+    // and the results bundle.
+    let env = host::Environment::capture(std::slice::from_ref(&b.target.path));
     let (json_path, html_path) = report_paths(b.kind, flags);
     let mut out = match report_to_stdout(flags) {
         Ok(true) => BenchOut {
@@ -309,7 +320,7 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         b.kind,
         b.title,
         b.target.shown,
-        describe_target(&b.target)
+        describe_target(env.target(&b.target.path))
     ));
     let warm = if b.warmup_us > 0 {
         format!(" after a {} warm-up", presets::time_text(b.warmup_us))
@@ -337,9 +348,9 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
             w["message"].as_str().unwrap_or("")
         ));
     }
-    for w in env::cache_warnings(&all.list.jobs) {
-        output::stderr_line(&format!("iomark: warning: {}", w.message));
-    }
+    // The cache warnings and notes of every test, once (each pass's
+    // result carries its own for the JSON).
+    all.announce();
     out.console.print(&format!("\n{}", table::header(label_w)));
     let run = SuiteRun {
         jobfile: &b.jobfile,
@@ -347,12 +358,7 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         tests: &b.tests,
         passes: b.passes,
         warmup_us: b.warmup_us,
-        run_opts: RunOptions {
-            progress: flags.eta,
-            eta_newline: flags.eta_newline,
-            quiet: true,
-            ..RunOptions::default()
-        },
+        run_opts,
     };
     let mut print_row = |t: &runner::TestOutcome| {
         let mut rows = String::new();
@@ -395,7 +401,6 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     let report_path = (!flags.no_report).then_some(json_path.as_path());
     let sweep = b.sweep.as_ref().map(|f| f(&outcome, report_path, &mut out));
     if !flags.no_report {
-        let paths: Vec<PathBuf> = vec![b.target.path.clone()];
         let info = bundle::BundleInfo {
             kind: b.kind,
             title: b.title.clone(),
@@ -403,7 +408,10 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
             jobfile: b.jobfile.clone(),
             notes: b.target.notes.clone(),
             warnings: b.target.warnings.clone(),
-            environment: env::environment_json(&paths),
+            environment: crate::report::env::environment_json(
+                &env,
+                std::slice::from_ref(&b.target.path),
+            ),
             sweep,
         };
         let doc = bundle::build(info, &outcome);

@@ -1,39 +1,36 @@
-//! One pass of a job file's text through iomark's normal job pipeline, in
+//! One pass of a job file's text through iomark's one run pipeline, in
 //! process: `job::jobfile` parses it, `job::build_jobs` builds the jobs
-//! (of one section when asked), `run::plan` plans, `run::run` runs,
-//! `report` builds the model and `report::json` writes the document (with
-//! json+ bins). Suites use only this, so what they run is exactly the job
-//! file they print.
+//! (of one section when asked), `run::session` expands, checks, plans,
+//! describes the host, switches schedulers and runs them exactly as the
+//! command line does with that job file, `report` builds the model and
+//! `report::json` writes the document (with json+ bins). Suites use only
+//! this, so what they run is exactly the job file they print.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::job::{self, Entry, JobList, Origin, Section};
+use crate::job::{self, Entry, Origin, Section};
 use crate::report;
-use crate::run::plan::{self, Plan, TargetKind};
-use crate::run::{self, RunOptions};
+use crate::run::plan::{Plan, TargetKind};
+use crate::run::session::{Ready, Session, SessionOptions};
+use crate::run::RunOptions;
 
 /// Parses job file text; errors name the given file name and line.
 pub fn sections(text: &str, name: &str) -> Result<Vec<Section>, String> {
     job::jobfile::parse_jobfile_text(text, Path::new(name)).map_err(|e| e.to_string())
 }
 
-/// Jobs and plan of one pass, ready to run.
-pub struct Prepared {
-    pub list: JobList,
-    pub plan: Plan,
-}
-
-/// Builds and plans the jobs of `only` (a section name; None: all), with
-/// `extra` options appended to the chosen sections (e.g. a warm-up's
-/// shorter runtime).
+/// Builds, checks and plans the jobs of `only` (a section name; None:
+/// all), with `extra` options appended to the chosen sections (e.g. a
+/// warm-up's shorter runtime), as a session that runs with `opts`.
 pub fn prepare(
     sections: &[Section],
     name: &str,
     only: Option<&str>,
     extra: &[(&str, String)],
-) -> Result<Prepared, String> {
+    opts: &RunOptions,
+) -> Result<Ready, String> {
     let mut secs = sections.to_vec();
     if !extra.is_empty() {
         for s in secs.iter_mut().filter(|s| !s.is_global()) {
@@ -55,8 +52,11 @@ pub fn prepare(
         ..Default::default()
     };
     let list = crate::workload::checked_jobs(&src).map_err(|e| e.to_string())?;
-    let plan = plan::plan(&list.jobs)?;
-    Ok(Prepared { list, plan })
+    let opts = SessionOptions {
+        run: opts.clone(),
+        ..SessionOptions::default()
+    };
+    Session::new(list, opts).prepare()
 }
 
 /// Files a plan would create (missing now) and regular files it would
@@ -85,8 +85,10 @@ pub struct PassOutput {
     pub errors: Vec<String>,
 }
 
-pub fn run(p: Prepared, opts: &RunOptions) -> PassOutput {
-    let result = run::run(p.plan, opts);
+/// Runs a prepared pass; fails (one line) only when the run could not
+/// start (an I/O scheduler that cannot be switched).
+pub fn run(p: Ready) -> Result<PassOutput, String> {
+    let result = p.run()?;
     let errors = result
         .jobs
         .iter()
@@ -101,10 +103,10 @@ pub fn run(p: Prepared, opts: &RunOptions) -> PassOutput {
                 })
         })
         .collect();
-    let rep = report::build(&result, &p.list.global_options);
-    PassOutput {
+    let rep = report::build(&result);
+    Ok(PassOutput {
         doc: report::json::document(&rep, true),
         interrupted: result.interrupted,
         errors,
-    }
+    })
 }

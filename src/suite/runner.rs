@@ -1,5 +1,7 @@
 //! Runs a suite: the sections of one job file, each as a discarded
-//! warm-up pass followed by N measured passes, through `pipeline`.
+//! warm-up pass followed by N measured passes, through `pipeline` (one
+//! `run::session` per pass; the caller announces the warnings and notes
+//! of the whole job file once).
 //!
 //! It refuses to start when a test file it would create already exists
 //! (it removes only files it created), removes each test's files once no
@@ -147,15 +149,15 @@ pub fn run_suite(
     let sections = pipeline::sections(s.jobfile, s.jobfile_name)?;
     // Plan everything first: bad options fail before any I/O, and we learn
     // which files are ours to remove.
-    let all = pipeline::prepare(&sections, s.jobfile_name, None, &[])?;
-    let (created, existing) = pipeline::plan_files(&all.plan);
+    let all = pipeline::prepare(&sections, s.jobfile_name, None, &[], &s.run_opts)?;
+    let (created, existing) = pipeline::plan_files(all.plan());
     if let Some(f) = existing.first() {
         return Err(existing_file_message(f));
     }
     signals::install();
     let mut created = TestFiles::new(created);
     let files_of = |section: &str| -> Vec<PathBuf> {
-        all.plan
+        all.plan()
             .jobs
             .iter()
             .filter(|j| j.spec.name == section)
@@ -178,9 +180,14 @@ pub fn run_suite(
             } else {
                 Vec::new()
             };
-            let prepared =
-                pipeline::prepare(&sections, s.jobfile_name, Some(&test.section), &extra)?;
-            let r = pipeline::run(prepared, &s.run_opts);
+            let prepared = pipeline::prepare(
+                &sections,
+                s.jobfile_name,
+                Some(&test.section),
+                &extra,
+                &s.run_opts,
+            )?;
+            let r = pipeline::run(prepared)?;
             if r.interrupted {
                 out.interrupted = true;
                 break 'tests;

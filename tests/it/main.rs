@@ -21,6 +21,7 @@ mod placement;
 mod reports;
 mod safety;
 mod seed_workloads;
+mod session;
 mod truth;
 mod verify;
 

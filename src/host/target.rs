@@ -1,0 +1,198 @@
+//! What lies under a target path: mount, filesystem, block device,
+//! model, size, I/O scheduler, rotational flag.
+
+use std::path::{Path, PathBuf};
+
+use super::mounts;
+use super::read_trim;
+
+/// What lies under one target path.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Target {
+    /// The path as the job names it.
+    pub path: String,
+    pub fs_type: Option<String>,
+    pub mount_point: Option<String>,
+    pub mount_source: Option<String>,
+    pub mount_options: Option<String>,
+    /// The whole disk (for a partition, its parent; for dm/md, itself).
+    pub device: Option<String>,
+    /// Disks under a dm/md device.
+    pub slaves: Vec<String>,
+    pub device_model: Option<String>,
+    pub device_size_bytes: Option<u64>,
+    pub scheduler: Option<String>,
+    pub rotational: Option<bool>,
+    /// The disk's /sys/block directory.
+    pub sys_dir: Option<PathBuf>,
+}
+
+impl Target {
+    /// tmpfs, ramfs and friends keep data in memory.
+    pub fn memory_backed(&self) -> bool {
+        matches!(
+            self.fs_type.as_deref(),
+            Some("tmpfs" | "ramfs" | "devtmpfs" | "hugetlbfs")
+        )
+    }
+}
+
+/// The schedulers the disk at `sys_dir` (its /sys/block directory)
+/// offers, and the one in use (`[bracketed]` in `queue/scheduler`).
+pub fn schedulers(sys_dir: &Path) -> Option<(Vec<String>, String)> {
+    let s = std::fs::read_to_string(sys_dir.join("queue/scheduler")).ok()?;
+    let mut all = Vec::new();
+    let mut current = None;
+    for w in s.split_whitespace() {
+        match w.strip_prefix('[').and_then(|w| w.strip_suffix(']')) {
+            Some(c) => {
+                current = Some(c.to_string());
+                all.push(c.to_string());
+            }
+            None => all.push(w.to_string()),
+        }
+    }
+    Some((all, current?))
+}
+
+/// The /sys/block directory of the disk behind `major:minor`.
+fn sys_disk(major: u32, minor: u32) -> Option<PathBuf> {
+    let dir = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    if dir.join("partition").exists() {
+        dir.parent().map(Path::to_path_buf)
+    } else {
+        Some(dir)
+    }
+}
+
+fn disk_model(disk: &Path) -> Option<String> {
+    let model = read_trim(disk.join("device/model"));
+    let vendor = read_trim(disk.join("device/vendor"));
+    match (vendor, model) {
+        (Some(v), Some(m)) if !v.starts_with("0x") && !m.starts_with(&v) => {
+            Some(format!("{v} {m}"))
+        }
+        (_, Some(m)) => Some(m),
+        (v, None) => {
+            let driver = std::fs::read_link(disk.join("device/driver"))
+                .ok()
+                .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()));
+            match (driver, v) {
+                (Some(d), Some(v)) => Some(format!("{d} (vendor {v})")),
+                (Some(d), None) => Some(d),
+                (None, v) => v,
+            }
+        }
+    }
+}
+
+fn fill_device(t: &mut Target, disk: &Path) {
+    let name = disk
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    t.device = Some(name);
+    t.sys_dir = Some(disk.to_path_buf());
+    t.device_size_bytes = read_trim(disk.join("size"))
+        .and_then(|s| s.parse::<u64>().ok())
+        .map(|s| s * 512);
+    t.scheduler = read_trim(disk.join("queue/scheduler")).map(|s| {
+        s.split_whitespace()
+            .find_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']')))
+            .unwrap_or(&s)
+            .to_string()
+    });
+    t.rotational = read_trim(disk.join("queue/rotational")).map(|s| s == "1");
+    t.device_model = disk_model(disk);
+    // dm/md: describe the disks underneath.
+    if let Ok(rd) = std::fs::read_dir(disk.join("slaves")) {
+        let mut slaves: Vec<String> = rd
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        slaves.sort();
+        if let Some(first) = slaves.first() {
+            let sdisk = std::fs::canonicalize(format!("/sys/class/block/{first}"))
+                .ok()
+                .map(|d| {
+                    if d.join("partition").exists() {
+                        d.parent().map(Path::to_path_buf).unwrap_or(d)
+                    } else {
+                        d
+                    }
+                });
+            if let Some(sd) = sdisk {
+                if t.device_model.is_none() {
+                    t.device_model = disk_model(&sd);
+                }
+                if t.rotational.is_none() {
+                    t.rotational = read_trim(sd.join("queue/rotational")).map(|s| s == "1");
+                }
+            }
+        }
+        t.slaves = slaves;
+    }
+}
+
+fn dev_of(path: &Path) -> Option<(u64, bool)> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let m = std::fs::metadata(path).ok()?;
+    if m.file_type().is_block_device() {
+        Some((m.rdev(), true))
+    } else {
+        Some((m.dev(), false))
+    }
+}
+
+/// Describes the filesystem and device under `path` (a file, directory or
+/// block device). A missing file is described through its directory.
+pub fn target(path: &Path) -> Target {
+    let mut t = Target {
+        path: path.display().to_string(),
+        ..Target::default()
+    };
+    let mut p = path.to_path_buf();
+    if !p.exists() {
+        p = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+    }
+    let canon = std::fs::canonicalize(&p).unwrap_or(p.clone());
+    let Some((dev, is_block)) = dev_of(&canon) else {
+        return t;
+    };
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let mounts = mounts::read();
+    if !is_block {
+        if let Some(m) = mounts::mount_of(&mounts, &canon) {
+            t.fs_type = Some(m.fs_type.clone());
+            t.mount_point = Some(m.point.clone());
+            t.mount_source = Some(m.source.clone());
+            // Per-mount options, then the filesystem's own not already listed.
+            let mut opts: Vec<&str> = m.options.split(',').collect();
+            for o in m.super_options.split(',') {
+                if !o.is_empty() && !opts.contains(&o) {
+                    opts.push(o);
+                }
+            }
+            t.mount_options = Some(opts.join(","));
+        }
+    }
+    let disk = sys_disk(major, minor).or_else(|| {
+        // Filesystems with anonymous device numbers (btrfs, overlay…):
+        // try the mount source when it is a block device.
+        let src = t.mount_source.as_deref()?;
+        let (d, blk) = dev_of(Path::new(src))?;
+        if blk {
+            sys_disk(libc::major(d), libc::minor(d))
+        } else {
+            None
+        }
+    });
+    if let Some(d) = disk {
+        fill_device(&mut t, &d);
+    }
+    t
+}

@@ -1,0 +1,368 @@
+//! One run of a job list, start to finish: the only way iomark runs jobs.
+//! The plain command line, `quick`, `suite` and `sweep` all come here, so
+//! a preset runs exactly what its printed job file runs.
+//!
+//! Given a parsed, checked job list and the run options, a [`Session`]
+//! goes through these steps, in order:
+//!
+//! 1. **expand**: `opendir` becomes the files below the directory;
+//! 2. **refuse** what the run options forbid: writes under `--readonly`,
+//!    more clones than `--max-jobs`;
+//! 3. **plan and decide safety** (`plan::plan`, which ends with the data
+//!    safety checks): the verdict passes through
+//!    [`SessionHooks::safety_verdict`];
+//! 4. **describe the host** once (`host::Environment`) and judge the
+//!    cache honesty of each job, and collect the run notes: the
+//!    [`Ready`] session holds them, [`Ready::announce`] prints them on
+//!    stderr (each once), and the result carries them for the JSON
+//!    `iomark.warnings`;
+//! 5. **run** ([`Ready::run`]): switch the I/O schedulers the jobs ask for
+//!    (restored when the run ends, whatever happened), run the plan
+//!    (each batch of clones released through
+//!    [`SessionHooks::before_start`]), and hand the result, final, to
+//!    [`SessionHooks::finish`].
+//!
+//! The [`RunResult`] carries everything reports need (the environment,
+//! the warnings, the global options): reports read nothing themselves.
+//! Interim reports (`--status-interval`) go through the hook in
+//! `RunOptions::status` (or [`Ready::set_status`]); their results carry
+//! the same context.
+//!
+//! Nothing here writes a report: the caller renders the result.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::plan::{self, Plan};
+use super::{output, scheduler, RunContext, RunOptions, RunResult};
+use crate::host::{self, Environment, Warning};
+use crate::job::{JobList, JobSpec};
+
+/// The points where a run meets the world outside this process. A run on
+/// one host needs none of them ([`Alone`]); a run spread over several
+/// hosts agrees on each here. Each is called on the thread that runs the
+/// session.
+pub trait SessionHooks {
+    /// Safety decided: `verdict` is this host's (the plan with its data
+    /// safety checks, or the first refusal). What this returns is final:
+    /// an error ends the session before anything is written.
+    fn safety_verdict(&mut self, verdict: Result<(), String>) -> Result<(), String> {
+        verdict
+    }
+
+    /// A batch of clones (indexes into `plan.jobs`) has been started and
+    /// is setting up; their start gate opens, and their clock starts,
+    /// once all have set up and this has returned. Called for every batch
+    /// the run starts, also one whose clones all failed before starting
+    /// (`clones` is then empty).
+    fn before_start(&mut self, _plan: &Plan, _clones: &[usize]) {}
+
+    /// The result is final: every clone has ended and nothing more will
+    /// be measured. Reports are written from it after this returns.
+    fn finish(&mut self, _result: &mut RunResult) {}
+}
+
+/// A run on this host alone: every hook keeps what this host found.
+pub struct Alone;
+
+impl SessionHooks for Alone {}
+
+/// How a session runs, besides the jobs themselves.
+#[derive(Clone, Debug, Default)]
+pub struct SessionOptions {
+    /// How the run behaves: progress, notices, clock, interim reports.
+    pub run: RunOptions,
+    /// `--readonly`: refuse jobs that write.
+    pub readonly: bool,
+    /// `--max-jobs`: refuse more clones than this.
+    pub max_jobs: Option<u32>,
+}
+
+/// A job list on its way to a run. See the module documentation.
+pub struct Session {
+    jobs: Vec<JobSpec>,
+    global_options: Vec<(String, String)>,
+    opts: SessionOptions,
+    hooks: Box<dyn SessionHooks>,
+}
+
+impl Session {
+    /// A session for a parsed and checked job list
+    /// (`workload::checked_jobs`).
+    pub fn new(list: JobList, opts: SessionOptions) -> Session {
+        Session {
+            jobs: list.jobs,
+            global_options: list.global_options,
+            opts,
+            hooks: Box::new(Alone),
+        }
+    }
+
+    /// Replaces the hooks (default: [`Alone`]).
+    pub fn with_hooks(mut self, hooks: Box<dyn SessionHooks>) -> Session {
+        self.hooks = hooks;
+        self
+    }
+
+    /// Steps 1 to 4: everything before the run. Nothing is written to
+    /// any target and nothing is switched; the error is one line.
+    pub fn prepare(mut self) -> Result<Ready, String> {
+        for j in &mut self.jobs {
+            super::files::expand_opendir(j)?;
+        }
+        self.refuse()?;
+        let planned = plan::plan(&self.jobs);
+        let verdict = planned.as_ref().map(|_| ()).map_err(Clone::clone);
+        self.hooks.safety_verdict(verdict)?;
+        let plan = planned?;
+        let environment = Environment::of_jobs(&self.jobs);
+        let mut warnings = host::cache_warnings(&self.jobs, &environment);
+        warnings.extend(notes(&self.jobs));
+        Ok(Ready {
+            plan,
+            context: RunContext {
+                global_options: self.global_options,
+                environment,
+                warnings,
+            },
+            jobs: self.jobs,
+            opts: self.opts,
+            hooks: self.hooks,
+        })
+    }
+
+    /// What `--readonly` and `--max-jobs` forbid.
+    fn refuse(&self) -> Result<(), String> {
+        if self.opts.readonly {
+            if let Some(j) = self
+                .jobs
+                .iter()
+                .find(|j| j.io.rw.writes() && !j.verify.verify_only)
+            {
+                return Err(format!(
+                    "job '{}' writes (rw={}) but --readonly was given",
+                    j.name,
+                    j.io.rw.name()
+                ));
+            }
+        }
+        if let Some(max) = self.opts.max_jobs {
+            let n: u32 = self.jobs.iter().map(|j| j.ctl.numjobs).sum();
+            if n > max {
+                return Err(format!("{n} jobs exceed --max-jobs={max}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The run notes of `jobs` (`run::notes`), each text once.
+fn notes(jobs: &[JobSpec]) -> Vec<Warning> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for j in jobs {
+        for message in super::notes(j) {
+            if seen.insert(message.clone()) {
+                out.push(Warning {
+                    kind: "note",
+                    job: j.name.clone(),
+                    message,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A planned session, ready to run.
+pub struct Ready {
+    plan: Plan,
+    context: RunContext,
+    jobs: Vec<JobSpec>,
+    opts: SessionOptions,
+    hooks: Box<dyn SessionHooks>,
+}
+
+impl Ready {
+    /// The plan (groups, clones, files) the run will follow.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The jobs, with `opendir` expanded.
+    pub fn jobs(&self) -> &[JobSpec] {
+        &self.jobs
+    }
+
+    /// Cache warnings and run notes, in the order they are printed.
+    pub fn warnings(&self) -> &[Warning] {
+        &self.context.warnings
+    }
+
+    /// The host and targets as found before the run.
+    pub fn environment(&self) -> &Environment {
+        &self.context.environment
+    }
+
+    /// Sets the hook that receives an interim result every
+    /// `--status-interval` (its result carries the same context as the
+    /// final one), for callers whose report writer exists only once the
+    /// jobs are known to be good.
+    pub fn set_status(&mut self, hook: super::monitor::StatusHook) {
+        self.opts.run.status = Some(hook);
+    }
+
+    /// Prints the warnings and notes on stderr, one line each. Whoever
+    /// runs a job list calls this once (a suite once for all its passes).
+    pub fn announce(&self) {
+        for w in &self.context.warnings {
+            output::stderr_line(&format!("iomark: warning: {}", w.message));
+        }
+    }
+
+    /// Step 5: switches the I/O schedulers, runs, restores the
+    /// schedulers, and hands back the final result. Fails (one line)
+    /// only when a scheduler cannot be switched, before any I/O.
+    pub fn run(self) -> Result<RunResult, String> {
+        let Ready {
+            plan,
+            mut context,
+            jobs,
+            opts,
+            mut hooks,
+        } = self;
+        // Restored when dropped, whatever the outcome.
+        let switched = scheduler::Switched::apply(&jobs, &mut context.environment)?;
+        let mut result = super::run(plan, &opts.run, Arc::new(context), hooks.as_mut());
+        drop(switched);
+        hooks.finish(&mut result);
+        Ok(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The checked jobs of a job file's text.
+    fn list(text: &str) -> JobList {
+        let path = std::path::PathBuf::from("t.fio");
+        let secs = crate::job::jobfile::parse_jobfile_text(text, &path).expect("parses");
+        let src = crate::job::JobSources {
+            files: vec![(path, secs)],
+            ..Default::default()
+        };
+        crate::workload::checked_jobs(&src).expect("checks")
+    }
+
+    /// Counts the hooks' calls and can refuse.
+    #[derive(Default)]
+    struct Count {
+        verdicts: Vec<bool>,
+        batches: Vec<usize>,
+        finished: usize,
+        refuse: bool,
+    }
+
+    struct Shared(std::sync::Arc<std::sync::Mutex<Count>>);
+
+    impl SessionHooks for Shared {
+        fn safety_verdict(&mut self, v: Result<(), String>) -> Result<(), String> {
+            let mut c = self.0.lock().unwrap();
+            c.verdicts.push(v.is_ok());
+            if c.refuse {
+                return Err("refused elsewhere".into());
+            }
+            v
+        }
+        fn before_start(&mut self, _plan: &Plan, clones: &[usize]) {
+            self.0.lock().unwrap().batches.push(clones.len());
+        }
+        fn finish(&mut self, r: &mut RunResult) {
+            let mut c = self.0.lock().unwrap();
+            c.finished += 1;
+            assert_eq!(r.jobs.len(), 3);
+        }
+    }
+
+    #[test]
+    fn hooks_hear_the_verdict_each_batch_and_the_end() {
+        let count = std::sync::Arc::new(std::sync::Mutex::new(Count::default()));
+        let jobs = list("[global]\nioengine=null\nsize=64k\n[a]\nnumjobs=2\n[b]\nstonewall\n");
+        let opts = SessionOptions {
+            run: RunOptions {
+                quiet: true,
+                fake_clock_step: Some(1000),
+                ..RunOptions::default()
+            },
+            ..SessionOptions::default()
+        };
+        let ready = Session::new(jobs, opts)
+            .with_hooks(Box::new(Shared(count.clone())))
+            .prepare()
+            .expect("prepares");
+        let r = ready.run().expect("runs");
+        assert!(!r.failed());
+        let c = count.lock().unwrap();
+        assert_eq!(c.verdicts, vec![true]);
+        // Two phases: a's two clones together, then b.
+        assert_eq!(c.batches, vec![2, 1]);
+        assert_eq!(c.finished, 1);
+    }
+
+    #[test]
+    fn a_refused_verdict_ends_the_session_before_the_run() {
+        let count = std::sync::Arc::new(std::sync::Mutex::new(Count {
+            refuse: true,
+            ..Count::default()
+        }));
+        let jobs = list("[a]\nioengine=null\nsize=64k\n");
+        let e = Session::new(jobs, SessionOptions::default())
+            .with_hooks(Box::new(Shared(count.clone())))
+            .prepare()
+            .err()
+            .expect("refused");
+        assert_eq!(e, "refused elsewhere");
+        assert_eq!(count.lock().unwrap().batches, Vec::<usize>::new());
+    }
+
+    #[test]
+    fn readonly_and_max_jobs_refuse_before_planning() {
+        let w = list("[w]\nioengine=null\nsize=64k\nrw=write\n");
+        let opts = SessionOptions {
+            readonly: true,
+            ..SessionOptions::default()
+        };
+        let e = Session::new(w, opts).prepare().err().expect("refused");
+        assert_eq!(e, "job 'w' writes (rw=write) but --readonly was given");
+        let m = list("[m]\nioengine=null\nsize=64k\nnumjobs=3\n");
+        let opts = SessionOptions {
+            max_jobs: Some(2),
+            ..SessionOptions::default()
+        };
+        let e = Session::new(m, opts).prepare().err().expect("refused");
+        assert_eq!(e, "3 jobs exceed --max-jobs=2");
+    }
+
+    #[test]
+    fn notes_are_kept_once_each_with_their_job() {
+        let l = list("[global]\nioengine=null\nsize=64k\n[a]\nthreads=2\n[b]\n");
+        let ready = Session::new(l, SessionOptions::default())
+            .prepare()
+            .expect("prepares");
+        let notes: Vec<&Warning> = ready
+            .warnings()
+            .iter()
+            .filter(|w| w.kind == "note")
+            .collect();
+        assert!(!notes.is_empty(), "{:?}", ready.warnings());
+        assert!(notes.iter().all(|w| w.job == "a"), "{notes:?}");
+        assert!(
+            notes[0].message.contains("'threads' has no effect"),
+            "{notes:?}"
+        );
+        // Null jobs touch no target: nothing described but the host.
+        assert!(ready.environment().targets.is_empty());
+        assert!(ready.environment().host.cpus >= 1);
+    }
+}
