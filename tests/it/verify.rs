@@ -306,7 +306,24 @@ fn engines_verify_at_depth() {
         if engine == "io_uring" && !uring {
             continue;
         }
-        for extra in [&[][..], &["--verify_backlog=8"][..]] {
+        // The read-back and the backlog go through the same queue as the
+        // writes: batches, polled completions, iodepth_low.
+        for extra in [
+            &[][..],
+            &["--verify_backlog=8"][..],
+            &[
+                "--iodepth_batch_submit=4",
+                "--iodepth_batch_complete_min=0",
+                "--iodepth_low=4",
+            ][..],
+            &[
+                "--verify_backlog=8",
+                "--iodepth_batch_submit=3",
+                "--iodepth_batch_complete_min=2",
+                "--iodepth_batch_complete_max=5",
+                "--iodepth_low=2",
+            ][..],
+        ] {
             let e = format!("--ioengine={engine}");
             let mut a = vec![
                 e.as_str(),

@@ -13,8 +13,7 @@
 //! Only a short transfer takes this path (a cold one): a full one costs
 //! one comparison.
 
-use std::sync::atomic::Ordering;
-
+use super::queue::IoQueue;
 use super::Worker;
 use crate::engine::{Op, Queued};
 
@@ -36,12 +35,12 @@ pub(super) fn is_short(op: Op, len: u64, result: i64) -> bool {
 impl Worker<'_> {
     /// Handles a short completion of unit `idx` (see the module docs).
     #[cold]
-    pub(super) fn short_transfer(&mut self, idx: u32, mut result: i64) -> Short {
+    pub(super) fn short_transfer(&mut self, q: &mut IoQueue, idx: u32, mut result: i64) -> Short {
         loop {
             let got = result as u64;
-            let u = &mut self.units[idx as usize];
+            let u = q.unit_mut(idx);
             if got == 0 {
-                self.eof_len = u.len;
+                self.err.note_eof(u.len);
                 restore(u);
                 return Short::Account(-(libc::EIO as i64));
             }
@@ -56,22 +55,20 @@ impl Worker<'_> {
                 return Short::Account(moved as i64);
             }
             let di = if u.op == Op::Read { 0 } else { 1 };
-            if self.measuring {
+            if self.phase.measuring {
                 self.stats.dir[di].short_ios += 1;
             }
-            match self.engine.queue(u) {
+            match q.requeue(idx) {
                 Queued::Completed => {
+                    let u = q.unit(idx);
                     result = u.result;
                     if !is_short(u.op, u.len, result) {
-                        return Short::Account(self.reassemble(idx, result));
+                        return Short::Account(self.reassemble(q, idx, result));
                     }
                 }
-                Queued::Queued => {
-                    self.uncommitted.push(idx);
-                    return Short::Requeued;
-                }
+                Queued::Queued => return Short::Requeued,
                 Queued::Busy => {
-                    restore(u);
+                    restore(q.unit_mut(idx));
                     return Short::Account(-(libc::EAGAIN as i64));
                 }
             }
@@ -81,8 +78,8 @@ impl Worker<'_> {
     /// The result to account for a unit an asynchronous engine completed:
     /// the whole transfer when this completed the rest of a short one.
     #[inline]
-    pub(super) fn reassemble(&mut self, idx: u32, result: i64) -> i64 {
-        let u = &mut self.units[idx as usize];
+    pub(super) fn reassemble(&mut self, q: &mut IoQueue, idx: u32, result: i64) -> i64 {
+        let u = q.unit_mut(idx);
         if u.moved == 0 {
             return result;
         }
@@ -93,11 +90,8 @@ impl Worker<'_> {
         // The rest failed: what moved counts as an I/O of its own (as fio
         // counts it), the failure as another.
         let di = if u.op == Op::Read { 0 } else { 1 };
-        self.done_bytes[di] += moved;
-        self.done_ios[di] += 1;
-        self.progress.bytes[di].fetch_add(moved, Ordering::Relaxed);
-        self.progress.ios[di].fetch_add(1, Ordering::Relaxed);
-        if self.measuring {
+        self.count_done(di, moved);
+        if self.phase.measuring {
             self.stats.dir[di].ios += 1;
             self.stats.dir[di].bytes += moved;
         }

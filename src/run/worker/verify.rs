@@ -8,9 +8,12 @@
 //! reserved at setup: no allocation, lock or system call unless a check
 //! fails (describing and dumping a failure allocates and writes files).
 
+use super::errors::{error_fate, ErrorFate};
+use super::queue::{IoQueue, Issued};
 use super::{PassEnd, Worker};
-use crate::engine::{Op, Queued};
+use crate::engine::{IoUnit, Op};
 use crate::job::spec::{ContinueOn, Ddir, JobSpec, VerifyKind};
+use crate::run::clock::Clock;
 use crate::workload::verify::history::{History, Piece};
 use crate::workload::verify::{Expect, Mismatch, Stamp, Verifier};
 use crate::workload::{Limits, NextIo, Workload};
@@ -28,6 +31,39 @@ pub(super) enum Check {
 /// Largest number of written blocks reserved for at setup.
 const MAX_RESERVE: u64 = 1 << 22;
 
+/// `verify_backlog`: written blocks are read back as the job goes,
+/// `batch` of them once `every` wait.
+struct Backlog {
+    /// 0: no backlog.
+    every: u64,
+    batch: u64,
+    /// Blocks the backlog still asks to check.
+    owed: u64,
+    /// Time-based: the files start over in rounds.
+    rounds: bool,
+    /// The workload's pass count when the last round began.
+    pass: u32,
+}
+
+impl Backlog {
+    /// A write was recorded; `pending` wait, the workload is in `pass`.
+    #[inline]
+    fn written(&mut self, pending: u64, pass: u32) {
+        if self.every == 0 {
+            return;
+        }
+        if self.owed == 0 && pending >= self.every {
+            self.owed = self.batch;
+        }
+        if self.rounds && pass != self.pass {
+            // A time-based job's files started over: check what the last
+            // round left before it is all rewritten.
+            self.pass = pass;
+            self.owed = self.owed.max(pending);
+        }
+    }
+}
+
 pub(super) struct VerifyState {
     v: Verifier,
     history: History,
@@ -43,14 +79,7 @@ pub(super) struct VerifyState {
     check_reads: bool,
     /// The engine moves no data: checks pretend to pass.
     diskless: bool,
-    backlog: u64,
-    batch: u64,
-    /// Blocks the backlog still asks to check.
-    owed: u64,
-    /// Time-based: the files start over in rounds.
-    rounds: bool,
-    /// The workload's pass count when the last round began.
-    pass: u32,
+    backlog: Backlog,
     /// Per I/O unit: how its read is checked, the write number it holds.
     unit_check: Vec<Check>,
     unit_numberio: Vec<u64>,
@@ -60,7 +89,7 @@ pub(super) struct VerifyState {
     fatal: bool,
     dump: bool,
     /// What a verify failure does to the job.
-    fate: super::ErrorFate,
+    fate: ErrorFate,
     /// Failed intervals so far.
     failures: u64,
     /// Time spent reading back after the write phase.
@@ -114,25 +143,22 @@ impl VerifyState {
             dry_run,
             check_reads: !writes && v.kind() != VerifyKind::Null,
             diskless,
-            backlog,
-            batch,
-            owed: 0,
-            rounds: spec.time.time_based,
-            // The first round starts with the job's first loop.
-            pass: workload.passes().wrapping_add(1),
+            backlog: Backlog {
+                every: backlog,
+                batch,
+                owed: 0,
+                rounds: spec.time.time_based,
+                // The first round starts with the job's first loop.
+                pass: workload.passes().wrapping_add(1),
+            },
             unit_check: vec![Check::None; depth as usize],
             unit_numberio: vec![0; depth as usize],
             next_numberio: 0,
             t0: 0,
             fatal: o.verify_fatal,
             dump: o.verify_dump,
-            fate: match super::error_fate(
-                continue_on,
-                &spec.ctl.ignore_error,
-                Op::Read,
-                libc::EILSEQ,
-            ) {
-                super::ErrorFate::CarryOn if o.verify_fatal => super::ErrorFate::CountAndStop,
+            fate: match error_fate(continue_on, &spec.ctl.ignore_error, Op::Read, libc::EILSEQ) {
+                ErrorFate::CarryOn if o.verify_fatal => ErrorFate::CountAndStop,
                 f => f,
             },
             failures: 0,
@@ -166,7 +192,7 @@ impl VerifyState {
 
     /// Whether the backlog read blocks back during the write phase.
     pub(super) fn reads_while_writing(&self) -> bool {
-        self.backlog > 0
+        self.backlog.every > 0
     }
 
     /// What to add to the job's error message at the end.
@@ -175,109 +201,106 @@ impl VerifyState {
     }
 }
 
-impl Worker<'_> {
-    /// Fills a write with verification data and sets how a read's
+/// What a failed check does to the job.
+pub(super) enum Failure {
+    /// The read came back short: the job fails with EIO.
+    Short(String),
+    /// The contents differ: an EILSEQ, with the job's verify fate.
+    Mismatch(ErrorFate, String),
+}
+
+/// Per I/O unit: stamping a write, recording it, checking a read.
+impl VerifyState {
+    /// Fills a write in `u` with verification data and sets how a read's
     /// contents are checked. Returns false when the buffer filler must
     /// make the write's contents instead.
     #[inline]
-    pub(super) fn verify_before_queue(
+    pub(super) fn before_queue(
         &mut self,
-        idx: u32,
+        u: &mut IoUnit,
         next: &NextIo,
         now: u64,
         retry: bool,
+        clock: &mut Clock,
     ) -> bool {
-        let Some(vs) = self.vfy.as_deref_mut() else {
-            return false;
-        };
-        let i = idx as usize;
-        vs.unit_check[i] = if next.op == Op::Read && vs.check_reads && !vs.diskless {
+        let i = u.idx as usize;
+        self.unit_check[i] = if next.op == Op::Read && self.check_reads && !self.diskless {
             Check::Header
         } else {
             Check::None
         };
-        if next.op != Op::Write || !vs.v.stamps() {
+        if next.op != Op::Write || !self.v.stamps() {
             return false;
         }
         let numberio = if retry {
-            vs.next_numberio - 1
+            self.next_numberio - 1
         } else {
-            vs.next_numberio += 1;
-            vs.next_numberio - 1
+            self.next_numberio += 1;
+            self.next_numberio - 1
         };
-        vs.unit_numberio[i] = numberio;
+        self.unit_numberio[i] = numberio;
         let s = Stamp {
-            seed: vs.v.seed_for(numberio),
+            seed: self.v.seed_for(numberio),
             numberio,
-            time_ns: now.saturating_sub(vs.t0),
+            time_ns: now.saturating_sub(self.t0),
         };
-        let u = &mut self.units[i];
         // SAFETY: the unit's buffer holds `len` <= buf_cap bytes.
-        vs.v.stamp(unsafe { u.data() }, next.offset, s);
+        self.v.stamp(unsafe { u.data() }, next.offset, s);
         // The write's latency starts once its contents are ready.
-        let t = self.clock.now();
+        let t = clock.now();
         u.start_ns = t;
         u.issue_ns = t;
         true
     }
 
-    /// After a data I/O completed with `bytes`: records a verified write,
-    /// checks a read.
-    #[inline]
-    pub(super) fn verify_completed(&mut self, idx: u32, bytes: u64) {
-        let Some(vs) = self.vfy.as_deref_mut() else {
-            return;
+    /// The read-back of block `p` goes in unit `idx`: how to check it.
+    fn expect_read(&mut self, idx: u32, p: &Piece, written: bool) {
+        self.unit_check[idx as usize] = if self.diskless {
+            Check::None
+        } else if written {
+            Check::Written(self.v.seed_for(p.numberio), p.numberio as u16)
+        } else {
+            Check::Header
         };
-        let i = idx as usize;
-        let u = &self.units[i];
+    }
+
+    /// After a data I/O in `u` completed with `bytes`: records a verified
+    /// write; returns how a read is to be checked.
+    #[inline]
+    fn completed(&mut self, u: &IoUnit, bytes: u64, workload: &Workload) -> Check {
+        let i = u.idx as usize;
         match u.op {
-            Op::Write if vs.log_writes && bytes == u.len => {
-                vs.history.add(Piece::new(
+            Op::Write if self.log_writes && bytes == u.len => {
+                self.history.add(Piece::new(
                     u.file,
                     u.offset,
                     u.len as u32,
-                    vs.unit_numberio[i],
+                    self.unit_numberio[i],
                 ));
-                let pending = vs.history.pending() as u64;
-                if vs.backlog > 0 && vs.owed == 0 && pending >= vs.backlog {
-                    vs.owed = vs.batch;
-                }
-                let pass = self.workload.passes();
-                if vs.rounds && vs.backlog > 0 && pass != vs.pass {
-                    // A time-based job's files started over: check what
-                    // the last round left before it is all rewritten.
-                    vs.pass = pass;
-                    vs.owed = vs.owed.max(pending);
-                }
+                self.backlog
+                    .written(self.history.pending() as u64, workload.passes());
+                Check::None
             }
-            Op::Read if vs.unit_check[i] != Check::None => {
-                let check = vs.unit_check[i];
-                vs.unit_check[i] = Check::None;
-                self.check_read(idx, check, bytes);
-            }
-            _ => {}
+            Op::Read => std::mem::replace(&mut self.unit_check[i], Check::None),
+            _ => Check::None,
         }
     }
 
-    fn check_read(&mut self, idx: u32, check: Check, bytes: u64) {
-        let i = idx as usize;
-        let (file, offset, len) = {
-            let u = &self.units[i];
-            (u.file, u.offset, u.len)
-        };
+    /// Checks the read in `u` of `path`, of which `bytes` arrived.
+    fn check_read(
+        &mut self,
+        u: &mut IoUnit,
+        check: Check,
+        bytes: u64,
+        path: &std::path::Path,
+    ) -> Result<(), Failure> {
+        let (offset, len) = (u.offset, u.len);
         if bytes < len {
-            let msg = format!(
+            return Err(Failure::Short(format!(
                 "verify: short read in '{}' at offset {offset}: {bytes} of {len} bytes",
-                self.job.files[file as usize].path.display()
-            );
-            self.fail(libc::EIO, msg);
-            return;
+                path.display()
+            )));
         }
-        let job = self.job;
-        let path = &job.files[file as usize].path;
-        let Some(vs) = self.vfy.as_deref_mut() else {
-            return;
-        };
         let exp = Expect {
             offset,
             write: match check {
@@ -286,17 +309,17 @@ impl Worker<'_> {
             },
         };
         // SAFETY: the unit's buffer holds `len` <= buf_cap bytes.
-        let buf = unsafe { self.units[i].data() };
-        let fatal = vs.fatal;
+        let buf = unsafe { u.data() };
+        let fatal = self.fatal;
         let mut bad: Vec<Mismatch> = Vec::new();
-        let n = vs.v.check(buf, &exp, |m| {
+        let n = self.v.check(buf, &exp, |m| {
             bad.push(m.clone());
             !fatal
         });
         if n == 0 {
-            return;
+            return Ok(());
         }
-        vs.failures += n as u64;
+        self.failures += n as u64;
         let m = &bad[0];
         let mut msg = format!(
             "verify failed in '{}' at offset {} (length {}): {}",
@@ -305,17 +328,51 @@ impl Worker<'_> {
             m.len,
             m.problem
         );
-        if vs.dump {
+        if self.dump {
             let names: Vec<String> = bad
                 .iter()
-                .flat_map(|m| dump(&vs.v, buf, &exp, m, path, offset))
+                .flat_map(|m| dump(&self.v, buf, &exp, m, path, offset))
                 .collect();
             if !names.is_empty() {
                 msg.push_str(&format!(" (saved as {})", names.join(", ")));
             }
         }
-        let fate = vs.fate;
-        self.on_error(fate, libc::EILSEQ, msg);
+        Err(Failure::Mismatch(self.fate, msg))
+    }
+
+    /// `verify_backlog`: the next block it still asks to check.
+    fn take_owed(&mut self) -> Option<Piece> {
+        if self.backlog.owed == 0 {
+            return None;
+        }
+        let p = self.history.take_next()?;
+        self.backlog.owed -= 1;
+        Some(p)
+    }
+}
+
+/// The worker's side: when verification reads, through the I/O queue.
+impl Worker<'_> {
+    /// After a data I/O completed with `bytes`: records a verified write,
+    /// checks a read.
+    #[inline]
+    pub(super) fn verify_completed(&mut self, q: &mut IoQueue, idx: u32, bytes: u64) {
+        let Some(vs) = self.vfy.as_deref_mut() else {
+            return;
+        };
+        let u = q.unit_mut(idx);
+        let check = vs.completed(u, bytes, &self.workload);
+        if check == Check::None {
+            return;
+        }
+        let path = &self.job.files[u.file as usize].path;
+        match vs.check_read(u, check, bytes, path) {
+            Ok(()) => {}
+            Err(Failure::Short(msg)) => self.err.fail(libc::EIO, msg),
+            Err(Failure::Mismatch(fate, msg)) => {
+                self.err.on_error(fate, libc::EILSEQ, msg, &mut self.stats)
+            }
+        }
     }
 
     /// `verify_backlog`: checks the blocks it asks for, once the writes
@@ -324,33 +381,26 @@ impl Worker<'_> {
     pub(super) fn backlog_due(&self) -> bool {
         self.vfy
             .as_deref()
-            .is_some_and(|vs| vs.owed > 0 && vs.history.pending() > 0)
+            .is_some_and(|vs| vs.backlog.owed > 0 && vs.history.pending() > 0)
     }
 
-    pub(super) fn run_backlog(&mut self) {
-        self.drain();
+    pub(super) fn run_backlog(&mut self, q: &mut IoQueue) {
+        q.drain(self);
         let Some(vs) = self.vfy.as_deref_mut() else {
             return;
         };
         vs.history.arrange();
-        while self.error == 0 {
-            let Some(vs) = self.vfy.as_deref_mut() else {
-                return;
-            };
-            if vs.owed == 0 {
-                break;
-            }
-            let Some(p) = vs.history.take_next() else {
+        while !self.err.failed() {
+            let Some(p) = self.vfy.as_deref_mut().and_then(VerifyState::take_owed) else {
                 break;
             };
-            vs.owed -= 1;
             let now = self.clock.now();
             if self.stopping(now) {
                 break;
             }
-            self.issue_check(p, true);
+            self.issue_check(q, p, true);
         }
-        self.drain();
+        q.drain(self);
     }
 
     /// `verify_only` of a writing job: works out the pass's writes
@@ -374,27 +424,26 @@ impl Worker<'_> {
 
     /// Reads back and checks what the pass wrote (`do_verify`, or the
     /// blocks `verify_only` worked out). Skipped when the job is stopping.
-    pub(super) fn read_back(&mut self) {
-        let Some(vs) = self.vfy.as_deref_mut() else {
+    pub(super) fn read_back(&mut self, q: &mut IoQueue) {
+        let Some(vs) = self.vfy.as_deref() else {
             return;
         };
         if !(vs.after_write || vs.dry_run) || vs.history.pending() == 0 {
             return;
         }
-        self.drain();
+        let written = !vs.dry_run;
+        q.drain(self);
         let t0 = self.clock.now();
         if self.stopping(t0) {
             return;
         }
-        let spec = &self.job.spec;
-        if spec.sync.invalidate && !self.engine.caps().diskless {
-            super::files::invalidate(self.job, &self.files);
+        if self.job.spec.sync.invalidate && !q.engine().caps().diskless {
+            crate::run::files::invalidate(self.job, &self.files.list);
         }
-        let written = !self.vfy.as_deref().is_some_and(|vs| vs.dry_run);
         if let Some(vs) = self.vfy.as_deref_mut() {
             vs.history.arrange();
         }
-        while self.error == 0 {
+        while !self.err.failed() {
             let Some(p) = self
                 .vfy
                 .as_deref_mut()
@@ -406,9 +455,9 @@ impl Worker<'_> {
             if self.stopping(now) {
                 break;
             }
-            self.issue_check(p, written);
+            self.issue_check(q, p, written);
         }
-        self.drain();
+        q.drain(self);
         let end = self.clock.now();
         if let Some(vs) = self.vfy.as_deref_mut() {
             vs.history.clear();
@@ -417,16 +466,13 @@ impl Worker<'_> {
     }
 
     /// Queues the read of one written block, to be checked on completion.
-    fn issue_check(&mut self, p: Piece, written: bool) {
+    fn issue_check(&mut self, q: &mut IoQueue, p: Piece, written: bool) {
         let f = p.file as usize;
-        if self.files[f].fd < 0 && self.files[f].data == 0 && !self.engine.caps().diskless {
-            self.drain();
-            match super::files::open_one(self.job, self.engine.as_mut(), f, self.open_flags) {
-                Ok(of) => self.files[f] = of,
-                Err(e) => {
-                    self.fail(e.errno, e.msg);
-                    return;
-                }
+        let file = &self.files.list[f];
+        if file.fd < 0 && file.data == 0 && !q.engine().caps().diskless {
+            q.drain(self);
+            if !self.reopen(q, f) {
+                return;
             }
         }
         let next = NextIo {
@@ -435,69 +481,29 @@ impl Worker<'_> {
             offset: p.offset,
             len: p.len as u64,
         };
+        let mut logged = false;
         loop {
-            let idx = match self.free.pop() {
-                Some(i) => i,
-                None => {
-                    self.commit();
-                    self.reap(self.complete_min.max(1));
-                    if self.error != 0 {
-                        return;
-                    }
-                    continue;
+            let Some(idx) = q.take_unit(self) else {
+                if self.err.failed() {
+                    return;
                 }
+                continue;
             };
             let now = self.clock.now();
-            self.prep(idx, &next, now);
+            q.prep(idx, &next, &self.files.list[f], now);
             if let Some(vs) = self.vfy.as_deref_mut() {
-                vs.unit_check[idx as usize] = if vs.diskless {
-                    Check::None
-                } else if written {
-                    Check::Written(vs.v.seed_for(p.numberio), p.numberio as u16)
-                } else {
-                    Check::Header
-                };
+                vs.expect_read(idx, &p, written);
             }
-            if let Some(log) = self.iolog.as_mut() {
+            if let Some(log) = self.iolog.as_mut().filter(|_| !logged) {
                 log.io(Op::Read, p.file, p.offset, p.len as u64, now);
+                logged = true;
             }
-            let r = {
-                let u = &mut self.units[idx as usize];
-                self.engine.queue(u)
-            };
-            match r {
-                Queued::Completed => {
-                    self.complete_inline(idx);
-                }
-                Queued::Queued => {
-                    self.busy[idx as usize] = true;
-                    self.uncommitted.push(idx);
-                    if self.uncommitted.len() as u32 >= self.batch_submit
-                        || self.inflight + self.uncommitted.len() as u32 >= self.depth
-                    {
-                        self.commit();
-                    }
-                    if self.inflight + self.uncommitted.len() as u32 >= self.depth {
-                        self.reap(self.complete_min.max(1));
-                    }
-                }
-                Queued::Busy => {
-                    self.free.push(idx);
-                    self.commit();
-                    if self.inflight == 0 {
-                        self.fail(
-                            libc::EIO,
-                            format!(
-                                "{} engine refused an I/O with nothing in flight",
-                                self.engine.name()
-                            ),
-                        );
-                        return;
-                    }
-                    self.reap(1);
-                    continue;
-                }
+            match q.issue(idx, self) {
+                Issued::Busy => continue,
+                Issued::Refused => return,
+                Issued::Queued | Issued::Completed(_) => {}
             }
+            q.keep_depth(self);
             return;
         }
     }

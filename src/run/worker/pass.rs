@@ -1,0 +1,109 @@
+//! One pass of the data I/O loop: until the workload has nothing more
+//! (or the job must stop), take its next I/O, pace it, fill its buffer,
+//! issue it through the queue and keep the queue at its depth. This is
+//! the hot path: no allocation, lock or system call but the I/O and the
+//! clock read.
+
+use super::account::ddir_of;
+use super::queue::{IoQueue, Issued};
+use super::{PassEnd, Worker};
+use crate::engine::Op;
+use crate::job::spec::ThinkBlocksType;
+use crate::workload::NextIo;
+
+impl Worker<'_> {
+    /// Issues I/O until the pass is done or the job must stop.
+    pub(super) fn run_pass(&mut self, q: &mut IoQueue) -> PassEnd {
+        loop {
+            let now = self.clock.now();
+            if self.stopping(now) {
+                return PassEnd::Stopped;
+            }
+            if self.phase.ramp_over(now) {
+                self.end_ramp(now);
+            }
+            if self.retry.is_none() && self.backlog_due() {
+                self.run_backlog(q);
+                continue;
+            }
+            let retried = self.retry.is_some();
+            let Some(next) = self.next_io(now) else {
+                q.drain(self);
+                return PassEnd::Done;
+            };
+            if !self.workload.file_events().is_empty() {
+                self.file_events(q);
+                if self.err.failed() {
+                    return PassEnd::Stopped;
+                }
+            }
+            if !self.pace_io(q, &next, now, retried) {
+                return PassEnd::Stopped;
+            }
+            let Some(idx) = q.take_unit(self) else {
+                return PassEnd::Stopped;
+            };
+            let now = self.clock.now();
+            q.prep(idx, &next, &self.files.list[next.file as usize], now);
+            self.before_queue(q, idx, &next, now, retried);
+            if let (Some(f), false, Some(_)) = (self.pace.flow.as_mut(), retried, ddir_of(next.op))
+            {
+                f.issued();
+            }
+            match q.issue(idx, self) {
+                Issued::Completed(done) => {
+                    if self.pace.thinker.due(ThinkBlocksType::Complete, 1, done) {
+                        self.think(q);
+                    }
+                }
+                Issued::Queued => {}
+                Issued::Busy => {
+                    // Issue the same I/O again once something completed.
+                    self.retry = Some(next);
+                    continue;
+                }
+                Issued::Refused => return PassEnd::Stopped,
+            }
+            if self.pace.thinker.due(ThinkBlocksType::Issue, 1, now) {
+                self.think(q);
+            }
+            q.keep_depth(self);
+        }
+    }
+
+    /// The I/O the engine was busy for, or the workload's next; `None`
+    /// when the pass is done.
+    #[inline]
+    fn next_io(&mut self, now: u64) -> Option<NextIo> {
+        if let Some(mask) = self.pace.ready_mask(now) {
+            self.workload.set_ready(mask);
+        }
+        match self.retry.take() {
+            Some(n) => Some(n),
+            None => self.workload.next_io().ok(),
+        }
+    }
+
+    /// Write contents and the trace record of an I/O about to be queued;
+    /// a retry (after `Busy`) refills the same contents, records nothing.
+    #[inline]
+    fn before_queue(&mut self, q: &mut IoQueue, idx: u32, next: &NextIo, now: u64, retry: bool) {
+        let u = q.unit_mut(idx);
+        let stamped = match self.vfy.as_deref_mut() {
+            Some(vs) => vs.before_queue(u, next, now, retry, &mut self.clock),
+            None => false,
+        };
+        if next.op == Op::Write && !stamped && self.filler.per_write() {
+            // SAFETY: the unit's buffer holds `len` <= buf_cap bytes.
+            let buf = unsafe { u.data() };
+            if retry {
+                self.filler.fill_write_again(buf, next.offset);
+            } else {
+                self.filler.fill_write(buf, next.offset);
+            }
+        }
+        if let Some(log) = self.iolog.as_mut().filter(|_| !retry) {
+            log.io(next.op, next.file, next.offset, next.len, now);
+        }
+    }
+}

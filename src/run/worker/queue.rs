@@ -1,0 +1,705 @@
+//! The I/O queue: a job's I/O units and the engine they go to.
+//!
+//! It owns the units (one per queue slot, each with its slice of the
+//! aligned buffer pool, which it keeps alive until the engine is gone),
+//! the lists that say where each unit is (free, queued but not yet
+//! committed, in flight), the batching rules (`iodepth`,
+//! `iodepth_batch_submit`, `iodepth_batch_complete_min/max`,
+//! `iodepth_low`, `serialize_overlap`) and the completions vector reserved
+//! at setup. Its operations (take a unit, prepare it, issue it, commit,
+//! reap, drain) are the only code that hands I/O to the engine: the data
+//! pass and the verify reads both go through them.
+//!
+//! It does not account. What completes is handed to its owner (the
+//! worker) through [`Completions`]: short transfers, statistics,
+//! verification and pacing are the owner's. On the hot path it allocates
+//! nothing (every list has its capacity from the start) and makes no
+//! system call but the engine's.
+
+use crate::engine::{Completion, Engine, IoUnit, Op, Queued};
+use crate::run::files::OpenedFile;
+use crate::run::memory::BufferMemory;
+use crate::stats::{batch_bucket, depth_bucket, JobStats};
+use crate::workload::NextIo;
+
+/// What the queue needs from its owner while it works.
+pub(super) trait Completions {
+    /// The worker's clock (ns).
+    fn now(&mut self) -> u64;
+    /// The job's statistics while they are being measured (not in the
+    /// ramp): submission and completion batches, queue depths.
+    fn tally(&mut self) -> Option<&mut JobStats>;
+    /// Whether the job has failed.
+    fn failed(&self) -> bool;
+    /// Fails the job (the first error is kept).
+    fn fail(&mut self, errno: i32, msg: String);
+    /// The transfer in unit `idx` returned `result`: the result of the
+    /// whole I/O, or `None` when the rest of a short transfer was queued
+    /// again (the unit stays busy).
+    fn settle(&mut self, q: &mut IoQueue, idx: u32, result: i64) -> Option<i64>;
+    /// Accounts a finished I/O; `queued` is false when the engine did it
+    /// inside `queue` (no submission latency).
+    fn account(&mut self, q: &mut IoQueue, idx: u32, result: i64, now: u64, queued: bool);
+    /// After an I/O the engine completed inside `queue`.
+    fn after_inline(&mut self, q: &mut IoQueue, now: u64);
+    /// After a reap that collected `n` completions.
+    fn after_reap(&mut self, q: &mut IoQueue, n: u32, now: u64);
+}
+
+/// The batching rules, clamped to the queue's depth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Batching {
+    /// I/Os allowed in flight now (a latency target may change it).
+    pub depth: u32,
+    /// Commit once this many are queued (`iodepth_batch_submit`).
+    pub submit: u32,
+    /// Reap at least / at most this many at once
+    /// (`iodepth_batch_complete_min/max`).
+    pub complete_min: u32,
+    pub complete_max: u32,
+    /// A full queue is reaped down to this many (`iodepth_low`).
+    pub low: u32,
+}
+
+impl Batching {
+    /// The rules for `units` units, `depth` of them usable at first; 0
+    /// in an option means its default.
+    pub fn new(io: &crate::job::spec::IoOpts, units: u32, depth: u32) -> Batching {
+        let complete_min = io.iodepth_batch_complete_min.min(units);
+        Batching {
+            depth,
+            submit: match io.iodepth_batch_submit {
+                0 => units,
+                n => n.min(units),
+            },
+            complete_min,
+            complete_max: match io.iodepth_batch_complete_max {
+                0 => complete_min.max(1),
+                m => m.min(units).max(1),
+            },
+            low: match io.iodepth_low {
+                0 => units,
+                l => l.min(units),
+            },
+        }
+    }
+}
+
+/// What became of an I/O offered to the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Issued {
+    /// Queued; committed once a batch is full.
+    Queued,
+    /// Done inside `queue` and accounted, at this time.
+    Completed(u64),
+    /// The engine had no room: something was reaped, offer it again.
+    Busy,
+    /// The engine refused it with nothing in flight: the job failed.
+    Refused,
+}
+
+/// See the module docs.
+pub(super) struct IoQueue {
+    engine: Box<dyn Engine>,
+    units: Vec<IoUnit>,
+    /// Units ready to take.
+    free: Vec<u32>,
+    /// Per unit: queued or in flight (for `serialize_overlap`).
+    busy: Vec<bool>,
+    /// Queued, not yet committed.
+    uncommitted: Vec<u32>,
+    completions: Vec<Completion>,
+    inflight: u32,
+    batch: Batching,
+    /// Writes wait for in-flight I/O they overlap.
+    serialize: bool,
+    /// `sync_file_range` flags.
+    sfr_flags: u32,
+    /// Dropped last: the engine may hold registrations of these buffers.
+    _pool: BufferMemory,
+}
+
+impl IoQueue {
+    /// A queue of one unit per `unit_size` bytes of `pool`.
+    pub fn new(
+        engine: Box<dyn Engine>,
+        pool: BufferMemory,
+        unit_size: usize,
+        units: u32,
+        batch: Batching,
+        serialize: bool,
+        sfr_flags: u32,
+    ) -> IoQueue {
+        assert!(
+            units as usize * unit_size <= pool.size,
+            "unit pool too small"
+        );
+        let list = (0..units)
+            // SAFETY: each unit's slice lies inside the pool allocation.
+            .map(|i| {
+                IoUnit::new(
+                    i,
+                    unsafe { pool.ptr.add(i as usize * unit_size) },
+                    unit_size as u64,
+                )
+            })
+            .collect();
+        IoQueue {
+            engine,
+            units: list,
+            free: (0..units).rev().collect(),
+            busy: vec![false; units as usize],
+            uncommitted: Vec::with_capacity(units as usize),
+            completions: Vec::with_capacity(units as usize),
+            inflight: 0,
+            batch,
+            serialize,
+            sfr_flags,
+            _pool: pool,
+        }
+    }
+
+    pub fn engine(&self) -> &dyn Engine {
+        self.engine.as_ref()
+    }
+
+    pub fn engine_mut(&mut self) -> &mut dyn Engine {
+        self.engine.as_mut()
+    }
+
+    #[inline]
+    pub fn unit(&self, idx: u32) -> &IoUnit {
+        &self.units[idx as usize]
+    }
+
+    #[inline]
+    pub fn unit_mut(&mut self, idx: u32) -> &mut IoUnit {
+        &mut self.units[idx as usize]
+    }
+
+    #[inline]
+    pub fn inflight(&self) -> u32 {
+        self.inflight
+    }
+
+    /// Runs at `depth` from now on (1 to the number of units).
+    pub fn set_depth(&mut self, depth: u32) {
+        self.batch.depth = depth.clamp(1, self.units.len() as u32);
+        self.batch.low = self.batch.low.min(self.batch.depth);
+    }
+
+    /// No room for another I/O at the current depth.
+    #[inline]
+    fn full(&self) -> bool {
+        self.inflight + self.uncommitted.len() as u32 >= self.batch.depth
+    }
+
+    /// A free unit; when there is none, commits and reaps once first.
+    #[inline]
+    pub fn take_unit<S: Completions>(&mut self, s: &mut S) -> Option<u32> {
+        if let Some(i) = self.free.pop() {
+            return Some(i);
+        }
+        self.commit(s);
+        self.reap(self.batch.complete_min.max(1), s);
+        self.free.pop()
+    }
+
+    /// Prepares unit `idx` for `next` on file `f`, started at `now`.
+    #[inline]
+    pub fn prep(&mut self, idx: u32, next: &NextIo, f: &OpenedFile, now: u64) {
+        let u = &mut self.units[idx as usize];
+        u.op = next.op;
+        u.file = next.file;
+        u.fd = f.fd;
+        u.file_data = f.data;
+        u.offset = next.offset;
+        u.len = next.len;
+        u.start_ns = now;
+        u.issue_ns = now;
+        u.result = 0;
+        u.moved = 0;
+        u.sfr_flags = self.sfr_flags;
+        if next.op == Op::SyncFileRange {
+            u.offset = 0;
+            u.len = 0;
+        }
+    }
+
+    /// Offers the prepared unit `idx` to the engine; a batch that is full
+    /// (`iodepth_batch_submit`, or the depth) is committed.
+    #[inline]
+    pub fn issue<S: Completions>(&mut self, idx: u32, s: &mut S) -> Issued {
+        match self.engine.queue(&mut self.units[idx as usize]) {
+            Queued::Completed => Issued::Completed(self.complete_inline(idx, s)),
+            Queued::Queued => {
+                self.busy[idx as usize] = true;
+                self.uncommitted.push(idx);
+                if self.uncommitted.len() as u32 >= self.batch.submit || self.full() {
+                    self.commit(s);
+                }
+                Issued::Queued
+            }
+            Queued::Busy => {
+                self.free.push(idx);
+                self.commit(s);
+                if self.inflight == 0 {
+                    s.fail(
+                        libc::EIO,
+                        format!(
+                            "{} engine refused an I/O with nothing in flight",
+                            self.engine.name()
+                        ),
+                    );
+                    return Issued::Refused;
+                }
+                self.reap(1, s);
+                Issued::Busy
+            }
+        }
+    }
+
+    /// Queues the rest of a short transfer in unit `idx` again; what the
+    /// engine answered.
+    pub fn requeue(&mut self, idx: u32) -> Queued {
+        let r = self.engine.queue(&mut self.units[idx as usize]);
+        if r == Queued::Queued {
+            self.uncommitted.push(idx);
+        }
+        r
+    }
+
+    /// After an I/O was offered: a full queue is committed and reaped,
+    /// at least one completion and on down to `iodepth_low`; with
+    /// `iodepth_batch_complete_min=0`, whatever is done is collected.
+    #[inline]
+    pub fn keep_depth<S: Completions>(&mut self, s: &mut S) {
+        if self.full() {
+            self.commit(s);
+            let min = self.batch.complete_min.max(1);
+            loop {
+                self.reap(min, s);
+                if self.inflight <= self.batch.low || s.failed() {
+                    break;
+                }
+            }
+        } else if self.batch.complete_min == 0 && self.inflight > 0 {
+            self.reap(0, s);
+        }
+    }
+
+    /// Accounts a unit the engine completed inside `queue` (a submit and
+    /// a completion of one I/O at the current depth); returns the time.
+    fn complete_inline<S: Completions>(&mut self, idx: u32, s: &mut S) -> u64 {
+        let result = self.units[idx as usize].result;
+        let Some(result) = s.settle(self, idx, result) else {
+            self.busy[idx as usize] = true;
+            return s.now();
+        };
+        let done = s.now();
+        let depth = depth_bucket(self.inflight + 1);
+        if let Some(st) = s.tally() {
+            st.submit[1] += 1;
+            st.submit_calls += 1;
+            st.complete[1] += 1;
+            st.complete_calls += 1;
+            st.depth[depth] += 1;
+            st.depth_total += 1;
+        }
+        s.account(self, idx, result, done, false);
+        self.free.push(idx);
+        s.after_inline(self, done);
+        done
+    }
+
+    /// Submits what is queued.
+    pub fn commit<S: Completions>(&mut self, s: &mut S) {
+        if self.uncommitted.is_empty() {
+            return;
+        }
+        let n = self.uncommitted.len() as u32;
+        if let Err(e) = self.engine.commit() {
+            s.fail(
+                e.raw_os_error().unwrap_or(libc::EIO),
+                format!("submit failed: {e}"),
+            );
+            return;
+        }
+        let now = s.now();
+        for &i in &self.uncommitted {
+            self.units[i as usize].issue_ns = now;
+        }
+        self.uncommitted.clear();
+        self.inflight += n;
+        let depth = depth_bucket(self.inflight);
+        if let Some(st) = s.tally() {
+            st.submit[batch_bucket(n)] += 1;
+            st.submit_calls += 1;
+            st.depth[depth] += n as u64;
+            st.depth_total += n as u64;
+        }
+    }
+
+    /// Reaps at least `min` completions (0: only what is already done),
+    /// at most `iodepth_batch_complete_max` (or `min` when larger).
+    pub fn reap<S: Completions>(&mut self, min: u32, s: &mut S) {
+        if self.inflight == 0 {
+            return;
+        }
+        let max = self.batch.complete_max.max(min).min(self.inflight);
+        let r = self
+            .engine
+            .reap(min.min(self.inflight), max, &mut self.completions);
+        let n = match r {
+            Ok(n) => n,
+            Err(e) => {
+                s.fail(
+                    e.raw_os_error().unwrap_or(libc::EIO),
+                    format!("reaping completions failed: {e}"),
+                );
+                return;
+            }
+        };
+        if n == 0 {
+            return;
+        }
+        let now = s.now();
+        let mut requeued = false;
+        for k in 0..self.completions.len() {
+            let c = self.completions[k];
+            match s.settle(self, c.idx, c.result) {
+                Some(result) => {
+                    s.account(self, c.idx, result, now, true);
+                    self.busy[c.idx as usize] = false;
+                    self.free.push(c.idx);
+                }
+                None => requeued = true,
+            }
+        }
+        self.inflight -= n;
+        if requeued {
+            // The rests of short transfers go out at once.
+            self.commit(s);
+        }
+        if let Some(st) = s.tally() {
+            st.complete[batch_bucket(n)] += 1;
+            st.complete_calls += 1;
+        }
+        s.after_reap(self, n, now);
+    }
+
+    /// Submits what is queued and waits for everything in flight; after
+    /// an error, still collects what is in flight so buffers are free.
+    pub fn drain<S: Completions>(&mut self, s: &mut S) {
+        self.commit(s);
+        while self.inflight > 0 && !s.failed() {
+            self.reap(1, s);
+        }
+        while self.inflight > 0 {
+            let before = self.inflight;
+            self.reap(1, s);
+            if self.inflight == before {
+                break;
+            }
+        }
+    }
+
+    /// With `serialize_overlap` (or verification that needs it), waits
+    /// until no queued or in-flight I/O overlaps `next`.
+    #[inline]
+    pub fn wait_for_overlaps<S: Completions>(&mut self, next: &NextIo, s: &mut S) {
+        if !self.serialize {
+            return;
+        }
+        while self.overlaps(next) && !s.failed() {
+            self.commit(s);
+            self.reap(1, s);
+        }
+    }
+
+    /// True when `next` overlaps an I/O that is queued or in flight.
+    fn overlaps(&self, next: &NextIo) -> bool {
+        let end = next.offset + next.len;
+        self.busy.iter().enumerate().any(|(i, b)| {
+            let u = &self.units[i];
+            *b && u.file == next.file && u.offset < end && next.offset < u.offset + u.len
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Caps;
+    use crate::job::spec::MemType;
+    use std::sync::{Arc, Mutex};
+
+    /// What the scripted engine was asked to do.
+    #[derive(Default)]
+    struct Calls {
+        commits: Vec<u32>,
+        reaps: Vec<(u32, u32)>,
+    }
+
+    /// An engine that takes up to `room` I/Os, answers `Busy` beyond,
+    /// completes what was committed when reaped (reads fail with EIO when
+    /// `fail_reads`), and logs its calls.
+    struct Scripted {
+        room: usize,
+        fail_reads: bool,
+        queued: Vec<Completion>,
+        committed: usize,
+        calls: Arc<Mutex<Calls>>,
+    }
+
+    impl Engine for Scripted {
+        fn name(&self) -> &'static str {
+            "scripted"
+        }
+        fn caps(&self) -> Caps {
+            Caps::default()
+        }
+        fn queue(&mut self, io: &mut IoUnit) -> Queued {
+            if self.queued.len() >= self.room {
+                return Queued::Busy;
+            }
+            let result = if self.fail_reads && io.op == Op::Read {
+                -(libc::EIO as i64)
+            } else {
+                io.len as i64
+            };
+            self.queued.push(Completion {
+                idx: io.idx,
+                result,
+            });
+            Queued::Queued
+        }
+        fn commit(&mut self) -> std::io::Result<u32> {
+            let n = (self.queued.len() - self.committed) as u32;
+            self.calls.lock().unwrap().commits.push(n);
+            self.committed = self.queued.len();
+            Ok(n)
+        }
+        fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> std::io::Result<u32> {
+            self.calls.lock().unwrap().reaps.push((min, max));
+            out.clear();
+            let n = self.committed.min(max as usize);
+            out.extend(self.queued.drain(..n));
+            self.committed -= n;
+            Ok(n as u32)
+        }
+    }
+
+    /// An owner that counts what the queue hands it.
+    #[derive(Default)]
+    struct Owner {
+        t: u64,
+        stats: JobStats,
+        error: i32,
+        accounted: Vec<(u32, i64)>,
+        reaps: u32,
+    }
+
+    impl Completions for Owner {
+        fn now(&mut self) -> u64 {
+            self.t += 1;
+            self.t
+        }
+        fn tally(&mut self) -> Option<&mut JobStats> {
+            Some(&mut self.stats)
+        }
+        fn failed(&self) -> bool {
+            self.error != 0
+        }
+        fn fail(&mut self, errno: i32, _msg: String) {
+            if self.error == 0 {
+                self.error = errno;
+            }
+        }
+        fn settle(&mut self, _q: &mut IoQueue, _idx: u32, result: i64) -> Option<i64> {
+            Some(result)
+        }
+        fn account(&mut self, _q: &mut IoQueue, idx: u32, result: i64, _now: u64, _queued: bool) {
+            if result < 0 {
+                self.fail((-result) as i32, String::new());
+            }
+            self.accounted.push((idx, result));
+        }
+        fn after_inline(&mut self, _q: &mut IoQueue, _now: u64) {}
+        fn after_reap(&mut self, _q: &mut IoQueue, _n: u32, _now: u64) {
+            self.reaps += 1;
+        }
+    }
+
+    /// A queue of `units` units on a scripted engine with `room`.
+    fn queue(
+        room: usize,
+        fail_reads: bool,
+        units: u32,
+        batch: Batching,
+    ) -> (IoQueue, Arc<Mutex<Calls>>) {
+        let calls = Arc::new(Mutex::new(Calls::default()));
+        let engine = Scripted {
+            room,
+            fail_reads,
+            queued: Vec::new(),
+            committed: 0,
+            calls: calls.clone(),
+        };
+        let pool = BufferMemory::new(units as usize * 512, 512, &MemType::Malloc, 0).unwrap();
+        let q = IoQueue::new(Box::new(engine), pool, 512, units, batch, false, 0);
+        (q, calls)
+    }
+
+    fn read(offset: u64) -> NextIo {
+        NextIo {
+            op: Op::Read,
+            file: 0,
+            offset,
+            len: 512,
+        }
+    }
+
+    fn no_file() -> OpenedFile {
+        OpenedFile {
+            fd: -1,
+            data: 0,
+            size: 1 << 20,
+            open_ns: 0,
+        }
+    }
+
+    fn batching(depth: u32, submit: u32, min: u32, max: u32, low: u32) -> Batching {
+        Batching {
+            depth,
+            submit,
+            complete_min: min,
+            complete_max: max,
+            low,
+        }
+    }
+
+    /// Issues `n` reads of 512 bytes the way the pass does.
+    fn issue_reads(q: &mut IoQueue, o: &mut Owner, n: u32) {
+        for k in 0..n {
+            let idx = q.take_unit(o).expect("a free unit");
+            q.prep(idx, &read(k as u64 * 512), &no_file(), 0);
+            assert_eq!(q.issue(idx, o), Issued::Queued);
+            q.keep_depth(o);
+        }
+    }
+
+    #[test]
+    fn batching_defaults_and_clamps_follow_the_options() {
+        let mut io = crate::job::JobSpec::default().io;
+        // 0 means: the whole queue, (min or) 1, the whole queue.
+        io.iodepth_batch_submit = 0;
+        io.iodepth_batch_complete_min = 1;
+        io.iodepth_batch_complete_max = 0;
+        io.iodepth_low = 0;
+        assert_eq!(Batching::new(&io, 8, 8), batching(8, 8, 1, 1, 8));
+        io.iodepth_batch_submit = 4;
+        io.iodepth_batch_complete_min = 16;
+        io.iodepth_batch_complete_max = 2;
+        io.iodepth_low = 3;
+        assert_eq!(Batching::new(&io, 8, 6), batching(6, 4, 8, 2, 3));
+        io.iodepth_batch_complete_min = 0;
+        io.iodepth_batch_complete_max = 0;
+        assert_eq!(Batching::new(&io, 8, 8).complete_max, 1);
+    }
+
+    #[test]
+    fn submits_in_batches_and_reaps_a_full_queue_down_to_iodepth_low() {
+        let (mut q, calls) = queue(8, false, 8, batching(8, 4, 1, 8, 2));
+        let mut o = Owner::default();
+        issue_reads(&mut q, &mut o, 8);
+        // Two batches of 4; the full queue was reaped to 2 or fewer.
+        assert_eq!(calls.lock().unwrap().commits, vec![4, 4]);
+        assert!(q.inflight() <= 2, "inflight {}", q.inflight());
+        assert_eq!(o.stats.submit_calls, 2);
+        q.drain(&mut o);
+        assert_eq!(q.inflight(), 0);
+        assert_eq!(o.accounted.len(), 8);
+        assert_eq!(q.free.len(), 8);
+        assert!(q.busy.iter().all(|b| !b));
+    }
+
+    #[test]
+    fn reaps_take_at_most_iodepth_batch_complete_max() {
+        let (mut q, calls) = queue(4, false, 4, batching(4, 1, 1, 2, 4));
+        let mut o = Owner::default();
+        issue_reads(&mut q, &mut o, 4);
+        q.drain(&mut o);
+        let reaps = &calls.lock().unwrap().reaps;
+        assert!(!reaps.is_empty());
+        assert!(
+            reaps.iter().all(|&(min, max)| min <= max && max <= 2),
+            "{reaps:?}"
+        );
+        assert_eq!(o.accounted.len(), 4);
+    }
+
+    #[test]
+    fn a_busy_engine_gets_the_unit_back_after_a_reap() {
+        let (mut q, _) = queue(2, false, 4, batching(4, 4, 1, 4, 4));
+        let mut o = Owner::default();
+        issue_reads(&mut q, &mut o, 2);
+        assert_eq!(q.inflight(), 0, "two queued, not committed");
+        let idx = q.take_unit(&mut o).unwrap();
+        q.prep(idx, &read(0), &no_file(), 0);
+        // No room: the two queued are committed, one reap collects them,
+        // and the unit is free for the retry.
+        assert_eq!(q.issue(idx, &mut o), Issued::Busy);
+        assert_eq!(o.accounted.len(), 2);
+        assert_eq!(q.free.len(), 4);
+        assert_eq!(o.error, 0);
+    }
+
+    #[test]
+    fn a_refusal_with_nothing_in_flight_fails_the_job() {
+        let (mut q, _) = queue(0, false, 2, batching(2, 2, 1, 2, 2));
+        let mut o = Owner::default();
+        let idx = q.take_unit(&mut o).unwrap();
+        q.prep(idx, &read(0), &no_file(), 0);
+        assert_eq!(q.issue(idx, &mut o), Issued::Refused);
+        assert_eq!(o.error, libc::EIO);
+        assert_eq!(q.free.len(), 2);
+    }
+
+    #[test]
+    fn drain_after_an_error_still_collects_every_unit() {
+        let (mut q, _) = queue(8, true, 8, batching(8, 8, 1, 1, 8));
+        let mut o = Owner::default();
+        issue_reads(&mut q, &mut o, 5);
+        q.drain(&mut o);
+        assert_eq!(o.error, libc::EIO);
+        assert_eq!(q.inflight(), 0);
+        assert_eq!(o.accounted.len(), 5);
+        assert_eq!(q.free.len(), 8);
+    }
+
+    #[test]
+    fn overlapping_io_waits_when_serialized() {
+        let (mut q, _) = queue(4, false, 4, batching(4, 4, 1, 4, 4));
+        q.serialize = true;
+        let mut o = Owner::default();
+        issue_reads(&mut q, &mut o, 2);
+        let mut next = read(256);
+        next.op = Op::Write;
+        assert!(q.overlaps(&next));
+        q.wait_for_overlaps(&next, &mut o);
+        assert!(!q.overlaps(&next));
+        assert_eq!(o.accounted.len(), 2);
+    }
+
+    #[test]
+    fn a_lower_depth_lowers_iodepth_low_too() {
+        let (mut q, _) = queue(8, false, 8, batching(8, 8, 1, 8, 6));
+        q.set_depth(4);
+        assert_eq!((q.batch.depth, q.batch.low), (4, 4));
+        q.set_depth(100);
+        assert_eq!((q.batch.depth, q.batch.low), (8, 4));
+        q.set_depth(0);
+        assert_eq!(q.batch.depth, 1);
+    }
+}

@@ -1,0 +1,363 @@
+//! Making a worker, step by step: the engine and the queue depth, the
+//! aligned buffer pool (and `lockmem`), the engine started on it, the
+//! workload, the files opened and checked, the clock, the trace
+//! (`write_iolog`) and the recorder's logs, verification, then the queue
+//! and the worker. Everything the hot path needs is allocated here. A
+//! step that fails gives the errno and message the job reports.
+
+use std::sync::atomic::Ordering;
+
+use super::account::Done;
+use super::errors::ErrorState;
+use super::fileset::FileSet;
+use super::pace::Pacing;
+use super::phase::Phase;
+use super::queue::{Batching, IoQueue};
+use super::verify::VerifyState;
+use super::{drops_cache, Progress, RunShared, Worker};
+use crate::engine::{self, Caps, Engine};
+use crate::job::spec::Ddir;
+use crate::run::clock::{self, Clock};
+use crate::run::files::{self, OpenedFile};
+use crate::run::memory::{BufferMemory, LockedMemory};
+use crate::run::offload::OffloadEngine;
+use crate::run::plan::PlannedJob;
+use crate::stats::recorder::{Action, Recorder};
+use crate::stats::JobStats;
+use crate::workload::buffers::BufferFiller;
+use crate::workload::iolog::{FileAction, IologWriter, Replay};
+use crate::workload::{Region, Workload};
+
+/// Why setup failed: errno and message.
+pub(super) type SetupError = (i32, String);
+
+/// The buffers: the pool the units are cut from, `lockmem`'s pinned
+/// memory, and the write contents made in the pool.
+struct Buffers {
+    pool: BufferMemory,
+    unit_size: usize,
+    locked: Option<LockedMemory>,
+    filler: BufferFiller,
+}
+
+/// The I/O side, ready: the engine started on the buffers, the
+/// workload, the files open.
+struct Io {
+    engine: Box<dyn Engine>,
+    caps: Caps,
+    /// Units in the queue.
+    depth: u32,
+    buffers: Buffers,
+    workload: Workload,
+    files: Vec<OpenedFile>,
+}
+
+/// Makes the worker for `job` and its I/O queue.
+pub(super) fn setup<'a>(
+    job: &'a PlannedJob,
+    shared: &'a RunShared,
+    progress: &'a Progress,
+) -> Result<(IoQueue, Worker<'a>), SetupError> {
+    let spec = &job.spec;
+    // The engine is declared last so it goes first (before its buffers)
+    // when a step below fails.
+    let Io {
+        buffers,
+        caps,
+        depth,
+        workload,
+        files,
+        engine,
+    } = io(job)?;
+    let mut clock = match shared.fake_clock_step {
+        Some(step) => Clock::fake(step),
+        None => Clock::real(shared.base, clock::resolve(spec.time.clocksource).0),
+    };
+    let iolog = match &spec.log.write_iolog {
+        Some(path) => Some(trace(job, path, &files, caps, clock.now())?),
+        None => None,
+    };
+    let rec = recorder(job, progress, depth, caps, shared.fake_clock_step.is_some())?;
+    let number = progress.link.number.load(Ordering::Relaxed).max(1) as u16;
+    let vfy = VerifyState::new(
+        spec,
+        &workload,
+        job.limits,
+        number,
+        job.seed,
+        depth,
+        caps.diskless,
+    );
+    let stats = opening_latencies(job, &files, caps);
+    publish_plan(job, progress);
+    let Buffers {
+        pool,
+        unit_size,
+        locked,
+        filler,
+    } = buffers;
+    let serialize = vfy.as_deref().is_some_and(|v| v.needs_serial_writes());
+    let batch = Batching::new(&spec.io, depth, rec.initial_depth(depth));
+    let q = queue(spec, engine, pool, unit_size, depth, batch, serialize);
+    let w = Worker {
+        job,
+        progress,
+        shared,
+        clock,
+        files: FileSet {
+            list: files,
+            open_flags: files::open_flags(job),
+        },
+        workload,
+        filler,
+        iolog,
+        stats,
+        rec,
+        pending: Action::Continue,
+        done: Done::default(),
+        sync_cover: 0,
+        retry: None,
+        phase: Phase::new(),
+        pace: Pacing::new(spec, job.seed, flow(spec, shared)),
+        err: ErrorState::new(spec),
+        vfy,
+        _locked: locked,
+    };
+    Ok((q, w))
+}
+
+/// The engine and the queue depth, the buffers, the engine started on
+/// them, the workload, the files.
+fn io(job: &PlannedJob) -> Result<Io, SetupError> {
+    let spec = &job.spec;
+    let engine = engine::create(spec).map_err(|m| (libc::EINVAL, m))?;
+    let offload = OffloadEngine::wanted(spec);
+    // Offloaded, even a synchronous engine has iodepth I/Os in flight.
+    let depth = if engine.caps().sync && !offload {
+        1
+    } else {
+        spec.io.iodepth.max(1)
+    };
+    let buffers = buffers(job, depth)?;
+    let (mut engine, caps) = start_engine(job, engine, offload, depth, &buffers.pool)?;
+    let workload = workload(job)?;
+    let files = open_files(job, engine.as_mut(), &workload, caps)?;
+    Ok(Io {
+        engine,
+        caps,
+        depth,
+        buffers,
+        workload,
+        files,
+    })
+}
+
+/// The queue: `units` units of `unit_size` bytes of `pool`;
+/// writes wait for I/O they overlap when verification `needs_serial`
+/// writes, or with `serialize_overlap`.
+fn queue(
+    spec: &crate::job::JobSpec,
+    engine: Box<dyn Engine>,
+    pool: BufferMemory,
+    unit_size: usize,
+    units: u32,
+    batch: Batching,
+    needs_serial: bool,
+) -> IoQueue {
+    let serialize = units > 1 && (spec.io.serialize_overlap || needs_serial);
+    let sfr_flags = spec.sync.sync_file_range.map(|(f, _)| f).unwrap_or(0);
+    IoQueue::new(engine, pool, unit_size, units, batch, serialize, sfr_flags)
+}
+
+/// What the progress line's ETA counts on: the planned bytes and time.
+fn publish_plan(job: &PlannedJob, progress: &Progress) {
+    let spec = &job.spec;
+    progress
+        .planned_bytes
+        .store(job.limits.bytes * spec.io.loops.max(1), Ordering::Relaxed);
+    progress.planned_runtime_us.store(
+        spec.time.runtime_us + spec.time.ramp_time_us,
+        Ordering::Relaxed,
+    );
+}
+
+/// stats hook: the recorder (opens the job's log files).
+fn recorder(
+    job: &PlannedJob,
+    progress: &Progress,
+    depth: u32,
+    caps: Caps,
+    fake_clock: bool,
+) -> Result<Recorder, SetupError> {
+    Recorder::new(
+        &job.spec,
+        job.clone,
+        &progress.link,
+        depth,
+        caps,
+        fake_clock,
+    )
+    .map_err(|e| (e.errno, e.msg))
+}
+
+/// The job's place in its flow group (`flow`), if it has one.
+fn flow(spec: &crate::job::JobSpec, shared: &RunShared) -> Option<crate::run::flow::FlowMember> {
+    (spec.ctl.flow > 0).then(|| shared.flows.join(spec.ctl.flow_id, spec.ctl.flow))
+}
+
+/// The buffer pool: `depth` units of the largest block size, aligned
+/// for the job's files (`iomem_align`, direct I/O), from the memory
+/// `mem` asks for; `lockmem`'s memory; the write contents.
+fn buffers(job: &PlannedJob, depth: u32) -> Result<Buffers, SetupError> {
+    let spec = &job.spec;
+    let max_bs = spec.io.bs.iter().map(|b| b.max()).max().unwrap_or(4096);
+    let align = engine::align::buffer_alignment(
+        spec.sync.direct,
+        spec.buf.iomem_align,
+        job.files.iter().map(|f| f.path.as_path()),
+    ) as usize;
+    let unit_size = (max_bs as usize).div_ceil(align) * align;
+    let mut pool = BufferMemory::new(
+        depth as usize * unit_size,
+        align,
+        &spec.buf.mem,
+        spec.buf.hugepage_size,
+    )
+    .map_err(|m| (libc::ENOMEM, m))?;
+    let locked = match spec.buf.lockmem {
+        0 => None,
+        n => Some(LockedMemory::new(n as usize).map_err(|m| (libc::ENOMEM, m))?),
+    };
+    let data_bytes: u64 = job.files.iter().map(|f| f.region.len).sum();
+    let mut filler = BufferFiller::shared(spec, unit_size, data_bytes, job.seed, job.dedupe_share);
+    filler.init(pool.as_mut_slice());
+    Ok(Buffers {
+        pool,
+        unit_size,
+        locked,
+        filler,
+    })
+}
+
+/// Starts the engine on the pool: in its own threads when offloaded
+/// (`io_submit_mode=offload`), else in this one. Returns it with its
+/// capabilities (as they were before `init`).
+fn start_engine(
+    job: &PlannedJob,
+    mut engine: Box<dyn Engine>,
+    offload: bool,
+    depth: u32,
+    pool: &BufferMemory,
+) -> Result<(Box<dyn Engine>, Caps), SetupError> {
+    if offload {
+        let off = OffloadEngine::start(&job.spec, depth, (pool.ptr, pool.size))
+            .map_err(|m| (libc::EINVAL, m))?;
+        let caps = off.caps();
+        return Ok((Box::new(off), caps));
+    }
+    let caps = engine.caps();
+    engine.init(depth, (pool.ptr, pool.size)).map_err(|e| {
+        (
+            e.raw_os_error().unwrap_or(libc::EIO),
+            format!("{} engine setup failed: {e}", engine.name()),
+        )
+    })?;
+    Ok((engine, caps))
+}
+
+/// The workload over the job's regions (or its trace, `read_iolog`).
+fn workload(job: &PlannedJob) -> Result<Workload, SetupError> {
+    let spec = &job.spec;
+    let regions: Vec<Region> = job.files.iter().map(|f| f.region).collect();
+    let mut workload = Workload::new(spec, &regions, job.limits, job.seed);
+    match workload.random_map_failed() {
+        0 => {}
+        n if spec.io.softrandommap => crate::run::output::stderr_line(&format!(
+            "iomark: warning: job '{}': no memory for the random map of {n} blocks; \
+             carrying on without one (softrandommap), so some blocks may be done twice and others not at all",
+            spec.name
+        )),
+        n => {
+            return Err((
+                libc::ENOMEM,
+                format!(
+                    "no memory for the random map of {n} blocks: set norandommap=1, or softrandommap=1 to go on without it"
+                ),
+            ))
+        }
+    }
+    workload.file_events().clear();
+    if let Some(trace) = &job.trace {
+        workload.set_replay(Replay::new(trace.clone(), spec.log.replay_no_stall));
+    }
+    Ok(workload)
+}
+
+/// Opens the files the workload starts with (after `pre_read`), checks
+/// direct I/O alignment, tells the engine, drops cached pages.
+fn open_files(
+    job: &PlannedJob,
+    engine: &mut dyn Engine,
+    workload: &Workload,
+    caps: Caps,
+) -> Result<Vec<OpenedFile>, SetupError> {
+    let spec = &job.spec;
+    if spec.file.pre_read && !caps.diskless {
+        files::pre_read(job).map_err(|e| (e.errno, e.msg))?;
+    }
+    let files =
+        files::open_all(job, engine, &workload.initially_open()).map_err(|e| (e.errno, e.msg))?;
+    if spec.sync.direct
+        && !caps.diskless
+        && !caps.file_op
+        && job.trace.is_none()
+        && spec.io.ioengine != "mmap"
+    {
+        files::check_direct_alignment(job).map_err(|e| (e.errno, e.msg))?;
+    }
+    let fds: Vec<i32> = files.iter().map(|f| f.fd).collect();
+    engine.files_opened(&fds).map_err(|e| {
+        (
+            e.raw_os_error().unwrap_or(libc::EIO),
+            format!("{} engine setup failed: {e}", engine.name()),
+        )
+    })?;
+    if drops_cache(spec, caps) {
+        files::invalidate(job, &files);
+    }
+    Ok(files)
+}
+
+/// `write_iolog`: the trace, with the files open at `now`.
+fn trace(
+    job: &PlannedJob,
+    path: &str,
+    files: &[OpenedFile],
+    caps: Caps,
+    now: u64,
+) -> Result<IologWriter, SetupError> {
+    let paths: Vec<_> = job.files.iter().map(|f| f.path.clone()).collect();
+    let mut log =
+        IologWriter::create(std::path::Path::new(path), &paths, now).map_err(|m| (libc::EIO, m))?;
+    for (i, f) in files.iter().enumerate() {
+        if f.fd >= 0 || f.data != 0 || caps.diskless {
+            log.file(i as u32, FileAction::Open, now);
+        }
+    }
+    Ok(log)
+}
+
+/// The statistics a job starts with: for the file-operation engines,
+/// the opens setup did, which are what they measure.
+fn opening_latencies(job: &PlannedJob, files: &[OpenedFile], caps: Caps) -> JobStats {
+    let spec = &job.spec;
+    let mut stats = JobStats::default();
+    if caps.file_op && !spec.stat.disable_clat {
+        // The open (create, stat, unlink) is what these engines measure.
+        let d = if spec.io.rw.has(Ddir::Read) { 0 } else { 1 };
+        for f in files.iter().filter(|f| f.fd >= 0 || f.open_ns > 0) {
+            stats.dir[d].clat.record(f.open_ns);
+        }
+    }
+    stats
+}
