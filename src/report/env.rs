@@ -399,7 +399,7 @@ pub fn environment_json(paths: &[PathBuf]) -> Value {
 /// The paths a job does I/O on (its files, or its directory), none for
 /// the null engine.
 pub fn job_targets(spec: &JobSpec) -> Vec<PathBuf> {
-    if spec.io.ioengine == "null" {
+    if spec.io.ioengine.info().caps.diskless {
         return Vec::new();
     }
     let dirs: Vec<PathBuf> = if spec.file.directories.is_empty() {
@@ -493,7 +493,7 @@ pub fn cache_warnings<'a>(specs: impl IntoIterator<Item = &'a JobSpec>) -> Vec<W
         }
         let rw = spec.io.rw;
         let data = rw.has(crate::job::spec::Ddir::Read) || rw.has(crate::job::spec::Ddir::Write);
-        if spec.io.ioengine == "null" || !data {
+        if spec.io.ioengine.info().caps.diskless || !data {
             continue;
         }
         for p in job_targets(spec) {

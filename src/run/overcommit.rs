@@ -56,7 +56,7 @@ fn cpu_bound(spec: &JobSpec) -> bool {
     if paced {
         return false;
     }
-    spec.io.ioengine == "null" || !crate::report::env::cache_warnings([spec]).is_empty()
+    spec.io.ioengine.info().caps.diskless || !crate::report::env::cache_warnings([spec]).is_empty()
 }
 
 /// Remembers, per job, whether its clones are CPU-bound (the check reads

@@ -928,7 +928,7 @@ impl<'a> Worker<'a> {
         }
         files::unlink_all(self.job);
         let mut laid = Vec::new();
-        if let Err(m) = files::layout(self.job, false, &mut laid) {
+        if let Err(m) = files::layout(self.job, &mut laid) {
             self.fail(m.errno, m.msg);
             return;
         }
@@ -1287,7 +1287,7 @@ fn setup<'a>(
         && !caps.diskless
         && !caps.file_op
         && job.trace.is_none()
-        && spec.io.ioengine != "mmap"
+        && spec.io.ioengine.info().direct_io
     {
         files::check_direct_alignment(job).map_err(|e| (e.errno, e.msg))?;
     }
