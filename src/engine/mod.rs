@@ -5,6 +5,10 @@
 //! accounts what completes. On the hot path an engine must not allocate or
 //! lock: completions are written into a caller-provided vector whose
 //! capacity was reserved up front.
+//!
+//! Which engines exist, what each can do and how each is built is the
+//! registry (`registry`, reached with `kind.info()`); code outside it asks
+//! the registry and never compares engine names.
 
 use std::io;
 use std::os::fd::RawFd;

@@ -184,14 +184,6 @@ impl fmt::Display for EngineKind {
     }
 }
 
-impl std::str::FromStr for EngineKind {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        EngineKind::parse(s)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
