@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use crate::job::engine_kind::{self, EngineKind};
 use crate::job::options::{self, Category, Kind, Support};
 use crate::job::JobSources;
 
@@ -122,8 +123,9 @@ pub fn cmdhelp_one(name: &str) -> Result<String, String> {
         }
     }
     let _ = writeln!(out, "{:>20}: {}", "category", d.category.title());
-    if !d.engines.is_empty() {
-        let _ = writeln!(out, "{:>20}: {}", "engines", d.engines.join(", "));
+    let engines = d.engine_names(", ");
+    if !engines.is_empty() {
+        let _ = writeln!(out, "{:>20}: {}", "engines", engines);
     }
     if let Support::No(why) = d.support {
         let _ = writeln!(out, "{:>20}: not supported by iomark: {}", "status", why);
@@ -138,7 +140,7 @@ pub fn enghelp(engine: Option<&str>) -> Result<String, String> {
     let mut out = String::new();
     let Some(spec) = engine else {
         out.push_str("Available IO engines:\n");
-        for e in crate::engine::IMPLEMENTED {
+        for e in EngineKind::ALL {
             let _ = writeln!(out, "\t{e}");
         }
         return Ok(out);
@@ -147,13 +149,13 @@ pub fn enghelp(engine: Option<&str>) -> Result<String, String> {
         Some((n, o)) => (n.trim(), Some(o.trim())),
         None => (spec.trim(), None),
     };
-    let provided = crate::engine::IMPLEMENTED.contains(&name);
-    if !provided && !crate::engine::NOT_IMPLEMENTED.contains(&name) {
-        // Unknown: the engine module words the error and lists engines.
-        crate::engine::check_name(name)?;
+    let provided = EngineKind::from_name(name).is_some();
+    if !provided && !engine_kind::NOT_IMPLEMENTED.contains(&name) {
+        // Unknown: the name table words the error and lists engines.
+        EngineKind::parse(name)?;
     }
     let defs: Vec<_> = options::all()
-        .filter(|d| d.engines.contains(&name))
+        .filter(|d| d.belongs_to_engine(name))
         .collect();
     if let Some(o) = opt {
         if !defs.iter().any(|d| d.name == o || d.aliases.contains(&o)) {

@@ -9,20 +9,13 @@ use std::io;
 use std::os::fd::RawFd;
 
 use super::file::{open_fd, ret_or_errno, sync_op};
-use super::{Caps, Engine, IoUnit, Op, OpenFile, Queued};
+use super::{Engine, EngineKind, IoUnit, Op, OpenFile, Queued};
 
 pub struct FallocEngine;
 
 impl Engine for FallocEngine {
-    fn name(&self) -> &'static str {
-        "falloc"
-    }
-
-    fn caps(&self) -> Caps {
-        Caps {
-            sync: true,
-            ..Caps::default()
-        }
+    fn kind(&self) -> EngineKind {
+        EngineKind::Falloc
     }
 
     fn open(&mut self, f: &OpenFile) -> io::Result<(RawFd, usize)> {

@@ -5,7 +5,7 @@
 //!
 //! The operation happens when the worker opens the file; the worker times
 //! that call and records it as a completion latency. `filecreate`'s files
-//! are not laid out beforehand (`engine::lays_out_files`). The job's blocks are
+//! are not laid out beforehand (`Layout::None` in its registry entry). The job's blocks are
 //! then only counted, with no data moved, so `total_ios` and `io_bytes`
 //! follow the job's size and block size as with any other engine.
 
@@ -13,12 +13,13 @@ use std::io;
 use std::os::fd::RawFd;
 
 use super::file::{close_fd, cstring};
-use super::{Caps, Engine, IoUnit, OpenFile, Queued};
+use super::{Engine, EngineKind, IoUnit, OpenFile, Queued};
 use crate::job::spec::StatType;
 use crate::job::JobSpec;
 
+/// Which file operation is measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+pub enum Kind {
     Create,
     Stat(StatType),
     Delete,
@@ -30,17 +31,11 @@ pub struct FileOpEngine {
 }
 
 impl FileOpEngine {
-    pub fn new(spec: &JobSpec) -> Result<Self, String> {
-        let kind = match spec.io.ioengine.as_str() {
-            "filecreate" => Kind::Create,
-            "filestat" => Kind::Stat(spec.engine.stat_type),
-            "filedelete" => Kind::Delete,
-            other => return Err(format!("'{other}' is not a file-operation engine")),
-        };
-        Ok(FileOpEngine {
+    pub fn new(spec: &JobSpec, kind: Kind) -> Self {
+        FileOpEngine {
             kind,
             direct: spec.sync.direct,
-        })
+        }
     }
 }
 
@@ -53,19 +48,11 @@ fn check(r: libc::c_int) -> io::Result<()> {
 }
 
 impl Engine for FileOpEngine {
-    fn name(&self) -> &'static str {
+    fn kind(&self) -> EngineKind {
         match self.kind {
-            Kind::Create => "filecreate",
-            Kind::Stat(_) => "filestat",
-            Kind::Delete => "filedelete",
-        }
-    }
-
-    fn caps(&self) -> Caps {
-        Caps {
-            sync: true,
-            file_op: true,
-            ..Caps::default()
+            Kind::Create => EngineKind::FileCreate,
+            Kind::Stat(_) => EngineKind::FileStat,
+            Kind::Delete => EngineKind::FileDelete,
         }
     }
 

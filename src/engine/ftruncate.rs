@@ -4,20 +4,28 @@
 //! are the usual synchronous calls.
 
 use super::file::{ret_or_errno, sync_op};
-use super::{Caps, Engine, IoUnit, Op, Queued};
+use super::{Engine, EngineKind, IoUnit, Op, Queued};
+use crate::job::spec::Ddir;
+use crate::job::JobSpec;
 
 pub struct FtruncateEngine;
 
-impl Engine for FtruncateEngine {
-    fn name(&self) -> &'static str {
-        "ftruncate"
+/// ftruncate only writes: a job that reads or trims is refused before it
+/// starts.
+pub fn preflight(spec: &JobSpec) -> Result<(), String> {
+    if spec.io.rw.has(Ddir::Read) || spec.io.rw.has(Ddir::Trim) {
+        return Err(format!(
+            "ioengine=ftruncate only does writes (each write sets the file size to its offset); \
+             rw={} reads or trims",
+            spec.io.rw.name()
+        ));
     }
+    Ok(())
+}
 
-    fn caps(&self) -> Caps {
-        Caps {
-            sync: true,
-            ..Caps::default()
-        }
+impl Engine for FtruncateEngine {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Ftruncate
     }
 
     #[inline]

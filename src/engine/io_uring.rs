@@ -21,7 +21,7 @@ use std::io;
 use io_uring::{opcode, squeue, types, IoUring, Probe};
 
 use super::file::sync_op;
-use super::{Caps, Completion, Engine, IoUnit, Op, Queued};
+use super::{Caps, Completion, Engine, EngineKind, IoUnit, Op, Queued};
 use crate::job::JobSpec;
 
 const RWF_NOWAIT: i32 = 0x8;
@@ -269,14 +269,14 @@ impl IoUringEngine {
 }
 
 impl Engine for IoUringEngine {
-    fn name(&self) -> &'static str {
-        "io_uring"
+    fn kind(&self) -> EngineKind {
+        EngineKind::IoUring
     }
 
     fn caps(&self) -> Caps {
         Caps {
             registers_buffers: self.fixed_bufs,
-            ..Caps::default()
+            ..EngineKind::IoUring.info().caps
         }
     }
 

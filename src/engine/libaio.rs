@@ -15,7 +15,7 @@ use std::io;
 use std::sync::atomic::{fence, Ordering};
 
 use super::file::sync_op;
-use super::{Caps, Completion, Engine, IoUnit, Op, Queued};
+use super::{Completion, Engine, EngineKind, IoUnit, Op, Queued};
 use crate::job::JobSpec;
 
 /// `struct io_event` from <linux/aio_abi.h>.
@@ -175,12 +175,8 @@ impl LibaioEngine {
 }
 
 impl Engine for LibaioEngine {
-    fn name(&self) -> &'static str {
-        "libaio"
-    }
-
-    fn caps(&self) -> Caps {
-        Caps::default()
+    fn kind(&self) -> EngineKind {
+        EngineKind::Libaio
     }
 
     fn init(&mut self, depth: u32, _pool: (*mut u8, usize)) -> io::Result<()> {

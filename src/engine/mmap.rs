@@ -5,13 +5,13 @@
 //! descriptor. `thp=1` asks for transparent huge pages on the mapping.
 //!
 //! The file must already have its full size (a mapping cannot grow it):
-//! the engine reports `no_extend`. Hot path: one bounds check and a copy.
+//! its registry entry says `Layout::Full`. Hot path: one bounds check and a copy.
 
 use std::io;
 use std::os::fd::RawFd;
 
 use super::file::{open_fd, ret_or_errno, sync_op};
-use super::{Caps, Engine, IoUnit, Op, OpenFile, Queued};
+use super::{Engine, EngineKind, IoUnit, Op, OpenFile, Queued};
 use crate::job::JobSpec;
 
 /// One mapped file.
@@ -45,16 +45,8 @@ impl MmapEngine {
 }
 
 impl Engine for MmapEngine {
-    fn name(&self) -> &'static str {
-        "mmap"
-    }
-
-    fn caps(&self) -> Caps {
-        Caps {
-            sync: true,
-            no_extend: true,
-            ..Caps::default()
-        }
+    fn kind(&self) -> EngineKind {
+        EngineKind::Mmap
     }
 
     fn open(&mut self, f: &OpenFile) -> io::Result<(RawFd, usize)> {

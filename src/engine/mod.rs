@@ -5,11 +5,17 @@
 //! accounts what completes. On the hot path an engine must not allocate or
 //! lock: completions are written into a caller-provided vector whose
 //! capacity was reserved up front.
+//!
+//! Which engines exist, what each can do and how each is built is the
+//! registry (`registry`, reached with `kind.info()`); code outside it asks
+//! the registry and never compares engine names.
 
 use std::io;
 use std::os::fd::RawFd;
 
+pub use crate::job::EngineKind;
 use crate::job::JobSpec;
+pub use registry::{Destroys, EngineInfo, Layout};
 
 pub mod align;
 pub mod falloc;
@@ -21,6 +27,7 @@ pub mod libaio;
 pub mod mmap;
 pub mod null;
 pub mod posixaio;
+pub mod registry;
 pub mod sync;
 
 /// What an I/O unit does.
@@ -123,21 +130,33 @@ pub struct Completion {
     pub result: i64,
 }
 
-/// What an engine can and cannot do.
+/// What an engine does with I/O, as the worker needs to know it. The
+/// registry holds each engine's caps for every job
+/// (`kind.info().caps`); `Engine::caps` gives them for the job at hand.
+/// How files are laid out and what writes destroy are registry facts
+/// too (`EngineInfo::layout`, `EngineInfo::destroys`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Caps {
     /// Every I/O completes inside `queue` (depth is effectively 1).
     pub sync: bool,
     /// Does no real I/O; files need not exist.
     pub diskless: bool,
-    /// Needs the file laid out to its full size before I/O (mmap).
-    pub no_extend: bool,
     /// A file-operation engine (filecreate, filestat, filedelete): opening
     /// a file is the measured operation, and its latency is recorded as
     /// a completion latency; the job's blocks are only counted.
     pub file_op: bool,
     /// Takes buffers of the whole pool at `init` (fixed buffers).
     pub registers_buffers: bool,
+}
+
+impl Caps {
+    /// No capability set (what `Default` gives, usable in constants).
+    pub const NONE: Caps = Caps {
+        sync: false,
+        diskless: false,
+        file_op: false,
+        registers_buffers: false,
+    };
 }
 
 /// Per-file information an engine may need when opening.
@@ -151,8 +170,19 @@ pub struct OpenFile<'a> {
 
 /// The engine contract.
 pub trait Engine: Send {
-    fn name(&self) -> &'static str;
-    fn caps(&self) -> Caps;
+    /// Which engine this is (its registry entry is `kind().info()`).
+    fn kind(&self) -> EngineKind;
+
+    /// The engine's fio name.
+    fn name(&self) -> &'static str {
+        self.kind().name()
+    }
+
+    /// What the engine does for this job: its registry caps unless the
+    /// job changes them (null at iodepth>1, io_uring with fixedbufs).
+    fn caps(&self) -> Caps {
+        self.kind().info().caps
+    }
 
     /// Called once in the worker thread before the run, with the unit pool
     /// buffer (for engines that register buffers) and the queue depth.
@@ -195,137 +225,16 @@ pub trait Engine: Send {
     }
 }
 
-/// Engines iomark implements.
-pub const IMPLEMENTED: &[&str] = &[
-    "sync",
-    "psync",
-    "vsync",
-    "pvsync",
-    "pvsync2",
-    "libaio",
-    "io_uring",
-    "posixaio",
-    "mmap",
-    "null",
-    "filecreate",
-    "filestat",
-    "filedelete",
-    "ftruncate",
-    "falloc",
-];
-
-/// fio engines that iomark does not implement (named so the error is clear).
-pub const NOT_IMPLEMENTED: &[&str] = &[
-    "cpuio",
-    "net",
-    "netsplice",
-    "exec",
-    "e4defrag",
-    "splice",
-    "gfapi",
-    "gfapi_async",
-    "mtd",
-    "sg",
-    "io_uring_cmd",
-    "nbd",
-    "rdma",
-    "rados",
-    "rbd",
-    "pmemblk",
-    "dev-dax",
-    "libpmem",
-    "http",
-    "nfs",
-    "libiscsi",
-    "libhdfs",
-    "xnvme",
-    "libzbc",
-    "libcufile",
-    "dfs",
-    "ime_psync",
-    "ime_psyncv",
-    "ime_aio",
-    "windowsaio",
-    "solarisaio",
-    "spdk",
-    "librpma_apm_client",
-    "librpma_apm_server",
-    "librpma_gpspm_client",
-    "librpma_gpspm_server",
-    "libblkio",
-    "external",
-    "guasi",
-    "binject",
-    "dircreate",
-    "dirstat",
-    "dirdelete",
-];
-
-/// Checks an `ioengine` value, with a clear reason when it cannot be used.
-pub fn check_name(name: &str) -> Result<(), String> {
-    if IMPLEMENTED.contains(&name) {
-        return Ok(());
-    }
-    let base = name.split(':').next().unwrap_or(name);
-    if NOT_IMPLEMENTED.contains(&base) || name.starts_with("external:") {
-        return Err(format!(
-            "ioengine '{name}' is not supported by iomark (supported: {})",
-            IMPLEMENTED.join(", ")
-        ));
-    }
-    Err(format!(
-        "unknown ioengine '{name}' (supported: {})",
-        IMPLEMENTED.join(", ")
-    ))
-}
-
-/// Creates the engine a job asks for.
+/// Creates the engine a job asks for, through its registry entry.
 pub fn create(spec: &JobSpec) -> Result<Box<dyn Engine>, String> {
-    Ok(match spec.io.ioengine.as_str() {
-        "null" => Box::new(null::NullEngine::new(spec)),
-        "sync" | "psync" | "vsync" | "pvsync" | "pvsync2" => Box::new(sync::SyncEngine::new(spec)?),
-        "libaio" => Box::new(libaio::LibaioEngine::new(spec)),
-        "io_uring" => Box::new(io_uring::IoUringEngine::new(spec)?),
-        "posixaio" => Box::new(posixaio::PosixAioEngine::new(spec)),
-        "mmap" => Box::new(mmap::MmapEngine::new(spec)),
-        "filecreate" | "filestat" | "filedelete" => Box::new(fileops::FileOpEngine::new(spec)?),
-        "ftruncate" => Box::new(ftruncate::FtruncateEngine),
-        "falloc" => Box::new(falloc::FallocEngine),
-        other => return Err(format!("ioengine '{other}' is not supported by iomark")),
-    })
-}
-
-/// Whether the runner lays out (creates and sizes) a job's files before
-/// it starts. `filecreate` creates them itself, as its measured operation.
-pub fn lays_out_files(ioengine: &str) -> bool {
-    !matches!(ioengine, "filecreate" | "null")
-}
-
-/// Whether the engine cannot grow files during I/O (mmap maps a fixed
-/// size), so the runner must lay them out in full, with data, first.
-pub fn cannot_extend_files(ioengine: &str) -> bool {
-    ioengine == "mmap"
+    (spec.io.ioengine.info().create)(spec)
 }
 
 /// Checks, before anything is laid out or started, that a job's engine
-/// can run here and fits the job: io_uring is probed (seccomp or
-/// `kernel.io_uring_disabled` can switch it off), engine-specific option
-/// combinations are checked. Returns one line naming the problem.
+/// can run here and fits the job (its registry entry's preflight: io_uring
+/// is probed, since seccomp or `kernel.io_uring_disabled` can switch it
+/// off; ftruncate only writes). Returns one line naming the job and the
+/// problem.
 pub fn preflight(spec: &JobSpec) -> Result<(), String> {
-    let job = &spec.name;
-    match spec.io.ioengine.as_str() {
-        "io_uring" => io_uring::preflight(spec).map_err(|e| format!("job '{job}': {e}")),
-        "ftruncate" => {
-            use crate::job::spec::Ddir;
-            if spec.io.rw.has(Ddir::Read) || spec.io.rw.has(Ddir::Trim) {
-                return Err(format!(
-                    "job '{job}': ioengine=ftruncate only does writes (each write sets the file size \
-                     to its offset); rw={} reads or trims",
-                    spec.io.rw.name()
-                ));
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    }
+    (spec.io.ioengine.info().preflight)(spec).map_err(|e| format!("job '{}': {e}", spec.name))
 }

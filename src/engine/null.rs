@@ -6,7 +6,7 @@
 use std::io;
 use std::os::fd::RawFd;
 
-use super::{Caps, Completion, Engine, IoUnit, OpenFile, Queued};
+use super::{Caps, Completion, Engine, EngineKind, IoUnit, OpenFile, Queued};
 use crate::job::JobSpec;
 
 pub struct NullEngine {
@@ -26,15 +26,14 @@ impl NullEngine {
 }
 
 impl Engine for NullEngine {
-    fn name(&self) -> &'static str {
-        "null"
+    fn kind(&self) -> EngineKind {
+        EngineKind::Null
     }
 
     fn caps(&self) -> Caps {
         Caps {
-            diskless: true,
             sync: self.depth <= 1,
-            ..Caps::default()
+            ..EngineKind::Null.info().caps
         }
     }
 

@@ -10,7 +10,7 @@
 use std::io;
 
 use super::file::sync_op;
-use super::{Caps, Completion, Engine, IoUnit, Op, Queued};
+use super::{Completion, Engine, EngineKind, IoUnit, Op, Queued};
 use crate::job::JobSpec;
 
 pub struct PosixAioEngine {
@@ -69,12 +69,8 @@ impl PosixAioEngine {
 }
 
 impl Engine for PosixAioEngine {
-    fn name(&self) -> &'static str {
-        "posixaio"
-    }
-
-    fn caps(&self) -> Caps {
-        Caps::default()
+    fn kind(&self) -> EngineKind {
+        EngineKind::PosixAio
     }
 
     fn init(&mut self, depth: u32, _pool: (*mut u8, usize)) -> io::Result<()> {

@@ -5,11 +5,12 @@
 //! Every I/O completes inside `queue`.
 
 use super::file::{ret_or_errno, sync_op};
-use super::{Caps, Engine, IoUnit, Op, Queued};
+use super::{Engine, EngineKind, IoUnit, Op, Queued};
 use crate::job::JobSpec;
 
+/// Which system calls move the data: each is its own engine kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Style {
+pub enum Style {
     Sync,
     Psync,
     Vsync,
@@ -17,9 +18,20 @@ enum Style {
     Pvsync2,
 }
 
+impl Style {
+    fn kind(self) -> EngineKind {
+        match self {
+            Style::Sync => EngineKind::Sync,
+            Style::Psync => EngineKind::Psync,
+            Style::Vsync => EngineKind::Vsync,
+            Style::Pvsync => EngineKind::Pvsync,
+            Style::Pvsync2 => EngineKind::Pvsync2,
+        }
+    }
+}
+
 pub struct SyncEngine {
     style: Style,
-    name: &'static str,
     /// RWF_* flags for pvsync2.
     rwf: i32,
     hipri_percentage: u32,
@@ -31,15 +43,7 @@ const RWF_NOWAIT: i32 = 0x8;
 const RWF_UNCACHED: i32 = 0x80;
 
 impl SyncEngine {
-    pub fn new(spec: &JobSpec) -> Result<Self, String> {
-        let (style, name) = match spec.io.ioengine.as_str() {
-            "sync" => (Style::Sync, "sync"),
-            "psync" => (Style::Psync, "psync"),
-            "vsync" => (Style::Vsync, "vsync"),
-            "pvsync" => (Style::Pvsync, "pvsync"),
-            "pvsync2" => (Style::Pvsync2, "pvsync2"),
-            other => return Err(format!("'{other}' is not a sync engine")),
-        };
+    pub fn new(spec: &JobSpec, style: Style) -> Self {
         let e = &spec.engine;
         let mut rwf = 0;
         if e.hipri {
@@ -51,13 +55,12 @@ impl SyncEngine {
         if e.uncached != 0 {
             rwf |= RWF_UNCACHED;
         }
-        Ok(SyncEngine {
+        SyncEngine {
             style,
-            name,
             rwf,
             hipri_percentage: if e.hipri { e.hipri_percentage } else { 0 },
             counter: 0,
-        })
+        }
     }
 
     fn flags_for_this_io(&mut self) -> i32 {
@@ -134,15 +137,8 @@ impl SyncEngine {
 }
 
 impl Engine for SyncEngine {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn caps(&self) -> Caps {
-        Caps {
-            sync: true,
-            ..Caps::default()
-        }
+    fn kind(&self) -> EngineKind {
+        self.style.kind()
     }
 
     #[inline]

@@ -69,7 +69,7 @@ fn working_set(spec: &JobSpec) -> Option<u64> {
 fn moves_data(spec: &JobSpec) -> bool {
     let rw = spec.io.rw;
     let data = rw.has(Ddir::Read) || rw.has(Ddir::Write);
-    spec.io.ioengine != "null" && data
+    !spec.io.ioengine.info().caps.diskless && data
 }
 
 /// The page cache likely serves the job: buffered, and its working set
@@ -199,7 +199,7 @@ mod tests {
         // Each job is still served by memory.
         assert!(memory_served(&b, &e));
         let mut null = a.clone();
-        null.io.ioengine = "null".into();
+        null.io.ioengine = crate::job::engine_kind::EngineKind::Null;
         assert!(!memory_served(&null, &e));
     }
 }

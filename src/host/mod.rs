@@ -170,7 +170,7 @@ pub fn host() -> Host {
 /// The paths a job does I/O on (its files, or its directory), none for
 /// the null engine. Path arithmetic only: nothing is read.
 pub fn job_targets(spec: &JobSpec) -> Vec<PathBuf> {
-    if spec.io.ioengine == "null" {
+    if spec.io.ioengine.info().caps.diskless {
         return Vec::new();
     }
     let dirs: Vec<PathBuf> = if spec.file.directories.is_empty() {
@@ -234,7 +234,7 @@ mod tests {
             job_targets(&spec),
             vec![PathBuf::from("/d/f"), PathBuf::from("/abs/g")]
         );
-        spec.io.ioengine = "null".into();
+        spec.io.ioengine = crate::job::engine_kind::EngineKind::Null;
         assert!(job_targets(&spec).is_empty());
     }
 }

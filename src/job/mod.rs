@@ -4,6 +4,7 @@
 //! This module owns reading and interpreting job descriptions. It does no
 //! I/O to targets and knows nothing about how jobs run.
 
+pub mod engine_kind;
 pub mod errno;
 pub mod error;
 pub mod expr;
@@ -18,6 +19,7 @@ pub mod value;
 
 use std::path::PathBuf;
 
+pub use engine_kind::EngineKind;
 pub use error::{JobError, Origin};
 pub use jobfile::{Entry, Section};
 pub use spec::JobSpec;
@@ -135,7 +137,7 @@ type Applied = Vec<(&'static options::OptDef, Origin, usize)>;
 /// them are reported at the line that set them.
 fn check_engine_options(job: &JobSpec, applied: &Applied) -> Result<(), JobError> {
     for (def, origin, _) in applied {
-        if let Some(m) = validate::engine_mismatch(def, &job.io.ioengine) {
+        if let Some(m) = validate::engine_mismatch(def, job.io.ioengine) {
             return Err(JobError::at(origin, m));
         }
     }

@@ -4,6 +4,7 @@
 //! Fields are grouped by family (files, I/O pattern, timing, …) so each
 //! family's options live beside the fields they set. Defaults equal fio's.
 
+use super::engine_kind::EngineKind;
 use super::value::{SizeOrPercent, SplitEntry};
 
 /// I/O direction, indexing per-direction arrays.
@@ -491,7 +492,7 @@ pub struct IoOpts {
     pub zonerange: u64,
     pub zoneskip: u64,
     pub loops: u64,
-    pub ioengine: String,
+    pub ioengine: EngineKind,
     pub trim_percentage: f64,
     pub trim_backlog: u64,
 }
@@ -532,7 +533,7 @@ impl Default for IoOpts {
             zonerange: 0,
             zoneskip: 0,
             loops: 1,
-            ioengine: "psync".into(),
+            ioengine: EngineKind::DEFAULT,
             trim_percentage: 0.0,
             trim_backlog: 0,
         }

@@ -3,18 +3,19 @@
 //! to know how jobs run (`workload::check_job`) run after parsing, through
 //! `JobList::check_each`.
 
+use super::engine_kind::EngineKind;
 use super::options;
 use super::spec::JobSpec;
 
 /// The error for an engine-specific option used with another engine.
-pub fn engine_mismatch(def: &options::OptDef, engine: &str) -> Option<String> {
-    if def.engines.is_empty() || def.engines.contains(&engine) {
+pub fn engine_mismatch(def: &options::OptDef, engine: EngineKind) -> Option<String> {
+    if (def.engines.is_empty() && def.fio_engines.is_empty()) || def.engines.contains(&engine) {
         return None;
     }
     Some(format!(
         "option '{}' only applies to ioengine={} (this job uses ioengine={engine})",
         def.name,
-        def.engines.join(","),
+        def.engine_names(","),
     ))
 }
 
@@ -24,7 +25,7 @@ pub fn validate(job: JobSpec) -> Result<JobSpec, String> {
         let Some(def) = options::lookup(name) else {
             continue;
         };
-        if let Some(e) = engine_mismatch(def, &job.io.ioengine) {
+        if let Some(e) = engine_mismatch(def, job.io.ioengine) {
             return Err(e);
         }
     }

@@ -38,7 +38,7 @@ pub fn job_header(spec: &JobSpec, group: u32) -> String {
         bs_range(&spec.io.bs[0], pow2),
         bs_range(&spec.io.bs[1], pow2),
         bs_range(&spec.io.bs[2], pow2),
-        spec.io.ioengine,
+        spec.io.ioengine.name(),
         spec.io.iodepth
     )
 }

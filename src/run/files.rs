@@ -34,12 +34,14 @@ pub struct OpenedFile {
     pub open_ns: u64,
 }
 
-/// Whether laying out a file must write its data (not only size it).
-fn layout_writes_data(job: &PlannedJob, no_extend: bool) -> bool {
+/// Whether laying out a file must write its data (not only size it):
+/// the job reads it, asks for it (`overwrite`), or its engine cannot
+/// extend files (mmap).
+fn layout_writes_data(job: &PlannedJob) -> bool {
     let s = &job.spec;
     s.io.rw.has(crate::job::spec::Ddir::Read)
         || s.file.overwrite
-        || no_extend
+        || !s.io.ioengine.info().extends_files()
         || s.verify.verify_only
 }
 
@@ -115,7 +117,6 @@ pub fn expand_opendir(spec: &mut JobSpec) -> Result<(), String> {
 /// Returns the notices to print ("Laying out IO file …").
 pub fn layout(
     job: &PlannedJob,
-    no_extend: bool,
     done: &mut Vec<std::path::PathBuf>,
 ) -> Result<Vec<String>, FileError> {
     let mut notes = Vec::new();
@@ -170,7 +171,7 @@ pub fn layout(
                     ),
                 ));
             }
-            if s.file.create_on_open && !layout_writes_data(job, no_extend) {
+            if s.file.create_on_open && !layout_writes_data(job) {
                 // Created when opened.
                 continue;
             }
@@ -189,7 +190,7 @@ pub fn layout(
         if todo.len() > 1 { "s" } else { "" },
         human_bytes(total, false)
     ));
-    let write_data = layout_writes_data(job, no_extend);
+    let write_data = layout_writes_data(job);
     let chunk = 1usize << 20;
     let mut buf = vec![0u8; chunk];
     // The same contents the job's writes would have, block by block.
@@ -300,7 +301,7 @@ pub fn open_flags(job: &PlannedJob) -> i32 {
     let mut flags = if writes { libc::O_RDWR } else { libc::O_RDONLY };
     // An engine whose files are not laid out for it creates them itself
     // (filecreate); the null engine opens nothing.
-    let creates_itself = !crate::engine::lays_out_files(&s.io.ioengine);
+    let creates_itself = !s.io.ioengine.info().lays_out_files();
     if (writes && s.file.allow_file_create) || creates_itself {
         flags |= libc::O_CREAT;
     }
@@ -724,7 +725,7 @@ mod tests {
         let (_d, victim, target) = setup();
         let job = planned(&target, &[("rw", "write")]);
         std::os::unix::fs::symlink(&victim, &target).unwrap();
-        let e = layout(&job, false, &mut Vec::new()).unwrap_err();
+        let e = layout(&job, &mut Vec::new()).unwrap_err();
         assert_eq!(e.errno, libc::ELOOP, "{e}");
         assert!(e.msg.contains("now a symbolic link to"), "{e}");
         assert!(e.msg.contains("later.dat"), "{e}");
@@ -739,7 +740,7 @@ mod tests {
         let (_d, victim, target) = setup();
         let job = planned(&target, &[("rw", "write")]);
         std::fs::hard_link(&victim, &target).unwrap();
-        let e = layout(&job, false, &mut Vec::new()).unwrap_err();
+        let e = layout(&job, &mut Vec::new()).unwrap_err();
         assert_eq!(e.errno, libc::EEXIST, "{e}");
         assert!(
             e.msg.contains("did not exist when the run was checked"),
@@ -754,7 +755,7 @@ mod tests {
     fn new_files_are_created_exclusively_and_reused_in_the_run() {
         let (_d, _victim, target) = setup();
         let job = planned(&target, &[("rw", "write")]);
-        layout(&job, false, &mut Vec::new()).unwrap();
+        layout(&job, &mut Vec::new()).unwrap();
         assert_eq!(std::fs::metadata(&target).unwrap().len(), 64 << 10);
         let id = FileId::of_meta(&std::fs::symlink_metadata(&target).unwrap());
         assert!(super::super::safety::created_this_run(&id));

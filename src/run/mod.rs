@@ -396,13 +396,11 @@ fn start_batch(
             }
         }
         let job = &plan.jobs[i];
-        let engine = job.spec.io.ioengine.as_str();
-        if !crate::engine::lays_out_files(engine) {
+        if !job.spec.io.ioengine.info().lays_out_files() {
             ready.push(i);
             continue;
         }
-        let no_extend = crate::engine::cannot_extend_files(engine);
-        match files::layout(job, no_extend, laid_out) {
+        match files::layout(job, laid_out) {
             Ok(notes) => {
                 for n in notes {
                     if opts.quiet {

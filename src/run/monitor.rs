@@ -95,7 +95,7 @@ impl Monitor {
         } else {
             plan.jobs
                 .iter()
-                .filter(|j| j.spec.io.ioengine != "null" && j.spec.stat.disk_util)
+                .filter(|j| !j.spec.io.ioengine.info().caps.diskless && j.spec.stat.disk_util)
                 .flat_map(|j| j.files.iter().map(|f| f.path.clone()))
                 .collect()
         };

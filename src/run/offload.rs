@@ -16,7 +16,9 @@ use std::os::fd::RawFd;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
 use std::thread::JoinHandle;
 
-use crate::engine::{self, file, Caps, Completion, Engine, IoUnit, Op, OpenFile, Queued};
+use crate::engine::{
+    self, file, Caps, Completion, Engine, EngineKind, IoUnit, Op, OpenFile, Queued,
+};
 use crate::job::spec::{JobSpec, SubmitMode};
 
 /// One I/O for a submitter (the unit's fields, buffer by address).
@@ -41,7 +43,7 @@ struct Done {
 }
 
 pub struct OffloadEngine {
-    name: &'static str,
+    kind: EngineKind,
     caps: Caps,
     txs: Vec<SyncSender<Work>>,
     idle: Vec<u32>,
@@ -49,10 +51,14 @@ pub struct OffloadEngine {
     threads: Vec<JoinHandle<()>>,
 }
 
-/// Why a job's engine cannot be used with offload, if it cannot.
+/// Why a job's engine cannot be used with offload, if it cannot: each
+/// submitter opens the files on its own engine, so an engine that keeps
+/// per-file state of its own (the file-op engines' measured open, mmap's
+/// mapping of a fully laid-out file) or registers buffers cannot be
+/// split over submitters.
 fn refuse(spec: &JobSpec, caps: Caps) -> Option<String> {
     let e = &spec.engine;
-    if caps.file_op || caps.no_extend || caps.registers_buffers {
+    if caps.file_op || !spec.io.ioengine.info().extends_files() || caps.registers_buffers {
         Some(format!(
             "io_submit_mode=offload does not work with ioengine={}",
             spec.io.ioengine
@@ -130,7 +136,7 @@ impl OffloadEngine {
         inner.io.iodepth = 1;
         inner.io.io_submit_mode = SubmitMode::Inline;
         let probe = engine::create(&inner)?;
-        let (name, mut caps) = (probe.name(), probe.caps());
+        let (kind, mut caps) = (probe.kind(), probe.caps());
         drop(probe);
         if let Some(why) = refuse(spec, caps) {
             return Err(why);
@@ -143,7 +149,7 @@ impl OffloadEngine {
         for worker in 0..depth {
             let mut eng = engine::create(&inner)?;
             eng.init(1, pool)
-                .map_err(|e| format!("{name} engine setup failed: {e}"))?;
+                .map_err(|e| format!("{} engine setup failed: {e}", kind.name()))?;
             let (tx, rx) = sync_channel(1);
             let d = done_tx.clone();
             let h = std::thread::Builder::new()
@@ -154,7 +160,7 @@ impl OffloadEngine {
             threads.push(h);
         }
         Ok(OffloadEngine {
-            name,
+            kind,
             caps,
             txs,
             idle: (0..depth).rev().collect(),
@@ -177,8 +183,8 @@ impl OffloadEngine {
 unsafe impl Send for OffloadEngine {}
 
 impl Engine for OffloadEngine {
-    fn name(&self) -> &'static str {
-        self.name
+    fn kind(&self) -> EngineKind {
+        self.kind
     }
 
     fn caps(&self) -> Caps {

@@ -58,7 +58,7 @@ fn cpu_bound(spec: &JobSpec, env: &Environment) -> bool {
     if paced {
         return false;
     }
-    spec.io.ioengine == "null" || crate::host::memory_served(spec, env)
+    spec.io.ioengine.info().caps.diskless || crate::host::memory_served(spec, env)
 }
 
 /// Remembers, per job, whether its clones are CPU-bound.

@@ -103,7 +103,7 @@ pub fn resolve_replay(job: &mut PlannedJob) -> Result<(), String> {
     let mut s = (**spec).clone();
     iolog::adjust_spec(&mut s, &trace);
     crate::engine::preflight(&s)?;
-    let diskless = s.io.ioengine == "null";
+    let diskless = s.io.ioengine.info().caps.diskless;
     let mut files = Vec::with_capacity(trace.files.len());
     for (i, path) in trace.files.iter().enumerate() {
         let (kind, existing, seen) = if diskless {
@@ -298,7 +298,7 @@ fn plan_files(
     created: &HashMap<PathBuf, u64>,
 ) -> Result<(Vec<PlannedFile>, Limits), String> {
     let job = &spec.name;
-    let diskless = spec.io.ioengine == "null";
+    let diskless = spec.io.ioengine.info().caps.diskless;
     let paths = if diskless && spec.file.filenames.is_empty() {
         (0..spec.file.nrfiles)
             .map(|i| PathBuf::from(format_name(&spec.file.filename_format, job, clone, i)))

@@ -276,13 +276,15 @@ fn memory_device(rdev: u64) -> bool {
 }
 
 /// Refuses a FIFO or a character device (other than the memory devices)
-/// as a target unless the job says it is meant (`allow_special_files`).
+/// as a target unless the job says it is meant (`allow_special_files`),
+/// and anything but a block device for an engine that needs one.
 pub fn check_special(
     spec: &crate::job::JobSpec,
     path: &Path,
     kind: TargetKind,
     seen: &Seen,
 ) -> Result<(), String> {
+    check_engine_target(spec.io.ioengine.info(), spec, path, kind)?;
     if spec.file.allow_special_files {
         return Ok(());
     }
@@ -301,6 +303,25 @@ pub fn check_special(
         "refusing to use '{}' (job '{}'): it is {what}; set allow_special_files=1 if it is meant",
         path.display(),
         spec.name
+    ))
+}
+
+/// Refuses a target the job's engine cannot use: an engine that needs a
+/// block device (`EngineInfo::needs_block_device`) gets nothing else.
+fn check_engine_target(
+    engine: &crate::engine::EngineInfo,
+    spec: &crate::job::JobSpec,
+    path: &Path,
+    kind: TargetKind,
+) -> Result<(), String> {
+    if !engine.needs_block_device || kind == TargetKind::Block {
+        return Ok(());
+    }
+    Err(format!(
+        "job '{}': ioengine={} needs a block device, and '{}' is not one",
+        spec.name,
+        engine.kind,
+        path.display()
     ))
 }
 
@@ -348,18 +369,19 @@ pub fn created_by_iomark(path: &Path) -> bool {
 /// Whether a job changes or removes existing data in its regular files,
 /// and how (for the refusal message).
 fn destroys_file_data(spec: &crate::job::JobSpec) -> Option<&'static str> {
-    let engine = spec.io.ioengine.as_str();
-    if engine == "filedelete" || spec.file.unlink || spec.file.unlink_each_loop {
+    use crate::engine::Destroys;
+    let destroys = spec.io.ioengine.info().destroys;
+    if destroys == Destroys::Deletes || spec.file.unlink || spec.file.unlink_each_loop {
         return Some("delete");
     }
-    if engine == "ftruncate" {
+    if destroys == Destroys::Truncates {
         return Some("truncate");
     }
     // verify_only reads what an earlier run wrote.
     if spec.io.rw.writes()
         && !spec.verify.verify_only
         && !spec.file.file_append
-        && !matches!(engine, "null" | "filecreate" | "filestat")
+        && destroys == Destroys::WhenWriting
     {
         return Some("overwrite");
     }
@@ -843,6 +865,33 @@ mod tests {
         let mut b = vec![0u8; PROBE_BYTES];
         b[off..off + bytes.len()].copy_from_slice(bytes);
         b
+    }
+
+    #[test]
+    fn an_engine_that_needs_a_block_device_gets_nothing_else() {
+        let spec = crate::job::test_spec(&[]);
+        let p = Path::new("/x");
+        let info = spec.io.ioengine.info();
+        assert!(!info.needs_block_device);
+        assert_eq!(
+            check_engine_target(info, &spec, p, TargetKind::Regular),
+            Ok(())
+        );
+        let needs = crate::engine::EngineInfo {
+            needs_block_device: true,
+            ..*info
+        };
+        assert_eq!(
+            check_engine_target(&needs, &spec, p, TargetKind::Block),
+            Ok(())
+        );
+        for kind in [TargetKind::Regular, TargetKind::Missing, TargetKind::Char] {
+            let e = check_engine_target(&needs, &spec, p, kind).unwrap_err();
+            assert!(
+                e.contains("needs a block device") && e.contains("'/x'"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -166,7 +166,7 @@ pub fn target(
     path: Option<&str>,
     flags: &RunFlags,
     want_direct: bool,
-    engines: &[&str],
+    engines: &[crate::job::EngineKind],
 ) -> Result<Target, String> {
     let shown = path.unwrap_or(".").to_string();
     let p = PathBuf::from(&shown);
@@ -189,7 +189,7 @@ pub fn target(
         notes.push(n.clone());
     }
     let mut direct = want_direct && !flags.buffered;
-    if direct && engine.name != "null" && !probe::direct_io_works(&abs)? {
+    if direct && !engine.kind.info().caps.diskless && !probe::direct_io_works(&abs)? {
         direct = false;
         let msg = format!(
             "the filesystem at '{shown}' does not support direct I/O: running buffered, so \
@@ -332,7 +332,7 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         b.tests.len(),
         b.passes,
         warm,
-        b.target.engine.name,
+        b.target.engine.kind,
         if b.target.direct {
             "direct"
         } else {

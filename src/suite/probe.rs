@@ -7,12 +7,12 @@
 
 use std::path::Path;
 
-use crate::engine;
+use crate::job::EngineKind;
 
 /// The engine for a benchmark and, when it is a fallback, why.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EngineChoice {
-    pub name: String,
+    pub kind: EngineKind,
     pub note: Option<String>,
 }
 
@@ -35,44 +35,39 @@ pub fn libaio_works() -> bool {
     true
 }
 
-fn works(name: &str) -> bool {
-    match name {
-        "io_uring" => io_uring_works(),
-        "libaio" => libaio_works(),
+/// Whether the kernel lets this process use the engine (io_uring and
+/// libaio can be switched off; the others always work).
+fn works(kind: EngineKind) -> bool {
+    match kind {
+        EngineKind::IoUring => io_uring_works(),
+        EngineKind::Libaio => libaio_works(),
         _ => true,
     }
 }
 
 /// Picks the engine: `requested` if given (it must exist), else the first
-/// of `preferred`, io_uring, libaio that iomark implements and the kernel
-/// allows, else psync with a note saying what that means for queue depth.
-pub fn pick_engine(requested: Option<&str>, preferred: &[&str]) -> Result<EngineChoice, String> {
+/// of `preferred`, io_uring, libaio that the kernel allows, else psync
+/// with a note saying what that means for queue depth.
+pub fn pick_engine(
+    requested: Option<&str>,
+    preferred: &[EngineKind],
+) -> Result<EngineChoice, String> {
     if let Some(r) = requested {
-        engine::check_name(r)?;
         return Ok(EngineChoice {
-            name: r.to_string(),
+            kind: EngineKind::parse(r)?,
             note: None,
         });
     }
-    for cand in preferred.iter().chain(["io_uring", "libaio"].iter()) {
-        if engine::IMPLEMENTED.contains(cand) && works(cand) {
-            return Ok(EngineChoice {
-                name: cand.to_string(),
-                note: None,
-            });
-        }
+    let asynchronous = [EngineKind::IoUring, EngineKind::Libaio];
+    if let Some(&kind) = preferred.iter().chain(&asynchronous).find(|k| works(**k)) {
+        return Ok(EngineChoice { kind, note: None });
     }
-    let why = if engine::IMPLEMENTED.contains(&"io_uring")
-        || engine::IMPLEMENTED.contains(&"libaio")
-    {
-        "io_uring and libaio are not usable on this system (disabled by the kernel or a seccomp policy)"
-    } else {
-        "this iomark build has no asynchronous engine (io_uring/libaio)"
-    };
+    let fallback = EngineKind::Psync;
     Ok(EngineChoice {
-        name: "psync".into(),
+        kind: fallback,
         note: Some(format!(
-            "{why}: using psync, which keeps one I/O in flight per job, so tests \
+            "io_uring and libaio are not usable on this system (disabled by the kernel or a \
+             seccomp policy): using {fallback}, which keeps one I/O in flight per job, so tests \
              with a queue depth above 1 run at depth 1"
         )),
     })
@@ -139,14 +134,25 @@ mod tests {
     #[test]
     fn a_requested_engine_must_exist() {
         assert!(pick_engine(Some("no-such-engine"), &[]).is_err());
-        assert_eq!(pick_engine(Some("psync"), &[]).unwrap().name, "psync");
+        assert_eq!(
+            pick_engine(Some("psync"), &[]).unwrap().kind,
+            EngineKind::Psync
+        );
     }
 
     #[test]
-    fn the_choice_is_an_implemented_engine() {
-        let c = pick_engine(None, &["posixaio"]).unwrap();
-        assert!(engine::IMPLEMENTED.contains(&c.name.as_str()), "{c:?}");
-        assert_eq!(c.note.is_some(), c.name == "psync");
+    fn a_preferred_engine_that_works_comes_first() {
+        let c = pick_engine(None, &[EngineKind::PosixAio]).unwrap();
+        assert_eq!(
+            c,
+            EngineChoice {
+                kind: EngineKind::PosixAio,
+                note: None
+            }
+        );
+        let c = pick_engine(None, &[]).unwrap();
+        assert_eq!(c.note.is_some(), c.kind == EngineKind::Psync, "{c:?}");
+        assert_eq!(c.kind == EngineKind::IoUring, io_uring_works(), "{c:?}");
     }
 
     #[test]

@@ -69,7 +69,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         preset,
         &presets::Render {
             directory: target.directory.clone(),
-            ioengine: target.engine.name.clone(),
+            ioengine: target.engine.kind.name().to_string(),
             direct: target.direct,
             size: Some(presets::size_text(size)),
             runtime: Some(presets::time_text(runtime)),
@@ -84,7 +84,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
     let settings = json!({
         "preset": preset.name,
         "path": target.path.display().to_string(),
-        "ioengine": target.engine.name,
+        "ioengine": target.engine.kind.name(),
         "direct": target.direct,
         "size_bytes": size,
         "runtime_us": runtime,

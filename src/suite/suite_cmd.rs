@@ -91,7 +91,7 @@ fn run_preset(preset: &Preset, path: Option<&str>, flags: &args::RunFlags) -> i3
         preset,
         &presets::Render {
             directory: target.directory.clone(),
-            ioengine: target.engine.name.clone(),
+            ioengine: target.engine.kind.name().to_string(),
             direct: target.direct,
             size: flags.size.map(presets::size_text),
             runtime: flags.runtime_us.map(presets::time_text),
@@ -108,7 +108,7 @@ fn run_preset(preset: &Preset, path: Option<&str>, flags: &args::RunFlags) -> i3
     let settings = json!({
         "preset": preset.name,
         "path": target.path.display().to_string(),
-        "ioengine": target.engine.name,
+        "ioengine": target.engine.kind.name(),
         "direct": target.direct,
         "size": flags.size.map(presets::size_text).unwrap_or_else(|| preset.size.to_string()),
         "runtime_us": flags.runtime_us.unwrap_or(preset.runtime_s * 1_000_000),

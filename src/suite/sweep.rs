@@ -548,7 +548,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         &tests,
         &Render {
             directory: target.directory.clone(),
-            ioengine: target.engine.name.clone(),
+            ioengine: target.engine.kind.name().to_string(),
             direct: target.direct,
             size: Some(presets::size_text(size)),
             runtime: Some(presets::time_text(runtime)),
@@ -568,7 +568,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         .collect();
     let settings = json!({
         "path": target.path.display().to_string(),
-        "ioengine": target.engine.name,
+        "ioengine": target.engine.kind.name(),
         "direct": target.direct,
         "size_bytes": size,
         "runtime_us": runtime,

@@ -523,7 +523,7 @@ fn malformed_inputs_get_one_clear_line_and_exit_1() {
             .output()
             .expect("run iomark");
         let err = stderr(&o);
-        let engines = iomark::engine::IMPLEMENTED.join(", ");
+        let engines = iomark::job::engine_kind::supported_list();
         let want = format!("iomark: {}\n", case.err.replace("{engines}", &engines));
         if o.status.code() != Some(1) || err != want {
             failures.push(format!(

@@ -179,6 +179,30 @@ fn matrix_mmap() {
 }
 
 #[test]
+fn mmap_files_laid_out_again_each_loop_are_full_size() {
+    // unlink_each_loop lays the files out again before each loop; mmap
+    // cannot extend a file, so with create_on_open it must still get a
+    // full-size file (a file created empty when opened made the mapped
+    // writes die of SIGBUS).
+    let dir = tempdir();
+    let j = run_json(
+        dir.path(),
+        &[
+            "--name=m",
+            "--ioengine=mmap",
+            "--rw=write",
+            "--bs=4k",
+            "--size=64k",
+            "--loops=2",
+            "--unlink_each_loop=1",
+            "--create_on_open=1",
+            "--filename=f",
+        ],
+    );
+    assert_counts(&j, "write", 32, 128 << 10, "mmap, 2 loops");
+}
+
+#[test]
 fn matrix_null() {
     Matrix {
         engine: "null",

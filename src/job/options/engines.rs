@@ -3,11 +3,13 @@
 //! engine is an error, and `--enghelp=ENGINE` lists them.
 
 use super::{boolean, opt, uint_in, unsupported, Category::*, Kind, OptDef};
+use crate::job::engine_kind::EngineKind;
 use crate::job::spec::StatType;
 use crate::job::value::parse_choice;
 
-const URING: &[&str] = &["io_uring"];
-const URING_AIO: &[&str] = &["io_uring", "libaio"];
+const URING: &[EngineKind] = &[EngineKind::IoUring];
+const URING_AIO: &[EngineKind] = &[EngineKind::IoUring, EngineKind::Libaio];
+const URING_PVSYNC2: &[EngineKind] = &[EngineKind::IoUring, EngineKind::Pvsync2];
 
 pub const OPTS: &[OptDef] = &[
     opt(
@@ -20,7 +22,7 @@ pub const OPTS: &[OptDef] = &[
             Ok(())
         },
     )
-    .engines(&["io_uring", "pvsync2"]),
+    .engines(URING_PVSYNC2),
     opt(
         "hipri_percentage",
         Engine,
@@ -32,7 +34,7 @@ pub const OPTS: &[OptDef] = &[
         },
     )
     .default("100")
-    .engines(&["pvsync2"]),
+    .engines(&[EngineKind::Pvsync2]),
     opt(
         "uncached",
         Engine,
@@ -44,7 +46,7 @@ pub const OPTS: &[OptDef] = &[
         },
     )
     .default("0")
-    .engines(&["io_uring", "pvsync2"]),
+    .engines(URING_PVSYNC2),
     opt(
         "nowait",
         Engine,
@@ -56,7 +58,7 @@ pub const OPTS: &[OptDef] = &[
         },
     )
     .default("0")
-    .engines(&["io_uring", "libaio", "pvsync2"]),
+    .engines(&[EngineKind::IoUring, EngineKind::Libaio, EngineKind::Pvsync2]),
     opt(
         "fixedbufs",
         Engine,
@@ -141,7 +143,7 @@ pub const OPTS: &[OptDef] = &[
             Ok(())
         },
     )
-    .engines(&["libaio"]),
+    .engines(&[EngineKind::Libaio]),
     opt(
         "thp",
         Engine,
@@ -153,7 +155,7 @@ pub const OPTS: &[OptDef] = &[
         },
     )
     .default("0")
-    .engines(&["mmap"]),
+    .engines(&[EngineKind::Mmap]),
     opt(
         "stat_type",
         Engine,
@@ -176,7 +178,7 @@ pub const OPTS: &[OptDef] = &[
         },
     )
     .default("stat")
-    .engines(&["filestat"]),
+    .engines(&[EngineKind::FileStat]),
     unsupported(
         "cmdprio_percentage",
         Engine,
@@ -211,7 +213,7 @@ pub const OPTS: &[OptDef] = &[
         "Kind of passthrough command for io_uring_cmd",
         "the io_uring_cmd engine is not implemented",
     )
-    .engines(&["io_uring_cmd"]),
+    .fio_engines(&["io_uring_cmd"]),
 ];
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! I/O type, block sizes, offsets, randomness and queue depth.
 
 use super::{boolean, opt, per_ddir, size, uint, uint_in, Category::*, Kind, OptDef};
+use crate::job::engine_kind::EngineKind;
 use crate::job::spec::{
     BlockSizes, RandomDistribution, RandomGenerator, RwPattern, RwSequencer, SubmitMode, ZoneMode,
 };
@@ -382,13 +383,11 @@ pub const OPTS: &[OptDef] = &[
     })
     .alias(&["loop"])
     .default("1"),
-    opt("ioengine", Engine, Kind::Str, "How I/O is issued: sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, null, or a file-operation engine", |s, v| {
-        let name = v.trim();
-        crate::engine::check_name(name)?;
-        s.io.ioengine = name.to_string();
+    opt("ioengine", Engine, Kind::Choice(EngineKind::CHOICES), "How I/O is issued (the engine; --enghelp lists them)", |s, v| {
+        s.io.ioengine = EngineKind::parse(v.trim())?;
         Ok(())
     })
-    .default("psync")
+    .default(EngineKind::DEFAULT.name())
     .early(),
 ];
 

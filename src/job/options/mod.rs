@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use super::engine_kind::EngineKind;
 use super::spec::JobSpec;
 use super::value::TimeUnit;
 
@@ -139,7 +140,10 @@ pub struct OptDef {
     pub help: &'static str,
     pub category: Category,
     /// Engines the option belongs to; empty for job options.
-    pub engines: &'static [&'static str],
+    pub engines: &'static [EngineKind],
+    /// fio engines iomark does not implement that the option belongs to
+    /// (named so `--enghelp=ENGINE` can still list their options).
+    pub fio_engines: &'static [&'static str],
     pub support: Support,
     /// Applied before the other options of a section (kb_base, ioengine),
     /// since other values depend on them.
@@ -167,6 +171,7 @@ pub const fn opt(
         help,
         category: cat,
         engines: &[],
+        fio_engines: &[],
         support: Support::Yes,
         early: false,
         set,
@@ -188,6 +193,7 @@ pub const fn unsupported(
         help,
         category: cat,
         engines: &[],
+        fio_engines: &[],
         support: Support::No(reason),
         early: false,
         set: reject,
@@ -212,9 +218,34 @@ impl OptDef {
         self
     }
 
-    pub const fn engines(mut self, e: &'static [&'static str]) -> Self {
+    pub const fn engines(mut self, e: &'static [EngineKind]) -> Self {
         self.engines = e;
         self
+    }
+
+    /// The fio engines, not implemented by iomark, that take this option.
+    pub const fn fio_engines(mut self, e: &'static [&'static str]) -> Self {
+        self.fio_engines = e;
+        self
+    }
+
+    /// Whether the option belongs to the engine named `name` (implemented
+    /// or not), for `--enghelp=ENGINE`.
+    pub fn belongs_to_engine(&self, name: &str) -> bool {
+        match EngineKind::from_name(name) {
+            Some(k) => self.engines.contains(&k),
+            None => self.fio_engines.contains(&name),
+        }
+    }
+
+    /// The names of the engines the option belongs to, comma-separated
+    /// with `sep`; empty for job options.
+    pub fn engine_names(&self, sep: &str) -> String {
+        let implemented = self.engines.iter().map(|k| k.name());
+        let names: Vec<&str> = implemented
+            .chain(self.fio_engines.iter().copied())
+            .collect();
+        names.join(sep)
     }
 
     pub const fn early(mut self) -> Self {

@@ -4,7 +4,9 @@
 //! added without its test.
 
 use super::{all, apply, lookup, Kind};
+use crate::job::engine_kind::EngineKind;
 use crate::job::spec::*;
+use crate::job::validate::engine_mismatch;
 use crate::job::value::{SizeOrPercent, SplitEntry};
 
 type Check = fn(&JobSpec) -> bool;
@@ -216,7 +218,7 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     ("zonerange", "4m", |s| s.io.zonerange == 4 << 20),
     ("zoneskip", "2m", |s| s.io.zoneskip == 2 << 20),
     ("loops", "3", |s| s.io.loops == 3),
-    ("ioengine", "sync", |s| s.io.ioengine == "sync"),
+    ("ioengine", "sync", |s| s.io.ioengine == EngineKind::Sync),
     // Engine options.
     ("hipri", "1", |s| s.engine.hipri),
     ("hipri_percentage", "30", |s| {
@@ -553,6 +555,40 @@ fn unsupported_options_name_themselves_and_their_reason() {
         let e = apply(&mut JobSpec::default(), d, Some("1")).unwrap_err();
         assert!(e.contains(&format!("'{}'", d.name)), "{e}");
     }
+}
+
+#[test]
+fn options_of_engines_iomark_lacks_name_fio_engines() {
+    // `--enghelp=ENGINE` lists them; a misspelt name would hide them.
+    for d in all() {
+        for e in d.fio_engines {
+            assert!(
+                crate::job::engine_kind::is_fio_only(e),
+                "{}: '{e}' is not in NOT_IMPLEMENTED",
+                d.name
+            );
+        }
+    }
+}
+
+#[test]
+fn engine_options_are_refused_with_other_engines() {
+    let def = lookup("fixedbufs").unwrap();
+    assert_eq!(engine_mismatch(def, EngineKind::IoUring), None);
+    assert_eq!(
+        engine_mismatch(def, EngineKind::Libaio).unwrap(),
+        "option 'fixedbufs' only applies to ioengine=io_uring (this job uses ioengine=libaio)"
+    );
+    let def = lookup("nowait").unwrap();
+    let e = engine_mismatch(def, EngineKind::Mmap).unwrap();
+    assert!(
+        e.contains("ioengine=io_uring,libaio,pvsync2 (this job uses ioengine=mmap)"),
+        "{e}"
+    );
+    assert_eq!(
+        engine_mismatch(lookup("bs").unwrap(), EngineKind::Null),
+        None
+    );
 }
 
 #[test]

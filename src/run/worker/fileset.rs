@@ -96,7 +96,7 @@ impl Worker<'_> {
         }
         files::unlink_all(self.job);
         let mut laid = Vec::new();
-        if let Err(m) = files::layout(self.job, false, &mut laid) {
+        if let Err(m) = files::layout(self.job, &mut laid) {
             self.err.fail(m.errno, m.msg);
             return;
         }

@@ -453,8 +453,8 @@ mod tests {
     }
 
     impl Engine for Scripted {
-        fn name(&self) -> &'static str {
-            "scripted"
+        fn kind(&self) -> crate::job::engine_kind::EngineKind {
+            crate::job::engine_kind::EngineKind::Libaio
         }
         fn caps(&self) -> Caps {
             Caps::default()

@@ -311,7 +311,7 @@ fn open_files(
         && !caps.diskless
         && !caps.file_op
         && job.trace.is_none()
-        && spec.io.ioengine != "mmap"
+        && spec.io.ioengine.info().direct_io
     {
         files::check_direct_alignment(job).map_err(|e| (e.errno, e.msg))?;
     }

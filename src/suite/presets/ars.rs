@@ -19,6 +19,7 @@
 //! implements it, else its usual choice.
 
 use super::{Preset, PresetTest};
+use crate::job::EngineKind;
 
 pub const ARS: Preset = Preset {
     name: "ars",
@@ -35,7 +36,7 @@ pub const ARS: Preset = Preset {
     passes: 1,
     warmup_s: 0,
     direct: false,
-    engines: &["posixaio"],
+    engines: &[EngineKind::PosixAio],
     global: &[("end_fsync", "1")],
     tests: &[
         PresetTest {

@@ -5,6 +5,8 @@
 //!
 //! Presets own no running logic; `suite::runner` runs the job file.
 
+use crate::job::EngineKind;
+
 pub mod ars;
 pub mod crystaldiskmark;
 pub mod patterns;
@@ -37,8 +39,8 @@ pub struct Preset {
     pub warmup_s: u64,
     /// Whether the preset uses direct I/O (when the filesystem allows it).
     pub direct: bool,
-    /// Engines to prefer, in order, when iomark implements them.
-    pub engines: &'static [&'static str],
+    /// Engines to prefer, in order, when the kernel allows them.
+    pub engines: &'static [EngineKind],
     /// Extra [global] options.
     pub global: &'static [(&'static str, &'static str)],
     pub tests: &'static [PresetTest],

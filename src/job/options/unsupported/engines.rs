@@ -37,7 +37,7 @@ pub const OPTS: &[OptDef] = &[
         "Host to connect to (or multicast address) for network I/O",
         "it belongs to the net, netsplice and rdma engines, which iomark does not provide",
     )
-    .engines(&["net", "netsplice", "rdma"]),
+    .fio_engines(&["net", "netsplice", "rdma"]),
     unsupported(
         "port",
         Engine,
@@ -45,7 +45,7 @@ pub const OPTS: &[OptDef] = &[
         "it belongs to the net, netsplice, rdma, librpma and libhdfs engines, which iomark does not provide",
     )
     .kind(Kind::Int)
-    .engines(&[
+    .fio_engines(&[
         "net",
         "netsplice",
         "rdma",
@@ -62,14 +62,14 @@ pub const OPTS: &[OptDef] = &[
         NET,
     )
     .alias(&["proto"])
-    .engines(NETS),
+    .fio_engines(NETS),
     unsupported(
         "interface",
         Engine,
         "Network interface address for UDP multicast",
         NET,
     )
-    .engines(NETS),
+    .fio_engines(NETS),
     unsupported(
         "ttl",
         Engine,
@@ -77,10 +77,10 @@ pub const OPTS: &[OptDef] = &[
         NET,
     )
     .kind(Kind::Int)
-    .engines(NETS),
+    .fio_engines(NETS),
     unsupported("nodelay", Engine, "Set TCP_NODELAY on TCP connections", NET)
         .kind(Kind::Bool)
-        .engines(NETS),
+        .fio_engines(NETS),
     unsupported(
         "listen",
         Engine,
@@ -88,7 +88,7 @@ pub const OPTS: &[OptDef] = &[
         NET,
     )
     .kind(Kind::Switch)
-    .engines(NETS),
+    .fio_engines(NETS),
     unsupported(
         "pingpong",
         Engine,
@@ -96,13 +96,13 @@ pub const OPTS: &[OptDef] = &[
         NET,
     )
     .kind(Kind::Switch)
-    .engines(NETS),
+    .fio_engines(NETS),
     unsupported("window_size", Engine, "Socket buffer size", NET)
         .kind(Kind::Size)
-        .engines(NETS),
+        .fio_engines(NETS),
     unsupported("mss", Engine, "TCP maximum segment size", NET)
         .kind(Kind::Int)
-        .engines(NETS),
+        .fio_engines(NETS),
     // RDMA and librpma.
     unsupported(
         "verb",
@@ -110,21 +110,21 @@ pub const OPTS: &[OptDef] = &[
         "RDMA operation to use: write, read, send or recv",
         RDMA,
     )
-    .engines(&["rdma"]),
+    .fio_engines(&["rdma"]),
     unsupported(
         "bindname",
         Engine,
         "Local address or device to bind the RDMA connection to",
         RDMA,
     )
-    .engines(&["rdma"]),
+    .fio_engines(&["rdma"]),
     unsupported(
         "serverip",
         Engine,
         "IP address of the RDMA server",
         RPMA,
     )
-    .engines(RPMA_ENGINES),
+    .fio_engines(RPMA_ENGINES),
     unsupported(
         "direct_write_to_pmem",
         Engine,
@@ -132,7 +132,7 @@ pub const OPTS: &[OptDef] = &[
         RPMA,
     )
     .kind(Kind::Bool)
-    .engines(RPMA_ENGINES),
+    .fio_engines(RPMA_ENGINES),
     unsupported(
         "busy_wait_polling",
         Engine,
@@ -140,20 +140,20 @@ pub const OPTS: &[OptDef] = &[
         RPMA,
     )
     .kind(Kind::Bool)
-    .engines(RPMA_ENGINES),
+    .fio_engines(RPMA_ENGINES),
     // Ceph (rbd, rados) and DAOS (dfs).
     unsupported("clustername", Engine, "Name of the Ceph cluster", CEPH)
-        .engines(&["rbd", "rados"]),
-    unsupported("rbdname", Engine, "Name of the RBD image", CEPH).engines(&["rbd"]),
+        .fio_engines(&["rbd", "rados"]),
+    unsupported("rbdname", Engine, "Name of the RBD image", CEPH).fio_engines(&["rbd"]),
     unsupported(
         "clientname",
         Engine,
         "Ceph user name used to connect",
         CEPH,
     )
-    .engines(&["rbd", "rados"]),
+    .fio_engines(&["rbd", "rados"]),
     unsupported("conf", Engine, "Path of the Ceph configuration file", CEPH)
-        .engines(&["rados"]),
+        .fio_engines(&["rados"]),
     unsupported(
         "busy_poll",
         Engine,
@@ -161,7 +161,7 @@ pub const OPTS: &[OptDef] = &[
         CEPH,
     )
     .kind(Kind::Bool)
-    .engines(&["rbd", "rados"]),
+    .fio_engines(&["rbd", "rados"]),
     unsupported(
         "touch_objects",
         Engine,
@@ -169,22 +169,22 @@ pub const OPTS: &[OptDef] = &[
         CEPH,
     )
     .kind(Kind::Bool)
-    .engines(&["rados"]),
+    .fio_engines(&["rados"]),
     unsupported(
         "pool",
         Engine,
         "Ceph pool, or DAOS pool label or UUID",
         "it belongs to the rbd, rados and dfs engines, which iomark does not provide",
     )
-    .engines(&["rbd", "rados", "dfs"]),
-    unsupported("cont", Engine, "DAOS container label or UUID", DFS).engines(&["dfs"]),
+    .fio_engines(&["rbd", "rados", "dfs"]),
+    unsupported("cont", Engine, "DAOS container label or UUID", DFS).fio_engines(&["dfs"]),
     unsupported(
         "object_class",
         Engine,
         "DAOS object class for the file",
         DFS,
     )
-    .engines(&["dfs"]),
+    .fio_engines(&["dfs"]),
     unsupported(
         "chunk_size",
         Engine,
@@ -192,7 +192,7 @@ pub const OPTS: &[OptDef] = &[
         "it belongs to the dfs and libhdfs engines, which iomark does not provide",
     )
     .kind(Kind::Size)
-    .engines(&["dfs", "libhdfs"]),
+    .fio_engines(&["dfs", "libhdfs"]),
     // HDFS.
     unsupported(
         "namenode",
@@ -200,14 +200,14 @@ pub const OPTS: &[OptDef] = &[
         "Host name or address of the HDFS namenode",
         HDFS,
     )
-    .engines(&["libhdfs"]),
+    .fio_engines(&["libhdfs"]),
     unsupported(
         "hdfsdirectory",
         Engine,
         "HDFS directory to create chunks in",
         HDFS,
     )
-    .engines(&["libhdfs"]),
+    .fio_engines(&["libhdfs"]),
     // SCSI generic.
     unsupported(
         "readfua",
@@ -216,7 +216,7 @@ pub const OPTS: &[OptDef] = &[
         SG,
     )
     .kind(Kind::Bool)
-    .engines(&["sg"]),
+    .fio_engines(&["sg"]),
     unsupported(
         "writefua",
         Engine,
@@ -224,14 +224,14 @@ pub const OPTS: &[OptDef] = &[
         SG,
     )
     .kind(Kind::Bool)
-    .engines(&["sg"]),
+    .fio_engines(&["sg"]),
     unsupported(
         "sg_write_mode",
         Engine,
         "SCSI write command to issue: write, write_and_verify, verify, write_same, …",
         SG,
     )
-    .engines(&["sg"]),
+    .fio_engines(&["sg"]),
     unsupported(
         "stream_id",
         Engine,
@@ -239,54 +239,54 @@ pub const OPTS: &[OptDef] = &[
         SG,
     )
     .kind(Kind::Int)
-    .engines(&["sg"]),
+    .fio_engines(&["sg"]),
     // HTTP (WebDAV, Swift, S3).
     unsupported("http_host", Engine, "HTTP server or bucket host name", HTTP)
-        .engines(&["http"]),
+        .fio_engines(&["http"]),
     unsupported("http_user", Engine, "User name for HTTP authentication", HTTP)
-        .engines(&["http"]),
+        .fio_engines(&["http"]),
     unsupported("http_pass", Engine, "Password for HTTP authentication", HTTP)
-        .engines(&["http"]),
+        .fio_engines(&["http"]),
     unsupported(
         "https",
         Engine,
         "Use HTTPS: off, on, or insecure (no certificate check)",
         HTTP,
     )
-    .engines(&["http"]),
+    .fio_engines(&["http"]),
     unsupported(
         "http_mode",
         Engine,
         "HTTP protocol flavour: webdav, swift or s3",
         HTTP,
     )
-    .engines(&["http"]),
-    unsupported("http_s3_region", Engine, "S3 region", HTTP).engines(&["http"]),
-    unsupported("http_s3_key", Engine, "S3 secret key", HTTP).engines(&["http"]),
-    unsupported("http_s3_keyid", Engine, "S3 access key id", HTTP).engines(&["http"]),
+    .fio_engines(&["http"]),
+    unsupported("http_s3_region", Engine, "S3 region", HTTP).fio_engines(&["http"]),
+    unsupported("http_s3_key", Engine, "S3 secret key", HTTP).fio_engines(&["http"]),
+    unsupported("http_s3_keyid", Engine, "S3 access key id", HTTP).fio_engines(&["http"]),
     unsupported(
         "http_s3_sse_customer_key",
         Engine,
         "Customer key for S3 server-side encryption",
         HTTP,
     )
-    .engines(&["http"]),
+    .fio_engines(&["http"]),
     unsupported(
         "http_s3_sse_customer_algorithm",
         Engine,
         "Algorithm for S3 server-side encryption with a customer key",
         HTTP,
     )
-    .engines(&["http"]),
+    .fio_engines(&["http"]),
     unsupported("http_s3_storage_class", Engine, "S3 storage class", HTTP)
-        .engines(&["http"]),
+        .fio_engines(&["http"]),
     unsupported(
         "http_swift_auth_token",
         Engine,
         "Authentication token for Swift",
         HTTP,
     )
-    .engines(&["http"]),
+    .fio_engines(&["http"]),
     unsupported(
         "http_verbose",
         Engine,
@@ -294,7 +294,7 @@ pub const OPTS: &[OptDef] = &[
         HTTP,
     )
     .kind(Kind::Int)
-    .engines(&["http"]),
+    .fio_engines(&["http"]),
     // NBD, NFS and GPU I/O.
     unsupported(
         "uri",
@@ -302,33 +302,33 @@ pub const OPTS: &[OptDef] = &[
         "NBD server URI, e.g. nbd://localhost:10809",
         "it belongs to the nbd engine, which iomark does not provide",
     )
-    .engines(&["nbd"]),
+    .fio_engines(&["nbd"]),
     unsupported(
         "nfs_url",
         Engine,
         "NFS export URL in libnfs format (nfs://server/path)",
         "it belongs to the nfs engine, which iomark does not provide",
     )
-    .engines(&["nfs"]),
+    .fio_engines(&["nfs"]),
     unsupported(
         "gpu_dev_ids",
         Engine,
         "GPU ids, ':'-separated, assigned to the workers in turn",
         CUFILE,
     )
-    .engines(&["libcufile"]),
+    .fio_engines(&["libcufile"]),
     unsupported(
         "cuda_io",
         Engine,
         "How data reaches the GPU: cufile or posix",
         CUFILE,
     )
-    .engines(&["libcufile"]),
+    .fio_engines(&["libcufile"]),
     // GlusterFS.
     unsupported("volume", Engine, "GlusterFS volume name", GFAPI)
-        .engines(&["gfapi", "gfapi_async"]),
+        .fio_engines(&["gfapi", "gfapi_async"]),
     unsupported("brick", Engine, "GlusterFS brick to connect to", GFAPI)
-        .engines(&["gfapi", "gfapi_async"]),
+        .fio_engines(&["gfapi", "gfapi_async"]),
     unsupported(
         "single-instance",
         Engine,
@@ -336,7 +336,7 @@ pub const OPTS: &[OptDef] = &[
         GFAPI,
     )
     .kind(Kind::Bool)
-    .engines(&["gfapi", "gfapi_async"]),
+    .fio_engines(&["gfapi", "gfapi_async"]),
     // xNVMe.
     unsupported(
         "xnvme_async",
@@ -344,21 +344,21 @@ pub const OPTS: &[OptDef] = &[
         "xNVMe asynchronous interface: emu, thrpool, io_uring, libaio, posix, …",
         XNVME,
     )
-    .engines(&["xnvme"]),
+    .fio_engines(&["xnvme"]),
     unsupported(
         "xnvme_sync",
         Engine,
         "xNVMe synchronous interface: nvme or psync",
         XNVME,
     )
-    .engines(&["xnvme"]),
+    .fio_engines(&["xnvme"]),
     unsupported(
         "xnvme_admin",
         Engine,
         "xNVMe admin command interface: nvme or block",
         XNVME,
     )
-    .engines(&["xnvme"]),
+    .fio_engines(&["xnvme"]),
     unsupported(
         "xnvme_dev_nsid",
         Engine,
@@ -366,7 +366,7 @@ pub const OPTS: &[OptDef] = &[
         XNVME,
     )
     .kind(Kind::Int)
-    .engines(&["xnvme"]),
+    .fio_engines(&["xnvme"]),
     unsupported(
         "xnvme_iovec",
         Engine,
@@ -374,16 +374,16 @@ pub const OPTS: &[OptDef] = &[
         XNVME,
     )
     .kind(Kind::Int)
-    .engines(&["xnvme"]),
+    .fio_engines(&["xnvme"]),
     // Engines that do something other than storage I/O.
-    unsupported("program", Engine, "Program to run as the job", EXEC).engines(&["exec"]),
+    unsupported("program", Engine, "Program to run as the job", EXEC).fio_engines(&["exec"]),
     unsupported(
         "arguments",
         Engine,
         "Arguments for the program (%r and %n expand to runtime and job name)",
         EXEC,
     )
-    .engines(&["exec"]),
+    .fio_engines(&["exec"]),
     unsupported(
         "grace_time",
         Engine,
@@ -391,7 +391,7 @@ pub const OPTS: &[OptDef] = &[
         EXEC,
     )
     .kind(Kind::Int)
-    .engines(&["exec"]),
+    .fio_engines(&["exec"]),
     unsupported(
         "std_redirect",
         Engine,
@@ -399,7 +399,7 @@ pub const OPTS: &[OptDef] = &[
         EXEC,
     )
     .kind(Kind::Bool)
-    .engines(&["exec"]),
+    .fio_engines(&["exec"]),
     unsupported(
         "cpuload",
         Engine,
@@ -407,7 +407,7 @@ pub const OPTS: &[OptDef] = &[
         CPUIO,
     )
     .kind(Kind::Int)
-    .engines(&["cpuio"]),
+    .fio_engines(&["cpuio"]),
     unsupported(
         "cpuchunks",
         Engine,
@@ -415,14 +415,14 @@ pub const OPTS: &[OptDef] = &[
         CPUIO,
     )
     .kind(Kind::Int)
-    .engines(&["cpuio"]),
+    .fio_engines(&["cpuio"]),
     unsupported(
         "cpumode",
         Engine,
         "How to load the CPU: noop or qsort",
         CPUIO,
     )
-    .engines(&["cpuio"]),
+    .fio_engines(&["cpuio"]),
     unsupported(
         "exit_on_io_done",
         Engine,
@@ -430,14 +430,14 @@ pub const OPTS: &[OptDef] = &[
         CPUIO,
     )
     .kind(Kind::Bool)
-    .engines(&["cpuio"]),
+    .fio_engines(&["cpuio"]),
     unsupported(
         "donorname",
         Engine,
         "File that donates blocks for defragmentation",
         E4DEFRAG,
     )
-    .engines(&["e4defrag"]),
+    .fio_engines(&["e4defrag"]),
     unsupported(
         "inplace",
         Engine,
@@ -445,7 +445,7 @@ pub const OPTS: &[OptDef] = &[
         E4DEFRAG,
     )
     .kind(Kind::Int)
-    .engines(&["e4defrag"]),
+    .fio_engines(&["e4defrag"]),
     unsupported(
         "skip_bad",
         Engine,
@@ -453,5 +453,5 @@ pub const OPTS: &[OptDef] = &[
         "it belongs to the mtd engine, which iomark does not provide",
     )
     .kind(Kind::Bool)
-    .engines(&["mtd"]),
+    .fio_engines(&["mtd"]),
 ];
