@@ -33,8 +33,12 @@ pub fn print(text: &str) -> i32 {
 
 pub fn execute(cmd: Command) -> i32 {
     match cmd {
-        Command::Help => print(&help::usage()),
-        Command::Version => print(&format!("iomark-{}\n", env!("CARGO_PKG_VERSION"))),
+        Command::Text(text) => print(&text),
+        Command::Usage(text) => {
+            output::stderr_line(text.trim_end());
+            EXIT_FAIL
+        }
+        Command::InflateLog(path) => super::inflate::main(&path),
         Command::CmdHelp(None) => print(&help::cmdhelp_all()),
         Command::CmdHelp(Some(name)) => match help::cmdhelp_one(&name) {
             Ok(s) => print(&s),
@@ -114,6 +118,11 @@ fn run_jobs(args: RunArgs) -> i32 {
         Ok(l) => l,
         Err(e) => return fail(&e.to_string()),
     };
+    if args.warnings_fatal {
+        if let Some(e) = super::fatal_warnings(&list.jobs) {
+            return fail(&e);
+        }
+    }
     if args.showcmd {
         return print(&format!("{}\n", help::showcmd(&args.sources)));
     }
@@ -136,12 +145,6 @@ fn run_jobs(args: RunArgs) -> i32 {
                 j.name,
                 j.io.rw.name()
             ));
-        }
-    }
-    if let Some(max) = args.max_jobs {
-        let n: u32 = list.jobs.iter().map(|j| j.ctl.numjobs).sum();
-        if n > max {
-            return fail(&format!("{n} jobs exceed --max-jobs={max}"));
         }
     }
     let plan = match plan::plan(&list.jobs) {
@@ -201,6 +204,7 @@ fn run_jobs(args: RunArgs) -> i32 {
         quiet: false,
         status,
         agg_bw_log: args.agg_bw_log,
+        max_running: args.max_jobs,
     };
     // Restored when this function returns, whatever the outcome.
     let _schedulers = match run::scheduler::Switched::apply(&list.jobs) {

@@ -82,6 +82,9 @@ pub struct RunOptions {
     pub status: Option<monitor::StatusHook>,
     /// `--bandwidth-log`: aggregate bandwidth logs (see `monitor`).
     pub agg_bw_log: bool,
+    /// `--max-jobs`: at most this many clones run at once; the others
+    /// start, in order, as running ones finish.
+    pub max_running: Option<u32>,
 }
 
 /// Where a job clone is in its life.
@@ -177,10 +180,15 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
         if give_up.is_none() && signals::hurry() {
             give_up = Some(Instant::now() + HURRY);
         }
-        // Start every clone whose dependencies are done, together.
-        let startable: Vec<usize> = (0..plan.jobs.len())
+        // Start every clone whose dependencies are done, together (as
+        // many as --max-jobs leaves room for).
+        let mut startable: Vec<usize> = (0..plan.jobs.len())
             .filter(|&i| stages[i] == Stage::Waiting && ready(&plan, &stages, i))
             .collect();
+        if let Some(max) = opts.max_running {
+            let running = stages.iter().filter(|s| **s == Stage::Running).count();
+            startable.truncate((max as usize).saturating_sub(running));
+        }
         if shared.stop.load(Ordering::Relaxed) {
             // Stopped: nothing new starts. After exitall (exit_what=all)
             // the jobs that never ran are reported with nothing done, as
