@@ -199,7 +199,7 @@ pub fn not_one_of(flag: &str, v: &str, choices: &[&str]) -> String {
     msg
 }
 
-const FORMATS: &[&str] = &["normal", "terse", "json", "json+"];
+pub const FORMATS: &[&str] = &["normal", "terse", "json", "json+"];
 const ETA: &[&str] = &["auto", "always", "never"];
 const TERSE_VERSIONS: &[&str] = &["2", "3", "4", "5"];
 pub const SHELLS: &[&str] = &["bash", "zsh", "fish"];
@@ -217,13 +217,7 @@ pub const FLAGS: &[Flag] = &[
     .long("Write the report to FILE (created, or truncated) instead of standard output. Progress and warnings still go to the terminal's standard error. A report that cannot be written completely is an error, and a partial regular file is removed.")
     .complete(Complete::File),
     flag("output-format", Required("FMT"), Output, "normal, terse, json or json+, comma-separated", |r, v| {
-        let v = text(v, "output-format")?;
-        for part in v.split(',').map(str::trim) {
-            if !FORMATS.contains(&part) {
-                return Err(not_one_of("output-format", part, FORMATS));
-            }
-        }
-        r.formats = Formats::parse(&v)?;
+        r.formats = Formats::parse(&text(v, "output-format")?)?;
         Ok(None)
     })
     .long("The report formats, comma-separated: normal (fio's text report, the default), terse (fio's semicolon-separated lines, see --terse-version), json, and json+ (json with the latency histogram's bins). Several formats are written one after another.")

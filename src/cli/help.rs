@@ -50,8 +50,8 @@ pub const EXIT_STATUS: &[(&str, &str)] = &[
     ),
     ("2", "compare found a regression"),
     (
-        "130, 143",
-        "interrupted by SIGINT or SIGTERM (the report says so)",
+        "129, 130, 143",
+        "stopped by SIGHUP, SIGINT or SIGTERM; the report of what was measured is still written, marked interrupted",
     ),
     ("141", "the reader of standard output went away"),
 ];
@@ -111,7 +111,7 @@ pub fn usage() -> String {
         s.push_str(&example(cmd, what));
     }
     s.push_str("\nExit status:\n");
-    s.push_str(&text::options(EXIT_STATUS, 9));
+    s.push_str(&text::options(EXIT_STATUS, 13));
     s
 }
 
@@ -139,13 +139,17 @@ pub fn example(cmd: &str, what: &str) -> String {
 /// `\` before a word that would pass the 80th column (continuation lines
 /// indented 4 more).
 pub fn example_command(cmd: &str, indent: usize) -> String {
-    use super::text::WIDTH;
+    example_command_within(cmd, indent, super::text::WIDTH)
+}
+
+/// `example_command` for lines of at most `width` columns.
+pub fn example_command_within(cmd: &str, indent: usize, width: usize) -> String {
     let mut out = " ".repeat(indent);
     let mut col = indent;
     for (i, word) in cmd.split(' ').enumerate() {
         // Bytes, as `text` counts: within the limit for any tool.
         let w = word.len();
-        if i > 0 && col + 1 + w + 2 > WIDTH {
+        if i > 0 && col + 1 + w + 2 > width {
             out.push_str(" \\\n");
             out.push_str(&" ".repeat(indent + 4));
             col = indent + 4;

@@ -222,7 +222,7 @@ pub fn render() -> String {
             for a in d.aliases {
                 let _ = write!(tag, ", {}", bold(a));
             }
-            tagged(&mut m, &tag, d.help);
+            tagged(&mut m, &tag, &sentence(d.help));
         }
     }
     m.push_str(".SH \"EXIT STATUS\"\n");
@@ -234,7 +234,8 @@ pub fn render() -> String {
         m.push_str(".PP\n");
         para(&mut m, &format!("{}:", capitalized(what)));
         m.push_str(".RS\n.nf\n");
-        for line in help::example_command(cmd, 0).lines() {
+        // The page indents examples by 14 columns.
+        for line in help::example_command_within(cmd, 0, text::WIDTH - 14).lines() {
             para(&mut m, line);
         }
         m.push_str(".fi\n.RE\n");

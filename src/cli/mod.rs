@@ -36,13 +36,7 @@ impl Formats {
                 "terse" => f.terse = true,
                 "json" => f.json = true,
                 "json+" => f.json_plus = true,
-                _ => {
-                    return Err(flags::not_one_of(
-                        "output-format",
-                        part,
-                        &["normal", "terse", "json", "json+"],
-                    ))
-                }
+                _ => return Err(flags::not_one_of("output-format", part, flags::FORMATS)),
             }
         }
         Ok(f)
