@@ -250,6 +250,34 @@ fn zsh_and_fish_load_their_scripts() {
             "{shell}: {}",
             stderr(&o)
         );
+        if shell == "zsh" {
+            // The completion function's choices, with zsh's completion
+            // builtins replaced by stubs that print what they are given
+            // (zsh itself then filters them by what was typed).
+            let stubs = format!(
+                "compadd() {{ [[ $1 == -a ]] && print -r -- \"${{(P)2}}\" }}\n\
+                 _describe() {{ print -r -- \"describe $2\" }}\n\
+                 _files() {{ print files }}\n\
+                 compset() {{ }}\n\
+                 try() {{ words=(\"${{(@s: :)1}}\"); CURRENT=${{#words}}; source '{}' }}\n\
+                 try 'iomark --outp'; try 'iomark --rw=randw'; try 'iomark quick --pa'; \
+                 try 'iomark completions b'; try 'iomark --output=fo'\n",
+                f.display()
+            );
+            let o = Command::new("zsh")
+                .arg("-f")
+                .arg("-c")
+                .arg(stubs)
+                .output()
+                .unwrap();
+            let got = stdout(&o);
+            let want = "describe run-flags\ndescribe job-options\n\
+                        read write trim randread randwrite randtrim rw readwrite randrw trimwrite randtrimwrite\n\
+                        --size --runtime --passes --warmup --no-warmup --engine --buffered --json --html \
+                        --no-report --print-jobfile --eta --eta-newline --help\n\
+                        bash zsh fish --help\nfiles\n";
+            assert_eq!(got, want, "{}", stderr(&o));
+        }
         if shell == "fish" {
             let o = Command::new("fish")
                 .arg("-c")
