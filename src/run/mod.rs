@@ -185,11 +185,12 @@ pub fn run(mut plan: Plan, opts: &RunOptions) -> RunResult {
         let mut startable: Vec<usize> = (0..plan.jobs.len())
             .filter(|&i| stages[i] == Stage::Waiting && ready(&plan, &stages, i))
             .collect();
-        if let Some(max) = opts.max_running {
+        let stopping = shared.stop.load(Ordering::Relaxed);
+        if let Some(max) = opts.max_running.filter(|_| !stopping) {
             let running = stages.iter().filter(|s| **s == Stage::Running).count();
             startable.truncate((max as usize).saturating_sub(running));
         }
-        if shared.stop.load(Ordering::Relaxed) {
+        if stopping {
             // Stopped: nothing new starts. After exitall (exit_what=all)
             // the jobs that never ran are reported with nothing done, as
             // fio does; after a signal they are left out.
