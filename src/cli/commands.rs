@@ -34,8 +34,12 @@ pub fn print(text: &str) -> i32 {
 
 pub fn execute(cmd: Command) -> i32 {
     match cmd {
-        Command::Help => print(&help::usage()),
-        Command::Version => print(&format!("iomark-{}\n", env!("CARGO_PKG_VERSION"))),
+        Command::Text(text) => print(&text),
+        Command::Usage(text) => {
+            output::stderr_line(text.trim_end());
+            EXIT_FAIL
+        }
+        Command::InflateLog(path) => super::inflate::main(&path),
         Command::CmdHelp(None) => print(&help::cmdhelp_all()),
         Command::CmdHelp(Some(name)) => match help::cmdhelp_one(&name) {
             Ok(s) => print(&s),
@@ -115,6 +119,11 @@ fn run_jobs(args: RunArgs) -> i32 {
         Ok(l) => l,
         Err(e) => return fail(&e.to_string()),
     };
+    if args.warnings_fatal {
+        if let Some(e) = super::fatal_warnings(&list.jobs) {
+            return fail(&e);
+        }
+    }
     if args.showcmd {
         return print(&format!("{}\n", help::showcmd(&args.sources)));
     }
@@ -141,9 +150,9 @@ fn run_jobs(args: RunArgs) -> i32 {
             quiet: false,
             status: None,
             agg_bw_log: args.agg_bw_log,
+            max_running: args.max_jobs,
         },
         readonly: args.readonly,
-        max_jobs: args.max_jobs,
     };
     let mut ready = match Session::new(list, opts).prepare() {
         Ok(r) => r,

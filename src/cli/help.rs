@@ -3,57 +3,169 @@
 
 use std::fmt::Write;
 
+use super::flags;
 use crate::job::engine_kind::{self, EngineKind};
 use crate::job::options::{self, Category, Kind, Support};
 use crate::job::JobSources;
 
-pub fn usage() -> String {
+/// The one-line answer when no job is given (bare `iomark`).
+pub const NO_JOB: &str = "no job given";
+
+/// What bare `iomark` prints (on standard error; the exit status is 1,
+/// as with fio: no job is an error, and a script that forgot its
+/// arguments should not look successful).
+pub fn bare_usage() -> String {
     format!(
-        "iomark {} — a storage I/O benchmark that runs fio job files
-
-Usage:
-  iomark quick [PATH]                  benchmark the filesystem at PATH (default: .)
-  iomark suite --list | NAME [PATH]    named test sets (crystaldiskmark, ars, …)
-  iomark sweep [PATH] --iodepth=1,2,…  bandwidth/IOPS against block size, queue
-                                       depth or job count, with the knee
-  iomark report RESULTS.json… -o FILE  self-contained HTML report (fio or iomark JSON)
-  iomark compare BASE.json NEW.json    before/after with a noise-aware verdict
-  iomark [OPTIONS] [JOBFILE...]        run fio job files and/or command-line jobs
-  iomark --name=JOB --rw=randread --bs=4k --size=1g [--option=value…]
-
-  `iomark COMMAND --help` describes each command. A job file named like a
-  command runs as `iomark ./NAME`.
-
-Run options:
-  --output=FILE              write the report to FILE instead of stdout
-  --output-format=FMT        normal, terse, json, json+ (comma-separated)
-  --minimal                  terse output (same as --output-format=terse)
-  --terse-version=N          terse format version (2, 3, 4, 5; default 3)
-  --append-terse             terse output in addition to the others
-  --eta=auto|always|never    live progress line (auto: only on a terminal)
-  --eta-newline[=TIME]       print each progress line on its own line (with
-                             TIME: a new line only that often)
-  --eta-interval=TIME        time between progress updates (default 1s)
-  --status-interval=TIME     print full reports periodically while running
-  --section=NAME             run only the job of this name (repeatable)
-  --parse-only               check the job description and exit
-  --showcmd                  print job files as an iomark command line
-  --readonly                 refuse to run jobs that write or trim
-  --cmdhelp[=OPTION]         list job options, or describe one
-  --enghelp[=ENGINE[,OPT]]   list engines, or an engine's options
-  --version, --help
-
-Job options are fio's: see `iomark --cmdhelp`. Options before the first
---name apply to every job; --name=global starts options for the jobs
-after it; --opt=value and --opt value both work. Exit codes: 0 success,
-1 bad input or a job failed, 2 compare found a regression, 130/143
-interrupted by SIGINT/SIGTERM.
-",
-        env!("CARGO_PKG_VERSION")
+        "iomark: {NO_JOB}\n\
+         Usage: iomark [OPTIONS] JOBFILE...     run fio job files\n\
+         \x20      iomark --name=JOB --OPTION=V   run a job given on the command line\n\
+         \x20      iomark COMMAND [ARGS]          quick, suite, sweep, report, compare\n\
+         Try 'iomark quick' to benchmark the filesystem here in about a minute, and\n\
+         'iomark --help' for every command, option and example.\n"
     )
 }
 
-const CATEGORIES: [Category; 14] = [
+pub fn version() -> String {
+    format!("iomark-{}\n", env!("CARGO_PKG_VERSION"))
+}
+
+/// Examples for `--help` and the man page: (command, what it does).
+pub const EXAMPLES: &[(&str, &str)] = &[
+    ("iomark quick", "benchmark the filesystem in the current directory in about a minute"),
+    (
+        "iomark --name=rand --rw=randwrite --bs=4k --size=1g --iodepth=16 --ioengine=libaio --direct=1 --runtime=60 --time_based",
+        "a fio command line: 4 KiB random writes at queue depth 16 for a minute",
+    ),
+    ("iomark job.fio --output-format=json > result.json", "a fio job file; standard output holds only the JSON"),
+    ("iomark --parse-only job.fio", "check a job file without running it"),
+    ("iomark --cmdhelp=bs", "describe one job option"),
+    ("iomark compare before.json after.json", "tell a real change from noise"),
+];
+
+/// Exit statuses, for `--help` and the man page.
+pub const EXIT_STATUS: &[(&str, &str)] = &[
+    ("0", "success"),
+    (
+        "1",
+        "bad input, no job given, a job failed, or a report could not be written",
+    ),
+    ("2", "compare found a regression"),
+    (
+        "129, 130, 143",
+        "stopped by SIGHUP, SIGINT or SIGTERM; the report of what was measured is still written, marked interrupted",
+    ),
+    ("141", "the reader of standard output went away"),
+];
+
+/// How job options go on the command line, for `--help` and the man page.
+pub const JOB_SYNTAX: &[(&str, &str)] = &[
+    ("--NAME=VALUE", "a job option (--NAME VALUE works too)"),
+    (
+        "--name=JOB",
+        "start a job: the options after it are its own; those before the first --name apply to every job",
+    ),
+    ("--name=global", "start options for the jobs after it"),
+];
+
+/// The synopsis lines of a fio-style run, for `--help` and the man page.
+pub const RUN_SYNOPSIS: &[(&str, &str)] = &[
+    (
+        "iomark [OPTIONS] [JOBFILE…]",
+        "run fio job files (- reads standard input)",
+    ),
+    (
+        "iomark [OPTIONS] --name=JOB --OPTION=VALUE…",
+        "run jobs given on the command line",
+    ),
+    ("iomark COMMAND [ARGS…]", "one of the commands below"),
+];
+
+/// `--help`: generated from the run flag and command tables.
+pub fn usage() -> String {
+    use super::text;
+    let mut s = format!(
+        "iomark {} — a storage I/O benchmark that runs fio job files\n\nUsage:\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    for (cmd, what) in RUN_SYNOPSIS {
+        s.push_str(&format!("  {cmd}\n"));
+        s.push_str(&text::wrap(what, 6, text::WIDTH));
+    }
+    s.push_str("\nCommands (iomark help COMMAND describes each):\n");
+    let rows: Vec<(&str, &str)> = flags::COMMANDS
+        .iter()
+        .map(|c| (c.name, c.summary))
+        .collect();
+    s.push_str(&text::options(&rows, 11));
+    for cat in flags::Category::ALL {
+        let rows: Vec<(String, &str)> = flags::shown()
+            .filter(|f| f.category == cat)
+            .map(|f| (f.synopsis(), f.help))
+            .collect();
+        s.push_str(&format!("\n{}:\n", cat.title()));
+        s.push_str(&text::options(&rows, text::OPTION_COLUMN));
+    }
+    s.push_str("\nJob options (fio's; iomark --cmdhelp lists them):\n");
+    s.push_str(&text::options(JOB_SYNTAX, text::OPTION_COLUMN));
+    s.push_str("\nExamples:\n");
+    for (cmd, what) in EXAMPLES {
+        s.push_str(&example(cmd, what));
+    }
+    s.push_str("\nExit status:\n");
+    s.push_str(&text::options(EXIT_STATUS, 13));
+    s
+}
+
+/// One example for a help page: what it does (capitalized, with a
+/// colon), then the command beneath it.
+pub fn example(cmd: &str, what: &str) -> String {
+    let mut out = String::new();
+    if !what.is_empty() {
+        let mut c = what.chars();
+        let first: String = c
+            .next()
+            .map(|f| f.to_uppercase().collect())
+            .unwrap_or_default();
+        out.push_str(&super::text::wrap(
+            &format!("{first}{}:", c.as_str()),
+            2,
+            super::text::WIDTH,
+        ));
+    }
+    out.push_str(&example_command(cmd, 4));
+    out
+}
+
+/// A command line for a help page, indented by `indent`, broken with
+/// `\` before a word that would pass the 80th column (continuation lines
+/// indented 4 more).
+pub fn example_command(cmd: &str, indent: usize) -> String {
+    example_command_within(cmd, indent, super::text::WIDTH)
+}
+
+/// `example_command` for lines of at most `width` columns.
+pub fn example_command_within(cmd: &str, indent: usize, width: usize) -> String {
+    let mut out = " ".repeat(indent);
+    let mut col = indent;
+    for (i, word) in cmd.split(' ').enumerate() {
+        // Bytes, as `text` counts: within the limit for any tool.
+        let w = word.len();
+        if i > 0 && col + 1 + w + 2 > width {
+            out.push_str(" \\\n");
+            out.push_str(&" ".repeat(indent + 4));
+            col = indent + 4;
+        } else if i > 0 {
+            out.push(' ');
+            col += 1;
+        }
+        out.push_str(word);
+        col += w;
+    }
+    out.push('\n');
+    out
+}
+
+pub const CATEGORIES: [Category; 14] = [
     Category::Job,
     Category::Files,
     Category::Io,

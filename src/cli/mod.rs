@@ -5,7 +5,12 @@
 //! Parsing only: turns argv into a `Command`; running it is `commands`.
 
 pub mod commands;
+pub mod completions;
+pub mod flags;
 pub mod help;
+pub mod inflate;
+pub mod manpage;
+pub mod text;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -31,11 +36,7 @@ impl Formats {
                 "terse" => f.terse = true,
                 "json" => f.json = true,
                 "json+" => f.json_plus = true,
-                _ => {
-                    return Err(format!(
-                        "--output-format: '{part}' is not one of: normal, terse, json, json+"
-                    ))
-                }
+                _ => return Err(flags::not_one_of("output-format", part, flags::FORMATS)),
             }
         }
         Ok(f)
@@ -60,6 +61,7 @@ pub struct RunArgs {
     pub readonly: bool,
     pub warnings_fatal: bool,
     pub fake_clock_ns: Option<u64>,
+    /// `--max-jobs`: at most this many clones run at once.
     pub max_jobs: Option<u32>,
     /// `--bandwidth-log`: aggregate bandwidth logs of all jobs.
     pub agg_bw_log: bool,
@@ -96,77 +98,31 @@ impl Default for RunArgs {
 #[derive(Clone, Debug)]
 pub enum Command {
     Run(Box<RunArgs>),
-    Help,
-    Version,
+    /// Text for standard output: a help page, the version, the man page,
+    /// shell completions.
+    Text(String),
+    /// Bare `iomark`: a short usage on standard error, exit status 1.
+    Usage(String),
     CmdHelp(Option<String>),
     EngHelp(Option<String>),
+    /// `--inflate-log=FILE`: a compressed log as text.
+    InflateLog(PathBuf),
     /// `iomark SUBCOMMAND …` with the remaining arguments.
     Sub(String, Vec<OsString>),
 }
 
-/// Subcommands; any other first argument is read as fio-style input (a
-/// job file named like one of these can be given as `./NAME`).
+/// Subcommands that `commands` hands to `suite`; any other first
+/// argument (besides `help` and `completions`) is read as fio-style
+/// input (a job file named like a command can be given as `./NAME`).
 pub const SUBCOMMANDS: &[&str] = &["quick", "suite", "sweep", "compare", "report"];
-
-/// fio command-line options iomark does not provide, with the reason.
-const UNSUPPORTED_CLI: &[(&str, &str)] = &[
-    (
-        "server",
-        "client/server mode is not supported; run iomark on each host",
-    ),
-    (
-        "client",
-        "client/server mode is not supported; run iomark on each host",
-    ),
-    ("daemonize", "client/server mode is not supported"),
-    ("remote-config", "client/server mode is not supported"),
-    ("idle-prof", "CPU idleness profiling is not supported"),
-    ("inflate-log", "compressed logs are not supported"),
-    ("trigger-file", "triggers are not supported"),
-    ("trigger-timeout", "triggers are not supported"),
-    ("trigger", "triggers are not supported"),
-    ("trigger-remote", "triggers are not supported"),
-    ("crctest", "checksum self-tests are not supported"),
-    ("merge-blktrace-only", "blktrace merging is not supported"),
-    (
-        "alloc-size",
-        "iomark needs no shared memory pool; drop this option",
-    ),
-    ("debug", "fio's debug categories are not supported"),
-    ("latency-log", "use write_lat_log instead"),
-    ("aux-path", "iomark keeps no state files"),
-    ("cpuclock-test", "iomark does not use a CPU clock source"),
-];
-
-/// iomark's own run flags (not job options), for "did you mean".
-const RUN_FLAGS: &[&str] = &[
-    "help",
-    "version",
-    "cmdhelp",
-    "enghelp",
-    "output",
-    "output-format",
-    "minimal",
-    "append-terse",
-    "terse-version",
-    "eta",
-    "eta-newline",
-    "eta-interval",
-    "status-interval",
-    "section",
-    "parse-only",
-    "showcmd",
-    "readonly",
-    "warnings-fatal",
-    "max-jobs",
-    "bandwidth-log",
-];
 
 /// Error text for an unknown `--name`: suggests a run flag when one is a
 /// near miss (`--outputformat`), otherwise a job option.
 fn unknown_option(name: &str) -> String {
     let norm = name.to_ascii_lowercase().replace('_', "-");
-    let flag = options::closest(&norm, RUN_FLAGS.iter().copied());
+    let names =
+        flags::shown().flat_map(|f| std::iter::once(f.name).chain(f.aliases.iter().copied()));
+    let flag = options::closest(&norm, names);
     let suggestion = match flag {
         Some((d, f)) if d <= 1 => Some(f),
         _ => options::suggest(name).or(match flag {
@@ -208,6 +164,7 @@ pub fn parse_only(args: Vec<OsString>, stdin: &[u8]) -> Result<usize, String> {
             .map_err(|e| e.to_string()),
         Command::CmdHelp(Some(name)) => help::cmdhelp_one(&name).map(|_| 0),
         Command::EngHelp(e) => help::enghelp(e.as_deref()).map(|_| 0),
+        Command::Usage(_) => Err(help::NO_JOB.into()),
         _ => Ok(0),
     }
 }
@@ -226,10 +183,48 @@ fn flag_text(v: OsString, what: &str) -> Result<String, String> {
     }
 }
 
+/// `iomark help [COMMAND]`.
+fn help_command(rest: &[OsString]) -> Result<Command, String> {
+    let names = || {
+        flags::COMMANDS
+            .iter()
+            .map(|c| c.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match rest {
+        [] => Ok(Command::Text(help::usage())),
+        [one] => {
+            let name = one.to_str().unwrap_or("");
+            match flags::find_command(name) {
+                Some(c) if SUBCOMMANDS.contains(&c.name) => {
+                    Ok(Command::Sub(c.name.to_string(), vec!["--help".into()]))
+                }
+                Some(c) => Ok(Command::Text((c.help)())),
+                None if name == "-h" || name == "--help" => Ok(Command::Text(help::usage())),
+                None => Err(format!(
+                    "help: unknown command '{}' (commands: {})",
+                    one.to_string_lossy(),
+                    names()
+                )),
+            }
+        }
+        _ => Err("help: give at most one COMMAND (see iomark help)".into()),
+    }
+}
+
 fn parse_args(args: Vec<OsString>, stdin: &mut dyn std::io::Read) -> Result<Command, String> {
+    if args.is_empty() {
+        return Ok(Command::Usage(help::bare_usage()));
+    }
     if let Some(first) = args.first().and_then(|a| a.to_str()) {
         if SUBCOMMANDS.contains(&first) {
             return Ok(Command::Sub(first.to_string(), args[1..].to_vec()));
+        }
+        match first {
+            "help" => return help_command(&args[1..]),
+            "completions" => return completions::command(&args[1..]).map(Command::Text),
+            _ => {}
         }
     }
     use lexopt::Arg;
@@ -238,165 +233,53 @@ fn parse_args(args: Vec<OsString>, stdin: &mut dyn std::io::Read) -> Result<Comm
     let mut current: Option<(String, Vec<Assignment>)> = None;
     let mut jobfiles: Vec<PathBuf> = Vec::new();
     while let Some(arg) = p.next().map_err(|e| e.to_string())? {
-        match arg {
-            Arg::Short('h') => return Ok(Command::Help),
-            Arg::Short(c) => return Err(format!("unknown option '-{c}' (see iomark --help)")),
-            Arg::Value(v) => jobfiles.push(PathBuf::from(v)),
-            Arg::Long(name) => {
-                let name = name.to_string();
-                match name.as_str() {
-                    "help" => return Ok(Command::Help),
-                    "version" => return Ok(Command::Version),
-                    "cmdhelp" => {
-                        let v = p
-                            .optional_value()
-                            .map(|v| flag_text(v, "--cmdhelp"))
-                            .transpose()?;
-                        return Ok(Command::CmdHelp(v.filter(|s| s != "all")));
-                    }
-                    "enghelp" => {
-                        let v = p
-                            .optional_value()
-                            .map(|v| flag_text(v, "--enghelp"))
-                            .transpose()?;
-                        return Ok(Command::EngHelp(v));
-                    }
-                    "output" => {
-                        run.output = Some(PathBuf::from(p.value().map_err(|e| e.to_string())?))
-                    }
-                    "output-format" => {
-                        let v =
-                            os_to_string(p.value().map_err(|e| e.to_string())?, "--output-format")?;
-                        run.formats = Formats::parse(&v)?;
-                    }
-                    "minimal" => {
-                        run.formats = Formats {
-                            terse: true,
-                            ..Formats::default()
-                        };
-                    }
-                    "append-terse" => run.append_terse = true,
-                    "terse-version" => {
-                        let v =
-                            os_to_string(p.value().map_err(|e| e.to_string())?, "--terse-version")?;
-                        run.terse_version = match v.trim() {
-                            "2" => 2,
-                            "3" => 3,
-                            "4" => 4,
-                            "5" => 5,
-                            _ => {
-                                return Err(format!(
-                                    "--terse-version: '{v}' is not one of: 2, 3, 4, 5"
-                                ))
-                            }
-                        };
-                    }
-                    "eta" => {
-                        let v = os_to_string(p.value().map_err(|e| e.to_string())?, "--eta")?;
-                        run.eta = ProgressMode::parse(&v)?;
-                    }
-                    "eta-newline" => {
-                        let v = p
-                            .optional_value()
-                            .map(|v| os_to_string(v, "--eta-newline"))
-                            .transpose()?;
-                        run.eta_newline = true;
-                        if let Some(v) = v {
-                            let us = crate::job::value::parse_time_us(
-                                &v,
-                                crate::job::value::TimeUnit::Sec,
-                            )
-                            .map_err(|e| format!("--eta-newline: {e}"))?;
-                            run.eta_newline_ms = us / 1000;
-                        }
-                    }
-                    "eta-interval" => {
-                        let v =
-                            os_to_string(p.value().map_err(|e| e.to_string())?, "--eta-interval")?;
-                        let us =
-                            crate::job::value::parse_time_us(&v, crate::job::value::TimeUnit::Msec)
-                                .map_err(|e| format!("--eta-interval: {e}"))?;
-                        run.eta_interval_ms = (us / 1000).max(1);
-                    }
-                    "status-interval" => {
-                        let v = os_to_string(
-                            p.value().map_err(|e| e.to_string())?,
-                            "--status-interval",
-                        )?;
-                        let us =
-                            crate::job::value::parse_time_us(&v, crate::job::value::TimeUnit::Sec)
-                                .map_err(|e| format!("--status-interval: {e}"))?;
-                        run.status_interval_ms = us / 1000;
-                    }
-                    "section" => {
-                        let v = flag_text(p.value().map_err(|e| e.to_string())?, "--section")?;
-                        run.sources.sections.push(v);
-                    }
-                    "parse-only" => run.parse_only = true,
-                    "showcmd" => run.showcmd = true,
-                    "readonly" => run.readonly = true,
-                    "warnings-fatal" => run.warnings_fatal = true,
-                    "bandwidth-log" => run.agg_bw_log = true,
-                    "max-jobs" => {
-                        let v = os_to_string(p.value().map_err(|e| e.to_string())?, "--max-jobs")?;
-                        run.max_jobs = Some(
-                            v.parse()
-                                .map_err(|_| format!("--max-jobs: '{v}' is not a number"))?,
-                        );
-                    }
-                    "fake-clock" => {
-                        // Hidden: deterministic timings for snapshot tests.
-                        let v =
-                            os_to_string(p.value().map_err(|e| e.to_string())?, "--fake-clock")?;
-                        run.fake_clock_ns =
-                            Some(v.parse().map_err(|_| {
-                                format!("--fake-clock: '{v}' is not a number of ns")
-                            })?);
-                    }
-                    "name" => {
-                        let v = flag_text(p.value().map_err(|e| e.to_string())?, "--name")?;
-                        if v.trim().is_empty() {
-                            return Err("--name needs a job name".into());
-                        }
-                        if let Some(job) = current.take() {
-                            run.sources.cli_jobs.push(job);
-                        }
-                        current = Some((v, Vec::new()));
-                    }
-                    other => {
-                        if let Some((_, why)) = UNSUPPORTED_CLI.iter().find(|(n, _)| *n == other) {
-                            return Err(format!(
-                                "option '--{other}' is not supported by iomark: {why}"
-                            ));
-                        }
-                        let def = options::lookup(other).ok_or_else(|| unknown_option(other))?;
-                        let value = if def.value_optional() {
-                            p.optional_value()
-                                .map(|v| os_to_string(v, other))
-                                .transpose()?
-                        } else {
-                            match p.optional_value() {
-                                Some(v) => Some(os_to_string(v, other)?),
-                                None => match p.value() {
-                                    Ok(v) => Some(os_to_string(v, other)?),
-                                    Err(_) => {
-                                        return Err(format!(
-                                            "option '{}' needs a value ({})",
-                                            def.name,
-                                            def.kind.describe()
-                                        ))
-                                    }
-                                },
-                            }
-                        };
-                        let a = Assignment::cli(other, value.as_deref())?;
-                        match &mut current {
-                            Some((_, items)) => items.push(a),
-                            None => run.sources.global.push(a),
-                        }
-                    }
-                }
+        let flag = match arg {
+            Arg::Value(v) => {
+                jobfiles.push(PathBuf::from(v));
+                continue;
             }
+            Arg::Short(c) => flags::find_short(c)
+                .ok_or_else(|| format!("unknown option '-{c}' (see iomark --help)"))?,
+            Arg::Long("name") => {
+                let v = flag_text(p.value().map_err(|e| e.to_string())?, "--name")?;
+                if v.trim().is_empty() {
+                    return Err("--name needs a job name".into());
+                }
+                if let Some(job) = current.take() {
+                    run.sources.cli_jobs.push(job);
+                }
+                current = Some((v, Vec::new()));
+                continue;
+            }
+            Arg::Long(name) => match flags::find(name) {
+                Some(f) => f,
+                None => {
+                    let name = name.to_string();
+                    let a = job_option(&mut p, &name)?;
+                    match &mut current {
+                        Some((_, items)) => items.push(a),
+                        None => run.sources.global.push(a),
+                    }
+                    continue;
+                }
+            },
+        };
+        if let flags::Support::No(why) = flag.support {
+            return Err(format!(
+                "option '--{}' is not supported by iomark: {why}",
+                flag.name
+            ));
+        }
+        let value = match flag.value {
+            flags::Value::Switch => None,
+            flags::Value::Optional(_) => p.optional_value(),
+            flags::Value::Required(_) => Some(
+                p.value()
+                    .map_err(|_| format!("option '--{}' needs a value", flag.name))?,
+            ),
+        };
+        if let Some(cmd) = (flag.apply)(&mut run, value)? {
+            return Ok(cmd);
         }
     }
     if let Some(job) = current.take() {
@@ -416,4 +299,48 @@ fn parse_args(args: Vec<OsString>, stdin: &mut dyn std::io::Read) -> Result<Comm
         run.sources.files.push((f, sections));
     }
     Ok(Command::Run(Box::new(run)))
+}
+
+/// A job option given as `--NAME[=VALUE]` (or `--NAME VALUE`).
+fn job_option(p: &mut lexopt::Parser, name: &str) -> Result<Assignment, String> {
+    let def = options::lookup(name).ok_or_else(|| unknown_option(name))?;
+    let value = if def.value_optional() {
+        p.optional_value()
+            .map(|v| os_to_string(v, name))
+            .transpose()?
+    } else {
+        match p.optional_value() {
+            Some(v) => Some(os_to_string(v, name)?),
+            None => match p.value() {
+                Ok(v) => Some(os_to_string(v, name)?),
+                Err(_) => {
+                    return Err(format!(
+                        "option '{}' needs a value ({})",
+                        def.name,
+                        def.kind.describe()
+                    ))
+                }
+            },
+        }
+    };
+    Assignment::cli(name, value.as_deref())
+}
+
+/// `--warnings-fatal`: prints the warnings about the jobs (options that
+/// have no effect, or not the one they suggest; see `run::notes`) and
+/// returns the error that stops the run, when there are any.
+pub fn fatal_warnings(jobs: &[crate::job::JobSpec]) -> Option<String> {
+    let mut seen = std::collections::HashSet::new();
+    for n in jobs.iter().flat_map(crate::run::notes) {
+        if seen.insert(n.clone()) {
+            crate::run::output::stderr_line(&format!("iomark: warning: {n}"));
+        }
+    }
+    (!seen.is_empty()).then(|| {
+        format!(
+            "{} warning{} and --warnings-fatal: nothing was run",
+            seen.len(),
+            if seen.len() == 1 { "" } else { "s" }
+        )
+    })
 }

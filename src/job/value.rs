@@ -479,6 +479,71 @@ pub fn parse_split(s: &str, kb_base: u64) -> Result<Vec<SplitEntry>, String> {
     Ok(out)
 }
 
+/// Names longer than this get no suggestion: no option is that long, and
+/// edit distances on huge input would be slow.
+pub const MAX_SUGGEST_LEN: usize = 64;
+
+/// The candidate with the smallest edit distance to `name` (ties go to
+/// the alphabetically first), with that distance.
+pub fn closest<'a>(
+    name: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<(usize, &'a str)> {
+    if name.len() > MAX_SUGGEST_LEN {
+        return None;
+    }
+    let mut best: Option<(usize, &'a str)> = None;
+    for key in candidates {
+        let d = edit_distance(name, key);
+        if best.is_none_or(|(bd, bk)| d < bd || (d == bd && key < bk)) {
+            best = Some((d, key));
+        }
+    }
+    best
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    // Optimal string alignment distance: insert, delete, substitute, swap.
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// The choice a mistyped word most likely meant: the closest by edit
+/// distance, when at most a third of the word differs (2 letters for
+/// words of 4 to 8 letters, 1 for shorter ones). Numbers get none: '9'
+/// is not a typo of '2'.
+pub fn near_choice<'a>(word: &str, choices: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let w = word.trim().to_ascii_lowercase();
+    let len = w.chars().count();
+    if w.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return None;
+    }
+    let limit = if len < 4 { 1 } else { (len / 3).max(2) };
+    closest(&w, choices)
+        .filter(|(d, _)| *d > 0 && *d <= limit && *d < len)
+        .map(|(_, c)| c)
+}
+
 /// Parses one of a fixed set of words, with an error listing them.
 pub fn parse_choice<T: Copy>(s: &str, choices: &[(&str, T)]) -> Result<T, String> {
     let t = s.trim();
@@ -488,7 +553,11 @@ pub fn parse_choice<T: Copy>(s: &str, choices: &[(&str, T)]) -> Result<T, String
         .map(|(_, v)| *v)
         .ok_or_else(|| {
             let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
-            format!("'{s}' is not one of: {}", names.join(", "))
+            let mut msg = format!("'{s}' is not one of: {}", names.join(", "));
+            if let Some(near) = near_choice(t, names.iter().copied()) {
+                msg.push_str(&format!(" (did you mean '{near}'?)"));
+            }
+            msg
         })
 }
 
@@ -718,5 +787,26 @@ mod tests {
         assert_eq!(parse_percent("(10*2)%"), Ok(20.0));
         assert_eq!(parse_percent("50%"), Ok(50.0));
         assert!(parse_percent("150").is_err());
+    }
+
+    #[test]
+    fn misspelt_choices_get_the_nearest_word() {
+        let words = ["read", "write", "randread", "randwrite", "rw"];
+        assert_eq!(
+            near_choice("randwrte", words.iter().copied()),
+            Some("randwrite")
+        );
+        assert_eq!(near_choice("RANDREAD ", words.iter().copied()), None);
+        assert_eq!(near_choice("sideways", words.iter().copied()), None);
+        assert_eq!(near_choice("9", ["2", "3"].iter().copied()), None);
+        assert_eq!(near_choice("x", ["0", "1"].iter().copied()), None);
+        assert_eq!(
+            parse_choice("randwrte", &[("read", 0), ("randwrite", 1)]),
+            Err("'randwrte' is not one of: read, randwrite (did you mean 'randwrite'?)".into())
+        );
+        assert_eq!(
+            parse_choice("up", &[("read", 0), ("randwrite", 1)]),
+            Err("'up' is not one of: read, randwrite".into())
+        );
     }
 }

@@ -102,6 +102,9 @@ pub struct RunOptions {
     pub status: Option<monitor::StatusHook>,
     /// `--bandwidth-log`: aggregate bandwidth logs (see `monitor`).
     pub agg_bw_log: bool,
+    /// `--max-jobs`: at most this many clones run at once; the others
+    /// start, in order, as running ones finish.
+    pub max_running: Option<u32>,
 }
 
 /// Where a job clone is in its life.
@@ -206,11 +209,17 @@ pub fn run(
         if give_up.is_none() && signals::hurry() {
             give_up = Some(Instant::now() + HURRY);
         }
-        // Start every clone whose dependencies are done, together.
-        let startable: Vec<usize> = (0..plan.jobs.len())
+        // Start every clone whose dependencies are done, together (as
+        // many as --max-jobs leaves room for).
+        let mut startable: Vec<usize> = (0..plan.jobs.len())
             .filter(|&i| stages[i] == Stage::Waiting && ready(&plan, &stages, i))
             .collect();
-        if shared.stop.load(Ordering::Relaxed) {
+        let stopping = shared.stop.load(Ordering::Relaxed);
+        if let Some(max) = opts.max_running.filter(|_| !stopping) {
+            let running = stages.iter().filter(|s| **s == Stage::Running).count();
+            startable.truncate((max as usize).saturating_sub(running));
+        }
+        if stopping {
             // Stopped: nothing new starts. After exitall (exit_what=all)
             // the jobs that never ran are reported with nothing done, as
             // fio does; after a signal they are left out.

@@ -74,8 +74,6 @@ pub struct SessionOptions {
     pub run: RunOptions,
     /// `--readonly`: refuse jobs that write.
     pub readonly: bool,
-    /// `--max-jobs`: refuse more clones than this.
-    pub max_jobs: Option<u32>,
 }
 
 /// A job list on its way to a run. See the module documentation.
@@ -144,12 +142,6 @@ impl Session {
                     j.name,
                     j.io.rw.name()
                 ));
-            }
-        }
-        if let Some(max) = self.opts.max_jobs {
-            let n: u32 = self.jobs.iter().map(|j| j.ctl.numjobs).sum();
-            if n > max {
-                return Err(format!("{n} jobs exceed --max-jobs={max}"));
             }
         }
         Ok(())
@@ -327,7 +319,7 @@ mod tests {
     }
 
     #[test]
-    fn readonly_and_max_jobs_refuse_before_planning() {
+    fn readonly_refuses_before_planning() {
         let w = list("[w]\nioengine=null\nsize=64k\nrw=write\n");
         let opts = SessionOptions {
             readonly: true,
@@ -335,13 +327,6 @@ mod tests {
         };
         let e = Session::new(w, opts).prepare().err().expect("refused");
         assert_eq!(e, "job 'w' writes (rw=write) but --readonly was given");
-        let m = list("[m]\nioengine=null\nsize=64k\nnumjobs=3\n");
-        let opts = SessionOptions {
-            max_jobs: Some(2),
-            ..SessionOptions::default()
-        };
-        let e = Session::new(m, opts).prepare().err().expect("refused");
-        assert_eq!(e, "3 jobs exceed --max-jobs=2");
     }
 
     #[test]

@@ -213,7 +213,9 @@ impl LogFile {
             b.extend_from_slice(&t.to_le_bytes());
             b.extend_from_slice(&value.to_le_bytes());
             b.extend_from_slice(&(ddir as u32 | flag).to_le_bytes());
-            b.extend_from_slice(&(fmt.prio as u16).to_le_bytes());
+            // The full value, as fio stores it (its --inflate-log reduces
+            // it to the real-time bit when log_prio is off).
+            b.extend_from_slice(&(fmt.prio_value as u16).to_le_bytes());
             b.extend_from_slice(&[0, 0]);
             b.extend_from_slice(&bs.to_le_bytes());
             if fmt.offset {
@@ -296,6 +298,9 @@ pub struct LineFormat {
     /// real-time class and 0 for the rest.
     pub prio_hex: bool,
     pub prio: u32,
+    /// The full priority value (class << 13 | level), whatever `prio_hex`:
+    /// what compressed logs store.
+    pub prio_value: u32,
     /// Added to every time stamp (`log_unix_epoch`: the Unix time in ms
     /// when measuring began).
     pub time_base_ms: u64,
@@ -314,6 +319,7 @@ impl LineFormat {
             } else {
                 u32::from(class == Some(1))
             },
+            prio_value: value,
             time_base_ms: 0,
         }
     }

@@ -8,6 +8,7 @@
 
 pub mod disk;
 pub mod histogram;
+pub mod inflate;
 pub mod latency_target;
 pub mod live;
 pub mod logs;

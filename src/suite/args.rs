@@ -45,6 +45,109 @@ pub fn parse_u32(v: &str, opt: &str, min: u32) -> Result<u32, String> {
     }
 }
 
+/// One shared option: name, aliases, the value's placeholder (None for
+/// a switch), one line of help, and what it sets.
+pub struct SharedFlag {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub value: Option<&'static str>,
+    pub help: &'static str,
+    pub apply: fn(&mut RunFlags, &str) -> Result<(), String>,
+}
+
+const fn shared(
+    name: &'static str,
+    value: Option<&'static str>,
+    help: &'static str,
+    apply: fn(&mut RunFlags, &str) -> Result<(), String>,
+) -> SharedFlag {
+    SharedFlag {
+        name,
+        aliases: &[],
+        value,
+        help,
+        apply,
+    }
+}
+
+/// The options `quick`, `suite` and `sweep` share: parsing and help
+/// come from here.
+pub const SHARED: &[SharedFlag] = &[
+    shared("size", Some("SIZE"), "test file size (k/m/g suffixes, e.g. 256m)", |f, v| {
+        let b = parse_size(v, 1024).map_err(|e| format!("--size: {e}"))?;
+        if b == 0 {
+            return Err("--size: must be more than 0".into());
+        }
+        f.size = Some(b);
+        Ok(())
+    }),
+    shared("runtime", Some("TIME"), "run time of each measured pass (e.g. 2s, 500ms)", |f, v| {
+        let us = parse_time_us(v, TimeUnit::Sec).map_err(|e| format!("--runtime: {e}"))?;
+        if us < 1000 {
+            return Err("--runtime: must be at least 1ms".into());
+        }
+        f.runtime_us = Some(us);
+        Ok(())
+    }),
+    shared("passes", Some("N"), "measured passes per test; the table shows their median", |f, v| {
+        f.passes = Some(parse_u32(v, "passes", 1)?);
+        Ok(())
+    }),
+    shared("warmup", Some("TIME"), "length of the discarded warm-up pass before each test", |f, v| {
+        f.warmup_us = Some(parse_time_us(v, TimeUnit::Sec).map_err(|e| format!("--warmup: {e}"))?);
+        Ok(())
+    }),
+    shared("no-warmup", None, "skip the warm-up pass", |f, _| {
+        f.warmup_us = Some(0);
+        Ok(())
+    }),
+    SharedFlag {
+        aliases: &["ioengine"],
+        ..shared("engine", Some("NAME"), "I/O engine (default: io_uring or libaio when available, else psync)", |f, v| {
+            f.engine = Some(v.to_string());
+            Ok(())
+        })
+    },
+    shared("buffered", None, "use buffered I/O instead of direct I/O", |f, _| {
+        f.buffered = true;
+        Ok(())
+    }),
+    shared("json", Some("FILE"), "where to write the JSON results (default: a new iomark-<command>-<date>-<time>.json in the current directory)", |f, v| {
+        f.json = Some(PathBuf::from(v));
+        Ok(())
+    }),
+    shared("html", Some("FILE"), "where to write the HTML report (default: beside the JSON)", |f, v| {
+        f.html = Some(PathBuf::from(v));
+        Ok(())
+    }),
+    shared("no-report", None, "write neither file", |f, _| {
+        f.no_report = true;
+        Ok(())
+    }),
+    shared("print-jobfile", None, "print the fio job file of one pass and exit", |f, _| {
+        f.print_jobfile = true;
+        Ok(())
+    }),
+    shared("eta", Some("WHEN"), "live progress line: auto (on a terminal), always, never", |f, v| {
+        f.eta = ProgressMode::parse(v)?;
+        Ok(())
+    }),
+    shared("eta-newline", None, "print each progress update on its own line", |f, _| {
+        f.eta_newline = true;
+        Ok(())
+    }),
+    shared("help", None, "this help", |f, _| {
+        f.help = true;
+        Ok(())
+    }),
+];
+
+fn find_shared(name: &str) -> Option<&'static SharedFlag> {
+    SHARED
+        .iter()
+        .find(|f| f.name == name || f.aliases.contains(&name))
+}
+
 /// Parses the shared options; `extra` gets the chance to handle any other
 /// long option first (returning Ok(true) when it did).
 pub fn parse(
@@ -70,73 +173,90 @@ pub fn parse(
                 if extra(&name, &mut p)? {
                     continue;
                 }
-                match name.as_str() {
-                    "help" => f.help = true,
-                    "size" => {
-                        let v = value(&mut p, "size")?;
-                        let b = parse_size(&v, 1024).map_err(|e| format!("--size: {e}"))?;
-                        if b == 0 {
-                            return Err("--size: must be more than 0".into());
-                        }
-                        f.size = Some(b);
-                    }
-                    "runtime" => {
-                        let v = value(&mut p, "runtime")?;
-                        let us = parse_time_us(&v, TimeUnit::Sec)
-                            .map_err(|e| format!("--runtime: {e}"))?;
-                        if us < 1000 {
-                            return Err("--runtime: must be at least 1ms".into());
-                        }
-                        f.runtime_us = Some(us);
-                    }
-                    "passes" => f.passes = Some(parse_u32(&value(&mut p, "passes")?, "passes", 1)?),
-                    "warmup" => {
-                        let v = value(&mut p, "warmup")?;
-                        f.warmup_us = Some(
-                            parse_time_us(&v, TimeUnit::Sec)
-                                .map_err(|e| format!("--warmup: {e}"))?,
-                        );
-                    }
-                    "no-warmup" => f.warmup_us = Some(0),
-                    "json" => f.json = Some(PathBuf::from(value(&mut p, "json")?)),
-                    "html" => f.html = Some(PathBuf::from(value(&mut p, "html")?)),
-                    "no-report" => f.no_report = true,
-                    "engine" | "ioengine" => f.engine = Some(value(&mut p, "engine")?),
-                    "buffered" => f.buffered = true,
-                    "print-jobfile" => f.print_jobfile = true,
-                    "eta" => {
-                        let v = value(&mut p, "eta")?;
-                        f.eta = ProgressMode::parse(&v)?;
-                    }
-                    "eta-newline" => f.eta_newline = true,
-                    other => {
-                        return Err(format!(
-                            "unknown option '--{other}' for iomark {cmd} (see iomark {cmd} --help)"
-                        ))
-                    }
-                }
+                let Some(flag) = find_shared(&name) else {
+                    return Err(format!(
+                        "unknown option '--{name}' for iomark {cmd} (see iomark {cmd} --help)"
+                    ));
+                };
+                let v = match flag.value {
+                    Some(_) => value(&mut p, flag.name)?,
+                    None => String::new(),
+                };
+                (flag.apply)(&mut f, &v)?;
             }
         }
     }
     Ok(f)
 }
 
-/// Help text for the shared options.
-pub const SHARED_HELP: &str = "\
-  --size SIZE        test file size (k/m/g suffixes, e.g. 256m)
-  --runtime TIME     run time of each measured pass (e.g. 2s, 500ms)
-  --passes N         measured passes per test; the table shows their median
-  --warmup TIME      length of the discarded warm-up pass before each test
-  --no-warmup        skip the warm-up pass
-  --engine NAME      I/O engine (default: io_uring or libaio when available,
-                     else psync)
-  --buffered         use buffered I/O instead of direct I/O
-  --json FILE        where to write the JSON results (default: a new
-                     iomark-<command>-<date>-<time>.json in the current
-                     directory)
-  --html FILE        where to write the HTML report (default: beside the JSON)
-  --no-report        write neither file
-  --print-jobfile    print the fio job file of one pass and exit
-  --eta WHEN         live progress line: auto (on a terminal), always, never
-  --eta-newline      print each progress update on its own line
-";
+/// Help lines for the shared options (the `Options:` part of the help of
+/// `quick`, `suite` and `sweep`); `first` goes before them.
+pub fn shared_help(first: &[(&str, &str)]) -> String {
+    let mut rows: Vec<(String, String)> = first
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    for f in SHARED {
+        let left = match f.value {
+            Some(v) => format!("--{} {v}", f.name),
+            None => format!("--{}", f.name),
+        };
+        // -h too, as everywhere.
+        let left = if f.name == "help" {
+            format!("-h, {left}")
+        } else {
+            left
+        };
+        rows.push((left, f.help.to_string()));
+    }
+    crate::cli::text::options(&rows, OPTION_COLUMN)
+}
+
+/// The option column of the subcommands' help pages.
+pub const OPTION_COLUMN: usize = 18;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_ok(args: &[&str]) -> RunFlags {
+        parse(
+            args.iter().map(OsString::from).collect(),
+            "quick",
+            &mut |_, _| Ok(false),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn every_shared_flag_parses_and_is_in_the_help() {
+        let help = shared_help(&[]);
+        for f in SHARED {
+            assert!(help.contains(&format!("--{}", f.name)), "{help}");
+            let arg = match f.value {
+                Some("SIZE") => format!("--{}=4m", f.name),
+                Some("TIME") => format!("--{}=2s", f.name),
+                Some("N") => format!("--{}=2", f.name),
+                Some("WHEN") => format!("--{}=never", f.name),
+                Some(_) => format!("--{}=x", f.name),
+                None => format!("--{}", f.name),
+            };
+            parse_ok(&[&arg]);
+        }
+        let f = parse_ok(&[
+            "--size=4m",
+            "--runtime",
+            "2s",
+            "--ioengine=psync",
+            "--no-warmup",
+            "p",
+        ]);
+        assert_eq!(f.size, Some(4 << 20));
+        assert_eq!(f.runtime_us, Some(2_000_000));
+        assert_eq!(f.engine.as_deref(), Some("psync"));
+        assert_eq!(f.warmup_us, Some(0));
+        assert_eq!(f.positionals, vec!["p".to_string()]);
+        assert!(help.starts_with("  --size SIZE"), "{help}");
+        assert!(help.lines().all(|l| l.len() <= 80), "{help}");
+    }
+}

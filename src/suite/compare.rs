@@ -462,23 +462,60 @@ pub fn html_report(
 }
 
 pub fn usage() -> String {
-    format!(
+    use crate::cli::{help, text};
+    let mut s = String::from(
         "Usage: iomark compare BASE.json NEW.json [OPTIONS]\n\
-         \x20      iomark compare --base A.json [A2.json…] --new B.json [B2.json…] [OPTIONS]\n\n\
-         Compares per job direction the bandwidth, IOPS, mean and p99 latency of two\n\
-         results (fio or iomark JSON, or iomark quick/suite/sweep results). Several\n\
-         files per side are repeated runs of the same jobs; quick/suite/sweep results\n\
-         bring their passes. The verdict uses Welch's t-test on the runs (two-sided,\n\
-         p-values Holm-adjusted over all comparisons, α = {DEFAULT_ALPHA}): a change is a\n\
-         regression or an improvement when it is significant and at least the\n\
-         threshold; with one run on a side the threshold alone decides.\n\n\
-         Options:\n\
-         \x20 --threshold PCT    smallest change that counts (default {DEFAULT_THRESHOLD_PCT})\n\
-         \x20 --alpha A          significance level (default {DEFAULT_ALPHA})\n\
-         \x20 --json FILE        write the comparison as JSON (- for stdout)\n\
-         \x20 --html FILE        write an HTML report with both runs overlaid\n\n\
-         Exit status: 0 no regression, {EXIT_REGRESSION} at least one regression, 1 bad input.\n"
-    )
+         \x20      iomark compare --base A.json… --new B.json… [OPTIONS]\n\n",
+    );
+    s.push_str(&text::wrap(
+        &format!(
+            "Compares per job direction the bandwidth, IOPS, mean and p99 latency of two \
+             results (fio or iomark JSON, or iomark quick/suite/sweep results). Several files \
+             per side are repeated runs of the same jobs; quick/suite/sweep results bring \
+             their passes. The verdict uses Welch's t-test on the runs (two-sided, p-values \
+             Holm-adjusted over all comparisons, α = {DEFAULT_ALPHA}): a change is a regression \
+             or an improvement when it is significant and at least the threshold; with one \
+             run on a side the threshold alone decides."
+        ),
+        0,
+        text::WIDTH,
+    ));
+    s.push_str("\nOptions:\n");
+    let threshold = format!("smallest change that counts (default {DEFAULT_THRESHOLD_PCT})");
+    let alpha = format!("significance level (default {DEFAULT_ALPHA})");
+    s.push_str(&text::options(
+        &[
+            ("--base FILE…", "the results before (with --new)"),
+            ("--new FILE…", "the results after"),
+            ("--threshold PCT", threshold.as_str()),
+            ("--alpha A", alpha.as_str()),
+            ("--json FILE", "write the comparison as JSON (- for stdout)"),
+            (
+                "--html FILE",
+                "write an HTML report with both runs overlaid",
+            ),
+            ("-h, --help", "this help"),
+        ],
+        super::args::OPTION_COLUMN,
+    ));
+    s.push_str(&format!(
+        "\nExit status: 0 no regression, {EXIT_REGRESSION} at least one regression, 1 bad input.\n"
+    ));
+    s.push_str("\nExamples:\n");
+    for (cmd, what) in [
+        ("iomark compare before.json after.json", "one run on each side"),
+        (
+            "iomark compare --base a1.json a2.json a3.json --new b1.json b2.json b3.json --threshold=3",
+            "three runs a side: the t-test decides what is noise",
+        ),
+        (
+            "iomark compare old.json new.json --json - > verdict.json",
+            "the comparison as JSON on standard output",
+        ),
+    ] {
+        s.push_str(&help::example(cmd, what));
+    }
+    s
 }
 
 pub fn main(argv: Vec<OsString>) -> i32 {

@@ -24,20 +24,44 @@ pub const WARMUP_US: u64 = 1_000_000;
 pub const TEST_FILE: &str = "iomark-quick.tmp";
 
 pub fn usage() -> String {
-    format!(
-        "Usage: iomark quick [PATH] [OPTIONS]\n\n\
-         Benchmarks the filesystem at PATH (default: the current directory) with\n\
-         CrystalDiskMark's default tests — SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1,\n\
-         RND4K Q1T1, each read and write — on a test file ({TEST_FILE}) that is\n\
-         removed afterwards. Each test runs a discarded {}s warm-up pass, then {} measured\n\
-         passes of {}s; the table shows their median and the bandwidth range.\n\
-         The test file is {} GiB.\n\nOptions:\n{}",
-        WARMUP_US / 1_000_000,
-        PASSES,
-        RUNTIME_US / 1_000_000,
-        SIZE >> 30,
-        args::SHARED_HELP
-    )
+    use crate::cli::{help, text};
+    let mut s = String::from("Usage: iomark quick [PATH] [OPTIONS]\n\n");
+    s.push_str(&text::wrap(
+        &format!(
+            "Benchmarks the filesystem at PATH (default: the current directory) with \
+             CrystalDiskMark's default tests — SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, \
+             each read and write — on a test file ({TEST_FILE}) that is removed afterwards. \
+             Each test runs a discarded {}s warm-up pass, then {} measured passes of {}s; the \
+             table shows their median and the bandwidth range. The test file is {} GiB. The \
+             JSON results and the HTML report are written to the current directory.",
+            WARMUP_US / 1_000_000,
+            PASSES,
+            RUNTIME_US / 1_000_000,
+            SIZE >> 30,
+        ),
+        0,
+        text::WIDTH,
+    ));
+    s.push_str("\nOptions:\n");
+    s.push_str(&args::shared_help(&[]));
+    s.push_str("\nExamples:\n");
+    for (cmd, what) in [
+        (
+            "iomark quick /mnt/data",
+            "benchmark the filesystem mounted at /mnt/data",
+        ),
+        (
+            "iomark quick --size=4g --passes=5",
+            "a bigger test file and more passes",
+        ),
+        (
+            "iomark quick --print-jobfile > quick.fio",
+            "the fio job file of one pass (fio runs it too)",
+        ),
+    ] {
+        s.push_str(&help::example(cmd, what));
+    }
+    s
 }
 
 pub fn main(argv: Vec<OsString>) -> i32 {

@@ -20,8 +20,20 @@ pub fn usage() -> String {
          charts, the environment and the settings. fio log files (*.log) given too\n\
          are drawn over time.\n\n\
          Options:\n\
-         \x20 -o, --output FILE  the HTML file (default {DEFAULT_OUTPUT})\n\
-         \x20 --title TEXT       the report's title\n"
+         \x20 -o, --output FILE   the HTML file (default {DEFAULT_OUTPUT})\n\
+         \x20 --title TEXT        the report's title\n\
+         \x20 -h, --help          this help\n\n\
+         Examples:\n{}",
+        [
+            ("iomark report result.json -o report.html", "one result"),
+            (
+                "iomark report fio.json iomark-quick-*.json job_bw.1.log -o all.html",
+                "fio and iomark results and a fio log in one page",
+            ),
+        ]
+        .iter()
+        .map(|(cmd, what)| crate::cli::help::example(cmd, what))
+        .collect::<String>()
     )
 }
 

@@ -9,20 +9,48 @@ use super::presets::{self, Preset};
 use super::{args, fail, Bench};
 
 pub fn usage() -> String {
+    use crate::cli::{help, text};
     let mut s = String::from(
         "Usage: iomark suite --list\n\
          \x20      iomark suite NAME [PATH] [OPTIONS]\n\
-         \x20      iomark suite NAME [PATH] --print-jobfile [OPTIONS]\n\n\
-         Runs a named set of tests on test files in PATH (default: the current\n\
-         directory), or prints it as a fio job file. --size and --runtime replace\n\
-         every test's own size and run time, in the printed job file too.\n\nPresets:\n",
+         \x20      iomark suite NAME [PATH] --print-jobfile [OPTIONS]\n\n",
     );
-    for p in presets::ALL {
-        s.push_str(&format!("  {:<22} {}\n", p.name, p.summary));
-    }
+    s.push_str(&text::wrap(
+        "Runs a named set of tests on test files in PATH (default: the current directory), \
+         or prints it as a fio job file. --size and --runtime replace every test's own size \
+         and run time, in the printed job file too.",
+        0,
+        text::WIDTH,
+    ));
+    s.push_str("\nPresets:\n");
+    let presets: Vec<(&str, &str)> = presets::ALL.iter().map(|p| (p.name, p.summary)).collect();
+    s.push_str(&text::options(&presets, args::OPTION_COLUMN + 2));
     s.push_str("\nOptions:\n");
-    s.push_str("  --list             list the presets with their tests and defaults\n");
-    s.push_str(args::SHARED_HELP);
+    s.push_str(&args::shared_help(&[(
+        "--list",
+        "list the presets with their tests and defaults",
+    )]));
+    s.push_str("\nExamples:\n");
+    for (cmd, what) in [
+        (
+            "iomark suite --list",
+            "the presets, their tests and defaults",
+        ),
+        (
+            "iomark suite ars /mnt/data",
+            "Ars Technica's four write tests in /mnt/data",
+        ),
+        (
+            "iomark suite crystaldiskmark --size=256m --runtime=2s",
+            "a shorter CrystalDiskMark run",
+        ),
+        (
+            "iomark suite patterns --print-jobfile > patterns.fio",
+            "the fio job file a preset runs",
+        ),
+    ] {
+        s.push_str(&help::example(cmd, what));
+    }
     s
 }
 

@@ -45,27 +45,67 @@ const RW: &[&str] = &[
 ];
 
 pub fn usage() -> String {
-    format!(
-        "Usage: iomark sweep [PATH] [OPTIONS]\n\n\
-         Runs one test per combination of the values below on a test file in PATH\n\
-         (default: the current directory) and charts bandwidth and IOPS against the\n\
-         swept value. For queue depth and job count sweeps it reports the knee:\n\
-         {KNEE_RULE}.\n\n\
-         Sweep options (comma-separated lists):\n\
-         \x20 --rw LIST          patterns (default randread): {}\n\
-         \x20 --bs LIST          block sizes (default 4k), e.g. 4k,8k,64k,1m,4m\n\
-         \x20 --iodepth LIST     queue depths (default {DEFAULT_IODEPTHS})\n\
-         \x20 --numjobs LIST     job counts (default 1)\n\
-         \x20 --repeat N         measured passes per point (same as --passes; default 1)\n\
-         \x20 --svg              also write the three charts (bandwidth, IOPS, p99 latency)\n\
-         \x20                    as SVG files beside the JSON results: NAME-bw.svg,\n\
-         \x20                    NAME-iops.svg and NAME-lat.svg (the HTML report has them)\n\n\
-         Defaults: {} GiB test file, {} s per pass, no warm-up.\n\nOptions:\n{}",
-        RW.join(", "),
+    use crate::cli::{help, text};
+    let mut s = String::from("Usage: iomark sweep [PATH] [OPTIONS]\n\n");
+    s.push_str(&text::wrap(
+        &format!(
+            "Runs one test per combination of the values below on a test file in PATH \
+             (default: the current directory) and charts bandwidth and IOPS against the \
+             swept value. For queue depth and job count sweeps it reports the knee: \
+             {KNEE_RULE}."
+        ),
+        0,
+        text::WIDTH,
+    ));
+    s.push_str("\nSweep options (comma-separated lists):\n");
+    let rw = format!("patterns (default randread): {}", RW.join(", "));
+    let qd = format!("queue depths (default {DEFAULT_IODEPTHS})");
+    s.push_str(&text::options(
+        &[
+            ("--rw LIST", rw.as_str()),
+            (
+                "--bs LIST",
+                "block sizes (default 4k), e.g. 4k,8k,64k,1m,4m",
+            ),
+            ("--iodepth LIST", qd.as_str()),
+            ("--numjobs LIST", "job counts (default 1)"),
+            (
+                "--repeat N",
+                "measured passes per point (same as --passes; default 1)",
+            ),
+            (
+                "--svg",
+                "also write the three charts (bandwidth, IOPS, p99 latency) as SVG files \
+                 beside the JSON results: NAME-bw.svg, NAME-iops.svg and NAME-lat.svg (the \
+                 HTML report has them)",
+            ),
+        ],
+        args::OPTION_COLUMN,
+    ));
+    s.push_str(&format!(
+        "\nDefaults: {} GiB test file, {} s per pass, no warm-up.\n\nOptions:\n",
         SIZE >> 30,
-        RUNTIME_US / 1_000_000,
-        args::SHARED_HELP
-    )
+        RUNTIME_US / 1_000_000
+    ));
+    s.push_str(&args::shared_help(&[]));
+    s.push_str("\nExamples:\n");
+    for (cmd, what) in [
+        (
+            "iomark sweep /mnt/data",
+            "4 KiB random reads at queue depths 1 to 256, with the knee",
+        ),
+        (
+            "iomark sweep --rw=read --bs=4k,64k,1m --iodepth=1",
+            "sequential reads against block size",
+        ),
+        (
+            "iomark sweep --numjobs=1,2,4,8 --iodepth=1 --repeat=3",
+            "parallel jobs instead of queue depth, three passes per point",
+        ),
+    ] {
+        s.push_str(&help::example(cmd, what));
+    }
+    s
 }
 
 /// One swept combination.

@@ -60,6 +60,31 @@ const CASES: &[Case] = &[
         "unknown option '--outputformat' (did you mean '--output-format'?)",
     ),
     cli(&["-x"], "unknown option '-x' (see iomark --help)"),
+    // The closest name as spelled: an alias, not the option it stands for.
+    cli(
+        &["--name=a", "--blocksiz=4k"],
+        "unknown option '--blocksiz' (did you mean '--blocksize'?)",
+    ),
+    cli(
+        &["--name=a", "--rw=randwrte", "--parse-only"],
+        "option 'rw': 'randwrte' is not one of: read, write, trim, randread, randwrite, randtrim, rw, readwrite, randrw, trimwrite, randtrimwrite (did you mean 'randwrite'?)",
+    ),
+    cli(
+        &["--output-format=jsn", "--name=a"],
+        "--output-format: 'jsn' is not one of: normal, terse, json, json+ (did you mean 'json'?)",
+    ),
+    cli(&["--max-jobs=0", "--name=a"], "--max-jobs: must be at least 1"),
+    cli(
+        &["--inflate-log=nothere.fz"],
+        "--inflate-log: cannot read 'nothere.fz': no such file",
+    ),
+    Case {
+        job: None,
+        files: &[("plain.log", "0, 1, 0, 4096, 0\n")],
+        args: &["--inflate-log=plain.log"],
+        env: &[],
+        err: "--inflate-log: cannot read 'plain.log': it is not a compressed log (bad zlib data in stream 1, after byte 0)",
+    },
     // Sizes.
     file(
         "[a]\nbs=4q\n",

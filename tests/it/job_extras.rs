@@ -568,3 +568,65 @@ fn ioscheduler_switches_for_the_run_and_restores() {
         stderr(&o)
     );
 }
+
+/// `--max-jobs=N` runs every clone, at most N at a time (fio's meaning:
+/// an upper bound, not a refusal). Each clone's bandwidth log, stamped
+/// with Unix time, gives the span it ran; without the flag all four
+/// overlap, with `--max-jobs=2` no instant sees more than two.
+#[test]
+fn max_jobs_runs_every_clone_at_most_n_at_once() {
+    let most_at_once = |extra: &[&str]| -> (usize, serde_json::Value) {
+        let dir = tempdir();
+        let mut args = vec![
+            "--name=z",
+            "--numjobs=4",
+            "--ioengine=null",
+            "--rw=read",
+            "--size=1m",
+            "--time_based",
+            "--runtime=300ms",
+            "--write_bw_log=z",
+            "--log_avg_msec=50",
+            "--log_unix_epoch=1",
+            "--eta=never",
+            "--output-format=json",
+        ];
+        args.extend(extra);
+        let o = run_in(dir.path(), &args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let spans: Vec<(u64, u64)> = (1..=4)
+            .map(|n| {
+                let text =
+                    std::fs::read_to_string(dir.path().join(format!("z_bw.{n}.log"))).unwrap();
+                let t: Vec<u64> = text
+                    .lines()
+                    .map(|l| l.split(',').next().unwrap().trim().parse().unwrap())
+                    .collect();
+                assert!(!t.is_empty(), "clone {n} logged nothing");
+                (t[0], *t.last().unwrap())
+            })
+            .collect();
+        let most = spans
+            .iter()
+            .map(|(start, _)| {
+                spans
+                    .iter()
+                    .filter(|(a, b)| a <= start && start <= b)
+                    .count()
+            })
+            .max()
+            .unwrap();
+        (most, json)
+    };
+    let (all, _) = most_at_once(&[]);
+    assert_eq!(all, 4);
+    let (limited, json) = most_at_once(&["--max-jobs=2"]);
+    assert_eq!(limited, 2);
+    let jobs = json["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 4);
+    for j in jobs {
+        assert!(j["read"]["io_bytes"].as_u64().unwrap() > 0, "{j}");
+        assert_eq!(j["error"], 0, "{j}");
+    }
+}

@@ -324,3 +324,100 @@ fn compressed_logs_inflate_to_the_plain_ones() {
         }
     }
 }
+
+/// `iomark --inflate-log` turns a `.fz` log back into text: iomark's
+/// own (the same lines as the uncompressed log, which fio's
+/// `--inflate-log` also prints: the priority column included, here the
+/// real-time class without log_prio) and fio's (the same lines as fio's
+/// `--inflate-log`).
+#[test]
+fn inflate_log_prints_iomarks_and_fios_compressed_logs() {
+    let dir = tempdir();
+    let (plain, packed) = (dir.path().join("plain"), dir.path().join("packed"));
+    for (d, c) in [(&plain, "0"), (&packed, "1")] {
+        std::fs::create_dir(d).unwrap();
+        let o = run_in(
+            d,
+            &[
+                "--fake-clock=1000",
+                "--name=z",
+                "--ioengine=null",
+                "--rw=randrw",
+                "--size=1m",
+                "--write_lat_log=z",
+                "--write_iops_log=z",
+                "--prioclass=1",
+                "--prio=3",
+                &format!("--log_store_compressed={c}"),
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let names = logs_in(&plain);
+    assert!(names.len() >= 4, "{names:?}");
+    let mut with_rt = 0;
+    for name in &names {
+        let want = std::fs::read_to_string(plain.join(name)).unwrap();
+        with_rt += want.lines().filter(|l| l.ends_with(", 1")).count();
+        let fz = packed.join(format!("{name}.fz"));
+        let o = iomark()
+            .arg(format!("--inflate-log={}", fz.display()))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        assert_eq!(stdout(&o), want, "{name}");
+        if crate::common::fio_for_comparison() {
+            let f = std::process::Command::new("fio")
+                .arg(format!("--inflate-log={}", fz.display()))
+                .output()
+                .unwrap();
+            assert_eq!(stdout(&f), want, "fio --inflate-log {name}");
+        }
+    }
+    assert!(with_rt > 0, "no line shows the real-time class");
+
+    require_fio!();
+    let f = dir.path().join("fio");
+    std::fs::create_dir(&f).unwrap();
+    let o = std::process::Command::new("fio")
+        .args([
+            "--name=z",
+            "--ioengine=null",
+            "--rw=randrw",
+            "--size=2m",
+            "--write_lat_log=z",
+            "--write_bw_log=z",
+            "--log_offset=1",
+            "--log_store_compressed=1",
+        ])
+        .current_dir(&f)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut compared = 0;
+    for e in std::fs::read_dir(&f).unwrap().flatten() {
+        let path = e.path();
+        if std::fs::metadata(&path).unwrap().len() == 0 {
+            // fio leaves empty files for logs with no sample (slat here).
+            continue;
+        }
+        let ours = iomark()
+            .arg(format!("--inflate-log={}", path.display()))
+            .output()
+            .unwrap();
+        let theirs = std::process::Command::new("fio")
+            .arg(format!("--inflate-log={}", path.display()))
+            .output()
+            .unwrap();
+        assert!(ours.status.success(), "{}", stderr(&ours));
+        assert!(!theirs.stdout.is_empty(), "{}", path.display());
+        assert_eq!(
+            stdout(&ours),
+            String::from_utf8_lossy(&theirs.stdout),
+            "{}",
+            path.display()
+        );
+        compared += 1;
+    }
+    assert!(compared >= 3, "{compared} fio logs compared");
+}

@@ -306,7 +306,8 @@ pub fn lookup(name: &str) -> Option<&'static OptDef> {
 ///
 /// Case and `-` for `_` are forgiven outright. Otherwise the closest name
 /// or alias by edit distance wins, implemented options before unsupported
-/// ones; failing that, an implemented option that starts with (or, for
+/// ones, and is suggested as spelled (`blocksiz` → `blocksize`, an alias
+/// of `bs`, not `bs`); failing that, an implemented option that starts with (or, for
 /// four letters or more, contains) what was typed (`rwmix` → `rwmixread`),
 /// then such an unsupported one.
 pub fn suggest(name: &str) -> Option<&'static str> {
@@ -314,8 +315,12 @@ pub fn suggest(name: &str) -> Option<&'static str> {
         return None;
     }
     let norm = name.to_ascii_lowercase().replace('-', "_");
-    if let Some(d) = lookup(&norm).or_else(|| lookup(&name.to_ascii_lowercase())) {
-        return Some(d.name);
+    let lower = name.to_ascii_lowercase();
+    if let Some((key, _)) = index()
+        .get_key_value(norm.as_str())
+        .or_else(|| index().get_key_value(lower.as_str()))
+    {
+        return Some(key);
     }
     let limit = (name.len() / 3).max(2);
     for supported in [true, false] {
@@ -328,7 +333,7 @@ pub fn suggest(name: &str) -> Option<&'static str> {
         );
         if let Some((dist, key)) = best {
             if dist <= limit {
-                return lookup(key).map(|d| d.name);
+                return Some(key);
             }
         }
     }
@@ -349,54 +354,8 @@ pub fn suggest(name: &str) -> Option<&'static str> {
     None
 }
 
-/// Names longer than this get no suggestion: no option is that long, and
-/// edit distances on huge input would be slow.
-const MAX_SUGGEST_LEN: usize = 64;
-
-/// The candidate with the smallest edit distance to `name` (ties go to
-/// the alphabetically first), with that distance.
-pub fn closest<'a>(
-    name: &str,
-    candidates: impl Iterator<Item = &'a str>,
-) -> Option<(usize, &'a str)> {
-    if name.len() > MAX_SUGGEST_LEN {
-        return None;
-    }
-    let mut best: Option<(usize, &'a str)> = None;
-    for key in candidates {
-        let d = edit_distance(name, key);
-        if best.is_none_or(|(bd, bk)| d < bd || (d == bd && key < bk)) {
-            best = Some((d, key));
-        }
-    }
-    best
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    // Optimal string alignment distance: insert, delete, substitute, swap.
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for j in 0..=b.len() {
-        d[0][j] = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = v;
-        }
-    }
-    d[a.len()][b.len()]
-}
+pub use super::value::closest;
+use super::value::MAX_SUGGEST_LEN;
 
 /// Error text for an option name that is not in the table.
 pub fn unknown_option_message(name: &str) -> String {
@@ -524,12 +483,15 @@ mod tests {
     #[test]
     fn suggestions() {
         assert_eq!(suggest("iodpeth"), Some("iodepth"));
-        assert_eq!(suggest("blocksiz"), Some("bs"));
+        // The closest name as spelled: an alias rather than its option.
+        assert_eq!(suggest("blocksiz"), Some("blocksize"));
+        assert_eq!(suggest("BlockSize"), Some("blocksize"));
+        assert_eq!(suggest("bss"), Some("bs"));
         assert_eq!(suggest("RW"), Some("rw"));
         assert_eq!(suggest("zzzzzzzzzzzz"), None);
         assert_eq!(suggest("time-based"), Some("time_based"));
         assert_eq!(suggest("ramptime"), Some("ramp_time"));
-        assert_eq!(suggest("blocksz"), Some("bs"));
+        assert_eq!(suggest("blocksz"), Some("blocksize"));
         assert_eq!(suggest("rwmix"), Some("rwmixread"));
         assert_eq!(suggest("cpus"), Some("cpus_allowed"));
         assert_eq!(suggest("lat_log"), Some("write_lat_log"));
