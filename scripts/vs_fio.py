@@ -53,7 +53,8 @@ def main():
     print(f"# {a.rounds} rounds, runtime {a.runtime}s, files in {workdir}")
     print(f"{'job':32} {'iomark IOPS':>12} {'fio IOPS':>12} {'iomark ns/io':>13} {'fio ns/io':>10} {'cpu ratio':>9}")
     for name, opts in JOBS.items():
-        if a.only and a.only not in name:
+        # An exact job name selects that job alone; otherwise a substring.
+        if a.only and (a.only != name if a.only in JOBS else a.only not in name):
             continue
         args = ["--name=" + name, "--runtime=" + a.runtime] + opts
         res = {"iomark": [], "fio": []}
