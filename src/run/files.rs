@@ -125,6 +125,34 @@ pub fn layout(
         // A replay uses the trace's files as they are.
         return Ok(notes);
     }
+    let todo = layout_todo(job, done)?;
+    if todo.is_empty() {
+        return Ok(notes);
+    }
+    let total: u64 = todo.iter().map(|f| f.needed_size).sum();
+    notes.push(format!(
+        "{}: Laying out IO file{} ({} file{} / {})",
+        s.name,
+        if todo.len() > 1 { "s" } else { "" },
+        todo.len(),
+        if todo.len() > 1 { "s" } else { "" },
+        human_bytes(total, false)
+    ));
+    let mut writer = LayoutWriter::new(job, total);
+    for f in todo {
+        lay_out_file(job, f, &mut writer)?;
+        done.push(f.path.clone());
+    }
+    Ok(notes)
+}
+
+/// The job's regular files that must be created or extended (not laid
+/// out yet in this run, and not left to `create_on_open`).
+fn layout_todo<'j>(
+    job: &'j PlannedJob,
+    done: &[std::path::PathBuf],
+) -> Result<Vec<&'j PlannedFile>, FileError> {
+    let s = &job.spec;
     let mut todo: Vec<&PlannedFile> = Vec::new();
     for f in &job.files {
         if done.contains(&f.path) {
@@ -133,27 +161,7 @@ pub fn layout(
         if !matches!(f.kind, TargetKind::Regular | TargetKind::Missing) {
             continue;
         }
-        // Re-check: an earlier job may have created it. What is there
-        // must still be what the check approved (or iomark's own).
-        let now = if f.seen.link {
-            std::fs::metadata(&f.path)
-        } else {
-            std::fs::symlink_metadata(&f.path)
-        };
-        let existing = match now {
-            Ok(m) if m.file_type().is_symlink() => {
-                return Err(FileError::new(
-                    libc::ELOOP,
-                    super::safety::link_refusal(&f.path, &f.seen),
-                ))
-            }
-            Ok(m) => {
-                super::safety::check_identity(&f.path, &f.seen, &FileId::of_meta(&m))
-                    .map_err(|m| FileError::new(libc::EEXIST, m))?;
-                Some(m.len())
-            }
-            Err(_) => None,
-        };
+        let existing = size_now(f)?;
         let needs = match f.kind {
             TargetKind::Regular | TargetKind::Missing => {
                 existing.is_none_or(|sz| sz < f.needed_size)
@@ -178,79 +186,127 @@ pub fn layout(
             todo.push(f);
         }
     }
-    if todo.is_empty() {
-        return Ok(notes);
-    }
-    let total: u64 = todo.iter().map(|f| f.needed_size).sum();
-    notes.push(format!(
-        "{}: Laying out IO file{} ({} file{} / {})",
-        s.name,
-        if todo.len() > 1 { "s" } else { "" },
-        todo.len(),
-        if todo.len() > 1 { "s" } else { "" },
-        human_bytes(total, false)
-    ));
-    let write_data = layout_writes_data(job);
-    let chunk = 1usize << 20;
-    let mut buf = vec![0u8; chunk];
-    // The same contents the job's writes would have, block by block.
-    let d = if s.io.rw.has(Ddir::Write) {
-        Ddir::Write
+    Ok(todo)
+}
+
+/// The size of a planned file now (None when there is none). Re-check:
+/// an earlier job may have created it. What is there must still be what
+/// the check approved (or iomark's own).
+fn size_now(f: &PlannedFile) -> Result<Option<u64>, FileError> {
+    let now = if f.seen.link {
+        std::fs::metadata(&f.path)
     } else {
-        Ddir::Read
+        std::fs::symlink_metadata(&f.path)
     };
-    let bs = (s.io.bs[d.idx()].min() as usize).clamp(1, chunk);
-    let mut filler = BufferFiller::new(s, chunk, total, job.seed ^ 77);
-    for f in todo {
-        let mut flags = libc::O_WRONLY;
-        if s.file.allow_file_create {
-            flags |= libc::O_CREAT;
+    match now {
+        Ok(m) if m.file_type().is_symlink() => Err(FileError::new(
+            libc::ELOOP,
+            super::safety::link_refusal(&f.path, &f.seen),
+        )),
+        Ok(m) => {
+            super::safety::check_identity(&f.path, &f.seen, &FileId::of_meta(&m))
+                .map_err(|m| FileError::new(libc::EEXIST, m))?;
+            Ok(Some(m.len()))
         }
-        let (fd, _, _) = open_target(
-            s,
-            f,
-            flags,
-            "cannot create",
-            &mut |fl| open_fd(&f.path, fl).map(|fd| (fd, 0)),
-            &mut |fd, _| {
-                let _ = close_fd(fd);
-            },
-        )?;
-        // SAFETY: the descriptor was just opened and is owned here.
-        let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
-        let existing = file.metadata().map(|m| m.len()).unwrap_or(0);
-        if write_data {
-            use std::io::{Seek, SeekFrom};
-            file.seek(SeekFrom::Start(existing))
-                .map_err(|e| sys_err("cannot seek in", &f.path, e))?;
-            let mut left = f.needed_size - existing;
-            let mut pos = existing;
-            while left > 0 {
-                if super::signals::received() {
-                    // Stopped: a large layout must not delay the stop.
-                    return Err(FileError::new(
-                        libc::EINTR,
-                        format!("laying out '{}' was stopped by a signal", f.path.display()),
-                    ));
-                }
-                let n = left.min(chunk as u64) as usize;
-                filler.fill_layout(&mut buf[..n], pos, bs);
-                pos += n as u64;
-                file.write_all(&buf[..n])
-                    .map_err(|e| sys_err("cannot lay out", &f.path, e))?;
-                left -= n as u64;
-            }
-            if s.file.create_fsync {
-                file.sync_all()
-                    .map_err(|e| sys_err("cannot sync", &f.path, e))?;
-            }
-        } else if !s.file.fill_device {
-            // fill_device writes until the space runs out: reserve nothing.
-            preallocate(&file, s.file.fallocate, existing, f.needed_size, &f.path)?;
-        }
-        done.push(f.path.clone());
+        Err(_) => Ok(None),
     }
-    Ok(notes)
+}
+
+/// What layout writes into files: the same contents the job's writes
+/// would have, block by block, a chunk at a time.
+struct LayoutWriter {
+    write_data: bool,
+    buf: Vec<u8>,
+    bs: usize,
+    filler: BufferFiller,
+}
+
+impl LayoutWriter {
+    const CHUNK: usize = 1 << 20;
+
+    fn new(job: &PlannedJob, total: u64) -> Self {
+        let s = &job.spec;
+        let chunk = Self::CHUNK;
+        let d = if s.io.rw.has(Ddir::Write) {
+            Ddir::Write
+        } else {
+            Ddir::Read
+        };
+        LayoutWriter {
+            write_data: layout_writes_data(job),
+            buf: vec![0u8; chunk],
+            bs: (s.io.bs[d.idx()].min() as usize).clamp(1, chunk),
+            filler: BufferFiller::new(s, chunk, total, job.seed ^ 77),
+        }
+    }
+
+    /// Writes `file` from `from` to `to`, stopping on a signal.
+    fn fill(
+        &mut self,
+        file: &mut std::fs::File,
+        from: u64,
+        to: u64,
+        path: &Path,
+    ) -> Result<(), FileError> {
+        use std::io::{Seek, SeekFrom};
+        file.seek(SeekFrom::Start(from))
+            .map_err(|e| sys_err("cannot seek in", path, e))?;
+        let mut left = to - from;
+        let mut pos = from;
+        while left > 0 {
+            if super::signals::received() {
+                // Stopped: a large layout must not delay the stop.
+                return Err(FileError::new(
+                    libc::EINTR,
+                    format!("laying out '{}' was stopped by a signal", path.display()),
+                ));
+            }
+            let n = left.min(Self::CHUNK as u64) as usize;
+            self.filler.fill_layout(&mut self.buf[..n], pos, self.bs);
+            pos += n as u64;
+            file.write_all(&self.buf[..n])
+                .map_err(|e| sys_err("cannot lay out", path, e))?;
+            left -= n as u64;
+        }
+        Ok(())
+    }
+}
+
+/// Creates or extends one file: written with data, or preallocated.
+fn lay_out_file(
+    job: &PlannedJob,
+    f: &PlannedFile,
+    writer: &mut LayoutWriter,
+) -> Result<(), FileError> {
+    let s = &job.spec;
+    let mut flags = libc::O_WRONLY;
+    if s.file.allow_file_create {
+        flags |= libc::O_CREAT;
+    }
+    let (fd, _, _) = open_target(
+        s,
+        f,
+        flags,
+        "cannot create",
+        &mut |fl| open_fd(&f.path, fl).map(|fd| (fd, 0)),
+        &mut |fd, _| {
+            let _ = close_fd(fd);
+        },
+    )?;
+    // SAFETY: the descriptor was just opened and is owned here.
+    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+    let existing = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if writer.write_data {
+        writer.fill(&mut file, existing, f.needed_size, &f.path)?;
+        if s.file.create_fsync {
+            file.sync_all()
+                .map_err(|e| sys_err("cannot sync", &f.path, e))?;
+        }
+    } else if !s.file.fill_device {
+        // fill_device writes until the space runs out: reserve nothing.
+        preallocate(&file, s.file.fallocate, existing, f.needed_size, &f.path)?;
+    }
+    Ok(())
 }
 
 /// Sizes a new or short file as `fallocate` says: `none` leaves it to
@@ -342,6 +398,45 @@ pub fn open_target(
     open: &mut dyn FnMut(i32) -> std::io::Result<(RawFd, usize)>,
     close: &mut dyn FnMut(RawFd, usize),
 ) -> Result<(RawFd, usize, u64), FileError> {
+    let opened = open_safely(f, flags, what, open, close)?;
+    if opened.fd < 0 {
+        // The engine opened nothing (filestat, filedelete).
+        return Ok((opened.fd, opened.data, opened.ns));
+    }
+    check_opened(spec, f, flags, &opened, close)?;
+    Ok((opened.fd, opened.data, opened.ns))
+}
+
+/// A descriptor [`open_safely`] got, before [`check_opened`].
+struct Opened {
+    fd: RawFd,
+    data: usize,
+    /// How long the open that succeeded took.
+    ns: u64,
+    /// Created exclusively by this open: iomark's own file.
+    created: bool,
+}
+
+impl Opened {
+    fn new(fd: RawFd, data: usize, ns: u64, created: bool) -> Self {
+        Opened {
+            fd,
+            data,
+            ns,
+            created,
+        }
+    }
+}
+
+/// The open itself: exclusive creation where nothing was at plan time,
+/// no links the plan did not see, non-blocking (see [`open_target`]).
+fn open_safely(
+    f: &PlannedFile,
+    flags: i32,
+    what: &str,
+    open: &mut dyn FnMut(i32) -> std::io::Result<(RawFd, usize)>,
+    close: &mut dyn FnMut(RawFd, usize),
+) -> Result<Opened, FileError> {
     let path = &f.path;
     let regular = matches!(f.kind, TargetKind::Regular | TargetKind::Missing);
     // Nothing is ever created through a link, nor in a device's place.
@@ -360,7 +455,7 @@ pub fn open_target(
     // created exclusively first.
     let mut create_first = f.seen.id.is_none();
     let mut tries = 0;
-    let (fd, data, ns, created) = loop {
+    loop {
         tries += 1;
         if create_first && can_create {
             let mut claim = super::safety::creating(path);
@@ -374,16 +469,16 @@ pub fn open_target(
                         }
                     }
                     super::safety::mark_created(fd);
-                    break (fd, data, ns, true);
+                    return Ok(Opened::new(fd, data, ns, true));
                 }
-                (Ok((fd, data)), ns) => break (fd, data, ns, false),
+                (Ok((fd, data)), ns) => return Ok(Opened::new(fd, data, ns, false)),
                 // Someone (maybe another clone) made it: checked below.
                 (Err(e), _) if errno(&e) == libc::EEXIST => {}
                 (Err(e), _) => return Err(sys_err(what, path, e)),
             }
         }
         match timed(plain) {
-            (Ok((fd, data)), ns) => break (fd, data, ns, false),
+            (Ok((fd, data)), ns) => return Ok(Opened::new(fd, data, ns, false)),
             (Err(e), _) if errno(&e) == libc::ELOOP && !f.seen.link => {
                 return Err(FileError::new(
                     libc::ELOOP,
@@ -396,11 +491,20 @@ pub fn open_target(
             }
             (Err(e), _) => return Err(sys_err(what, path, e)),
         }
-    };
-    if fd < 0 {
-        // The engine opened nothing (filestat, filedelete).
-        return Ok((fd, data, ns));
     }
+}
+
+/// What was opened is what was approved (or iomark's own), an allowed
+/// FIFO has its peer, the descriptor is blocking again, and a block
+/// device written to is still unmounted; else it is closed and refused.
+fn check_opened(
+    spec: &JobSpec,
+    f: &PlannedFile,
+    flags: i32,
+    o: &Opened,
+    close: &mut dyn FnMut(RawFd, usize),
+) -> Result<(), FileError> {
+    let (path, fd, data) = (&f.path, o.fd, o.data);
     let refuse = |close: &mut dyn FnMut(RawFd, usize), errno: i32, msg: String| {
         close(fd, data);
         Err(FileError::new(errno, msg))
@@ -412,7 +516,7 @@ pub fn open_target(
             return Err(sys_err("cannot stat", path, e));
         }
     };
-    if !created {
+    if !o.created {
         if let Err(m) = super::safety::check_identity(path, &f.seen, &id) {
             return refuse(close, libc::EEXIST, m);
         }
@@ -435,7 +539,7 @@ pub fn open_target(
             return refuse(close, libc::EBUSY, m);
         }
     }
-    Ok((fd, data, ns))
+    Ok(())
 }
 
 /// A file slot that is not open (with `openfiles`, until its turn).
@@ -454,6 +558,41 @@ pub fn open_one(
     flags: i32,
 ) -> Result<OpenedFile, FileError> {
     let f = &job.files[i];
+    let (fd, data, open_ns) = engine_open(job, engine, f, flags)?;
+    advise(job, f, fd, data);
+    if fd >= 0 && job.spec.file.write_hint != 0 {
+        const F_SET_RW_HINT: libc::c_int = 1036;
+        let hint: u64 = job.spec.file.write_hint;
+        // SAFETY: the kernel reads a u64 through the pointer.
+        if unsafe { libc::fcntl(fd, F_SET_RW_HINT, &hint as *const u64) } < 0 {
+            let e = std::io::Error::last_os_error();
+            let _ = engine.close(fd, data, f.needed_size);
+            return Err(sys_err("cannot set write_hint on", &f.path, e));
+        }
+    }
+    if fd >= 0 && f.kind == TargetKind::Regular && job.spec.file.create_on_open {
+        // SAFETY: fstat/ftruncate on the descriptor just opened.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd, &mut st) } == 0 && (st.st_size as u64) < f.needed_size {
+            unsafe { libc::ftruncate(fd, f.needed_size as libc::off_t) };
+        }
+    }
+    Ok(OpenedFile {
+        fd,
+        data,
+        size: f.needed_size,
+        open_ns,
+    })
+}
+
+/// The engine's open of `f` (through [`open_target`] unless nothing is
+/// opened): descriptor, engine data and how long the open took (ns).
+fn engine_open(
+    job: &PlannedJob,
+    engine: &mut dyn Engine,
+    f: &PlannedFile,
+    flags: i32,
+) -> Result<(RawFd, usize, u64), FileError> {
     let of = |flags| OpenFile {
         path: &f.path,
         flags,
@@ -479,7 +618,7 @@ pub fn open_one(
             },
         )
     };
-    let (fd, data, open_ns) = opened.map_err(|e| {
+    opened.map_err(|e| {
         if e.errno == libc::EINVAL && job.spec.sync.direct {
             FileError::new(
                 libc::EINVAL,
@@ -491,8 +630,12 @@ pub fn open_one(
         } else {
             e
         }
-    })?;
-    // The mmap engine (data != 0) advises its mapping itself.
+    })
+}
+
+/// `fadvise_hint`: tells the kernel how the file will be read. The mmap
+/// engine (data != 0) advises its mapping itself.
+fn advise(job: &PlannedJob, f: &PlannedFile, fd: RawFd, data: usize) {
     let advice = job.spec.file.fadvise_hint.random(job.spec.io.rw);
     if let (Some(random), true, 0) = (
         advice,
@@ -519,29 +662,6 @@ pub fn open_one(
             );
         }
     }
-    if fd >= 0 && job.spec.file.write_hint != 0 {
-        const F_SET_RW_HINT: libc::c_int = 1036;
-        let hint: u64 = job.spec.file.write_hint;
-        // SAFETY: the kernel reads a u64 through the pointer.
-        if unsafe { libc::fcntl(fd, F_SET_RW_HINT, &hint as *const u64) } < 0 {
-            let e = std::io::Error::last_os_error();
-            let _ = engine.close(fd, data, f.needed_size);
-            return Err(sys_err("cannot set write_hint on", &f.path, e));
-        }
-    }
-    if fd >= 0 && f.kind == TargetKind::Regular && job.spec.file.create_on_open {
-        // SAFETY: fstat/ftruncate on the descriptor just opened.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        if unsafe { libc::fstat(fd, &mut st) } == 0 && (st.st_size as u64) < f.needed_size {
-            unsafe { libc::ftruncate(fd, f.needed_size as libc::off_t) };
-        }
-    }
-    Ok(OpenedFile {
-        fd,
-        data,
-        size: f.needed_size,
-        open_ns,
-    })
 }
 
 /// Opens the files listed in `which` (the others stay closed).

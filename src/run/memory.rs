@@ -35,19 +35,7 @@ impl BufferMemory {
     pub fn new(size: usize, align: usize, mem: &MemType, huge: u64) -> Result<Self, String> {
         let size = size.max(align);
         if let MemType::Malloc = mem {
-            let layout =
-                std::alloc::Layout::from_size_align(size, align).map_err(|e| e.to_string())?;
-            // SAFETY: non-zero size, valid alignment.
-            let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-            if ptr.is_null() {
-                return Err(format!("cannot allocate {size} bytes of I/O buffers"));
-            }
-            return Ok(BufferMemory {
-                ptr,
-                size,
-                base: ptr,
-                backing: Backing::Heap(layout),
-            });
+            return Self::heap(size, align);
         }
         // Mappings and segments start on a page: leave room to align further.
         let page = 4096usize;
@@ -59,77 +47,9 @@ impl BufferMemory {
         }
         let (base, backing) = match mem {
             MemType::Malloc => unreachable!(),
-            MemType::Shm | MemType::ShmHuge => {
-                let flags = libc::IPC_CREAT | 0o600 | if is_huge { libc::SHM_HUGETLB } else { 0 };
-                // SAFETY: plain System V calls; the segment is marked for
-                // removal once attached, so it goes when detached.
-                unsafe {
-                    let id = libc::shmget(libc::IPC_PRIVATE, len, flags);
-                    if id < 0 {
-                        return Err(hint(
-                            os_err(format!(
-                                "mem={}: cannot get a {len}-byte shared memory segment",
-                                mem.name()
-                            ))(std::io::Error::last_os_error()),
-                            is_huge,
-                        ));
-                    }
-                    let p = libc::shmat(id, std::ptr::null(), 0);
-                    libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut());
-                    if p as isize == -1 {
-                        return Err(format!(
-                            "mem={}: cannot attach the shared memory segment: {}",
-                            mem.name(),
-                            std::io::Error::last_os_error()
-                        ));
-                    }
-                    (p as *mut u8, Backing::Shm)
-                }
-            }
+            MemType::Shm | MemType::ShmHuge => shm_segment(mem, len, is_huge)?,
             MemType::Mmap(file) | MemType::MmapHuge(file) | MemType::MmapShared(file) => {
-                let shared = matches!(mem, MemType::MmapShared(_)) || file.is_some();
-                let mut flags = if shared {
-                    libc::MAP_SHARED
-                } else {
-                    libc::MAP_PRIVATE
-                };
-                let fd = match file {
-                    Some(path) => Some(open_backing(path, len, mem)?),
-                    None => {
-                        flags |= libc::MAP_ANONYMOUS;
-                        if is_huge {
-                            flags |= libc::MAP_HUGETLB;
-                        }
-                        None
-                    }
-                };
-                // SAFETY: a new mapping; checked below. The file (if any)
-                // stays mapped after its descriptor is closed.
-                let p = unsafe {
-                    let p = libc::mmap(
-                        std::ptr::null_mut(),
-                        len,
-                        libc::PROT_READ | libc::PROT_WRITE,
-                        flags,
-                        fd.unwrap_or(-1),
-                        0,
-                    );
-                    if let Some(fd) = fd {
-                        libc::close(fd);
-                    }
-                    p
-                };
-                if p == libc::MAP_FAILED {
-                    return Err(hint(
-                        format!(
-                            "mem={}: cannot map {len} bytes: {}",
-                            mem.name(),
-                            std::io::Error::last_os_error()
-                        ),
-                        is_huge,
-                    ));
-                }
-                (p as *mut u8, Backing::Map(len))
+                mapping(mem, file.as_ref(), len, is_huge)?
             }
         };
         let off = base.align_offset(align);
@@ -145,10 +65,108 @@ impl BufferMemory {
         })
     }
 
+    /// `mem=malloc`: zeroed heap memory.
+    fn heap(size: usize, align: usize) -> Result<Self, String> {
+        let layout = std::alloc::Layout::from_size_align(size, align).map_err(|e| e.to_string())?;
+        // SAFETY: non-zero size, valid alignment.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(format!("cannot allocate {size} bytes of I/O buffers"));
+        }
+        Ok(BufferMemory {
+            ptr,
+            size,
+            base: ptr,
+            backing: Backing::Heap(layout),
+        })
+    }
+
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: `size` bytes from `ptr` belong to self.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.size) }
     }
+}
+
+/// `mem=shm`, `shmhuge`: a private System V segment of `len` bytes.
+fn shm_segment(mem: &MemType, len: usize, is_huge: bool) -> Result<(*mut u8, Backing), String> {
+    let flags = libc::IPC_CREAT | 0o600 | if is_huge { libc::SHM_HUGETLB } else { 0 };
+    // SAFETY: plain System V calls; the segment is marked for
+    // removal once attached, so it goes when detached.
+    unsafe {
+        let id = libc::shmget(libc::IPC_PRIVATE, len, flags);
+        if id < 0 {
+            return Err(hint(
+                os_err(format!(
+                    "mem={}: cannot get a {len}-byte shared memory segment",
+                    mem.name()
+                ))(std::io::Error::last_os_error()),
+                is_huge,
+            ));
+        }
+        let p = libc::shmat(id, std::ptr::null(), 0);
+        libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut());
+        if p as isize == -1 {
+            return Err(format!(
+                "mem={}: cannot attach the shared memory segment: {}",
+                mem.name(),
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok((p as *mut u8, Backing::Shm))
+    }
+}
+
+/// `mem=mmap`, `mmaphuge`, `mmapshared`: an anonymous mapping of `len`
+/// bytes, or one of `file` (shared).
+fn mapping(
+    mem: &MemType,
+    file: Option<&PathBuf>,
+    len: usize,
+    is_huge: bool,
+) -> Result<(*mut u8, Backing), String> {
+    let shared = matches!(mem, MemType::MmapShared(_)) || file.is_some();
+    let mut flags = if shared {
+        libc::MAP_SHARED
+    } else {
+        libc::MAP_PRIVATE
+    };
+    let fd = match file {
+        Some(path) => Some(open_backing(path, len, mem)?),
+        None => {
+            flags |= libc::MAP_ANONYMOUS;
+            if is_huge {
+                flags |= libc::MAP_HUGETLB;
+            }
+            None
+        }
+    };
+    // SAFETY: a new mapping; checked below. The file (if any)
+    // stays mapped after its descriptor is closed.
+    let p = unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            flags,
+            fd.unwrap_or(-1),
+            0,
+        );
+        if let Some(fd) = fd {
+            libc::close(fd);
+        }
+        p
+    };
+    if p == libc::MAP_FAILED {
+        return Err(hint(
+            format!(
+                "mem={}: cannot map {len} bytes: {}",
+                mem.name(),
+                std::io::Error::last_os_error()
+            ),
+            is_huge,
+        ));
+    }
+    Ok((p as *mut u8, Backing::Map(len)))
 }
 
 fn hint(msg: String, huge: bool) -> String {
