@@ -13,8 +13,9 @@
 use std::io::Write;
 use std::os::fd::FromRawFd;
 use std::os::fd::RawFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use super::error::RunError;
 use super::plan::{PlannedFile, PlannedJob, TargetKind};
 use super::safety::FileId;
 use crate::engine::file::{close_fd, open_fd};
@@ -46,39 +47,82 @@ fn layout_writes_data(job: &PlannedJob) -> bool {
 }
 
 /// A failure while laying out, opening or pre-reading a file: the errno
-/// a job reports (`err=`) and the message in words.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FileError {
-    pub errno: i32,
-    pub msg: String,
+/// a job reports (`err=`, from [`FileError::errno`]) and the message in
+/// words (its `Display`).
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    /// A system call on the file failed; `what` says what was tried
+    /// ("cannot open", "cannot lay out", …).
+    #[error("{what} '{}': {}", path.display(), io_reason(source))]
+    Sys {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// What the safety check approved no longer holds at open time (a
+    /// link, another file, a mounted device, a FIFO without its peer):
+    /// the refusal and its errno (ELOOP, EEXIST, EBUSY, EINTR).
+    #[error("{msg}")]
+    Refused { errno: i32, msg: String },
+    /// The file must be created and `allow_file_create=0` forbids it.
+    #[error("job '{job}': '{}' does not exist and allow_file_create=0", path.display())]
+    NotAllowed { job: String, path: PathBuf },
+    /// A signal stopped the layout.
+    #[error("laying out '{}' was stopped by a signal", path.display())]
+    Stopped { path: PathBuf },
+    /// `direct=1` on a filesystem that refuses `O_DIRECT`.
+    #[error(
+        "cannot open '{}' with direct=1: the filesystem does not support direct I/O (use direct=0)",
+        path.display()
+    )]
+    NoDirectIo { path: PathBuf },
+    /// `direct=1` with a block size (`what` = bs, bssplit) or region
+    /// start (offset) that is not a multiple of the target's alignment.
+    #[error(
+        "{what}={value} is not a multiple of {align}, the direct I/O alignment of '{}' \
+         (direct=1 needs aligned sizes and offsets)",
+        path.display()
+    )]
+    Misaligned {
+        what: &'static str,
+        value: u64,
+        align: u64,
+        path: PathBuf,
+    },
 }
 
 impl FileError {
-    pub fn new(errno: i32, msg: String) -> Self {
-        FileError { errno, msg }
+    /// The errno the job reports.
+    pub fn errno(&self) -> i32 {
+        match self {
+            FileError::Sys { source, .. } => source.raw_os_error().unwrap_or(libc::EIO),
+            FileError::Refused { errno, .. } => *errno,
+            FileError::NotAllowed { .. } => libc::ENOENT,
+            FileError::Stopped { .. } => libc::EINTR,
+            FileError::NoDirectIo { .. } | FileError::Misaligned { .. } => libc::EINVAL,
+        }
+    }
+
+    fn refused(errno: i32, msg: String) -> Self {
+        FileError::Refused { errno, msg }
     }
 }
 
-impl std::fmt::Display for FileError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.msg)
-    }
+fn io_reason(e: &std::io::Error) -> String {
+    crate::job::jobfile::io_reason(e)
 }
 
-fn sys_err(what: &str, path: &Path, e: std::io::Error) -> FileError {
-    FileError::new(
-        e.raw_os_error().unwrap_or(libc::EIO),
-        format!(
-            "{what} '{}': {}",
-            path.display(),
-            crate::job::jobfile::io_reason(&e)
-        ),
-    )
+fn sys_err(what: &'static str, path: &Path, e: std::io::Error) -> FileError {
+    FileError::Sys {
+        what,
+        path: path.to_path_buf(),
+        source: e,
+    }
 }
 
 /// `opendir`: adds every regular file below the directory, recursively
 /// and in name order, to the job's file names (after any `filename`).
-pub fn expand_opendir(spec: &mut JobSpec) -> Result<(), String> {
+pub fn expand_opendir(spec: &mut JobSpec) -> Result<(), RunError> {
     let Some(dir) = spec.file.opendir.clone() else {
         return Ok(());
     };
@@ -97,17 +141,17 @@ pub fn expand_opendir(spec: &mut JobSpec) -> Result<(), String> {
     }
     let mut found = Vec::new();
     walk(Path::new(&dir), &mut found).map_err(|e| {
-        format!(
+        RunError::Plan(format!(
             "job '{}': opendir '{dir}': {}",
             spec.name,
             crate::job::jobfile::io_reason(&e)
-        )
+        ))
     })?;
     if found.is_empty() {
-        return Err(format!(
+        return Err(RunError::Plan(format!(
             "job '{}': opendir '{dir}' holds no regular files",
             spec.name
-        ));
+        )));
     }
     spec.file.filenames.extend(found);
     Ok(())
@@ -170,14 +214,10 @@ fn layout_todo<'j>(
         };
         if needs {
             if existing.is_none() && !s.file.allow_file_create {
-                return Err(FileError::new(
-                    libc::ENOENT,
-                    format!(
-                        "job '{}': '{}' does not exist and allow_file_create=0",
-                        s.name,
-                        f.path.display()
-                    ),
-                ));
+                return Err(FileError::NotAllowed {
+                    job: s.name.clone(),
+                    path: f.path.clone(),
+                });
             }
             if s.file.create_on_open && !layout_writes_data(job) {
                 // Created when opened.
@@ -199,13 +239,13 @@ fn size_now(f: &PlannedFile) -> Result<Option<u64>, FileError> {
         std::fs::symlink_metadata(&f.path)
     };
     match now {
-        Ok(m) if m.file_type().is_symlink() => Err(FileError::new(
+        Ok(m) if m.file_type().is_symlink() => Err(FileError::refused(
             libc::ELOOP,
             super::safety::link_refusal(&f.path, &f.seen),
         )),
         Ok(m) => {
             super::safety::check_identity(&f.path, &f.seen, &FileId::of_meta(&m))
-                .map_err(|m| FileError::new(libc::EEXIST, m))?;
+                .map_err(|m| FileError::refused(libc::EEXIST, m.0))?;
             Ok(Some(m.len()))
         }
         Err(_) => Ok(None),
@@ -256,10 +296,9 @@ impl LayoutWriter {
         while left > 0 {
             if super::signals::received() {
                 // Stopped: a large layout must not delay the stop.
-                return Err(FileError::new(
-                    libc::EINTR,
-                    format!("laying out '{}' was stopped by a signal", path.display()),
-                ));
+                return Err(FileError::Stopped {
+                    path: path.to_path_buf(),
+                });
             }
             let n = left.min(Self::CHUNK as u64) as usize;
             self.filler.fill_layout(&mut self.buf[..n], pos, self.bs);
@@ -394,7 +433,7 @@ pub fn open_target(
     spec: &JobSpec,
     f: &PlannedFile,
     flags: i32,
-    what: &str,
+    what: &'static str,
     open: &mut dyn FnMut(i32) -> std::io::Result<(RawFd, usize)>,
     close: &mut dyn FnMut(RawFd, usize),
 ) -> Result<(RawFd, usize, u64), FileError> {
@@ -433,7 +472,7 @@ impl Opened {
 fn open_safely(
     f: &PlannedFile,
     flags: i32,
-    what: &str,
+    what: &'static str,
     open: &mut dyn FnMut(i32) -> std::io::Result<(RawFd, usize)>,
     close: &mut dyn FnMut(RawFd, usize),
 ) -> Result<Opened, FileError> {
@@ -480,7 +519,7 @@ fn open_safely(
         match timed(plain) {
             (Ok((fd, data)), ns) => return Ok(Opened::new(fd, data, ns, false)),
             (Err(e), _) if errno(&e) == libc::ELOOP && !f.seen.link => {
-                return Err(FileError::new(
+                return Err(FileError::refused(
                     libc::ELOOP,
                     super::safety::link_refusal(path, &f.seen),
                 ))
@@ -507,7 +546,7 @@ fn check_opened(
     let (path, fd, data) = (&f.path, o.fd, o.data);
     let refuse = |close: &mut dyn FnMut(RawFd, usize), errno: i32, msg: String| {
         close(fd, data);
-        Err(FileError::new(errno, msg))
+        Err(FileError::refused(errno, msg))
     };
     let id = match FileId::of_fd(fd) {
         Ok(id) => id,
@@ -518,7 +557,7 @@ fn check_opened(
     };
     if !o.created {
         if let Err(m) = super::safety::check_identity(path, &f.seen, &id) {
-            return refuse(close, libc::EEXIST, m);
+            return refuse(close, libc::EEXIST, m.0);
         }
     }
     if id.fmt == libc::S_IFIFO {
@@ -536,7 +575,7 @@ fn check_opened(
     }
     if id.fmt == libc::S_IFBLK && flags & libc::O_ACCMODE != libc::O_RDONLY {
         if let Err(m) = super::safety::recheck_opened_block(spec, path, id.rdev) {
-            return refuse(close, libc::EBUSY, m);
+            return refuse(close, libc::EBUSY, m.0);
         }
     }
     Ok(())
@@ -619,14 +658,10 @@ fn engine_open(
         )
     };
     opened.map_err(|e| {
-        if e.errno == libc::EINVAL && job.spec.sync.direct {
-            FileError::new(
-                libc::EINVAL,
-                format!(
-                    "cannot open '{}' with direct=1: the filesystem does not support direct I/O (use direct=0)",
-                    f.path.display()
-                ),
-            )
+        if e.errno() == libc::EINVAL && job.spec.sync.direct {
+            FileError::NoDirectIo {
+                path: f.path.clone(),
+            }
         } else {
             e
         }
@@ -704,7 +739,7 @@ pub fn pre_read(job: &PlannedJob) -> Result<(), FileError> {
             // SAFETY: the descriptor was just opened and is owned here.
             Ok((fd, _, _)) => unsafe { std::fs::File::from_raw_fd(fd) },
             // Created on open: nothing to read yet.
-            Err(e) if e.errno == libc::ENOENT => continue,
+            Err(e) if e.errno() == libc::ENOENT => continue,
             Err(e) => return Err(e),
         };
         let (mut pos, end) = (f.region.start, f.region.start + f.region.len);
@@ -760,7 +795,7 @@ pub fn invalidate(job: &PlannedJob, files: &[OpenedFile]) {
 /// EINVAL; say so before the first I/O, naming the value and the target.
 pub fn check_direct_alignment(job: &PlannedJob) -> Result<(), FileError> {
     let s = &job.spec;
-    let mut sizes: Vec<(&str, u64)> = Vec::new();
+    let mut sizes: Vec<(&'static str, u64)> = Vec::new();
     for d in [Ddir::Read, Ddir::Write, Ddir::Trim] {
         if !s.io.rw.has(d) {
             continue;
@@ -785,15 +820,12 @@ pub fn check_direct_alignment(job: &PlannedJob) -> Result<(), FileError> {
         let mut values = sizes.clone();
         values.push(("offset", f.region.start));
         if let Some((what, v)) = values.iter().find(|(_, v)| v % a.offset != 0) {
-            return Err(FileError::new(
-                libc::EINVAL,
-                format!(
-                    "{what}={v} is not a multiple of {}, the direct I/O alignment of '{}' \
-                     (direct=1 needs aligned sizes and offsets)",
-                    a.offset,
-                    f.path.display()
-                ),
-            ));
+            return Err(FileError::Misaligned {
+                what,
+                value: *v,
+                align: a.offset,
+                path: f.path.clone(),
+            });
         }
     }
     Ok(())
@@ -846,11 +878,11 @@ mod tests {
         let job = planned(&target, &[("rw", "write")]);
         std::os::unix::fs::symlink(&victim, &target).unwrap();
         let e = layout(&job, &mut Vec::new()).unwrap_err();
-        assert_eq!(e.errno, libc::ELOOP, "{e}");
-        assert!(e.msg.contains("now a symbolic link to"), "{e}");
-        assert!(e.msg.contains("later.dat"), "{e}");
+        assert_eq!(e.errno(), libc::ELOOP, "{e}");
+        assert!(e.to_string().contains("now a symbolic link to"), "{e}");
+        assert!(e.to_string().contains("later.dat"), "{e}");
         let e = open(&job, libc::O_RDWR | libc::O_CREAT).unwrap_err();
-        assert_eq!(e.errno, libc::ELOOP, "{e}");
+        assert_eq!(e.errno(), libc::ELOOP, "{e}");
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
         assert!(!super::super::safety::created_by_iomark(&victim));
     }
@@ -861,13 +893,14 @@ mod tests {
         let job = planned(&target, &[("rw", "write")]);
         std::fs::hard_link(&victim, &target).unwrap();
         let e = layout(&job, &mut Vec::new()).unwrap_err();
-        assert_eq!(e.errno, libc::EEXIST, "{e}");
+        assert_eq!(e.errno(), libc::EEXIST, "{e}");
         assert!(
-            e.msg.contains("did not exist when the run was checked"),
+            e.to_string()
+                .contains("did not exist when the run was checked"),
             "{e}"
         );
         let e = open(&job, libc::O_RDWR | libc::O_CREAT).unwrap_err();
-        assert!(e.msg.contains("iomark did not create"), "{e}");
+        assert!(e.to_string().contains("iomark did not create"), "{e}");
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
     }
 
@@ -895,7 +928,7 @@ mod tests {
         std::fs::remove_file(&victim).unwrap();
         std::fs::write(&victim, b"another").unwrap();
         let e = open(&job, libc::O_RDONLY).unwrap_err();
-        assert!(e.msg.contains("no longer the regular file"), "{e}");
+        assert!(e.to_string().contains("no longer the regular file"), "{e}");
         std::fs::remove_file(&victim).unwrap();
         let c = crate::engine::file::cstring(&victim).unwrap();
         // SAFETY: a NUL-terminated path.
@@ -903,7 +936,7 @@ mod tests {
         // A read-only open of a FIFO would wait for a writer: it returns.
         let e = open(&job, libc::O_RDONLY).unwrap_err();
         assert!(
-            e.msg.contains("was a regular file") && e.msg.contains("is now a FIFO"),
+            e.to_string().contains("was a regular file") && e.to_string().contains("is now a FIFO"),
             "{e}"
         );
     }
@@ -920,7 +953,7 @@ mod tests {
         std::fs::remove_file(&target).unwrap();
         std::os::unix::fs::symlink(&other, &target).unwrap();
         let e = open(&job, libc::O_RDONLY).unwrap_err();
-        assert!(e.msg.contains("now leads elsewhere"), "{e}");
+        assert!(e.to_string().contains("now leads elsewhere"), "{e}");
     }
 
     #[test]
@@ -933,7 +966,7 @@ mod tests {
             ("rw", "write"),
         ]);
         let e = super::super::plan::plan(&[spec]).unwrap_err();
-        assert!(e.contains("never through a link"), "{e}");
+        assert!(e.to_string().contains("never through a link"), "{e}");
         assert!(!d.path().join("nowhere").exists());
     }
 }

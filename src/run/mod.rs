@@ -11,6 +11,7 @@
 //! describes the host once, switches the I/O scheduler, and calls [`run`].
 
 pub mod clock;
+pub mod error;
 pub mod files;
 pub mod flow;
 pub mod gate;
@@ -373,8 +374,8 @@ impl<'a> Runner<'a> {
         for &i in batch {
             if self.plan.jobs[i].needs_trace() {
                 // A trace written by an earlier phase of this run.
-                if let Err(m) = plan::resolve_deferred_replay(&mut self.plan.jobs[i]) {
-                    self.fail(i, libc::EINVAL, m);
+                if let Err(e) = plan::resolve_deferred_replay(&mut self.plan.jobs[i]) {
+                    self.fail(i, libc::EINVAL, e.to_string());
                     continue;
                 }
             }
@@ -388,7 +389,7 @@ impl<'a> Runner<'a> {
                     self.print_notices(notes);
                     ready.push(i);
                 }
-                Err(e) => self.fail(i, e.errno, e.msg),
+                Err(e) => self.fail(i, e.errno(), e.to_string()),
             }
         }
         ready

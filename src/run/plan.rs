@@ -13,6 +13,7 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::error::RunError;
 use super::safety::{FileId, Seen};
 use crate::job::spec::JobSpec;
 use crate::job::value::{human_bytes, SizeOrPercent};
@@ -86,20 +87,22 @@ impl PlannedJob {
 
 /// Loads a replay job's trace when its phase starts (an earlier phase
 /// wrote it), with the checks `plan` makes for the other jobs.
-pub fn resolve_deferred_replay(job: &mut PlannedJob) -> Result<(), String> {
+pub fn resolve_deferred_replay(job: &mut PlannedJob) -> Result<(), RunError> {
     resolve_replay(job)?;
     super::safety::check(&Plan {
         jobs: vec![job.clone()],
-    })
+    })?;
+    Ok(())
 }
 
 /// Loads the trace of a replay job and plans its files from it: the
 /// trace's files (or `replay_redirect`), used as they are, not laid out.
-pub fn resolve_replay(job: &mut PlannedJob) -> Result<(), String> {
+pub fn resolve_replay(job: &mut PlannedJob) -> Result<(), RunError> {
     let spec = &job.spec;
     let name = iolog::trace_name(&spec.log, job.clone)
-        .ok_or_else(|| format!("job '{}': read_iolog names no file", spec.name))?;
-    let trace = iolog::load(&name, &spec.log).map_err(|e| format!("job '{}': {e}", spec.name))?;
+        .ok_or_else(|| RunError::Plan(format!("job '{}': read_iolog names no file", spec.name)))?;
+    let trace = iolog::load(&name, &spec.log)
+        .map_err(|e| RunError::Plan(format!("job '{}': {e}", spec.name)))?;
     let mut s = (**spec).clone();
     iolog::adjust_spec(&mut s, &trace);
     crate::engine::preflight(&s)?;
@@ -164,7 +167,7 @@ pub fn blockdev_size(path: &Path) -> std::io::Result<u64> {
 /// What is at a target path, its size, and what the safety check sees
 /// there (identity, and whether the path is a symbolic link, which the
 /// open may then follow).
-fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), String> {
+fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), RunError> {
     let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
     match std::fs::metadata(path) {
         Ok(m) => {
@@ -174,43 +177,44 @@ fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), String> {
                 id: Some(FileId::of_meta(&m)),
             };
             if ft.is_block_device() {
-                let size = blockdev_size(path)
-                    .map_err(|e| format!("cannot get the size of '{}': {e}", path.display()))?;
+                let size = blockdev_size(path).map_err(|e| {
+                    RunError::Plan(format!("cannot get the size of '{}': {e}", path.display()))
+                })?;
                 Ok((TargetKind::Block, size, seen))
             } else if ft.is_char_device() {
                 Ok((TargetKind::Char, 0, seen))
             } else if ft.is_fifo() {
                 Ok((TargetKind::Fifo, 0, seen))
             } else if ft.is_socket() {
-                Err(format!(
+                Err(RunError::Plan(format!(
                     "'{}' is a socket: iomark does I/O to files and devices",
                     path.display()
-                ))
+                )))
             } else if ft.is_dir() {
-                Err(format!(
+                Err(RunError::Plan(format!(
                     "'{}' is a directory (use directory= for a place to create files)",
                     path.display()
-                ))
+                )))
             } else {
                 Ok((TargetKind::Regular, m.len(), seen))
             }
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && link => Err(format!(
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && link => Err(RunError::Plan(format!(
             "'{}' is a symbolic link to '{}', which does not exist: iomark creates files only \
              where nothing is, never through a link (name the file itself)",
             path.display(),
             std::fs::read_link(path)
                 .map(|t| t.display().to_string())
                 .unwrap_or_default()
-        )),
+        ))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Ok((TargetKind::Missing, 0, Seen::default()))
         }
-        Err(e) => Err(format!(
+        Err(e) => Err(RunError::Plan(format!(
             "cannot access '{}': {}",
             path.display(),
             crate::job::jobfile::io_reason(&e)
-        )),
+        ))),
     }
 }
 
@@ -296,7 +300,7 @@ fn plan_files(
     clone: u32,
     seed: u64,
     created: &HashMap<PathBuf, u64>,
-) -> Result<(Vec<PlannedFile>, Limits), String> {
+) -> Result<(Vec<PlannedFile>, Limits), RunError> {
     let paths = clone_paths(spec, clone);
     let (probed, seens) = probe_targets(spec, &paths, created)?;
     let bs = min_bs(spec);
@@ -359,7 +363,7 @@ fn probe_targets(
     spec: &JobSpec,
     paths: &[PathBuf],
     created: &HashMap<PathBuf, u64>,
-) -> Result<(Vec<(TargetKind, u64)>, Vec<Seen>), String> {
+) -> Result<(Vec<(TargetKind, u64)>, Vec<Seen>), RunError> {
     let diskless = spec.io.ioengine.info().caps.diskless;
     let mut probed = Vec::with_capacity(paths.len());
     let mut seens = Vec::with_capacity(paths.len());
@@ -389,7 +393,7 @@ fn region_sizes(
     probed: &[(TargetKind, u64)],
     bs: u64,
     seed: u64,
-) -> Result<Vec<u64>, String> {
+) -> Result<Vec<u64>, RunError> {
     let n = paths.len() as u64;
     let job = &spec.name;
     let targets = paths.iter().zip(probed);
@@ -403,10 +407,10 @@ fn region_sizes(
                     matches!(kind, TargetKind::None | TargetKind::Char | TargetKind::Fifo)
                         || (*kind == TargetKind::Missing && *size == 0);
                 if unknown {
-                    return Err(format!(
+                    return Err(RunError::Plan(format!(
                         "job '{job}': size={p}% needs an existing file or device, and '{}' has no size",
                         path.display()
-                    ));
+                    )));
                 }
                 v.push(percent_of(p, *size));
             }
@@ -432,7 +436,7 @@ fn region_sizes(
                         v.push(*size)
                     }
                     _ => {
-                        return Err(format!(
+                        return Err(RunError::Plan(format!(
                             "job '{job}': no size given and '{}' {} (set size= or filesize=)",
                             path.display(),
                             if *kind == TargetKind::Missing {
@@ -440,7 +444,7 @@ fn region_sizes(
                             } else {
                                 "has no known size"
                             }
-                        ))
+                        )))
                     }
                 }
             }
@@ -506,7 +510,7 @@ fn file_region(
     t: &Target,
     sized: bool,
     align: u64,
-) -> Result<(u64, u64, u64), String> {
+) -> Result<(u64, u64, u64), RunError> {
     let job = &spec.name;
     let (kind, existing, want) = (t.kind, t.existing, t.want);
     // Percentages are of the target's size (the planned size when new).
@@ -533,7 +537,7 @@ fn file_region(
     let (len, needed) = match kind {
         TargetKind::Block => {
             if start >= existing {
-                return Err(beyond());
+                return Err(RunError::Plan(beyond()));
             }
             let end = if sized {
                 (start + want).min(existing)
@@ -544,17 +548,17 @@ fn file_region(
         }
         TargetKind::Regular if !sized => {
             if start >= existing {
-                return Err(beyond());
+                return Err(RunError::Plan(beyond()));
             }
             (existing - start, existing)
         }
         _ => (want, start + want),
     };
     if len == 0 {
-        return Err(format!(
+        return Err(RunError::Plan(format!(
             "job '{job}': '{}' leaves no bytes to do I/O to",
             t.path.display()
-        ));
+        )));
     }
     Ok((start, len, needed))
 }
@@ -578,7 +582,7 @@ fn io_limits(spec: &JobSpec, total: u64) -> Limits {
 }
 
 /// Builds the plan for a list of jobs.
-pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
+pub fn plan(jobs: &[JobSpec]) -> Result<Plan, RunError> {
     let mut plan = Plan::default();
     let mut created: HashMap<PathBuf, u64> = HashMap::new();
     // write_iolog files of the jobs planned so far, with their phase.
@@ -630,7 +634,7 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
 }
 
 /// `wait_for`: the index of the last job before job `ji` with that name.
-fn wait_for_index(jobs: &[JobSpec], ji: usize) -> Result<Option<usize>, String> {
+fn wait_for_index(jobs: &[JobSpec], ji: usize) -> Result<Option<usize>, RunError> {
     let spec = &jobs[ji];
     match &spec.ctl.wait_for {
         Some(name) => Ok(Some(
@@ -638,10 +642,10 @@ fn wait_for_index(jobs: &[JobSpec], ji: usize) -> Result<Option<usize>, String> 
                 .iter()
                 .rposition(|j| &j.name == name)
                 .ok_or_else(|| {
-                    format!(
+                    RunError::Plan(format!(
                         "job '{}': wait_for={name} names no job defined before it",
                         spec.name
-                    )
+                    ))
                 })?,
         )),
         None => Ok(None),
@@ -650,14 +654,15 @@ fn wait_for_index(jobs: &[JobSpec], ji: usize) -> Result<Option<usize>, String> 
 
 /// The NUMA nodes a job names (`numa_cpu_nodes`, `numa_mem_policy`)
 /// exist on this host.
-fn check_numa_nodes(spec: &JobSpec) -> Result<(), String> {
+fn check_numa_nodes(spec: &JobSpec) -> Result<(), RunError> {
     let numa_nodes = spec.ctl.numa_cpu_nodes.iter();
     let numa_mem = spec.ctl.numa_mem_policy.iter().map(|p| &p.nodes);
     let nodes: Vec<usize> = numa_nodes
         .chain(numa_mem)
         .flat_map(super::numa::resolve)
         .collect();
-    super::numa::check_nodes(&nodes).map_err(|e| format!("job '{}': {e}", spec.name))
+    super::numa::check_nodes(&nodes)
+        .map_err(|e| RunError::Plan(format!("job '{}': {e}", spec.name)))
 }
 
 /// The seed of the clone planned after `planned` others: `randseed`, a
@@ -684,15 +689,15 @@ fn plan_clone_io(
     job: &mut PlannedJob,
     iologs: &[(PathBuf, u32, String)],
     created: &HashMap<PathBuf, u64>,
-) -> Result<(), String> {
+) -> Result<(), RunError> {
     let spec = job.spec.clone();
     if let Some(name) = iolog::trace_name(&spec.log, job.clone) {
         match iologs.iter().find(|(p, _, _)| *p == Path::new(&name)) {
             Some((_, ph, writer)) if *ph == job.phase => {
-                return Err(format!(
+                return Err(RunError::Plan(format!(
                     "job '{}' replays '{name}' while job '{writer}' writes it; put a stonewall between them",
                     spec.name
-                ))
+                )))
             }
             // Written by an earlier phase: loaded when this one starts.
             Some(_) => {}
@@ -720,17 +725,17 @@ fn note_write_iolog(
     spec: &JobSpec,
     phase: u32,
     iologs: &mut Vec<(PathBuf, u32, String)>,
-) -> Result<(), String> {
+) -> Result<(), RunError> {
     let Some(w) = &spec.log.write_iolog else {
         return Ok(());
     };
     if let Some(dir) = Path::new(w).parent().filter(|d| !d.as_os_str().is_empty()) {
         if !dir.is_dir() {
-            return Err(format!(
+            return Err(RunError::Plan(format!(
                 "job '{}': write_iolog '{w}': directory '{}' does not exist",
                 spec.name,
                 dir.display()
-            ));
+            )));
         }
     }
     if let Some((_, _, other)) = iologs
@@ -742,9 +747,9 @@ fn note_write_iolog(
         } else {
             format!("jobs '{other}' and '{}'", spec.name)
         };
-        return Err(format!(
+        return Err(RunError::Plan(format!(
             "write_iolog '{w}' would be written by {who} at once; give each job its own file"
-        ));
+        )));
     }
     iologs.push((PathBuf::from(w), phase, spec.name.clone()));
     Ok(())
@@ -838,6 +843,6 @@ mod tests {
     fn missing_size_is_an_error_naming_the_file() {
         let s = spec(&[("filename", "/nonexistent/iomark/x")]);
         let e = plan(&[s]).unwrap_err();
-        assert!(e.contains("does not exist"), "{e}");
+        assert!(e.to_string().contains("does not exist"), "{e}");
     }
 }

@@ -222,18 +222,18 @@ pub fn run_job(
 ) -> Outcome {
     progress.state.store(state::SETUP, Ordering::Relaxed);
     let prerun = match &job.spec.ctl.exec_prerun {
-        Some(cmd) => exec_hook(&job.spec.name, "prerun", cmd).map_err(|m| (libc::ECANCELED, m)),
+        Some(cmd) => exec_hook(&job.spec.name, "prerun", cmd).map_err(setup::SetupError::Prerun),
         None => Ok(()),
     };
     let setup = prerun.and_then(|()| setup::setup(job, shared, progress));
     let shared_start = start.wait();
     let (mut q, mut w) = match setup {
         Ok(parts) => parts,
-        Err((errno, msg)) => {
+        Err(e) => {
             progress.state.store(state::ERROR, Ordering::Relaxed);
             return Outcome {
-                error: errno,
-                error_msg: Some(msg),
+                error: e.errno(),
+                error_msg: Some(e.to_string()),
                 ..Outcome::default()
             };
         }
@@ -281,7 +281,7 @@ impl Worker<'_> {
         // A job shorter than its ramp_time measured nothing.
         let measuring = self.phase.measuring;
         if let Err(e) = self.rec.finish(&mut stats, end, measuring) {
-            self.err.fail(e.errno, e.msg);
+            self.err.fail(e.errno(), e.to_string());
         }
         if let Some(v) = self.vfy.as_deref() {
             // Reading back after the write phase is the reads' own time.
