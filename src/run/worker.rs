@@ -311,7 +311,7 @@ impl Worker<'_> {
         }
         if let Some(log) = self.iolog.take() {
             if let Err(m) = log.finish() {
-                self.err.fail(libc::EIO, m);
+                self.err.fail(libc::EIO, m.to_string());
             }
         }
         if spec.file.unlink {

@@ -26,7 +26,7 @@ use crate::stats::logs::LogError;
 use crate::stats::recorder::{Action, Recorder};
 use crate::stats::JobStats;
 use crate::workload::buffers::BufferFiller;
-use crate::workload::iolog::{FileAction, IologWriter, Replay};
+use crate::workload::iolog::{FileAction, IologWriter, Replay, TraceError};
 use crate::workload::{Region, Workload};
 
 /// Why a job clone could not start: its errno ([`SetupError::errno`],
@@ -55,8 +55,8 @@ pub enum SetupError {
     )]
     RandomMap(u64),
     /// The `write_iolog` trace cannot be created (EIO).
-    #[error("{0}")]
-    Trace(String),
+    #[error(transparent)]
+    Trace(#[from] TraceError),
     /// A file cannot be laid out, opened or pre-read.
     #[error(transparent)]
     File(#[from] FileError),
