@@ -169,9 +169,36 @@ struct Worker<'a> {
     _locked: Option<LockedMemory>,
 }
 
+/// Why `exec_prerun`/`exec_postrun` (`what`) did not succeed; `out` is
+/// the file that takes its output.
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    #[error("cannot create {out} for exec_{what}: {source}")]
+    Create {
+        out: String,
+        what: &'static str,
+        source: std::io::Error,
+    },
+    #[error("{out}: {source}")]
+    Output { out: String, source: std::io::Error },
+    #[error("cannot run exec_{what} '{cmd}': {source}")]
+    Spawn {
+        what: &'static str,
+        cmd: String,
+        source: std::io::Error,
+    },
+    #[error("exec_{what} '{cmd}' failed ({status}); its output is in {out}")]
+    Failed {
+        what: &'static str,
+        cmd: String,
+        status: std::process::ExitStatus,
+        out: String,
+    },
+}
+
 /// Runs `exec_prerun`/`exec_postrun` (`what`) through `sh -c`, its output
 /// and errors going to `JOB.WHAT.txt` in the current directory.
-fn exec_hook(job: &str, what: &str, cmd: &str) -> Result<(), String> {
+fn exec_hook(job: &str, what: &'static str, cmd: &str) -> Result<(), HookError> {
     let out_name = format!("{job}.{what}.txt");
     super::output::stderr_line(&format!(
         "{job}: saving the output of exec_{what} in {out_name}"
@@ -187,8 +214,15 @@ fn exec_hook(job: &str, what: &str, cmd: &str) -> Result<(), String> {
             .custom_flags(libc::O_NOFOLLOW)
             .open(&out_name)
     }
-    .map_err(|e| format!("cannot create {out_name} for exec_{what}: {e}"))?;
-    let err = out.try_clone().map_err(|e| format!("{out_name}: {e}"))?;
+    .map_err(|source| HookError::Create {
+        out: out_name.clone(),
+        what,
+        source,
+    })?;
+    let err = out.try_clone().map_err(|source| HookError::Output {
+        out: out_name.clone(),
+        source,
+    })?;
     let status = std::process::Command::new("/bin/sh")
         .arg("-c")
         .arg(cmd)
@@ -196,13 +230,20 @@ fn exec_hook(job: &str, what: &str, cmd: &str) -> Result<(), String> {
         .stdout(out)
         .stderr(err)
         .status()
-        .map_err(|e| format!("cannot run exec_{what} '{cmd}': {e}"))?;
+        .map_err(|source| HookError::Spawn {
+            what,
+            cmd: cmd.to_string(),
+            source,
+        })?;
     if status.success() {
         Ok(())
     } else {
-        Err(format!(
-            "exec_{what} '{cmd}' failed ({status}); its output is in {out_name}"
-        ))
+        Err(HookError::Failed {
+            what,
+            cmd: cmd.to_string(),
+            status,
+            out: out_name,
+        })
     }
 }
 

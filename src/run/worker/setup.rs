@@ -34,8 +34,8 @@ use crate::workload::{Region, Workload};
 #[derive(Debug, thiserror::Error)]
 pub enum SetupError {
     /// `exec_prerun` could not run or failed (ECANCELED).
-    #[error("{0}")]
-    Prerun(String),
+    #[error(transparent)]
+    Prerun(#[from] super::HookError),
     /// The engine cannot be made for the job, or its submission threads
     /// started (reported as EINVAL, whatever the engine's errno).
     #[error(transparent)]
