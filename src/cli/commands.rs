@@ -156,7 +156,7 @@ fn run_jobs(args: RunArgs) -> i32 {
     };
     let mut ready = match Session::new(list, opts).prepare() {
         Ok(r) => r,
-        Err(e) => return fail(&e),
+        Err(e) => return fail(&e.to_string()),
     };
     ready.announce();
     // The output file is created only once the jobs are known to be good.
@@ -183,7 +183,7 @@ fn run_jobs(args: RunArgs) -> i32 {
     }
     let result = match ready.run() {
         Ok(r) => r,
-        Err(e) => return fail(&e),
+        Err(e) => return fail(&e.to_string()),
     };
     for jr in &result.jobs {
         if let Some(msg) = &jr.outcome.error_msg {

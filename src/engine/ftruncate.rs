@@ -4,7 +4,7 @@
 //! are the usual synchronous calls.
 
 use super::file::{ret_or_errno, sync_op};
-use super::{Engine, EngineKind, IoUnit, Op, Queued};
+use super::{Engine, EngineError, EngineKind, IoUnit, Op, Queued};
 use crate::job::spec::Ddir;
 use crate::job::JobSpec;
 
@@ -12,13 +12,13 @@ pub struct FtruncateEngine;
 
 /// ftruncate only writes: a job that reads or trims is refused before it
 /// starts.
-pub fn preflight(spec: &JobSpec) -> Result<(), String> {
+pub fn preflight(spec: &JobSpec) -> Result<(), EngineError> {
     if spec.io.rw.has(Ddir::Read) || spec.io.rw.has(Ddir::Trim) {
-        return Err(format!(
+        return Err(EngineError::Unfit(format!(
             "ioengine=ftruncate only does writes (each write sets the file size to its offset); \
              rw={} reads or trims",
             spec.io.rw.name()
-        ));
+        )));
     }
     Ok(())
 }

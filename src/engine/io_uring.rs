@@ -21,7 +21,7 @@ use std::io;
 use io_uring::{opcode, squeue, types, IoUring, Probe};
 
 use super::file::sync_op;
-use super::{Caps, Completion, Engine, EngineKind, IoUnit, Op, Queued};
+use super::{Caps, Completion, Engine, EngineError, EngineKind, IoUnit, Op, Queued};
 use crate::job::JobSpec;
 
 const RWF_NOWAIT: i32 = 0x8;
@@ -104,7 +104,7 @@ fn setup_error(spec: &JobSpec, entries: u32, e: &io::Error) -> String {
 }
 
 /// Sets up the ring a job runs on (its depth, `hipri`, `sqthread_poll`).
-fn build_ring(spec: &JobSpec) -> Result<IoUring, String> {
+fn build_ring(spec: &JobSpec) -> Result<IoUring, EngineError> {
     let e = &spec.engine;
     let entries = ring_entries(spec);
     let mut b = IoUring::builder();
@@ -118,20 +118,23 @@ fn build_ring(spec: &JobSpec) -> Result<IoUring, String> {
         }
     }
     b.setup_cqsize(entries.saturating_mul(2));
-    b.build(entries)
-        .map_err(|err| setup_error(spec, entries, &err))
+    b.build(entries).map_err(|err| EngineError::Setup {
+        errno: err.raw_os_error().unwrap_or(libc::EIO),
+        msg: setup_error(spec, entries, &err),
+    })
 }
 
 /// Checks that io_uring works here and that the job's io_uring options
 /// fit together: the job's own ring is set up once (and dropped), so a
 /// depth the kernel refuses is found before anything is laid out.
-pub fn preflight(spec: &JobSpec) -> Result<(), String> {
+pub fn preflight(spec: &JobSpec) -> Result<(), EngineError> {
     let e = &spec.engine;
+    let unfit = |why: &str| Err(EngineError::Unfit(why.into()));
     if e.sqthread_poll_cpu.is_some() && !e.sqthread_poll {
-        return Err("sqthread_poll_cpu only applies with sqthread_poll=1".into());
+        return unfit("sqthread_poll_cpu only applies with sqthread_poll=1");
     }
     if e.hipri && !spec.sync.direct {
-        return Err("hipri (polled completions) with ioengine=io_uring needs direct=1".into());
+        return unfit("hipri (polled completions) with ioengine=io_uring needs direct=1");
     }
     build_ring(spec).map(drop)
 }
@@ -175,7 +178,7 @@ macro_rules! with_fd {
 }
 
 impl IoUringEngine {
-    pub fn new(spec: &JobSpec) -> Result<Self, String> {
+    pub fn new(spec: &JobSpec) -> Result<Self, EngineError> {
         let e = &spec.engine;
         let ring = build_ring(spec)?;
         let mut rw_flags = 0;

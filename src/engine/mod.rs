@@ -15,9 +15,11 @@ use std::os::fd::RawFd;
 
 pub use crate::job::EngineKind;
 use crate::job::JobSpec;
+pub use error::EngineError;
 pub use registry::{Destroys, EngineInfo, Layout};
 
 pub mod align;
+pub mod error;
 pub mod falloc;
 pub mod file;
 pub mod fileops;
@@ -226,7 +228,7 @@ pub trait Engine: Send {
 }
 
 /// Creates the engine a job asks for, through its registry entry.
-pub fn create(spec: &JobSpec) -> Result<Box<dyn Engine>, String> {
+pub fn create(spec: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     (spec.io.ioengine.info().create)(spec)
 }
 
@@ -235,6 +237,9 @@ pub fn create(spec: &JobSpec) -> Result<Box<dyn Engine>, String> {
 /// is probed, since seccomp or `kernel.io_uring_disabled` can switch it
 /// off; ftruncate only writes). Returns one line naming the job and the
 /// problem.
-pub fn preflight(spec: &JobSpec) -> Result<(), String> {
-    (spec.io.ioengine.info().preflight)(spec).map_err(|e| format!("job '{}': {e}", spec.name))
+pub fn preflight(spec: &JobSpec) -> Result<(), EngineError> {
+    (spec.io.ioengine.info().preflight)(spec).map_err(|e| EngineError::Job {
+        job: spec.name.clone(),
+        source: Box::new(e),
+    })
 }

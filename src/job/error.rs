@@ -47,7 +47,11 @@ impl fmt::Display for Origin {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// An error in a job description: the message, and where the problem
+/// is (a job file's `file:line`; none for the command line). Displayed
+/// as one line.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", render(origin.as_ref(), message))]
 pub struct JobError {
     pub origin: Option<Origin>,
     pub message: String,
@@ -71,16 +75,13 @@ impl JobError {
     }
 }
 
-impl fmt::Display for JobError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.origin {
-            Some(o) => write!(f, "{o}: {}", one_line(&self.message)),
-            None => f.write_str(&one_line(&self.message)),
-        }
+/// `origin: message`, on one line.
+fn render(origin: Option<&Origin>, message: &str) -> String {
+    match origin {
+        Some(o) => format!("{o}: {}", one_line(message)),
+        None => one_line(message).into_owned(),
     }
 }
-
-impl std::error::Error for JobError {}
 
 /// `s` with control characters other than tab (newlines, NUL, escapes)
 /// written as `\n`, `\0`, `\u{1b}`, so an error quoting user input stays

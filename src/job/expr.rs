@@ -27,8 +27,33 @@ impl Num {
 /// What `eval` reports when a value does not fit.
 pub const TOO_LARGE: &str = "is too large";
 
+/// Why an expression cannot be evaluated (one line, quoting it).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ExprError {
+    /// Not an expression: what is wrong, and where (from 1).
+    #[error("'{text}' is not a valid expression: {what} at position {pos}")]
+    Invalid {
+        text: String,
+        what: &'static str,
+        pos: usize,
+    },
+    #[error("'{0}' {TOO_LARGE}")]
+    TooLarge(String),
+    #[error("'{0}' does not evaluate to a finite number")]
+    NotFinite(String),
+    #[error("'{text}' has an unknown unit '{unit}' in its expression")]
+    UnknownUnit { text: String, unit: String },
+}
+
+/// Option values' parsers report their errors as text.
+impl From<ExprError> for String {
+    fn from(e: ExprError) -> String {
+        e.to_string()
+    }
+}
+
 /// Evaluates `text`; `unit` maps a suffix ("" for none) to a multiplier.
-pub fn eval(text: &str, unit: &dyn Fn(&str) -> Option<Num>) -> Result<Num, String> {
+pub fn eval(text: &str, unit: &dyn Fn(&str) -> Option<Num>) -> Result<Num, ExprError> {
     let mut p = Parser {
         s: text.as_bytes(),
         pos: 0,
@@ -67,20 +92,20 @@ enum Op {
 }
 
 impl Parser<'_> {
-    fn err(&self, what: &str) -> String {
-        format!(
-            "'{}' is not a valid expression: {what} at position {}",
-            self.text,
-            self.pos + 1
-        )
+    fn err(&self, what: &'static str) -> ExprError {
+        ExprError::Invalid {
+            text: self.text.to_string(),
+            what,
+            pos: self.pos + 1,
+        }
     }
 
-    fn too_large(&self) -> String {
-        format!("'{}' {TOO_LARGE}", self.text)
+    fn too_large(&self) -> ExprError {
+        ExprError::TooLarge(self.text.to_string())
     }
 
     /// Runs `f` one nesting level deeper.
-    fn nested(&mut self, f: fn(&mut Self) -> Result<Num, String>) -> Result<Num, String> {
+    fn nested(&mut self, f: fn(&mut Self) -> Result<Num, ExprError>) -> Result<Num, ExprError> {
         if self.depth >= MAX_DEPTH {
             return Err(self.err("nested too deeply"));
         }
@@ -103,7 +128,7 @@ impl Parser<'_> {
 
     /// `a op b`, exact for whole numbers; overflow and non-finite
     /// results are errors.
-    fn apply(&self, op: Op, a: Num, b: Num) -> Result<Num, String> {
+    fn apply(&self, op: Op, a: Num, b: Num) -> Result<Num, ExprError> {
         if let (Num::Int(x), Num::Int(y)) = (a, b) {
             if y == 0 && matches!(op, Op::Div | Op::Rem) {
                 return Err(self.err("division by zero"));
@@ -142,10 +167,7 @@ impl Parser<'_> {
             Op::Pow => x.powf(y),
         };
         if v.is_nan() {
-            return Err(format!(
-                "'{}' does not evaluate to a finite number",
-                self.text
-            ));
+            return Err(ExprError::NotFinite(self.text.to_string()));
         }
         if v.is_infinite() {
             return Err(self.too_large());
@@ -153,7 +175,7 @@ impl Parser<'_> {
         Ok(Num::Float(v))
     }
 
-    fn expr(&mut self) -> Result<Num, String> {
+    fn expr(&mut self) -> Result<Num, ExprError> {
         let mut v = self.term()?;
         while let Some(c @ (b'+' | b'-')) = self.peek() {
             self.pos += 1;
@@ -163,7 +185,7 @@ impl Parser<'_> {
         Ok(v)
     }
 
-    fn term(&mut self) -> Result<Num, String> {
+    fn term(&mut self) -> Result<Num, ExprError> {
         let mut v = self.power()?;
         while let Some(c @ (b'*' | b'/' | b'%')) = self.peek() {
             self.pos += 1;
@@ -178,7 +200,7 @@ impl Parser<'_> {
         Ok(v)
     }
 
-    fn power(&mut self) -> Result<Num, String> {
+    fn power(&mut self) -> Result<Num, ExprError> {
         let base = self.unary()?;
         if self.peek() == Some(b'^') {
             self.pos += 1;
@@ -188,7 +210,7 @@ impl Parser<'_> {
         Ok(base)
     }
 
-    fn unary(&mut self) -> Result<Num, String> {
+    fn unary(&mut self) -> Result<Num, ExprError> {
         match self.peek() {
             Some(b'-') => {
                 self.pos += 1;
@@ -203,7 +225,7 @@ impl Parser<'_> {
         }
     }
 
-    fn primary(&mut self) -> Result<Num, String> {
+    fn primary(&mut self) -> Result<Num, ExprError> {
         match self.peek() {
             Some(b'(') => {
                 self.pos += 1;
@@ -220,7 +242,7 @@ impl Parser<'_> {
         }
     }
 
-    fn number(&mut self) -> Result<Num, String> {
+    fn number(&mut self) -> Result<Num, ExprError> {
         let start = self.pos;
         let rest = &self.s[self.pos..];
         let v = if rest.starts_with(b"0x") || rest.starts_with(b"0X") {
@@ -256,11 +278,9 @@ impl Parser<'_> {
             self.pos += 1;
         }
         let suffix = std::str::from_utf8(&self.s[us..self.pos]).unwrap_or("");
-        let mult = (self.unit)(suffix).ok_or_else(|| {
-            format!(
-                "'{}' has an unknown unit '{suffix}' in its expression",
-                self.text
-            )
+        let mult = (self.unit)(suffix).ok_or_else(|| ExprError::UnknownUnit {
+            text: self.text.to_string(),
+            unit: suffix.to_string(),
         })?;
         self.apply(Op::Mul, v, mult)
     }
@@ -278,6 +298,7 @@ mod tests {
                 None
             }
         })
+        .map_err(String::from)
     }
 
     fn f(s: &str) -> Result<f64, String> {

@@ -595,14 +595,14 @@ pub fn expand(v: &str) -> Expanded {
 /// overflows is put in parentheses, so the option's own parser reports it
 /// (never a wrapped or saturated number).
 fn keyword_arithmetic(text: &str) -> Option<String> {
-    use super::expr::{eval, Num, TOO_LARGE};
+    use super::expr::{eval, ExprError, Num};
     let plain = |suffix: &str| suffix.is_empty().then_some(Num::Int(1));
     let wrapped = format!("({text})");
     match eval(&wrapped, &plain) {
         Ok(Num::Int(i)) => Some(i.to_string()),
         Ok(Num::Float(f)) if f.abs() < 9.0e18 => Some((f.trunc() as i64).to_string()),
         Ok(Num::Float(_)) => Some(wrapped),
-        Err(e) if e.ends_with(TOO_LARGE) => Some(wrapped),
+        Err(ExprError::TooLarge(_)) => Some(wrapped),
         Err(_) => None,
     }
 }

@@ -328,12 +328,12 @@ impl JobList {
     /// Runs `check` (a check that needs more than the job language, e.g.
     /// the workload's) on every job; its error names where the job was
     /// defined.
-    pub fn check_each(
+    pub fn check_each<E: std::fmt::Display>(
         &self,
-        check: impl Fn(&JobSpec) -> Result<(), String>,
+        check: impl Fn(&JobSpec) -> Result<(), E>,
     ) -> Result<(), JobError> {
         for (job, origin) in self.jobs.iter().zip(&self.origins) {
-            check(job).map_err(|m| JobError::at(origin, m))?;
+            check(job).map_err(|m| JobError::at(origin, m.to_string()))?;
         }
         Ok(())
     }

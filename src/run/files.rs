@@ -13,8 +13,9 @@
 use std::io::Write;
 use std::os::fd::FromRawFd;
 use std::os::fd::RawFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use super::error::RunError;
 use super::plan::{PlannedFile, PlannedJob, TargetKind};
 use super::safety::FileId;
 use crate::engine::file::{close_fd, open_fd};
@@ -46,39 +47,82 @@ fn layout_writes_data(job: &PlannedJob) -> bool {
 }
 
 /// A failure while laying out, opening or pre-reading a file: the errno
-/// a job reports (`err=`) and the message in words.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FileError {
-    pub errno: i32,
-    pub msg: String,
+/// a job reports (`err=`, from [`FileError::errno`]) and the message in
+/// words (its `Display`).
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    /// A system call on the file failed; `what` says what was tried
+    /// ("cannot open", "cannot lay out", …).
+    #[error("{what} '{}': {}", path.display(), io_reason(source))]
+    Sys {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// What the safety check approved no longer holds at open time (a
+    /// link, another file, a mounted device, a FIFO without its peer):
+    /// the refusal and its errno (ELOOP, EEXIST, EBUSY, EINTR).
+    #[error("{msg}")]
+    Refused { errno: i32, msg: String },
+    /// The file must be created and `allow_file_create=0` forbids it.
+    #[error("job '{job}': '{}' does not exist and allow_file_create=0", path.display())]
+    NotAllowed { job: String, path: PathBuf },
+    /// A signal stopped the layout.
+    #[error("laying out '{}' was stopped by a signal", path.display())]
+    Stopped { path: PathBuf },
+    /// `direct=1` on a filesystem that refuses `O_DIRECT`.
+    #[error(
+        "cannot open '{}' with direct=1: the filesystem does not support direct I/O (use direct=0)",
+        path.display()
+    )]
+    NoDirectIo { path: PathBuf },
+    /// `direct=1` with a block size (`what` = bs, bssplit) or region
+    /// start (offset) that is not a multiple of the target's alignment.
+    #[error(
+        "{what}={value} is not a multiple of {align}, the direct I/O alignment of '{}' \
+         (direct=1 needs aligned sizes and offsets)",
+        path.display()
+    )]
+    Misaligned {
+        what: &'static str,
+        value: u64,
+        align: u64,
+        path: PathBuf,
+    },
 }
 
 impl FileError {
-    pub fn new(errno: i32, msg: String) -> Self {
-        FileError { errno, msg }
+    /// The errno the job reports.
+    pub fn errno(&self) -> i32 {
+        match self {
+            FileError::Sys { source, .. } => source.raw_os_error().unwrap_or(libc::EIO),
+            FileError::Refused { errno, .. } => *errno,
+            FileError::NotAllowed { .. } => libc::ENOENT,
+            FileError::Stopped { .. } => libc::EINTR,
+            FileError::NoDirectIo { .. } | FileError::Misaligned { .. } => libc::EINVAL,
+        }
+    }
+
+    fn refused(errno: i32, msg: String) -> Self {
+        FileError::Refused { errno, msg }
     }
 }
 
-impl std::fmt::Display for FileError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.msg)
-    }
+fn io_reason(e: &std::io::Error) -> String {
+    crate::job::jobfile::io_reason(e)
 }
 
-fn sys_err(what: &str, path: &Path, e: std::io::Error) -> FileError {
-    FileError::new(
-        e.raw_os_error().unwrap_or(libc::EIO),
-        format!(
-            "{what} '{}': {}",
-            path.display(),
-            crate::job::jobfile::io_reason(&e)
-        ),
-    )
+fn sys_err(what: &'static str, path: &Path, e: std::io::Error) -> FileError {
+    FileError::Sys {
+        what,
+        path: path.to_path_buf(),
+        source: e,
+    }
 }
 
 /// `opendir`: adds every regular file below the directory, recursively
 /// and in name order, to the job's file names (after any `filename`).
-pub fn expand_opendir(spec: &mut JobSpec) -> Result<(), String> {
+pub fn expand_opendir(spec: &mut JobSpec) -> Result<(), RunError> {
     let Some(dir) = spec.file.opendir.clone() else {
         return Ok(());
     };
@@ -97,17 +141,17 @@ pub fn expand_opendir(spec: &mut JobSpec) -> Result<(), String> {
     }
     let mut found = Vec::new();
     walk(Path::new(&dir), &mut found).map_err(|e| {
-        format!(
+        RunError::Plan(format!(
             "job '{}': opendir '{dir}': {}",
             spec.name,
             crate::job::jobfile::io_reason(&e)
-        )
+        ))
     })?;
     if found.is_empty() {
-        return Err(format!(
+        return Err(RunError::Plan(format!(
             "job '{}': opendir '{dir}' holds no regular files",
             spec.name
-        ));
+        )));
     }
     spec.file.filenames.extend(found);
     Ok(())
@@ -125,59 +169,7 @@ pub fn layout(
         // A replay uses the trace's files as they are.
         return Ok(notes);
     }
-    let mut todo: Vec<&PlannedFile> = Vec::new();
-    for f in &job.files {
-        if done.contains(&f.path) {
-            continue;
-        }
-        if !matches!(f.kind, TargetKind::Regular | TargetKind::Missing) {
-            continue;
-        }
-        // Re-check: an earlier job may have created it. What is there
-        // must still be what the check approved (or iomark's own).
-        let now = if f.seen.link {
-            std::fs::metadata(&f.path)
-        } else {
-            std::fs::symlink_metadata(&f.path)
-        };
-        let existing = match now {
-            Ok(m) if m.file_type().is_symlink() => {
-                return Err(FileError::new(
-                    libc::ELOOP,
-                    super::safety::link_refusal(&f.path, &f.seen),
-                ))
-            }
-            Ok(m) => {
-                super::safety::check_identity(&f.path, &f.seen, &FileId::of_meta(&m))
-                    .map_err(|m| FileError::new(libc::EEXIST, m))?;
-                Some(m.len())
-            }
-            Err(_) => None,
-        };
-        let needs = match f.kind {
-            TargetKind::Regular | TargetKind::Missing => {
-                existing.is_none_or(|sz| sz < f.needed_size)
-            }
-            _ => false,
-        };
-        if needs {
-            if existing.is_none() && !s.file.allow_file_create {
-                return Err(FileError::new(
-                    libc::ENOENT,
-                    format!(
-                        "job '{}': '{}' does not exist and allow_file_create=0",
-                        s.name,
-                        f.path.display()
-                    ),
-                ));
-            }
-            if s.file.create_on_open && !layout_writes_data(job) {
-                // Created when opened.
-                continue;
-            }
-            todo.push(f);
-        }
-    }
+    let todo = layout_todo(job, done)?;
     if todo.is_empty() {
         return Ok(notes);
     }
@@ -190,67 +182,170 @@ pub fn layout(
         if todo.len() > 1 { "s" } else { "" },
         human_bytes(total, false)
     ));
-    let write_data = layout_writes_data(job);
-    let chunk = 1usize << 20;
-    let mut buf = vec![0u8; chunk];
-    // The same contents the job's writes would have, block by block.
-    let d = if s.io.rw.has(Ddir::Write) {
-        Ddir::Write
-    } else {
-        Ddir::Read
-    };
-    let bs = (s.io.bs[d.idx()].min() as usize).clamp(1, chunk);
-    let mut filler = BufferFiller::new(s, chunk, total, job.seed ^ 77);
+    let mut writer = LayoutWriter::new(job, total);
     for f in todo {
-        let mut flags = libc::O_WRONLY;
-        if s.file.allow_file_create {
-            flags |= libc::O_CREAT;
-        }
-        let (fd, _, _) = open_target(
-            s,
-            f,
-            flags,
-            "cannot create",
-            &mut |fl| open_fd(&f.path, fl).map(|fd| (fd, 0)),
-            &mut |fd, _| {
-                let _ = close_fd(fd);
-            },
-        )?;
-        // SAFETY: the descriptor was just opened and is owned here.
-        let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
-        let existing = file.metadata().map(|m| m.len()).unwrap_or(0);
-        if write_data {
-            use std::io::{Seek, SeekFrom};
-            file.seek(SeekFrom::Start(existing))
-                .map_err(|e| sys_err("cannot seek in", &f.path, e))?;
-            let mut left = f.needed_size - existing;
-            let mut pos = existing;
-            while left > 0 {
-                if super::signals::received() {
-                    // Stopped: a large layout must not delay the stop.
-                    return Err(FileError::new(
-                        libc::EINTR,
-                        format!("laying out '{}' was stopped by a signal", f.path.display()),
-                    ));
-                }
-                let n = left.min(chunk as u64) as usize;
-                filler.fill_layout(&mut buf[..n], pos, bs);
-                pos += n as u64;
-                file.write_all(&buf[..n])
-                    .map_err(|e| sys_err("cannot lay out", &f.path, e))?;
-                left -= n as u64;
-            }
-            if s.file.create_fsync {
-                file.sync_all()
-                    .map_err(|e| sys_err("cannot sync", &f.path, e))?;
-            }
-        } else if !s.file.fill_device {
-            // fill_device writes until the space runs out: reserve nothing.
-            preallocate(&file, s.file.fallocate, existing, f.needed_size, &f.path)?;
-        }
+        lay_out_file(job, f, &mut writer)?;
         done.push(f.path.clone());
     }
     Ok(notes)
+}
+
+/// The job's regular files that must be created or extended (not laid
+/// out yet in this run, and not left to `create_on_open`).
+fn layout_todo<'j>(
+    job: &'j PlannedJob,
+    done: &[std::path::PathBuf],
+) -> Result<Vec<&'j PlannedFile>, FileError> {
+    let s = &job.spec;
+    let mut todo: Vec<&PlannedFile> = Vec::new();
+    for f in &job.files {
+        if done.contains(&f.path) {
+            continue;
+        }
+        if !matches!(f.kind, TargetKind::Regular | TargetKind::Missing) {
+            continue;
+        }
+        let existing = size_now(f)?;
+        let needs = match f.kind {
+            TargetKind::Regular | TargetKind::Missing => {
+                existing.is_none_or(|sz| sz < f.needed_size)
+            }
+            _ => false,
+        };
+        if needs {
+            if existing.is_none() && !s.file.allow_file_create {
+                return Err(FileError::NotAllowed {
+                    job: s.name.clone(),
+                    path: f.path.clone(),
+                });
+            }
+            if s.file.create_on_open && !layout_writes_data(job) {
+                // Created when opened.
+                continue;
+            }
+            todo.push(f);
+        }
+    }
+    Ok(todo)
+}
+
+/// The size of a planned file now (None when there is none). Re-check:
+/// an earlier job may have created it. What is there must still be what
+/// the check approved (or iomark's own).
+fn size_now(f: &PlannedFile) -> Result<Option<u64>, FileError> {
+    let now = if f.seen.link {
+        std::fs::metadata(&f.path)
+    } else {
+        std::fs::symlink_metadata(&f.path)
+    };
+    match now {
+        Ok(m) if m.file_type().is_symlink() => Err(FileError::refused(
+            libc::ELOOP,
+            super::safety::link_refusal(&f.path, &f.seen),
+        )),
+        Ok(m) => {
+            super::safety::check_identity(&f.path, &f.seen, &FileId::of_meta(&m))
+                .map_err(|m| FileError::refused(libc::EEXIST, m.0))?;
+            Ok(Some(m.len()))
+        }
+        Err(_) => Ok(None),
+    }
+}
+
+/// What layout writes into files: the same contents the job's writes
+/// would have, block by block, a chunk at a time.
+struct LayoutWriter {
+    write_data: bool,
+    buf: Vec<u8>,
+    bs: usize,
+    filler: BufferFiller,
+}
+
+impl LayoutWriter {
+    const CHUNK: usize = 1 << 20;
+
+    fn new(job: &PlannedJob, total: u64) -> Self {
+        let s = &job.spec;
+        let chunk = Self::CHUNK;
+        let d = if s.io.rw.has(Ddir::Write) {
+            Ddir::Write
+        } else {
+            Ddir::Read
+        };
+        LayoutWriter {
+            write_data: layout_writes_data(job),
+            buf: vec![0u8; chunk],
+            bs: (s.io.bs[d.idx()].min() as usize).clamp(1, chunk),
+            filler: BufferFiller::new(s, chunk, total, job.seed ^ 77),
+        }
+    }
+
+    /// Writes `file` from `from` to `to`, stopping on a signal.
+    fn fill(
+        &mut self,
+        file: &mut std::fs::File,
+        from: u64,
+        to: u64,
+        path: &Path,
+    ) -> Result<(), FileError> {
+        use std::io::{Seek, SeekFrom};
+        file.seek(SeekFrom::Start(from))
+            .map_err(|e| sys_err("cannot seek in", path, e))?;
+        let mut left = to - from;
+        let mut pos = from;
+        while left > 0 {
+            if super::signals::received() {
+                // Stopped: a large layout must not delay the stop.
+                return Err(FileError::Stopped {
+                    path: path.to_path_buf(),
+                });
+            }
+            let n = left.min(Self::CHUNK as u64) as usize;
+            self.filler.fill_layout(&mut self.buf[..n], pos, self.bs);
+            pos += n as u64;
+            file.write_all(&self.buf[..n])
+                .map_err(|e| sys_err("cannot lay out", path, e))?;
+            left -= n as u64;
+        }
+        Ok(())
+    }
+}
+
+/// Creates or extends one file: written with data, or preallocated.
+fn lay_out_file(
+    job: &PlannedJob,
+    f: &PlannedFile,
+    writer: &mut LayoutWriter,
+) -> Result<(), FileError> {
+    let s = &job.spec;
+    let mut flags = libc::O_WRONLY;
+    if s.file.allow_file_create {
+        flags |= libc::O_CREAT;
+    }
+    let (fd, _, _) = open_target(
+        s,
+        f,
+        flags,
+        "cannot create",
+        &mut |fl| open_fd(&f.path, fl).map(|fd| (fd, 0)),
+        &mut |fd, _| {
+            let _ = close_fd(fd);
+        },
+    )?;
+    // SAFETY: the descriptor was just opened and is owned here.
+    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+    let existing = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if writer.write_data {
+        writer.fill(&mut file, existing, f.needed_size, &f.path)?;
+        if s.file.create_fsync {
+            file.sync_all()
+                .map_err(|e| sys_err("cannot sync", &f.path, e))?;
+        }
+    } else if !s.file.fill_device {
+        // fill_device writes until the space runs out: reserve nothing.
+        preallocate(&file, s.file.fallocate, existing, f.needed_size, &f.path)?;
+    }
+    Ok(())
 }
 
 /// Sizes a new or short file as `fallocate` says: `none` leaves it to
@@ -338,10 +433,49 @@ pub fn open_target(
     spec: &JobSpec,
     f: &PlannedFile,
     flags: i32,
-    what: &str,
+    what: &'static str,
     open: &mut dyn FnMut(i32) -> std::io::Result<(RawFd, usize)>,
     close: &mut dyn FnMut(RawFd, usize),
 ) -> Result<(RawFd, usize, u64), FileError> {
+    let opened = open_safely(f, flags, what, open, close)?;
+    if opened.fd < 0 {
+        // The engine opened nothing (filestat, filedelete).
+        return Ok((opened.fd, opened.data, opened.ns));
+    }
+    check_opened(spec, f, flags, &opened, close)?;
+    Ok((opened.fd, opened.data, opened.ns))
+}
+
+/// A descriptor [`open_safely`] got, before [`check_opened`].
+struct Opened {
+    fd: RawFd,
+    data: usize,
+    /// How long the open that succeeded took.
+    ns: u64,
+    /// Created exclusively by this open: iomark's own file.
+    created: bool,
+}
+
+impl Opened {
+    fn new(fd: RawFd, data: usize, ns: u64, created: bool) -> Self {
+        Opened {
+            fd,
+            data,
+            ns,
+            created,
+        }
+    }
+}
+
+/// The open itself: exclusive creation where nothing was at plan time,
+/// no links the plan did not see, non-blocking (see [`open_target`]).
+fn open_safely(
+    f: &PlannedFile,
+    flags: i32,
+    what: &'static str,
+    open: &mut dyn FnMut(i32) -> std::io::Result<(RawFd, usize)>,
+    close: &mut dyn FnMut(RawFd, usize),
+) -> Result<Opened, FileError> {
     let path = &f.path;
     let regular = matches!(f.kind, TargetKind::Regular | TargetKind::Missing);
     // Nothing is ever created through a link, nor in a device's place.
@@ -360,7 +494,7 @@ pub fn open_target(
     // created exclusively first.
     let mut create_first = f.seen.id.is_none();
     let mut tries = 0;
-    let (fd, data, ns, created) = loop {
+    loop {
         tries += 1;
         if create_first && can_create {
             let mut claim = super::safety::creating(path);
@@ -374,18 +508,18 @@ pub fn open_target(
                         }
                     }
                     super::safety::mark_created(fd);
-                    break (fd, data, ns, true);
+                    return Ok(Opened::new(fd, data, ns, true));
                 }
-                (Ok((fd, data)), ns) => break (fd, data, ns, false),
+                (Ok((fd, data)), ns) => return Ok(Opened::new(fd, data, ns, false)),
                 // Someone (maybe another clone) made it: checked below.
                 (Err(e), _) if errno(&e) == libc::EEXIST => {}
                 (Err(e), _) => return Err(sys_err(what, path, e)),
             }
         }
         match timed(plain) {
-            (Ok((fd, data)), ns) => break (fd, data, ns, false),
+            (Ok((fd, data)), ns) => return Ok(Opened::new(fd, data, ns, false)),
             (Err(e), _) if errno(&e) == libc::ELOOP && !f.seen.link => {
-                return Err(FileError::new(
+                return Err(FileError::refused(
                     libc::ELOOP,
                     super::safety::link_refusal(path, &f.seen),
                 ))
@@ -396,14 +530,23 @@ pub fn open_target(
             }
             (Err(e), _) => return Err(sys_err(what, path, e)),
         }
-    };
-    if fd < 0 {
-        // The engine opened nothing (filestat, filedelete).
-        return Ok((fd, data, ns));
     }
+}
+
+/// What was opened is what was approved (or iomark's own), an allowed
+/// FIFO has its peer, the descriptor is blocking again, and a block
+/// device written to is still unmounted; else it is closed and refused.
+fn check_opened(
+    spec: &JobSpec,
+    f: &PlannedFile,
+    flags: i32,
+    o: &Opened,
+    close: &mut dyn FnMut(RawFd, usize),
+) -> Result<(), FileError> {
+    let (path, fd, data) = (&f.path, o.fd, o.data);
     let refuse = |close: &mut dyn FnMut(RawFd, usize), errno: i32, msg: String| {
         close(fd, data);
-        Err(FileError::new(errno, msg))
+        Err(FileError::refused(errno, msg))
     };
     let id = match FileId::of_fd(fd) {
         Ok(id) => id,
@@ -412,9 +555,9 @@ pub fn open_target(
             return Err(sys_err("cannot stat", path, e));
         }
     };
-    if !created {
+    if !o.created {
         if let Err(m) = super::safety::check_identity(path, &f.seen, &id) {
-            return refuse(close, libc::EEXIST, m);
+            return refuse(close, libc::EEXIST, m.0);
         }
     }
     if id.fmt == libc::S_IFIFO {
@@ -432,10 +575,10 @@ pub fn open_target(
     }
     if id.fmt == libc::S_IFBLK && flags & libc::O_ACCMODE != libc::O_RDONLY {
         if let Err(m) = super::safety::recheck_opened_block(spec, path, id.rdev) {
-            return refuse(close, libc::EBUSY, m);
+            return refuse(close, libc::EBUSY, m.0);
         }
     }
-    Ok((fd, data, ns))
+    Ok(())
 }
 
 /// A file slot that is not open (with `openfiles`, until its turn).
@@ -454,6 +597,41 @@ pub fn open_one(
     flags: i32,
 ) -> Result<OpenedFile, FileError> {
     let f = &job.files[i];
+    let (fd, data, open_ns) = engine_open(job, engine, f, flags)?;
+    advise(job, f, fd, data);
+    if fd >= 0 && job.spec.file.write_hint != 0 {
+        const F_SET_RW_HINT: libc::c_int = 1036;
+        let hint: u64 = job.spec.file.write_hint;
+        // SAFETY: the kernel reads a u64 through the pointer.
+        if unsafe { libc::fcntl(fd, F_SET_RW_HINT, &hint as *const u64) } < 0 {
+            let e = std::io::Error::last_os_error();
+            let _ = engine.close(fd, data, f.needed_size);
+            return Err(sys_err("cannot set write_hint on", &f.path, e));
+        }
+    }
+    if fd >= 0 && f.kind == TargetKind::Regular && job.spec.file.create_on_open {
+        // SAFETY: fstat/ftruncate on the descriptor just opened.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd, &mut st) } == 0 && (st.st_size as u64) < f.needed_size {
+            unsafe { libc::ftruncate(fd, f.needed_size as libc::off_t) };
+        }
+    }
+    Ok(OpenedFile {
+        fd,
+        data,
+        size: f.needed_size,
+        open_ns,
+    })
+}
+
+/// The engine's open of `f` (through [`open_target`] unless nothing is
+/// opened): descriptor, engine data and how long the open took (ns).
+fn engine_open(
+    job: &PlannedJob,
+    engine: &mut dyn Engine,
+    f: &PlannedFile,
+    flags: i32,
+) -> Result<(RawFd, usize, u64), FileError> {
     let of = |flags| OpenFile {
         path: &f.path,
         flags,
@@ -479,20 +657,20 @@ pub fn open_one(
             },
         )
     };
-    let (fd, data, open_ns) = opened.map_err(|e| {
-        if e.errno == libc::EINVAL && job.spec.sync.direct {
-            FileError::new(
-                libc::EINVAL,
-                format!(
-                    "cannot open '{}' with direct=1: the filesystem does not support direct I/O (use direct=0)",
-                    f.path.display()
-                ),
-            )
+    opened.map_err(|e| {
+        if e.errno() == libc::EINVAL && job.spec.sync.direct {
+            FileError::NoDirectIo {
+                path: f.path.clone(),
+            }
         } else {
             e
         }
-    })?;
-    // The mmap engine (data != 0) advises its mapping itself.
+    })
+}
+
+/// `fadvise_hint`: tells the kernel how the file will be read. The mmap
+/// engine (data != 0) advises its mapping itself.
+fn advise(job: &PlannedJob, f: &PlannedFile, fd: RawFd, data: usize) {
     let advice = job.spec.file.fadvise_hint.random(job.spec.io.rw);
     if let (Some(random), true, 0) = (
         advice,
@@ -519,29 +697,6 @@ pub fn open_one(
             );
         }
     }
-    if fd >= 0 && job.spec.file.write_hint != 0 {
-        const F_SET_RW_HINT: libc::c_int = 1036;
-        let hint: u64 = job.spec.file.write_hint;
-        // SAFETY: the kernel reads a u64 through the pointer.
-        if unsafe { libc::fcntl(fd, F_SET_RW_HINT, &hint as *const u64) } < 0 {
-            let e = std::io::Error::last_os_error();
-            let _ = engine.close(fd, data, f.needed_size);
-            return Err(sys_err("cannot set write_hint on", &f.path, e));
-        }
-    }
-    if fd >= 0 && f.kind == TargetKind::Regular && job.spec.file.create_on_open {
-        // SAFETY: fstat/ftruncate on the descriptor just opened.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        if unsafe { libc::fstat(fd, &mut st) } == 0 && (st.st_size as u64) < f.needed_size {
-            unsafe { libc::ftruncate(fd, f.needed_size as libc::off_t) };
-        }
-    }
-    Ok(OpenedFile {
-        fd,
-        data,
-        size: f.needed_size,
-        open_ns,
-    })
 }
 
 /// Opens the files listed in `which` (the others stay closed).
@@ -584,7 +739,7 @@ pub fn pre_read(job: &PlannedJob) -> Result<(), FileError> {
             // SAFETY: the descriptor was just opened and is owned here.
             Ok((fd, _, _)) => unsafe { std::fs::File::from_raw_fd(fd) },
             // Created on open: nothing to read yet.
-            Err(e) if e.errno == libc::ENOENT => continue,
+            Err(e) if e.errno() == libc::ENOENT => continue,
             Err(e) => return Err(e),
         };
         let (mut pos, end) = (f.region.start, f.region.start + f.region.len);
@@ -640,7 +795,7 @@ pub fn invalidate(job: &PlannedJob, files: &[OpenedFile]) {
 /// EINVAL; say so before the first I/O, naming the value and the target.
 pub fn check_direct_alignment(job: &PlannedJob) -> Result<(), FileError> {
     let s = &job.spec;
-    let mut sizes: Vec<(&str, u64)> = Vec::new();
+    let mut sizes: Vec<(&'static str, u64)> = Vec::new();
     for d in [Ddir::Read, Ddir::Write, Ddir::Trim] {
         if !s.io.rw.has(d) {
             continue;
@@ -665,15 +820,12 @@ pub fn check_direct_alignment(job: &PlannedJob) -> Result<(), FileError> {
         let mut values = sizes.clone();
         values.push(("offset", f.region.start));
         if let Some((what, v)) = values.iter().find(|(_, v)| v % a.offset != 0) {
-            return Err(FileError::new(
-                libc::EINVAL,
-                format!(
-                    "{what}={v} is not a multiple of {}, the direct I/O alignment of '{}' \
-                     (direct=1 needs aligned sizes and offsets)",
-                    a.offset,
-                    f.path.display()
-                ),
-            ));
+            return Err(FileError::Misaligned {
+                what,
+                value: *v,
+                align: a.offset,
+                path: f.path.clone(),
+            });
         }
     }
     Ok(())
@@ -726,11 +878,11 @@ mod tests {
         let job = planned(&target, &[("rw", "write")]);
         std::os::unix::fs::symlink(&victim, &target).unwrap();
         let e = layout(&job, &mut Vec::new()).unwrap_err();
-        assert_eq!(e.errno, libc::ELOOP, "{e}");
-        assert!(e.msg.contains("now a symbolic link to"), "{e}");
-        assert!(e.msg.contains("later.dat"), "{e}");
+        assert_eq!(e.errno(), libc::ELOOP, "{e}");
+        assert!(e.to_string().contains("now a symbolic link to"), "{e}");
+        assert!(e.to_string().contains("later.dat"), "{e}");
         let e = open(&job, libc::O_RDWR | libc::O_CREAT).unwrap_err();
-        assert_eq!(e.errno, libc::ELOOP, "{e}");
+        assert_eq!(e.errno(), libc::ELOOP, "{e}");
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
         assert!(!super::super::safety::created_by_iomark(&victim));
     }
@@ -741,13 +893,14 @@ mod tests {
         let job = planned(&target, &[("rw", "write")]);
         std::fs::hard_link(&victim, &target).unwrap();
         let e = layout(&job, &mut Vec::new()).unwrap_err();
-        assert_eq!(e.errno, libc::EEXIST, "{e}");
+        assert_eq!(e.errno(), libc::EEXIST, "{e}");
         assert!(
-            e.msg.contains("did not exist when the run was checked"),
+            e.to_string()
+                .contains("did not exist when the run was checked"),
             "{e}"
         );
         let e = open(&job, libc::O_RDWR | libc::O_CREAT).unwrap_err();
-        assert!(e.msg.contains("iomark did not create"), "{e}");
+        assert!(e.to_string().contains("iomark did not create"), "{e}");
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
     }
 
@@ -775,7 +928,7 @@ mod tests {
         std::fs::remove_file(&victim).unwrap();
         std::fs::write(&victim, b"another").unwrap();
         let e = open(&job, libc::O_RDONLY).unwrap_err();
-        assert!(e.msg.contains("no longer the regular file"), "{e}");
+        assert!(e.to_string().contains("no longer the regular file"), "{e}");
         std::fs::remove_file(&victim).unwrap();
         let c = crate::engine::file::cstring(&victim).unwrap();
         // SAFETY: a NUL-terminated path.
@@ -783,7 +936,7 @@ mod tests {
         // A read-only open of a FIFO would wait for a writer: it returns.
         let e = open(&job, libc::O_RDONLY).unwrap_err();
         assert!(
-            e.msg.contains("was a regular file") && e.msg.contains("is now a FIFO"),
+            e.to_string().contains("was a regular file") && e.to_string().contains("is now a FIFO"),
             "{e}"
         );
     }
@@ -800,7 +953,7 @@ mod tests {
         std::fs::remove_file(&target).unwrap();
         std::os::unix::fs::symlink(&other, &target).unwrap();
         let e = open(&job, libc::O_RDONLY).unwrap_err();
-        assert!(e.msg.contains("now leads elsewhere"), "{e}");
+        assert!(e.to_string().contains("now leads elsewhere"), "{e}");
     }
 
     #[test]
@@ -813,7 +966,7 @@ mod tests {
             ("rw", "write"),
         ]);
         let e = super::super::plan::plan(&[spec]).unwrap_err();
-        assert!(e.contains("never through a link"), "{e}");
+        assert!(e.to_string().contains("never through a link"), "{e}");
         assert!(!d.path().join("nowhere").exists());
     }
 }

@@ -11,6 +11,7 @@
 //! describes the host once, switches the I/O scheduler, and calls [`run`].
 
 pub mod clock;
+pub mod error;
 pub mod files;
 pub mod flow;
 pub mod gate;
@@ -157,191 +158,380 @@ fn counted_outcome(p: &Progress, since: Option<Instant>, start_ms: u64) -> Outco
 /// the result (and every interim result); `hooks` hears of each batch of
 /// clones before its start gate can open. Called by `session::Session`,
 /// which prepares all three.
+///
+/// Each turn of the loop: note signals; start the clones that may start
+/// (a batch, released together) or, once the run is stopping, settle
+/// those that never will; reap finished clones (acting on `exitall`);
+/// after a second signal's grace, abandon the clones still running; else
+/// tick progress and the monitor. The result is built at the end.
 pub fn run(
-    mut plan: Plan,
+    plan: Plan,
     opts: &RunOptions,
     context: Arc<RunContext>,
     hooks: &mut dyn session::SessionHooks,
 ) -> RunResult {
     signals::install();
-    let shared = Arc::new(RunShared::new(opts.fake_clock_step));
-    let start_unix = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let progresses: Vec<Arc<Progress>> = plan
-        .jobs
-        .iter()
-        .map(|_| Arc::new(Progress::default()))
-        .collect();
-    let mut outcomes: Vec<Option<Outcome>> = plan.jobs.iter().map(|_| None).collect();
-    let mut stages = vec![Stage::Waiting; plan.jobs.len()];
-    let mut laid_out = Vec::new();
-    let mut reporter = progress::Reporter::new(progress_config(opts), plan.jobs.len());
-    // stats hook: disk counters, steady state, status snapshots.
-    let mut monitor = monitor::Monitor::new(
-        &plan,
-        &progresses,
-        opts.status.clone(),
-        opts.fake_clock_step.is_some(),
-        start_unix,
-        context.clone(),
-    );
-    if opts.agg_bw_log {
-        if let Err(m) = monitor.open_aggregate_logs() {
-            output::stderr_line(&format!("iomark: {m}"));
+    let mut run = Runner::new(plan, opts, context);
+    loop {
+        run.note_signals();
+        let startable = run.startable();
+        if run.stopping() {
+            run.settle_unstarted(startable);
+        } else if !startable.is_empty() {
+            run.start_batch(&startable, hooks);
+            continue;
+        }
+        if run.handles.is_empty() {
+            if run.nothing_left() {
+                break;
+            }
+            continue;
+        }
+        run.reap_finished();
+        if run.grace_over() {
+            run.abandon_running();
+            continue;
+        }
+        run.tick();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    run.finish()
+}
+
+/// The state of a run in progress: the plan, each clone's stage, live
+/// counters and outcome, the running threads, and what watches them.
+struct Runner<'a> {
+    plan: Plan,
+    opts: &'a RunOptions,
+    context: Arc<RunContext>,
+    shared: Arc<RunShared>,
+    /// Unix time (s) when the run started.
+    start_unix: u64,
+    stages: Vec<Stage>,
+    progresses: Vec<Arc<Progress>>,
+    outcomes: Vec<Option<Outcome>>,
+    /// When each clone's thread started (for `counted_outcome`).
+    started_at: Vec<Option<Instant>>,
+    /// The threads of the running clones, by clone index.
+    handles: Vec<(usize, std::thread::JoinHandle<Outcome>)>,
+    /// Files laid out so far (each once per run).
+    laid_out: Vec<std::path::PathBuf>,
+    reporter: progress::Reporter,
+    /// Stats hook: disk counters, steady state, status snapshots.
+    monitor: monitor::Monitor,
+    cpus: usize,
+    cpu_check: overcommit::Checker,
+    overcommitted: Vec<overcommit::Overcommit>,
+    /// After a second signal: when to stop waiting for the workers.
+    give_up: Option<Instant>,
+}
+
+impl<'a> Runner<'a> {
+    fn new(plan: Plan, opts: &'a RunOptions, context: Arc<RunContext>) -> Self {
+        let shared = Arc::new(RunShared::new(opts.fake_clock_step));
+        let start_unix = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let n = plan.jobs.len();
+        let progresses: Vec<Arc<Progress>> =
+            (0..n).map(|_| Arc::new(Progress::default())).collect();
+        let reporter = progress::Reporter::new(progress_config(opts), n);
+        let mut monitor = monitor::Monitor::new(
+            &plan,
+            &progresses,
+            opts.status.clone(),
+            opts.fake_clock_step.is_some(),
+            start_unix,
+            context.clone(),
+        );
+        if opts.agg_bw_log {
+            if let Err(m) = monitor.open_aggregate_logs() {
+                output::stderr_line(&format!("iomark: {m}"));
+            }
+        }
+        Runner {
+            plan,
+            opts,
+            context,
+            shared,
+            start_unix,
+            stages: vec![Stage::Waiting; n],
+            progresses,
+            outcomes: (0..n).map(|_| None).collect(),
+            started_at: vec![None; n],
+            handles: Vec::new(),
+            laid_out: Vec::new(),
+            reporter,
+            monitor,
+            cpus: overcommit::allowed_cpus(),
+            cpu_check: overcommit::Checker::default(),
+            overcommitted: Vec::new(),
+            give_up: None,
         }
     }
-    let mut handles: Vec<(usize, std::thread::JoinHandle<Outcome>)> = Vec::new();
-    let cpus = overcommit::allowed_cpus();
-    let mut cpu_check = overcommit::Checker::default();
-    let mut overcommitted: Vec<overcommit::Overcommit> = Vec::new();
-    // When each clone's thread started (for `counted_outcome`).
-    let mut started_at: Vec<Option<Instant>> = vec![None; plan.jobs.len()];
-    // After a second signal: when to stop waiting for the workers.
-    let mut give_up: Option<Instant> = None;
 
-    loop {
-        if signals::received() && !shared.stop.load(Ordering::Relaxed) {
-            shared.interrupted.store(true, Ordering::Relaxed);
-            shared.stop.store(true, Ordering::Relaxed);
+    /// A signal stops the run (marked interrupted); a second one starts
+    /// the grace after which running clones are no longer waited for.
+    fn note_signals(&mut self) {
+        if signals::received() && !self.stopping() {
+            self.shared.interrupted.store(true, Ordering::Relaxed);
+            self.shared.stop.store(true, Ordering::Relaxed);
         }
-        if give_up.is_none() && signals::hurry() {
-            give_up = Some(Instant::now() + HURRY);
+        if self.give_up.is_none() && signals::hurry() {
+            self.give_up = Some(Instant::now() + HURRY);
         }
-        // Start every clone whose dependencies are done, together (as
-        // many as --max-jobs leaves room for).
-        let mut startable: Vec<usize> = (0..plan.jobs.len())
-            .filter(|&i| stages[i] == Stage::Waiting && ready(&plan, &stages, i))
+    }
+
+    fn stopping(&self) -> bool {
+        self.shared.stop.load(Ordering::Relaxed)
+    }
+
+    /// The waiting clones whose dependencies are done, as many as
+    /// `--max-jobs` leaves room for (all of them once stopping).
+    fn startable(&self) -> Vec<usize> {
+        let mut startable: Vec<usize> = (0..self.plan.jobs.len())
+            .filter(|&i| self.stages[i] == Stage::Waiting && ready(&self.plan, &self.stages, i))
             .collect();
-        let stopping = shared.stop.load(Ordering::Relaxed);
-        if let Some(max) = opts.max_running.filter(|_| !stopping) {
-            let running = stages.iter().filter(|s| **s == Stage::Running).count();
+        if let Some(max) = self.opts.max_running.filter(|_| !self.stopping()) {
+            let running = self.stages.iter().filter(|s| **s == Stage::Running).count();
             startable.truncate((max as usize).saturating_sub(running));
         }
-        if stopping {
-            // Stopped: nothing new starts. After exitall (exit_what=all)
-            // the jobs that never ran are reported with nothing done, as
-            // fio does; after a signal they are left out.
-            let signalled = shared.interrupted.load(Ordering::Relaxed);
-            for i in startable {
-                stages[i] = Stage::Finished;
-                if !signalled {
-                    outcomes[i] = Some(Outcome::default());
-                }
+        startable
+    }
+
+    /// Stopped: nothing new starts. After exitall (exit_what=all) the
+    /// jobs that never ran are reported with nothing done, as fio does;
+    /// after a signal they are left out.
+    fn settle_unstarted(&mut self, startable: Vec<usize>) {
+        let signalled = self.shared.interrupted.load(Ordering::Relaxed);
+        for i in startable {
+            self.stages[i] = Stage::Finished;
+            if !signalled {
+                self.outcomes[i] = Some(Outcome::default());
             }
-        } else if !startable.is_empty() {
-            // A fake clock does not see CPUs taking turns: nothing to say.
-            let check = opts.fake_clock_step.is_none();
-            let env = &context.environment;
-            if let Some(o) = cpu_check
-                .check(&plan, &startable, cpus, env)
-                .filter(|_| check)
-            {
-                if !opts.quiet && !overcommitted.contains(&o) {
-                    output::stderr_line(&format!("iomark: note: {}", o.message()));
-                }
-                overcommitted.push(o);
-            }
-            start_batch(
-                &mut plan,
-                &startable,
-                opts,
-                &shared,
-                &progresses,
-                &mut laid_out,
-                &mut stages,
-                &mut outcomes,
-                &mut handles,
-                hooks,
-            );
-            let now = Instant::now();
-            for &i in &startable {
-                if stages[i] == Stage::Running {
-                    started_at[i] = Some(now);
-                }
-            }
-            monitor.phase_ready();
-            continue;
         }
-        if handles.is_empty() {
-            if stages.iter().all(|s| *s == Stage::Finished) {
-                break;
+    }
+
+    /// Clone `i` ended before it could start, with this error.
+    fn fail(&mut self, i: usize, error: i32, msg: String) {
+        self.stages[i] = Stage::Finished;
+        self.outcomes[i] = Some(Outcome {
+            error,
+            error_msg: Some(msg),
+            ..Outcome::default()
+        });
+    }
+
+    /// Starts `batch` together: notes CPU overcommit, lays out files,
+    /// starts one thread per clone; they begin I/O together once all have
+    /// set up and `hooks.before_start` has returned (the gate cannot open
+    /// before `expect`).
+    fn start_batch(&mut self, batch: &[usize], hooks: &mut dyn session::SessionHooks) {
+        self.check_overcommit(batch);
+        let ready = self.lay_out(batch);
+        let gate = Arc::new(StartGate::new(self.shared.base));
+        let started = self.spawn(&ready, &gate);
+        // The release point of the batch: every clone started is setting
+        // up or waiting at the gate, which stays shut until `expect`.
+        let running: Vec<usize> = ready
+            .iter()
+            .copied()
+            .filter(|&i| self.stages[i] == Stage::Running)
+            .collect();
+        hooks.before_start(&self.plan, &running);
+        gate.expect(started);
+        let now = Instant::now();
+        for &i in batch {
+            if self.stages[i] == Stage::Running {
+                self.started_at[i] = Some(now);
             }
-            if !(0..plan.jobs.len())
-                .any(|i| stages[i] == Stage::Waiting && ready(&plan, &stages, i))
-            {
-                // Cannot happen with a valid plan; never spin.
-                break;
-            }
-            continue;
         }
-        // Watch: finished clones, exitall, progress.
+        self.monitor.phase_ready();
+    }
+
+    /// A batch needing more CPUs than allowed gets a note (once each).
+    fn check_overcommit(&mut self, batch: &[usize]) {
+        // A fake clock does not see CPUs taking turns: nothing to say.
+        let check = self.opts.fake_clock_step.is_none();
+        let env = &self.context.environment;
+        if let Some(o) = self
+            .cpu_check
+            .check(&self.plan, batch, self.cpus, env)
+            .filter(|_| check)
+        {
+            if !self.opts.quiet && !self.overcommitted.contains(&o) {
+                output::stderr_line(&format!("iomark: note: {}", o.message()));
+            }
+            self.overcommitted.push(o);
+        }
+    }
+
+    /// Lays out the files of `batch` before the clock starts; returns the
+    /// clones ready to start (the others have failed).
+    fn lay_out(&mut self, batch: &[usize]) -> Vec<usize> {
+        let mut ready = Vec::new();
+        for &i in batch {
+            if self.plan.jobs[i].needs_trace() {
+                // A trace written by an earlier phase of this run.
+                if let Err(e) = plan::resolve_deferred_replay(&mut self.plan.jobs[i]) {
+                    self.fail(i, libc::EINVAL, e.to_string());
+                    continue;
+                }
+            }
+            let job = &self.plan.jobs[i];
+            if !job.spec.io.ioengine.info().lays_out_files() {
+                ready.push(i);
+                continue;
+            }
+            match files::layout(job, &mut self.laid_out) {
+                Ok(notes) => {
+                    self.print_notices(notes);
+                    ready.push(i);
+                }
+                Err(e) => self.fail(i, e.errno(), e.to_string()),
+            }
+        }
+        ready
+    }
+
+    /// "Laying out IO file" notices, where the options send them.
+    fn print_notices(&self, notes: Vec<String>) {
+        for n in notes {
+            if self.opts.quiet {
+            } else if self.opts.notices_to_stdout {
+                // A failure shows again when the report is written.
+                let _ = output::stdout(&format!("{n}\n"));
+            } else {
+                output::stderr_line(&n);
+            }
+        }
+    }
+
+    /// Starts one worker thread per clone of `ready`, each waiting at
+    /// `gate`; returns how many started.
+    fn spawn(&mut self, ready: &[usize], gate: &Arc<StartGate>) -> usize {
+        let mut started = 0;
+        for &i in ready {
+            let job = self.plan.jobs[i].clone();
+            let shared = self.shared.clone();
+            let progress = self.progresses[i].clone();
+            let g = gate.clone();
+            self.stages[i] = Stage::Running;
+            let h = std::thread::Builder::new()
+                .name(format!("iomark:{}", job.name()).replace('\0', " "))
+                .spawn(move || {
+                    apply_placement(&job);
+                    worker::run_job(&job, &shared, &progress, &g)
+                });
+            match h {
+                Ok(h) => {
+                    started += 1;
+                    self.handles.push((i, h));
+                }
+                Err(e) => {
+                    let msg = format!(
+                        "cannot start a thread for job '{}': {e}",
+                        self.plan.jobs[i].name()
+                    );
+                    self.fail(i, libc::EAGAIN, msg);
+                }
+            }
+        }
+        started
+    }
+
+    /// No thread runs: the run is over when every clone has finished (or
+    /// none can start any more, which a valid plan never leaves: never
+    /// spin).
+    fn nothing_left(&self) -> bool {
+        self.stages.iter().all(|s| *s == Stage::Finished)
+            || !(0..self.plan.jobs.len())
+                .any(|i| self.stages[i] == Stage::Waiting && ready(&self.plan, &self.stages, i))
+    }
+
+    /// Collects the outcome of each clone whose thread has ended and acts
+    /// on its `exitall_on_error` / `exitall`.
+    fn reap_finished(&mut self) {
         let mut k = 0;
-        while k < handles.len() {
-            if !handles[k].1.is_finished() {
+        while k < self.handles.len() {
+            if !self.handles[k].1.is_finished() {
                 k += 1;
                 continue;
             }
-            let (i, h) = handles.swap_remove(k);
+            let (i, h) = self.handles.swap_remove(k);
             let out = h.join().unwrap_or_else(|_| Outcome {
                 error: libc::EFAULT,
                 error_msg: Some("worker thread panicked".into()),
                 ..Outcome::default()
             });
-            stages[i] = Stage::Finished;
-            let spec = &plan.jobs[i].spec;
+            self.stages[i] = Stage::Finished;
+            let spec = &self.plan.jobs[i].spec;
             if spec.ctl.exitall_on_error && out.error != 0 {
-                shared.stop.store(true, Ordering::Relaxed);
+                self.shared.stop.store(true, Ordering::Relaxed);
             } else if spec.ctl.exitall {
-                exit_all(&plan, i, &stages, &progresses, &shared);
+                exit_all(&self.plan, i, &self.stages, &self.progresses, &self.shared);
             }
-            outcomes[i] = Some(out);
+            self.outcomes[i] = Some(out);
         }
-        if give_up.is_some_and(|t| Instant::now() >= t) {
-            // Second signal and the grace is over: report the clones still
-            // running from their counters and leave their threads behind
-            // (they end with the process).
-            for (i, _thread) in handles.drain(..) {
-                stages[i] = Stage::Finished;
-                outcomes[i] = Some(counted_outcome(
-                    &progresses[i],
-                    started_at[i],
-                    start_unix * 1000,
-                ));
-            }
-            continue;
-        }
-        reporter.tick(&plan, &progresses);
-        monitor.tick(&plan, &progresses, &outcomes);
-        std::thread::sleep(Duration::from_millis(10));
     }
-    let timelines = reporter.finish(&progresses);
-    let interrupted = shared.interrupted.load(Ordering::Relaxed);
-    let (disks, mut steady) = monitor.finish(&progresses, plan.jobs.len());
-    let jobs = plan
-        .jobs
-        .into_iter()
-        .zip(outcomes)
-        .zip(timelines)
-        .enumerate()
-        .filter_map(|(i, ((job, o), timeline))| {
-            o.map(|mut outcome| {
-                outcome.interrupted |= interrupted;
-                outcome.stats.steady = steady[i].take();
-                outcome.stats.timeline = timeline;
-                JobRun { job, outcome }
+
+    /// A second signal came and its grace is over.
+    fn grace_over(&self) -> bool {
+        self.give_up.is_some_and(|t| Instant::now() >= t)
+    }
+
+    /// Reports the clones still running from their counters and leaves
+    /// their threads behind (they end with the process).
+    fn abandon_running(&mut self) {
+        for (i, _thread) in self.handles.drain(..) {
+            self.stages[i] = Stage::Finished;
+            self.outcomes[i] = Some(counted_outcome(
+                &self.progresses[i],
+                self.started_at[i],
+                self.start_unix * 1000,
+            ));
+        }
+    }
+
+    /// Progress line, steady state, disk counters, interim results.
+    fn tick(&mut self) {
+        self.reporter.tick(&self.plan, &self.progresses);
+        self.monitor
+            .tick(&self.plan, &self.progresses, &self.outcomes);
+    }
+
+    /// The result: each clone that has an outcome, with its steady-state
+    /// figures and timeline.
+    fn finish(mut self) -> RunResult {
+        let timelines = self.reporter.finish(&self.progresses);
+        let interrupted = self.shared.interrupted.load(Ordering::Relaxed);
+        let (disks, mut steady) = self.monitor.finish(&self.progresses, self.plan.jobs.len());
+        let jobs = self
+            .plan
+            .jobs
+            .into_iter()
+            .zip(self.outcomes)
+            .zip(timelines)
+            .enumerate()
+            .filter_map(|(i, ((job, o), timeline))| {
+                o.map(|mut outcome| {
+                    outcome.interrupted |= interrupted;
+                    outcome.stats.steady = steady[i].take();
+                    outcome.stats.timeline = timeline;
+                    JobRun { job, outcome }
+                })
             })
-        })
-        .collect();
-    RunResult {
-        jobs,
-        interrupted,
-        start_unix,
-        disks,
-        fake_clock: opts.fake_clock_step.is_some(),
-        overcommit: overcommitted,
-        context,
+            .collect();
+        RunResult {
+            jobs,
+            interrupted,
+            start_unix: self.start_unix,
+            disks,
+            fake_clock: self.opts.fake_clock_step.is_some(),
+            overcommit: self.overcommitted,
+            context: self.context,
+        }
     }
 }
 
@@ -371,108 +561,6 @@ fn exit_all(
         }
         ExitWhat::All => shared.stop.store(true, Ordering::Relaxed),
     }
-}
-
-/// Lays out the files of `batch` and starts one thread per clone; they
-/// begin I/O together once all have set up and `hooks.before_start` has
-/// returned (the gate cannot open before `expect`).
-#[allow(clippy::too_many_arguments)]
-fn start_batch(
-    plan: &mut Plan,
-    batch: &[usize],
-    opts: &RunOptions,
-    shared: &Arc<RunShared>,
-    progresses: &[Arc<Progress>],
-    laid_out: &mut Vec<std::path::PathBuf>,
-    stages: &mut [Stage],
-    outcomes: &mut [Option<Outcome>],
-    handles: &mut Vec<(usize, std::thread::JoinHandle<Outcome>)>,
-    hooks: &mut dyn session::SessionHooks,
-) {
-    // Lay out files before the clock starts.
-    let mut ready = Vec::new();
-    for &i in batch {
-        if plan.jobs[i].needs_trace() {
-            // A trace written by an earlier phase of this run.
-            if let Err(m) = plan::resolve_deferred_replay(&mut plan.jobs[i]) {
-                stages[i] = Stage::Finished;
-                outcomes[i] = Some(Outcome {
-                    error: libc::EINVAL,
-                    error_msg: Some(m),
-                    ..Outcome::default()
-                });
-                continue;
-            }
-        }
-        let job = &plan.jobs[i];
-        if !job.spec.io.ioengine.info().lays_out_files() {
-            ready.push(i);
-            continue;
-        }
-        match files::layout(job, laid_out) {
-            Ok(notes) => {
-                for n in notes {
-                    if opts.quiet {
-                    } else if opts.notices_to_stdout {
-                        // A failure shows again when the report is written.
-                        let _ = output::stdout(&format!("{n}\n"));
-                    } else {
-                        output::stderr_line(&n);
-                    }
-                }
-                ready.push(i);
-            }
-            Err(e) => {
-                stages[i] = Stage::Finished;
-                outcomes[i] = Some(Outcome {
-                    error: e.errno,
-                    error_msg: Some(e.msg),
-                    ..Outcome::default()
-                });
-            }
-        }
-    }
-    let gate = Arc::new(StartGate::new(shared.base));
-    let mut started = 0;
-    for &i in &ready {
-        let job = plan.jobs[i].clone();
-        let shared = shared.clone();
-        let progress = progresses[i].clone();
-        let g = gate.clone();
-        stages[i] = Stage::Running;
-        let h = std::thread::Builder::new()
-            .name(format!("iomark:{}", job.name()).replace('\0', " "))
-            .spawn(move || {
-                apply_placement(&job);
-                worker::run_job(&job, &shared, &progress, &g)
-            });
-        match h {
-            Ok(h) => {
-                started += 1;
-                handles.push((i, h));
-            }
-            Err(e) => {
-                stages[i] = Stage::Finished;
-                outcomes[i] = Some(Outcome {
-                    error: libc::EAGAIN,
-                    error_msg: Some(format!(
-                        "cannot start a thread for job '{}': {e}",
-                        plan.jobs[i].name()
-                    )),
-                    ..Outcome::default()
-                });
-            }
-        }
-    }
-    // The release point of the batch: every clone started is setting up
-    // or waiting at the gate, which stays shut until `expect`.
-    let running: Vec<usize> = ready
-        .iter()
-        .copied()
-        .filter(|&i| stages[i] == Stage::Running)
-        .collect();
-    hooks.before_start(plan, &running);
-    gate.expect(started);
 }
 
 fn progress_config(opts: &RunOptions) -> progress::ProgressConfig {

@@ -14,6 +14,7 @@ use super::plan::Plan;
 use super::worker::{state, Outcome, Progress};
 use super::{JobRun, RunContext, RunResult};
 use crate::stats::disk::{DiskReport, DiskWatch};
+use crate::stats::logs::LogError;
 use crate::stats::steady::{JobCounters, SteadyMonitor};
 
 /// Receives an interim result every `--status-interval`.
@@ -112,14 +113,16 @@ impl Monitor {
     }
 
     /// Creates the aggregate bandwidth logs in the current directory.
-    pub fn open_aggregate_logs(&mut self) -> Result<(), String> {
+    pub fn open_aggregate_logs(&mut self) -> Result<(), LogError> {
         let mut files = Vec::new();
         for d in ["read", "write", "trim"] {
             let name = format!("agg-{d}_bw.log");
-            files.push(
-                std::fs::File::create(&name)
-                    .map_err(|e| format!("cannot create log file '{name}': {e}"))?,
-            );
+            files.push(std::fs::File::create(&name).map_err(|e| LogError::Io {
+                what: "create",
+                path: name.into(),
+                errno: e.raw_os_error().unwrap_or(libc::EIO),
+                reason: e.to_string(),
+            })?);
         }
         let now = Instant::now();
         self.agg = Some(AggregateLogs {

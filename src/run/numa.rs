@@ -18,19 +18,25 @@ pub fn resolve(nodes: &Nodes) -> Vec<usize> {
     }
 }
 
+/// A job names a NUMA node this machine does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "NUMA node {node} does not exist (this machine has node{} {})",
+    if online.len() == 1 { "" } else { "s" },
+    online.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(",")
+)]
+pub struct MissingNode {
+    pub node: usize,
+    /// The nodes it has.
+    pub online: Vec<usize>,
+}
+
 /// Fails naming the first of `nodes` this machine does not have.
-pub fn check_nodes(nodes: &[usize]) -> Result<(), String> {
+pub fn check_nodes(nodes: &[usize]) -> Result<(), MissingNode> {
     let online = online_nodes();
     match nodes.iter().find(|n| !online.contains(n)) {
         None => Ok(()),
-        Some(n) => {
-            let have: Vec<String> = online.iter().map(|n| n.to_string()).collect();
-            Err(format!(
-                "NUMA node {n} does not exist (this machine has node{} {})",
-                if online.len() == 1 { "" } else { "s" },
-                have.join(",")
-            ))
-        }
+        Some(&node) => Err(MissingNode { node, online }),
     }
 }
 
@@ -86,7 +92,10 @@ mod tests {
         use crate::job::value::parse_nodes;
         assert_eq!(resolve(&parse_nodes("all").unwrap()), online_nodes());
         assert_eq!(parse_nodes("4095").unwrap(), Nodes::List(vec![4095]));
-        assert!(check_nodes(&[4095]).unwrap_err().contains("does not exist"));
+        assert!(check_nodes(&[4095])
+            .unwrap_err()
+            .to_string()
+            .contains("does not exist"));
         assert!(check_nodes(&online_nodes()).is_ok());
         assert!(parse_nodes("x")
             .unwrap_err()

@@ -17,7 +17,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
 use std::thread::JoinHandle;
 
 use crate::engine::{
-    self, file, Caps, Completion, Engine, EngineKind, IoUnit, Op, OpenFile, Queued,
+    self, file, Caps, Completion, Engine, EngineError, EngineKind, IoUnit, Op, OpenFile, Queued,
 };
 use crate::job::spec::{JobSpec, SubmitMode};
 
@@ -131,7 +131,7 @@ impl OffloadEngine {
 
     /// Starts `depth` submitters, each with its own engine; `pool` is the
     /// worker's buffer pool (passed to each engine's `init`).
-    pub fn start(spec: &JobSpec, depth: u32, pool: (*mut u8, usize)) -> Result<Self, String> {
+    pub fn start(spec: &JobSpec, depth: u32, pool: (*mut u8, usize)) -> Result<Self, EngineError> {
         let mut inner = spec.clone();
         inner.io.iodepth = 1;
         inner.io.io_submit_mode = SubmitMode::Inline;
@@ -139,7 +139,7 @@ impl OffloadEngine {
         let (kind, mut caps) = (probe.kind(), probe.caps());
         drop(probe);
         if let Some(why) = refuse(spec, caps) {
-            return Err(why);
+            return Err(EngineError::Unfit(why));
         }
         caps.sync = false;
         let depth = depth.max(1);
@@ -148,14 +148,16 @@ impl OffloadEngine {
         let mut threads = Vec::with_capacity(depth as usize);
         for worker in 0..depth {
             let mut eng = engine::create(&inner)?;
-            eng.init(1, pool)
-                .map_err(|e| format!("{} engine setup failed: {e}", kind.name()))?;
+            eng.init(1, pool).map_err(|source| EngineError::Init {
+                engine: kind.name(),
+                source,
+            })?;
             let (tx, rx) = sync_channel(1);
             let d = done_tx.clone();
             let h = std::thread::Builder::new()
                 .name(format!("iomark:submit{worker}"))
                 .spawn(move || submitter(eng, rx, d, worker))
-                .map_err(|e| format!("cannot start a submitter thread: {e}"))?;
+                .map_err(EngineError::Thread)?;
             txs.push(tx);
             threads.push(h);
         }

@@ -13,6 +13,7 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::error::RunError;
 use super::safety::{FileId, Seen};
 use crate::job::spec::JobSpec;
 use crate::job::value::{human_bytes, SizeOrPercent};
@@ -86,20 +87,22 @@ impl PlannedJob {
 
 /// Loads a replay job's trace when its phase starts (an earlier phase
 /// wrote it), with the checks `plan` makes for the other jobs.
-pub fn resolve_deferred_replay(job: &mut PlannedJob) -> Result<(), String> {
+pub fn resolve_deferred_replay(job: &mut PlannedJob) -> Result<(), RunError> {
     resolve_replay(job)?;
     super::safety::check(&Plan {
         jobs: vec![job.clone()],
-    })
+    })?;
+    Ok(())
 }
 
 /// Loads the trace of a replay job and plans its files from it: the
 /// trace's files (or `replay_redirect`), used as they are, not laid out.
-pub fn resolve_replay(job: &mut PlannedJob) -> Result<(), String> {
+pub fn resolve_replay(job: &mut PlannedJob) -> Result<(), RunError> {
     let spec = &job.spec;
     let name = iolog::trace_name(&spec.log, job.clone)
-        .ok_or_else(|| format!("job '{}': read_iolog names no file", spec.name))?;
-    let trace = iolog::load(&name, &spec.log).map_err(|e| format!("job '{}': {e}", spec.name))?;
+        .ok_or_else(|| RunError::Plan(format!("job '{}': read_iolog names no file", spec.name)))?;
+    let trace = iolog::load(&name, &spec.log)
+        .map_err(|e| RunError::Plan(format!("job '{}': {e}", spec.name)))?;
     let mut s = (**spec).clone();
     iolog::adjust_spec(&mut s, &trace);
     crate::engine::preflight(&s)?;
@@ -164,7 +167,7 @@ pub fn blockdev_size(path: &Path) -> std::io::Result<u64> {
 /// What is at a target path, its size, and what the safety check sees
 /// there (identity, and whether the path is a symbolic link, which the
 /// open may then follow).
-fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), String> {
+fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), RunError> {
     let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
     match std::fs::metadata(path) {
         Ok(m) => {
@@ -174,43 +177,44 @@ fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), String> {
                 id: Some(FileId::of_meta(&m)),
             };
             if ft.is_block_device() {
-                let size = blockdev_size(path)
-                    .map_err(|e| format!("cannot get the size of '{}': {e}", path.display()))?;
+                let size = blockdev_size(path).map_err(|e| {
+                    RunError::Plan(format!("cannot get the size of '{}': {e}", path.display()))
+                })?;
                 Ok((TargetKind::Block, size, seen))
             } else if ft.is_char_device() {
                 Ok((TargetKind::Char, 0, seen))
             } else if ft.is_fifo() {
                 Ok((TargetKind::Fifo, 0, seen))
             } else if ft.is_socket() {
-                Err(format!(
+                Err(RunError::Plan(format!(
                     "'{}' is a socket: iomark does I/O to files and devices",
                     path.display()
-                ))
+                )))
             } else if ft.is_dir() {
-                Err(format!(
+                Err(RunError::Plan(format!(
                     "'{}' is a directory (use directory= for a place to create files)",
                     path.display()
-                ))
+                )))
             } else {
                 Ok((TargetKind::Regular, m.len(), seen))
             }
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && link => Err(format!(
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && link => Err(RunError::Plan(format!(
             "'{}' is a symbolic link to '{}', which does not exist: iomark creates files only \
              where nothing is, never through a link (name the file itself)",
             path.display(),
             std::fs::read_link(path)
                 .map(|t| t.display().to_string())
                 .unwrap_or_default()
-        )),
+        ))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Ok((TargetKind::Missing, 0, Seen::default()))
         }
-        Err(e) => Err(format!(
+        Err(e) => Err(RunError::Plan(format!(
             "cannot access '{}': {}",
             path.display(),
             crate::job::jobfile::io_reason(&e)
-        )),
+        ))),
     }
 }
 
@@ -296,20 +300,74 @@ fn plan_files(
     clone: u32,
     seed: u64,
     created: &HashMap<PathBuf, u64>,
-) -> Result<(Vec<PlannedFile>, Limits), String> {
-    let job = &spec.name;
+) -> Result<(Vec<PlannedFile>, Limits), RunError> {
+    let paths = clone_paths(spec, clone);
+    let (probed, seens) = probe_targets(spec, &paths, created)?;
+    let bs = min_bs(spec);
+    let per_file = region_sizes(spec, &paths, &probed, bs, seed)?;
+    let sized = spec.file.size.is_some() || spec.file.filesize.is_some() || spec.file.fill_device;
+    let align = if spec.file.offset_align > 0 {
+        spec.file.offset_align
+    } else {
+        bs
+    };
+    let mut files = Vec::with_capacity(paths.len());
+    let mut total = 0u64;
+    for (((path, (kind, existing)), want), seen) in
+        paths.into_iter().zip(probed).zip(per_file).zip(seens)
+    {
+        let target = Target {
+            path: &path,
+            kind,
+            existing,
+            want,
+        };
+        let (start, len, needed) = file_region(spec, clone, &target, sized, align)?;
+        total += len;
+        files.push(PlannedFile {
+            path,
+            kind,
+            existing_size: existing,
+            needed_size: needed,
+            region: Region { start, len },
+            seen,
+        });
+    }
+    Ok((files, io_limits(spec, total)))
+}
+
+/// The paths of one clone's files (names only for a diskless engine).
+fn clone_paths(spec: &JobSpec, clone: u32) -> Vec<PathBuf> {
     let diskless = spec.io.ioengine.info().caps.diskless;
-    let paths = if diskless && spec.file.filenames.is_empty() {
+    if diskless && spec.file.filenames.is_empty() {
         (0..spec.file.nrfiles)
-            .map(|i| PathBuf::from(format_name(&spec.file.filename_format, job, clone, i)))
+            .map(|i| {
+                PathBuf::from(format_name(
+                    &spec.file.filename_format,
+                    &spec.name,
+                    clone,
+                    i,
+                ))
+            })
             .collect()
     } else {
         file_paths(spec, clone)
-    };
-    let n = paths.len() as u64;
+    }
+}
+
+/// What each path is and its size (the size an earlier job will give it
+/// when it does not exist yet), with what the safety check saw there;
+/// special files are refused here unless allowed.
+#[allow(clippy::type_complexity)]
+fn probe_targets(
+    spec: &JobSpec,
+    paths: &[PathBuf],
+    created: &HashMap<PathBuf, u64>,
+) -> Result<(Vec<(TargetKind, u64)>, Vec<Seen>), RunError> {
+    let diskless = spec.io.ioengine.info().caps.diskless;
     let mut probed = Vec::with_capacity(paths.len());
     let mut seens = Vec::with_capacity(paths.len());
-    for p in &paths {
+    for p in paths {
         let (kind, size, seen) = if diskless {
             (TargetKind::None, 0, Seen::default())
         } else {
@@ -324,50 +382,35 @@ fn plan_files(
             _ => (kind, size),
         });
     }
-    let bs = min_bs(spec);
-    let mut rng = Rng::stream(seed, 99);
-    // Size of each file's region.
-    let per_file: Vec<u64> = match (spec.file.size, spec.file.filesize) {
-        (size, Some((lo, hi))) => (0..n)
-            .map(|_| {
-                let v = if lo == hi {
-                    lo
-                } else {
-                    // A random size in the range, in whole blocks.
-                    let v = lo + rng.below(hi - lo + 1);
-                    if v >= bs {
-                        v / bs * bs
-                    } else {
-                        v
-                    }
-                };
-                // size=N% of each file's size, in whole blocks, as fio
-                // sizes them.
-                match size {
-                    Some(SizeOrPercent::Percent(p)) => {
-                        let part = percent_of(p, v);
-                        if part >= bs {
-                            part / bs * bs
-                        } else {
-                            part
-                        }
-                    }
-                    _ => v,
-                }
-            })
-            .collect(),
+    Ok((probed, seens))
+}
+
+/// Size of each file's region: from `filesize`, `size` (bytes or a
+/// percentage of each target), `fill_device`, or the targets' sizes.
+fn region_sizes(
+    spec: &JobSpec,
+    paths: &[PathBuf],
+    probed: &[(TargetKind, u64)],
+    bs: u64,
+    seed: u64,
+) -> Result<Vec<u64>, RunError> {
+    let n = paths.len() as u64;
+    let job = &spec.name;
+    let targets = paths.iter().zip(probed);
+    Ok(match (spec.file.size, spec.file.filesize) {
+        (size, Some(range)) => filesize_sizes(size, range, n, bs, seed),
         (Some(SizeOrPercent::Bytes(total)), None) => vec![total / n.max(1); n as usize],
         (Some(SizeOrPercent::Percent(p)), None) => {
             let mut v = Vec::new();
-            for (path, (kind, size)) in paths.iter().zip(&probed) {
+            for (path, (kind, size)) in targets {
                 let unknown =
                     matches!(kind, TargetKind::None | TargetKind::Char | TargetKind::Fifo)
                         || (*kind == TargetKind::Missing && *size == 0);
                 if unknown {
-                    return Err(format!(
+                    return Err(RunError::Plan(format!(
                         "job '{job}': size={p}% needs an existing file or device, and '{}' has no size",
                         path.display()
-                    ));
+                    )));
                 }
                 v.push(percent_of(p, *size));
             }
@@ -375,27 +418,25 @@ fn plan_files(
         }
         (None, None) if spec.file.fill_device => {
             // Until the device or filesystem is full (ENOSPC ends the job).
-            let mut v = Vec::new();
-            for (path, (kind, size)) in paths.iter().zip(&probed) {
-                v.push(match kind {
+            targets
+                .map(|(path, (kind, size))| match kind {
                     TargetKind::Block => *size,
                     TargetKind::Regular | TargetKind::Missing => {
                         (free_space(path).saturating_add(*size) / n.max(1)).max(bs)
                     }
                     _ => FILL_UNBOUNDED,
-                });
-            }
-            v
+                })
+                .collect()
         }
         (None, None) => {
             let mut v = Vec::new();
-            for (path, (kind, size)) in paths.iter().zip(&probed) {
+            for (path, (kind, size)) in targets {
                 match kind {
                     TargetKind::Regular | TargetKind::Block | TargetKind::Missing if *size > 0 => {
                         v.push(*size)
                     }
                     _ => {
-                        return Err(format!(
+                        return Err(RunError::Plan(format!(
                             "job '{job}': no size given and '{}' {} (set size= or filesize=)",
                             path.display(),
                             if *kind == TargetKind::Missing {
@@ -403,82 +444,128 @@ fn plan_files(
                             } else {
                                 "has no known size"
                             }
-                        ))
+                        )))
                     }
                 }
             }
             v
         }
-    };
-    let sized = spec.file.size.is_some() || spec.file.filesize.is_some() || spec.file.fill_device;
-    let align = if spec.file.offset_align > 0 {
-        spec.file.offset_align
-    } else {
-        bs
-    };
-    let mut files = Vec::with_capacity(paths.len());
-    let mut total = 0u64;
-    for (((path, (kind, existing)), want), seen) in
-        paths.into_iter().zip(probed).zip(per_file).zip(seens)
-    {
-        // Percentages are of the target's size (the planned size when new).
-        let basis = if existing > 0 { existing } else { want };
-        let base_off = match spec.file.offset {
-            SizeOrPercent::Bytes(b) => b,
-            SizeOrPercent::Percent(p) => percent_of(p, basis) / align * align,
-        };
-        let inc = match spec.file.offset_increment {
-            SizeOrPercent::Bytes(b) => b,
-            SizeOrPercent::Percent(p) => percent_of(p, basis),
-        };
-        let mut start = base_off + inc * clone as u64;
-        if spec.file.file_append && matches!(kind, TargetKind::Regular | TargetKind::Missing) {
-            start += existing;
-        }
-        let (len, needed) = match kind {
-            TargetKind::Block => {
-                if start >= existing {
-                    return Err(format!(
-                        "job '{job}': offset {start} is beyond the end of '{}' ({})",
-                        path.display(),
-                        human_bytes(existing, false)
-                    ));
-                }
-                let end = if sized {
-                    (start + want).min(existing)
+    })
+}
+
+/// `filesize=lo-hi`: each of `n` files gets a random size in the range
+/// (in whole blocks), of which `size=N%` takes that share.
+fn filesize_sizes(
+    size: Option<SizeOrPercent>,
+    (lo, hi): (u64, u64),
+    n: u64,
+    bs: u64,
+    seed: u64,
+) -> Vec<u64> {
+    let mut rng = Rng::stream(seed, 99);
+    (0..n)
+        .map(|_| {
+            let v = if lo == hi {
+                lo
+            } else {
+                // A random size in the range, in whole blocks.
+                let v = lo + rng.below(hi - lo + 1);
+                if v >= bs {
+                    v / bs * bs
                 } else {
-                    existing
-                };
-                (end - start, existing)
-            }
-            TargetKind::Regular if !sized => {
-                if start >= existing {
-                    return Err(format!(
-                        "job '{job}': offset {start} is beyond the end of '{}' ({})",
-                        path.display(),
-                        human_bytes(existing, false)
-                    ));
+                    v
                 }
-                (existing - start, existing)
+            };
+            // size=N% of each file's size, in whole blocks, as fio
+            // sizes them.
+            match size {
+                Some(SizeOrPercent::Percent(p)) => {
+                    let part = percent_of(p, v);
+                    if part >= bs {
+                        part / bs * bs
+                    } else {
+                        part
+                    }
+                }
+                _ => v,
             }
-            _ => (want, start + want),
-        };
-        if len == 0 {
-            return Err(format!(
-                "job '{job}': '{}' leaves no bytes to do I/O to",
-                path.display()
-            ));
-        }
-        total += len;
-        files.push(PlannedFile {
-            path,
-            kind,
-            existing_size: existing,
-            needed_size: needed,
-            region: Region { start, len },
-            seen,
-        });
+        })
+        .collect()
+}
+
+/// One probed target and the size of region planned for it.
+struct Target<'p> {
+    path: &'p Path,
+    kind: TargetKind,
+    existing: u64,
+    want: u64,
+}
+
+/// Where a clone's I/O to one file starts, how long it is, and the size
+/// the file needs: `offset`, `offset_increment` per clone, `file_append`,
+/// bounded by a device's (or unsized regular file's) end.
+fn file_region(
+    spec: &JobSpec,
+    clone: u32,
+    t: &Target,
+    sized: bool,
+    align: u64,
+) -> Result<(u64, u64, u64), RunError> {
+    let job = &spec.name;
+    let (kind, existing, want) = (t.kind, t.existing, t.want);
+    // Percentages are of the target's size (the planned size when new).
+    let basis = if existing > 0 { existing } else { want };
+    let base_off = match spec.file.offset {
+        SizeOrPercent::Bytes(b) => b,
+        SizeOrPercent::Percent(p) => percent_of(p, basis) / align * align,
+    };
+    let inc = match spec.file.offset_increment {
+        SizeOrPercent::Bytes(b) => b,
+        SizeOrPercent::Percent(p) => percent_of(p, basis),
+    };
+    let mut start = base_off + inc * clone as u64;
+    if spec.file.file_append && matches!(kind, TargetKind::Regular | TargetKind::Missing) {
+        start += existing;
     }
+    let beyond = || {
+        format!(
+            "job '{job}': offset {start} is beyond the end of '{}' ({})",
+            t.path.display(),
+            human_bytes(existing, false)
+        )
+    };
+    let (len, needed) = match kind {
+        TargetKind::Block => {
+            if start >= existing {
+                return Err(RunError::Plan(beyond()));
+            }
+            let end = if sized {
+                (start + want).min(existing)
+            } else {
+                existing
+            };
+            (end - start, existing)
+        }
+        TargetKind::Regular if !sized => {
+            if start >= existing {
+                return Err(RunError::Plan(beyond()));
+            }
+            (existing - start, existing)
+        }
+        _ => (want, start + want),
+    };
+    if len == 0 {
+        return Err(RunError::Plan(format!(
+            "job '{job}': '{}' leaves no bytes to do I/O to",
+            t.path.display()
+        )));
+    }
+    Ok((start, len, needed))
+}
+
+/// How much I/O a loop does (`size` or the regions' total) and
+/// `io_size` when given.
+fn io_limits(spec: &JobSpec, total: u64) -> Limits {
     let size_limit = match spec.file.size {
         Some(SizeOrPercent::Bytes(b)) => b,
         _ => total,
@@ -488,15 +575,14 @@ fn plan_files(
         Some(SizeOrPercent::Percent(p)) => Some(percent_of(p, total).max(1)),
         _ => None,
     };
-    let limits = Limits {
+    Limits {
         bytes: io_size.unwrap_or(size_limit),
         io_size,
-    };
-    Ok((files, limits))
+    }
 }
 
 /// Builds the plan for a list of jobs.
-pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
+pub fn plan(jobs: &[JobSpec]) -> Result<Plan, RunError> {
     let mut plan = Plan::default();
     let mut created: HashMap<PathBuf, u64> = HashMap::new();
     // write_iolog files of the jobs planned so far, with their phase.
@@ -512,42 +598,11 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
                 group += 1;
             }
         }
-        let wait_for = match &spec.ctl.wait_for {
-            Some(name) => Some(
-                jobs[..ji]
-                    .iter()
-                    .rposition(|j| &j.name == name)
-                    .ok_or_else(|| {
-                        format!(
-                            "job '{}': wait_for={name} names no job defined before it",
-                            spec.name
-                        )
-                    })?,
-            ),
-            None => None,
-        };
-        let numa_nodes = spec.ctl.numa_cpu_nodes.iter();
-        let numa_mem = spec.ctl.numa_mem_policy.iter().map(|p| &p.nodes);
-        let nodes: Vec<usize> = numa_nodes
-            .chain(numa_mem)
-            .flat_map(super::numa::resolve)
-            .collect();
-        super::numa::check_nodes(&nodes).map_err(|e| format!("job '{}': {e}", spec.name))?;
+        let wait_for = wait_for_index(jobs, ji)?;
+        check_numa_nodes(spec)?;
         let spec = Arc::new(spec.clone());
         for clone in 0..spec.ctl.numjobs {
-            let base_seed = match spec.io.randseed {
-                Some(s) => s,
-                None if spec.io.randrepeat || spec.io.allrandrepeat => 0x89,
-                None => {
-                    let t = std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map(|d| d.as_nanos() as u64)
-                        .unwrap_or(0);
-                    t ^ (std::process::id() as u64) << 32
-                }
-            };
-            let seed = base_seed
-                .wrapping_add((plan.jobs.len() as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let seed = clone_seed(&spec, plan.jobs.len());
             let worker_index = plan.jobs.len() as u32;
             let mut job = PlannedJob {
                 spec: spec.clone(),
@@ -566,52 +621,9 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
                 trace: None,
                 dedupe_share: None,
             };
-            if let Some(name) = iolog::trace_name(&spec.log, clone) {
-                match iologs.iter().find(|(p, _, _)| *p == Path::new(&name)) {
-                    Some((_, ph, writer)) if *ph == phase => {
-                        return Err(format!(
-                            "job '{}' replays '{name}' while job '{writer}' writes it; put a stonewall between them",
-                            spec.name
-                        ))
-                    }
-                    // Written by an earlier phase: loaded when this one starts.
-                    Some(_) => {}
-                    None => resolve_replay(&mut job)?,
-                }
-            } else {
-                (job.files, job.limits) = plan_files(&spec, clone, seed, &created)?;
-            }
-            for f in &job.files {
-                if matches!(f.kind, TargetKind::Regular | TargetKind::Missing) {
-                    let e = created.entry(f.path.clone()).or_insert(0);
-                    *e = (*e).max(f.needed_size.max(f.existing_size));
-                }
-            }
-            if let Some(w) = &spec.log.write_iolog {
-                if let Some(dir) = Path::new(w).parent().filter(|d| !d.as_os_str().is_empty()) {
-                    if !dir.is_dir() {
-                        return Err(format!(
-                            "job '{}': write_iolog '{w}': directory '{}' does not exist",
-                            spec.name,
-                            dir.display()
-                        ));
-                    }
-                }
-                if let Some((_, _, other)) = iologs
-                    .iter()
-                    .find(|(p, ph, _)| *p == Path::new(w) && *ph == phase)
-                {
-                    let who = if *other == spec.name {
-                        format!("every clone of job '{other}' (numjobs)")
-                    } else {
-                        format!("jobs '{other}' and '{}'", spec.name)
-                    };
-                    return Err(format!(
-                        "write_iolog '{w}' would be written by {who} at once; give each job its own file"
-                    ));
-                }
-                iologs.push((PathBuf::from(w), phase, spec.name.clone()));
-            }
+            plan_clone_io(&mut job, &iologs, &created)?;
+            note_created(&mut created, &job);
+            note_write_iolog(&spec, phase, &mut iologs)?;
             plan.jobs.push(job);
         }
         crate::engine::preflight(&spec)?;
@@ -619,6 +631,128 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
     share_dedupe_sets(&mut plan);
     super::safety::check(&plan)?;
     Ok(plan)
+}
+
+/// `wait_for`: the index of the last job before job `ji` with that name.
+fn wait_for_index(jobs: &[JobSpec], ji: usize) -> Result<Option<usize>, RunError> {
+    let spec = &jobs[ji];
+    match &spec.ctl.wait_for {
+        Some(name) => Ok(Some(
+            jobs[..ji]
+                .iter()
+                .rposition(|j| &j.name == name)
+                .ok_or_else(|| {
+                    RunError::Plan(format!(
+                        "job '{}': wait_for={name} names no job defined before it",
+                        spec.name
+                    ))
+                })?,
+        )),
+        None => Ok(None),
+    }
+}
+
+/// The NUMA nodes a job names (`numa_cpu_nodes`, `numa_mem_policy`)
+/// exist on this host.
+fn check_numa_nodes(spec: &JobSpec) -> Result<(), RunError> {
+    let numa_nodes = spec.ctl.numa_cpu_nodes.iter();
+    let numa_mem = spec.ctl.numa_mem_policy.iter().map(|p| &p.nodes);
+    let nodes: Vec<usize> = numa_nodes
+        .chain(numa_mem)
+        .flat_map(super::numa::resolve)
+        .collect();
+    super::numa::check_nodes(&nodes)
+        .map_err(|e| RunError::Plan(format!("job '{}': {e}", spec.name)))
+}
+
+/// The seed of the clone planned after `planned` others: `randseed`, a
+/// fixed one with `randrepeat`, else from the time and process id.
+fn clone_seed(spec: &JobSpec, planned: usize) -> u64 {
+    let base_seed = match spec.io.randseed {
+        Some(s) => s,
+        None if spec.io.randrepeat || spec.io.allrandrepeat => 0x89,
+        None => {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0);
+            t ^ (std::process::id() as u64) << 32
+        }
+    };
+    base_seed.wrapping_add((planned as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// A clone's files and limits: from its trace when it replays one (now,
+/// or when its phase starts if an earlier phase writes the trace), else
+/// planned from its options.
+fn plan_clone_io(
+    job: &mut PlannedJob,
+    iologs: &[(PathBuf, u32, String)],
+    created: &HashMap<PathBuf, u64>,
+) -> Result<(), RunError> {
+    let spec = job.spec.clone();
+    if let Some(name) = iolog::trace_name(&spec.log, job.clone) {
+        match iologs.iter().find(|(p, _, _)| *p == Path::new(&name)) {
+            Some((_, ph, writer)) if *ph == job.phase => {
+                return Err(RunError::Plan(format!(
+                    "job '{}' replays '{name}' while job '{writer}' writes it; put a stonewall between them",
+                    spec.name
+                )))
+            }
+            // Written by an earlier phase: loaded when this one starts.
+            Some(_) => {}
+            None => resolve_replay(job)?,
+        }
+    } else {
+        (job.files, job.limits) = plan_files(&spec, job.clone, job.seed, created)?;
+    }
+    Ok(())
+}
+
+/// Remembers the size a clone gives the regular files it uses.
+fn note_created(created: &mut HashMap<PathBuf, u64>, job: &PlannedJob) {
+    for f in &job.files {
+        if matches!(f.kind, TargetKind::Regular | TargetKind::Missing) {
+            let e = created.entry(f.path.clone()).or_insert(0);
+            *e = (*e).max(f.needed_size.max(f.existing_size));
+        }
+    }
+}
+
+/// `write_iolog`: its directory exists and no other clone of the same
+/// phase writes the same file; remembered for the jobs after it.
+fn note_write_iolog(
+    spec: &JobSpec,
+    phase: u32,
+    iologs: &mut Vec<(PathBuf, u32, String)>,
+) -> Result<(), RunError> {
+    let Some(w) = &spec.log.write_iolog else {
+        return Ok(());
+    };
+    if let Some(dir) = Path::new(w).parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            return Err(RunError::Plan(format!(
+                "job '{}': write_iolog '{w}': directory '{}' does not exist",
+                spec.name,
+                dir.display()
+            )));
+        }
+    }
+    if let Some((_, _, other)) = iologs
+        .iter()
+        .find(|(p, ph, _)| *p == Path::new(w) && *ph == phase)
+    {
+        let who = if *other == spec.name {
+            format!("every clone of job '{other}' (numjobs)")
+        } else {
+            format!("jobs '{other}' and '{}'", spec.name)
+        };
+        return Err(RunError::Plan(format!(
+            "write_iolog '{w}' would be written by {who} at once; give each job its own file"
+        )));
+    }
+    iologs.push((PathBuf::from(w), phase, spec.name.clone()));
+    Ok(())
 }
 
 /// `dedupe_global`: the clones that set it share one set of duplicate
@@ -709,6 +843,6 @@ mod tests {
     fn missing_size_is_an_error_naming_the_file() {
         let s = spec(&[("filename", "/nonexistent/iomark/x")]);
         let e = plan(&[s]).unwrap_err();
-        assert!(e.contains("does not exist"), "{e}");
+        assert!(e.to_string().contains("does not exist"), "{e}");
     }
 }

@@ -55,6 +55,7 @@ use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
+use super::error::Refusal;
 use super::plan::{Plan, TargetKind};
 
 /// How much of the start of a device is read for signatures.
@@ -214,7 +215,7 @@ pub fn forget_created(path: &Path) {
 /// Checks that the file opened at `path` is the one the plan approved
 /// (or one iomark created during this run). The refusal says what
 /// changed.
-pub fn check_identity(path: &Path, seen: &Seen, now: &FileId) -> Result<(), String> {
+pub fn check_identity(path: &Path, seen: &Seen, now: &FileId) -> Result<(), Refusal> {
     if seen.id.as_ref() == Some(now) || created_this_run(now) {
         return Ok(());
     }
@@ -249,7 +250,7 @@ pub fn check_identity(path: &Path, seen: &Seen, now: &FileId) -> Result<(), Stri
     } else {
         ""
     };
-    Err(format!("refusing to open '{p}': {what}{via}"))
+    Err(Refusal(format!("refusing to open '{p}': {what}{via}")))
 }
 
 /// The refusal for a path that became a symbolic link after the check
@@ -283,7 +284,7 @@ pub fn check_special(
     path: &Path,
     kind: TargetKind,
     seen: &Seen,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     check_engine_target(spec.io.ioengine.info(), spec, path, kind)?;
     if spec.file.allow_special_files {
         return Ok(());
@@ -299,11 +300,11 @@ pub fn check_special(
         ),
         _ => return Ok(()),
     };
-    Err(format!(
+    Err(Refusal(format!(
         "refusing to use '{}' (job '{}'): it is {what}; set allow_special_files=1 if it is meant",
         path.display(),
         spec.name
-    ))
+    )))
 }
 
 /// Refuses a target the job's engine cannot use: an engine that needs a
@@ -313,16 +314,16 @@ fn check_engine_target(
     spec: &crate::job::JobSpec,
     path: &Path,
     kind: TargetKind,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     if !engine.needs_block_device || kind == TargetKind::Block {
         return Ok(());
     }
-    Err(format!(
+    Err(Refusal(format!(
         "job '{}': ioengine={} needs a block device, and '{}' is not one",
         spec.name,
         engine.kind,
         path.display()
-    ))
+    )))
 }
 
 /// Why iomark cannot go on with a special file it is allowed to open, or
@@ -389,7 +390,7 @@ fn destroys_file_data(spec: &crate::job::JobSpec) -> Option<&'static str> {
 }
 
 /// Checks every existing regular file a job would destroy data in.
-fn check_regular_files(plan: &Plan) -> Result<(), String> {
+fn check_regular_files(plan: &Plan) -> Result<(), Refusal> {
     let mut checked: HashSet<&Path> = HashSet::new();
     for job in &plan.jobs {
         let spec = &job.spec;
@@ -418,13 +419,13 @@ fn check_regular_files(plan: &Plan) -> Result<(), String> {
             } else {
                 ""
             };
-            return Err(format!(
+            return Err(Refusal(format!(
                 "refusing to {verb} '{}' (job '{}'): the file already exists and iomark did not \
                  create it{fio_note}; delete it, or set allow_destroy_data=1 if you really want it \
                  {done}",
                 f.path.display(),
                 spec.name,
-            ));
+            )));
         }
     }
     Ok(())
@@ -447,7 +448,7 @@ fn fio_default_name(path: &Path, job: &str) -> bool {
 
 /// Checks every block device and regular file the plan would destroy
 /// data in.
-pub fn check(plan: &Plan) -> Result<(), String> {
+pub fn check(plan: &Plan) -> Result<(), Refusal> {
     check_regular_files(plan)?;
     let mut checked: HashSet<&Path> = HashSet::new();
     let mut mounts: Option<HashMap<Dev, String>> = None;
@@ -462,11 +463,11 @@ pub fn check(plan: &Plan) -> Result<(), String> {
             }
             let dev = f.path.display();
             let refuse = |why: String, option: &str| {
-                format!(
+                Refusal(format!(
                     "refusing to write to block device '{dev}' (job '{}'): {why}; \
                      set {option}=1 if you really want it overwritten",
                     spec.name
-                )
+                ))
             };
             if !spec.file.allow_mounted_write {
                 let m = mounts.get_or_insert_with(mounted_devices);
@@ -475,8 +476,11 @@ pub fn check(plan: &Plan) -> Result<(), String> {
                 }
             }
             if !spec.file.allow_destroy_data {
-                let head = read_head(&f.path)
-                    .map_err(|e| format!("cannot read '{dev}' to check it holds no data: {e}"))?;
+                let head = read_head(&f.path).map_err(|e| {
+                    Refusal(format!(
+                        "cannot read '{dev}' to check it holds no data: {e}"
+                    ))
+                })?;
                 if let Some(sig) = find_signature(&head) {
                     return Err(refuse(format!("it holds {sig}"), "allow_destroy_data"));
                 }
@@ -752,16 +756,16 @@ pub fn recheck_opened_block(
     spec: &crate::job::JobSpec,
     path: &Path,
     rdev: u64,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     if spec.file.allow_mounted_write || !writes_to_devices(spec) {
         return Ok(());
     }
     match in_use_dev(path, dev_of(rdev), &mounted_devices()) {
-        Some(why) => Err(format!(
+        Some(why) => Err(Refusal(format!(
             "refusing to write to block device '{}': {why} (checked again after opening it); \
              set allow_mounted_write=1 if you really want it overwritten",
             path.display()
-        )),
+        ))),
         None => Ok(()),
     }
 }
@@ -886,7 +890,7 @@ mod tests {
             Ok(())
         );
         for kind in [TargetKind::Regular, TargetKind::Missing, TargetKind::Char] {
-            let e = check_engine_target(&needs, &spec, p, kind).unwrap_err();
+            let e = check_engine_target(&needs, &spec, p, kind).unwrap_err().0;
             assert!(
                 e.contains("needs a block device") && e.contains("'/x'"),
                 "{e}"
@@ -909,13 +913,17 @@ mod tests {
         };
         let spec = crate::job::test_spec(&[]);
         let p = Path::new("/x");
-        let e = check_special(&spec, p, TargetKind::Fifo, &seen(libc::S_IFIFO, 0)).unwrap_err();
+        let e = check_special(&spec, p, TargetKind::Fifo, &seen(libc::S_IFIFO, 0))
+            .unwrap_err()
+            .0;
         assert!(
             e.contains("FIFO") && e.contains("allow_special_files=1"),
             "{e}"
         );
         let tty = libc::makedev(5, 0);
-        let e = check_special(&spec, p, TargetKind::Char, &seen(libc::S_IFCHR, tty)).unwrap_err();
+        let e = check_special(&spec, p, TargetKind::Char, &seen(libc::S_IFCHR, tty))
+            .unwrap_err()
+            .0;
         assert!(e.contains("character device (5:0)"), "{e}");
         // /dev/null, /dev/zero, /dev/full are accepted, as fio does.
         for minor in [3, 5, 7] {
@@ -942,19 +950,19 @@ mod tests {
             id: Some(reg),
         };
         assert_eq!(check_identity(p, &was, &reg), Ok(()));
-        let e = check_identity(p, &Seen::default(), &reg).unwrap_err();
+        let e = check_identity(p, &Seen::default(), &reg).unwrap_err().0;
         assert!(
             e.starts_with("refusing to open '/d/f': it did not exist"),
             "{e}"
         );
         let other = FileId { ino: 11, ..reg };
-        let e = check_identity(p, &was, &other).unwrap_err();
+        let e = check_identity(p, &was, &other).unwrap_err().0;
         assert!(e.contains("1:10 became 1:11"), "{e}");
         let fifo = FileId {
             fmt: libc::S_IFIFO,
             ..other
         };
-        let e = check_identity(p, &was, &fifo).unwrap_err();
+        let e = check_identity(p, &was, &fifo).unwrap_err().0;
         assert!(
             e.contains("was a regular file") && e.contains("now a FIFO"),
             "{e}"

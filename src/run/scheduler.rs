@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::error::RunError;
 use crate::host::{self, Environment};
 use crate::job::JobSpec;
 
@@ -17,7 +18,7 @@ impl Switched {
     /// targets, whose scheduler is updated to the one switched to).
     /// Targets without a disk (tmpfs, pipes, character devices) are
     /// passed over, as fio does. Restored when dropped.
-    pub fn apply(jobs: &[JobSpec], env: &mut Environment) -> Result<Switched, String> {
+    pub fn apply(jobs: &[JobSpec], env: &mut Environment) -> Result<Switched, RunError> {
         let mut done = Switched::default();
         let mut wanted: Vec<(PathBuf, String, String)> = Vec::new();
         for j in jobs {
@@ -34,10 +35,10 @@ impl Switched {
                 };
                 match wanted.iter().find(|(d, _, _)| *d == dir) {
                     Some((_, w, other)) if w != want => {
-                        return Err(format!(
+                        return Err(RunError::Scheduler(format!(
                             "jobs '{other}' and '{}' ask for different I/O schedulers on {dev} ({w}, {want})",
                             j.name
-                        ))
+                        )))
                     }
                     Some(_) => continue,
                     None => wanted.push((dir.clone(), want.clone(), j.name.clone())),
@@ -46,18 +47,18 @@ impl Switched {
                     continue;
                 };
                 if !offered.contains(want) {
-                    return Err(format!(
+                    return Err(RunError::Scheduler(format!(
                         "job '{}': ioscheduler '{want}' is not available for {dev} (it offers: {})",
                         j.name,
                         offered.join(", ")
-                    ));
+                    )));
                 }
                 if before != *want {
                     std::fs::write(dir.join("queue/scheduler"), want).map_err(|e| {
-                        format!(
+                        RunError::Scheduler(format!(
                             "job '{}': cannot switch {dev} to the {want} scheduler: {e}",
                             j.name
-                        )
+                        ))
                     })?;
                     done.0.push((dir.clone(), before));
                 }

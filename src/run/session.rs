@@ -33,6 +33,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use super::error::RunError;
 use super::plan::{self, Plan};
 use super::{output, scheduler, RunContext, RunOptions, RunResult};
 use crate::host::{self, Environment, Warning};
@@ -104,14 +105,20 @@ impl Session {
 
     /// Steps 1 to 4: everything before the run. Nothing is written to
     /// any target and nothing is switched; the error is one line.
-    pub fn prepare(mut self) -> Result<Ready, String> {
+    pub fn prepare(mut self) -> Result<Ready, RunError> {
         for j in &mut self.jobs {
             super::files::expand_opendir(j)?;
         }
         self.refuse()?;
         let planned = plan::plan(&self.jobs);
-        let verdict = planned.as_ref().map(|_| ()).map_err(Clone::clone);
-        self.hooks.safety_verdict(verdict)?;
+        let verdict = planned.as_ref().map(|_| ()).map_err(|e| e.to_string());
+        if let Err(m) = self.hooks.safety_verdict(verdict) {
+            // This host's own error when the hooks kept it.
+            return Err(match planned {
+                Err(e) if e.to_string() == m => e,
+                _ => RunError::Verdict(m),
+            });
+        }
         let plan = planned?;
         let environment = Environment::of_jobs(&self.jobs);
         let mut warnings = host::cache_warnings(&self.jobs, &environment);
@@ -130,18 +137,17 @@ impl Session {
     }
 
     /// What `--readonly` and `--max-jobs` forbid.
-    fn refuse(&self) -> Result<(), String> {
+    fn refuse(&self) -> Result<(), RunError> {
         if self.opts.readonly {
             if let Some(j) = self
                 .jobs
                 .iter()
                 .find(|j| j.io.rw.writes() && !j.verify.verify_only)
             {
-                return Err(format!(
-                    "job '{}' writes (rw={}) but --readonly was given",
-                    j.name,
-                    j.io.rw.name()
-                ));
+                return Err(RunError::ReadOnly {
+                    job: j.name.clone(),
+                    rw: j.io.rw.name(),
+                });
             }
         }
         Ok(())
@@ -215,7 +221,7 @@ impl Ready {
     /// Step 5: switches the I/O schedulers, runs, restores the
     /// schedulers, and hands back the final result. Fails (one line)
     /// only when a scheduler cannot be switched, before any I/O.
-    pub fn run(self) -> Result<RunResult, String> {
+    pub fn run(self) -> Result<RunResult, RunError> {
         let Ready {
             plan,
             mut context,
@@ -314,7 +320,7 @@ mod tests {
             .prepare()
             .err()
             .expect("refused");
-        assert_eq!(e, "refused elsewhere");
+        assert_eq!(e.to_string(), "refused elsewhere");
         assert_eq!(count.lock().unwrap().batches, Vec::<usize>::new());
     }
 
@@ -326,7 +332,10 @@ mod tests {
             ..SessionOptions::default()
         };
         let e = Session::new(w, opts).prepare().err().expect("refused");
-        assert_eq!(e, "job 'w' writes (rw=write) but --readonly was given");
+        assert_eq!(
+            e.to_string(),
+            "job 'w' writes (rw=write) but --readonly was given"
+        );
     }
 
     #[test]

@@ -169,9 +169,36 @@ struct Worker<'a> {
     _locked: Option<LockedMemory>,
 }
 
+/// Why `exec_prerun`/`exec_postrun` (`what`) did not succeed; `out` is
+/// the file that takes its output.
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    #[error("cannot create {out} for exec_{what}: {source}")]
+    Create {
+        out: String,
+        what: &'static str,
+        source: std::io::Error,
+    },
+    #[error("{out}: {source}")]
+    Output { out: String, source: std::io::Error },
+    #[error("cannot run exec_{what} '{cmd}': {source}")]
+    Spawn {
+        what: &'static str,
+        cmd: String,
+        source: std::io::Error,
+    },
+    #[error("exec_{what} '{cmd}' failed ({status}); its output is in {out}")]
+    Failed {
+        what: &'static str,
+        cmd: String,
+        status: std::process::ExitStatus,
+        out: String,
+    },
+}
+
 /// Runs `exec_prerun`/`exec_postrun` (`what`) through `sh -c`, its output
 /// and errors going to `JOB.WHAT.txt` in the current directory.
-fn exec_hook(job: &str, what: &str, cmd: &str) -> Result<(), String> {
+fn exec_hook(job: &str, what: &'static str, cmd: &str) -> Result<(), HookError> {
     let out_name = format!("{job}.{what}.txt");
     super::output::stderr_line(&format!(
         "{job}: saving the output of exec_{what} in {out_name}"
@@ -187,8 +214,15 @@ fn exec_hook(job: &str, what: &str, cmd: &str) -> Result<(), String> {
             .custom_flags(libc::O_NOFOLLOW)
             .open(&out_name)
     }
-    .map_err(|e| format!("cannot create {out_name} for exec_{what}: {e}"))?;
-    let err = out.try_clone().map_err(|e| format!("{out_name}: {e}"))?;
+    .map_err(|source| HookError::Create {
+        out: out_name.clone(),
+        what,
+        source,
+    })?;
+    let err = out.try_clone().map_err(|source| HookError::Output {
+        out: out_name.clone(),
+        source,
+    })?;
     let status = std::process::Command::new("/bin/sh")
         .arg("-c")
         .arg(cmd)
@@ -196,13 +230,20 @@ fn exec_hook(job: &str, what: &str, cmd: &str) -> Result<(), String> {
         .stdout(out)
         .stderr(err)
         .status()
-        .map_err(|e| format!("cannot run exec_{what} '{cmd}': {e}"))?;
+        .map_err(|source| HookError::Spawn {
+            what,
+            cmd: cmd.to_string(),
+            source,
+        })?;
     if status.success() {
         Ok(())
     } else {
-        Err(format!(
-            "exec_{what} '{cmd}' failed ({status}); its output is in {out_name}"
-        ))
+        Err(HookError::Failed {
+            what,
+            cmd: cmd.to_string(),
+            status,
+            out: out_name,
+        })
     }
 }
 
@@ -222,18 +263,18 @@ pub fn run_job(
 ) -> Outcome {
     progress.state.store(state::SETUP, Ordering::Relaxed);
     let prerun = match &job.spec.ctl.exec_prerun {
-        Some(cmd) => exec_hook(&job.spec.name, "prerun", cmd).map_err(|m| (libc::ECANCELED, m)),
+        Some(cmd) => exec_hook(&job.spec.name, "prerun", cmd).map_err(setup::SetupError::Prerun),
         None => Ok(()),
     };
     let setup = prerun.and_then(|()| setup::setup(job, shared, progress));
     let shared_start = start.wait();
     let (mut q, mut w) = match setup {
         Ok(parts) => parts,
-        Err((errno, msg)) => {
+        Err(e) => {
             progress.state.store(state::ERROR, Ordering::Relaxed);
             return Outcome {
-                error: errno,
-                error_msg: Some(msg),
+                error: e.errno(),
+                error_msg: Some(e.to_string()),
                 ..Outcome::default()
             };
         }
@@ -281,7 +322,7 @@ impl Worker<'_> {
         // A job shorter than its ramp_time measured nothing.
         let measuring = self.phase.measuring;
         if let Err(e) = self.rec.finish(&mut stats, end, measuring) {
-            self.err.fail(e.errno, e.msg);
+            self.err.fail(e.errno(), e.to_string());
         }
         if let Some(v) = self.vfy.as_deref() {
             // Reading back after the write phase is the reads' own time.
@@ -311,7 +352,7 @@ impl Worker<'_> {
         }
         if let Some(log) = self.iolog.take() {
             if let Err(m) = log.finish() {
-                self.err.fail(libc::EIO, m);
+                self.err.fail(libc::EIO, m.to_string());
             }
         }
         if spec.file.unlink {

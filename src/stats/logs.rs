@@ -31,29 +31,39 @@ const BUF_BYTES: usize = 256 * 1024;
 const SLACK: usize = 48 * 1024;
 
 /// A log file that could not be created or written: the errno the job
-/// reports (`err=`) and the message naming the file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LogError {
-    pub errno: i32,
-    pub msg: String,
+/// reports (`err=`, from [`LogError::errno`]) and the message naming the
+/// file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LogError {
+    /// Creating or writing (`what`) the file failed.
+    #[error("cannot {what} log file '{}': {reason}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        errno: i32,
+        reason: String,
+    },
+    /// A compressed block could not be made (`log_store_compressed`).
+    #[error("cannot compress log file '{}'", path.display())]
+    Compress { path: PathBuf },
 }
 
 impl LogError {
-    fn io(what: &str, path: &std::path::Path, e: &std::io::Error) -> LogError {
-        LogError {
+    fn io(what: &'static str, path: &std::path::Path, e: &std::io::Error) -> LogError {
+        LogError::Io {
+            what,
+            path: path.to_path_buf(),
             errno: e.raw_os_error().unwrap_or(libc::EIO),
-            msg: format!(
-                "cannot {what} log file '{}': {}",
-                path.display(),
-                crate::job::jobfile::io_reason(e)
-            ),
+            reason: crate::job::jobfile::io_reason(e),
         }
     }
-}
 
-impl std::fmt::Display for LogError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.msg)
+    /// The errno the job reports.
+    pub fn errno(&self) -> i32 {
+        match self {
+            LogError::Io { errno, .. } => *errno,
+            LogError::Compress { .. } => libc::EIO,
+        }
     }
 }
 
@@ -173,9 +183,8 @@ impl LogFile {
                     z.c.compress_vec(&self.buf, &mut z.out, flate2::FlushCompress::Finish);
                 if !matches!(r, Ok(flate2::Status::StreamEnd)) {
                     if self.error.is_none() {
-                        self.error = Some(LogError {
-                            errno: libc::EIO,
-                            msg: format!("cannot compress log file '{}'", self.path.display()),
+                        self.error = Some(LogError::Compress {
+                            path: self.path.clone(),
                         });
                     }
                     self.buf.clear();

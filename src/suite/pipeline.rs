@@ -56,7 +56,9 @@ pub fn prepare(
         run: opts.clone(),
         ..SessionOptions::default()
     };
-    Session::new(list, opts).prepare()
+    Session::new(list, opts)
+        .prepare()
+        .map_err(|e| e.to_string())
 }
 
 /// Files a plan would create (missing now) and regular files it would
@@ -88,7 +90,7 @@ pub struct PassOutput {
 /// Runs a prepared pass; fails (one line) only when the run could not
 /// start (an I/O scheduler that cannot be switched).
 pub fn run(p: Ready) -> Result<PassOutput, String> {
-    let result = p.run()?;
+    let result = p.run().map_err(|e| e.to_string())?;
     let errors = result
         .jobs
         .iter()

@@ -123,20 +123,58 @@ pub fn trace_name(opts: &LogOpts, clone: u32) -> Option<String> {
     Some(names[clone as usize % names.len()].to_string())
 }
 
+/// Why a trace cannot be read (`read_iolog`) or written (`write_iolog`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TraceError {
+    #[error("cannot read read_iolog '{name}': {why}")]
+    Read { name: String, why: String },
+    #[error(
+        "read_iolog '{0}' is a blktrace binary trace; iomark replays only iolog version 2 and 3 text traces"
+    )]
+    Blktrace(String),
+    #[error("read_iolog '{0}' is not a text iolog (version 2 or 3)")]
+    NotText(String),
+    #[error("read_iolog '{0}' is empty")]
+    Empty(String),
+    #[error(
+        "read_iolog '{0}' does not start with 'fio version 2 iolog' or 'fio version 3 iolog' (version 1 traces are not supported)"
+    )]
+    NoHeader(String),
+    /// A line of the trace (numbered from 1) cannot be replayed.
+    #[error("{name}:{line}: {msg}")]
+    Line {
+        name: String,
+        line: usize,
+        msg: String,
+    },
+    #[error("read_iolog '{0}' holds no reads, writes or trims")]
+    NoData(String),
+    /// The `write_iolog` file cannot be opened or written (`what`).
+    #[error("cannot {what} write_iolog '{}': {reason}", path.display())]
+    Write {
+        what: &'static str,
+        path: PathBuf,
+        reason: String,
+    },
+}
+
 /// The largest trace iomark reads (a trace is read whole before the run).
 pub const MAX_TRACE_BYTES: u64 = 4 << 30;
 
 /// Reads and parses a trace, applying the job's replay options
 /// (`replay_redirect`, `replay_scale`, `replay_align`, `replay_skip`,
 /// `replay_time_scale`). `-` reads standard input.
-pub fn load(name: &str, opts: &LogOpts) -> Result<Trace, String> {
+pub fn load(name: &str, opts: &LogOpts) -> Result<Trace, TraceError> {
     use crate::job::jobfile::{read_at_most, read_bounded};
     let bytes = if name == "-" {
         read_at_most(&mut std::io::stdin(), MAX_TRACE_BYTES)
     } else {
         read_bounded(std::path::Path::new(name), MAX_TRACE_BYTES)
     }
-    .map_err(|why| format!("cannot read read_iolog '{name}': {why}"))?;
+    .map_err(|why| TraceError::Read {
+        name: name.to_string(),
+        why,
+    })?;
     parse(name, &bytes, opts)
 }
 
@@ -144,26 +182,21 @@ pub fn load(name: &str, opts: &LogOpts) -> Result<Trace, String> {
 const BLKTRACE_MAGIC: u32 = 0x6561_7400;
 
 /// Parses trace text (see `load`).
-pub fn parse(name: &str, data: &[u8], opts: &LogOpts) -> Result<Trace, String> {
+pub fn parse(name: &str, data: &[u8], opts: &LogOpts) -> Result<Trace, TraceError> {
     if data.len() >= 4 {
         let m = u32::from_ne_bytes([data[0], data[1], data[2], data[3]]);
         if m & 0xffff_ff00 == BLKTRACE_MAGIC || m.swap_bytes() & 0xffff_ff00 == BLKTRACE_MAGIC {
-            return Err(format!(
-                "read_iolog '{name}' is a blktrace binary trace; iomark replays only iolog version 2 and 3 text traces"
-            ));
+            return Err(TraceError::Blktrace(name.to_string()));
         }
     }
-    let text = std::str::from_utf8(data)
-        .map_err(|_| format!("read_iolog '{name}' is not a text iolog (version 2 or 3)"))?;
+    let text = std::str::from_utf8(data).map_err(|_| TraceError::NotText(name.to_string()))?;
     let mut lines = text.lines().enumerate();
     let header = lines.next().map(|(_, l)| l.trim_end()).unwrap_or("");
     let version = version_of(header).ok_or_else(|| {
         if header.is_empty() {
-            format!("read_iolog '{name}' is empty")
+            TraceError::Empty(name.to_string())
         } else {
-            format!(
-                "read_iolog '{name}' does not start with 'fio version 2 iolog' or 'fio version 3 iolog' (version 1 traces are not supported)"
-            )
+            TraceError::NoHeader(name.to_string())
         }
     })?;
     let redirect = opts.replay_redirect.as_deref().map(PathBuf::from);
@@ -180,7 +213,11 @@ pub fn parse(name: &str, data: &[u8], opts: &LogOpts) -> Result<Trace, String> {
     let mut version = version;
     for (i, line) in lines {
         let lineno = i + 1;
-        let err = |m: String| format!("{name}:{lineno}: {m}");
+        let err = |msg: String| TraceError::Line {
+            name: name.to_string(),
+            line: lineno,
+            msg,
+        };
         let line = line.trim();
         if line.is_empty() {
             continue;
@@ -280,9 +317,7 @@ pub fn parse(name: &str, data: &[u8], opts: &LogOpts) -> Result<Trace, String> {
         }
     }
     if !trace.records.iter().any(|r| r.op.is_data()) {
-        return Err(format!(
-            "read_iolog '{name}' holds no reads, writes or trims"
-        ));
+        return Err(TraceError::NoData(name.to_string()));
     }
     // Files named by file actions only are not part of the replay.
     let used: Vec<bool> = (0..trace.files.len() as u32)
@@ -401,7 +436,7 @@ pub struct IologWriter {
     names: Vec<Box<[u8]>>,
     t0_ns: u64,
     buf: Vec<u8>,
-    error: Option<String>,
+    error: Option<TraceError>,
 }
 
 /// Output buffer: one write system call per this many bytes of trace.
@@ -412,17 +447,15 @@ const LINE_ROOM: usize = 4096 + 128;
 impl IologWriter {
     /// Opens `path` for appending, writes the header and an `add` line per
     /// file. `now_ns` is the start of the trace's time.
-    pub fn create(path: &Path, files: &[PathBuf], now_ns: u64) -> Result<Self, String> {
+    pub fn create(path: &Path, files: &[PathBuf], now_ns: u64) -> Result<Self, TraceError> {
         let f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
-            .map_err(|e| {
-                format!(
-                    "cannot open write_iolog '{}': {}",
-                    path.display(),
-                    crate::job::jobfile::io_reason(&e)
-                )
+            .map_err(|e| TraceError::Write {
+                what: "open",
+                path: path.to_path_buf(),
+                reason: crate::job::jobfile::io_reason(&e),
             })?;
         let mut w = IologWriter {
             out: f,
@@ -489,18 +522,18 @@ impl IologWriter {
     fn write_out(&mut self) {
         if self.error.is_none() {
             if let Err(e) = self.out.write_all(&self.buf) {
-                self.error = Some(format!(
-                    "cannot write write_iolog '{}': {}",
-                    self.path.display(),
-                    crate::job::jobfile::io_reason(&e)
-                ));
+                self.error = Some(TraceError::Write {
+                    what: "write",
+                    path: self.path.clone(),
+                    reason: crate::job::jobfile::io_reason(&e),
+                });
             }
         }
         self.buf.clear();
     }
 
     /// Writes what is buffered; returns the first write error, if any.
-    pub fn finish(mut self) -> Result<(), String> {
+    pub fn finish(mut self) -> Result<(), TraceError> {
         self.write_out();
         match self.error.take() {
             Some(e) => Err(e),
@@ -645,7 +678,7 @@ mod tests {
             ),
         ];
         for (text, want) in cases {
-            let e = parse("t", text, &o).unwrap_err();
+            let e = parse("t", text, &o).unwrap_err().to_string();
             assert!(e.contains(want), "{e:?} lacks {want:?}");
         }
     }

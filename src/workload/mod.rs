@@ -67,16 +67,37 @@ pub fn checked_jobs(
     Ok(list)
 }
 
+/// The workload layer's error: options that cannot work together, or a
+/// trace that cannot be replayed or written.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WorkloadError {
+    /// Options of one job that cannot work together (one line).
+    #[error("{0}")]
+    Options(String),
+    #[error(transparent)]
+    Trace(#[from] iolog::TraceError),
+    /// A window of the job fell below `rate_min` (bytes/s).
+    #[error("rate_min={min}B/s not met, got {got}B/s")]
+    RateMin { min: u64, got: u64 },
+    /// A window of the job fell below `rate_iops_min`.
+    #[error("rate_iops_min={min} not met, got {got} IOPS")]
+    RateIopsMin { min: u64, got: u64 },
+}
+
 /// Checks combinations of workload options that cannot work together;
 /// returns a one-line reason.
-pub fn check_job(spec: &JobSpec) -> Result<(), String> {
+pub fn check_job(spec: &JobSpec) -> Result<(), WorkloadError> {
     verify::check_job(spec)?;
     let io = &spec.io;
     if io.zonemode == ZoneMode::None && (io.zonesize > 0 || io.zonerange > 0 || io.zoneskip > 0) {
-        return Err("zonesize, zonerange and zoneskip need zonemode=strided".into());
+        return Err(WorkloadError::Options(
+            "zonesize, zonerange and zoneskip need zonemode=strided".into(),
+        ));
     }
     if io.zonemode == ZoneMode::Strided && io.zonesize == 0 {
-        return Err("zonemode=strided needs zonesize".into());
+        return Err(WorkloadError::Options(
+            "zonemode=strided needs zonesize".into(),
+        ));
     }
     if let Some(crate::job::value::SizeOrPercent::Bytes(size)) = spec.file.size {
         let min_bs = Ddir::ALL
@@ -85,29 +106,29 @@ pub fn check_job(spec: &JobSpec) -> Result<(), String> {
             .map(|d| io.bs[d.idx()].min())
             .min();
         if let Some(min_bs) = min_bs.filter(|m| size > 0 && size < *m) {
-            return Err(format!(
+            return Err(WorkloadError::Options(format!(
                 "size={size} is smaller than the smallest block size ({min_bs}): no I/O would fit"
-            ));
+            )));
         }
     }
     let t = &spec.time;
     for d in Ddir::ALL {
         let i = d.idx();
         if t.rate[i] > 0 && t.rate_min[i] > t.rate[i] {
-            return Err(format!(
+            return Err(WorkloadError::Options(format!(
                 "rate_min ({}) is above rate ({}) for {}s",
                 t.rate_min[i],
                 t.rate[i],
                 d.name()
-            ));
+            )));
         }
         if t.rate_iops[i] > 0 && t.rate_iops_min[i] > t.rate_iops[i] {
-            return Err(format!(
+            return Err(WorkloadError::Options(format!(
                 "rate_iops_min ({}) is above rate_iops ({}) for {}s",
                 t.rate_iops_min[i],
                 t.rate_iops[i],
                 d.name()
-            ));
+            )));
         }
     }
     Ok(())

@@ -207,7 +207,12 @@ impl MinRate {
 
     /// Checks the window that ends now; `bytes`/`ios` are the job's
     /// running totals. Returns the failure message when short.
-    pub fn check(&mut self, now: u64, bytes: [u64; 3], ios: [u64; 3]) -> Result<(), String> {
+    pub fn check(
+        &mut self,
+        now: u64,
+        bytes: [u64; 3],
+        ios: [u64; 3],
+    ) -> Result<(), super::WorkloadError> {
         if now < self.next_check_ns {
             return Ok(());
         }
@@ -221,16 +226,16 @@ impl MinRate {
                 let bps = ((bytes[d] - self.window_bytes[d]) as f64 / secs) as u64;
                 let iops = ((ios[d] - self.window_ios[d]) as f64 / secs) as u64;
                 if self.min_bps[d] > 0 && bps < self.min_bps[d] {
-                    return Err(format!(
-                        "rate_min={}B/s not met, got {bps}B/s",
-                        self.min_bps[d]
-                    ));
+                    return Err(super::WorkloadError::RateMin {
+                        min: self.min_bps[d],
+                        got: bps,
+                    });
                 }
                 if self.min_iops[d] > 0 && iops < self.min_iops[d] {
-                    return Err(format!(
-                        "rate_iops_min={} not met, got {iops} IOPS",
-                        self.min_iops[d]
-                    ));
+                    return Err(super::WorkloadError::RateIopsMin {
+                        min: self.min_iops[d],
+                        got: iops,
+                    });
                 }
             }
         }
@@ -306,6 +311,6 @@ mod tests {
         m.check(2_500_000_000, [0; 3], [250, 0, 0]).unwrap();
         // 20 in 0.5 s = 40 IOPS: short.
         let e = m.check(3_000_000_000, [0; 3], [270, 0, 0]).unwrap_err();
-        assert_eq!(e, "rate_iops_min=100 not met, got 40 IOPS");
+        assert_eq!(e.to_string(), "rate_iops_min=100 not met, got 40 IOPS");
     }
 }

@@ -201,7 +201,7 @@ impl Worker<'_> {
         if let Some(m) = &mut self.pace.min_rate {
             if m.due(now) {
                 if let Err(msg) = m.check(now, self.done.bytes, self.done.ios) {
-                    self.err.fail(libc::EIO, msg);
+                    self.err.fail(libc::EIO, msg.to_string());
                 }
             }
         }

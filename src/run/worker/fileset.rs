@@ -56,7 +56,7 @@ impl Worker<'_> {
                 true
             }
             Err(e) => {
-                self.err.fail(e.errno, e.msg);
+                self.err.fail(e.errno(), e.to_string());
                 false
             }
         }
@@ -97,7 +97,7 @@ impl Worker<'_> {
         files::unlink_all(self.job);
         let mut laid = Vec::new();
         if let Err(m) = files::layout(self.job, &mut laid) {
-            self.err.fail(m.errno, m.msg);
+            self.err.fail(m.errno(), m.to_string());
             return;
         }
         for i in self.workload.initially_open() {

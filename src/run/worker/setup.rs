@@ -15,21 +15,70 @@ use super::phase::Phase;
 use super::queue::{Batching, IoQueue};
 use super::verify::VerifyState;
 use super::{drops_cache, Progress, RunShared, Worker};
-use crate::engine::{self, Caps, Engine};
+use crate::engine::{self, Caps, Engine, EngineError};
 use crate::job::spec::Ddir;
 use crate::run::clock::{self, Clock};
-use crate::run::files::{self, OpenedFile};
-use crate::run::memory::{BufferMemory, LockedMemory};
+use crate::run::files::{self, FileError, OpenedFile};
+use crate::run::memory::{BufferMemory, LockedMemory, MemoryError};
 use crate::run::offload::OffloadEngine;
 use crate::run::plan::PlannedJob;
+use crate::stats::logs::LogError;
 use crate::stats::recorder::{Action, Recorder};
 use crate::stats::JobStats;
 use crate::workload::buffers::BufferFiller;
-use crate::workload::iolog::{FileAction, IologWriter, Replay};
+use crate::workload::iolog::{FileAction, IologWriter, Replay, TraceError};
 use crate::workload::{Region, Workload};
 
-/// Why setup failed: errno and message.
-pub(super) type SetupError = (i32, String);
+/// Why a job clone could not start: its errno ([`SetupError::errno`],
+/// the job's `err=`) and the message (its `Display`).
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// `exec_prerun` could not run or failed (ECANCELED).
+    #[error(transparent)]
+    Prerun(#[from] super::HookError),
+    /// The engine cannot be made for the job, or its submission threads
+    /// started (reported as EINVAL, whatever the engine's errno).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The engine's setup on the buffers or files failed.
+    #[error("{engine} engine setup failed: {source}")]
+    EngineInit {
+        engine: &'static str,
+        source: std::io::Error,
+    },
+    /// The buffers or `lockmem`'s memory cannot be had (ENOMEM).
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+    /// The random map of `0` blocks cannot be allocated (ENOMEM).
+    #[error(
+        "no memory for the random map of {0} blocks: set norandommap=1, or softrandommap=1 to go on without it"
+    )]
+    RandomMap(u64),
+    /// The `write_iolog` trace cannot be created (EIO).
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// A file cannot be laid out, opened or pre-read.
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// A log file cannot be created.
+    #[error(transparent)]
+    Log(#[from] LogError),
+}
+
+impl SetupError {
+    /// The errno the job reports.
+    pub fn errno(&self) -> i32 {
+        match self {
+            SetupError::Prerun(_) => libc::ECANCELED,
+            SetupError::Engine(_) => libc::EINVAL,
+            SetupError::EngineInit { source, .. } => source.raw_os_error().unwrap_or(libc::EIO),
+            SetupError::Memory(_) | SetupError::RandomMap(_) => libc::ENOMEM,
+            SetupError::Trace(_) => libc::EIO,
+            SetupError::File(e) => e.errno(),
+            SetupError::Log(e) => e.errno(),
+        }
+    }
+}
 
 /// The buffers: the pool the units are cut from, `lockmem`'s pinned
 /// memory, and the write contents made in the pool.
@@ -130,7 +179,7 @@ pub(super) fn setup<'a>(
 /// them, the workload, the files.
 fn io(job: &PlannedJob) -> Result<Io, SetupError> {
     let spec = &job.spec;
-    let engine = engine::create(spec).map_err(|m| (libc::EINVAL, m))?;
+    let engine = engine::create(spec).map_err(SetupError::Engine)?;
     let offload = OffloadEngine::wanted(spec);
     // Offloaded, even a synchronous engine has iodepth I/Os in flight.
     let depth = if engine.caps().sync && !offload {
@@ -197,7 +246,7 @@ fn recorder(
         caps,
         fake_clock,
     )
-    .map_err(|e| (e.errno, e.msg))
+    .map_err(SetupError::from)
 }
 
 /// The job's place in its flow group (`flow`), if it has one.
@@ -223,10 +272,10 @@ fn buffers(job: &PlannedJob, depth: u32) -> Result<Buffers, SetupError> {
         &spec.buf.mem,
         spec.buf.hugepage_size,
     )
-    .map_err(|m| (libc::ENOMEM, m))?;
+    .map_err(SetupError::Memory)?;
     let locked = match spec.buf.lockmem {
         0 => None,
-        n => Some(LockedMemory::new(n as usize).map_err(|m| (libc::ENOMEM, m))?),
+        n => Some(LockedMemory::new(n as usize).map_err(SetupError::Memory)?),
     };
     let data_bytes: u64 = job.files.iter().map(|f| f.region.len).sum();
     let mut filler = BufferFiller::shared(spec, unit_size, data_bytes, job.seed, job.dedupe_share);
@@ -251,17 +300,17 @@ fn start_engine(
 ) -> Result<(Box<dyn Engine>, Caps), SetupError> {
     if offload {
         let off = OffloadEngine::start(&job.spec, depth, (pool.ptr, pool.size))
-            .map_err(|m| (libc::EINVAL, m))?;
+            .map_err(SetupError::Engine)?;
         let caps = off.caps();
         return Ok((Box::new(off), caps));
     }
     let caps = engine.caps();
-    engine.init(depth, (pool.ptr, pool.size)).map_err(|e| {
-        (
-            e.raw_os_error().unwrap_or(libc::EIO),
-            format!("{} engine setup failed: {e}", engine.name()),
-        )
-    })?;
+    engine
+        .init(depth, (pool.ptr, pool.size))
+        .map_err(|source| SetupError::EngineInit {
+            engine: engine.name(),
+            source,
+        })?;
     Ok((engine, caps))
 }
 
@@ -277,14 +326,7 @@ fn workload(job: &PlannedJob) -> Result<Workload, SetupError> {
              carrying on without one (softrandommap), so some blocks may be done twice and others not at all",
             spec.name
         )),
-        n => {
-            return Err((
-                libc::ENOMEM,
-                format!(
-                    "no memory for the random map of {n} blocks: set norandommap=1, or softrandommap=1 to go on without it"
-                ),
-            ))
-        }
+        n => return Err(SetupError::RandomMap(n)),
     }
     workload.file_events().clear();
     if let Some(trace) = &job.trace {
@@ -303,25 +345,24 @@ fn open_files(
 ) -> Result<Vec<OpenedFile>, SetupError> {
     let spec = &job.spec;
     if spec.file.pre_read && !caps.diskless {
-        files::pre_read(job).map_err(|e| (e.errno, e.msg))?;
+        files::pre_read(job)?;
     }
-    let files =
-        files::open_all(job, engine, &workload.initially_open()).map_err(|e| (e.errno, e.msg))?;
+    let files = files::open_all(job, engine, &workload.initially_open())?;
     if spec.sync.direct
         && !caps.diskless
         && !caps.file_op
         && job.trace.is_none()
         && spec.io.ioengine.info().direct_io
     {
-        files::check_direct_alignment(job).map_err(|e| (e.errno, e.msg))?;
+        files::check_direct_alignment(job)?;
     }
     let fds: Vec<i32> = files.iter().map(|f| f.fd).collect();
-    engine.files_opened(&fds).map_err(|e| {
-        (
-            e.raw_os_error().unwrap_or(libc::EIO),
-            format!("{} engine setup failed: {e}", engine.name()),
-        )
-    })?;
+    engine
+        .files_opened(&fds)
+        .map_err(|source| SetupError::EngineInit {
+            engine: engine.name(),
+            source,
+        })?;
     if drops_cache(spec, caps) {
         files::invalidate(job, &files);
     }
@@ -338,7 +379,7 @@ fn trace(
 ) -> Result<IologWriter, SetupError> {
     let paths: Vec<_> = job.files.iter().map(|f| f.path.clone()).collect();
     let mut log =
-        IologWriter::create(std::path::Path::new(path), &paths, now).map_err(|m| (libc::EIO, m))?;
+        IologWriter::create(std::path::Path::new(path), &paths, now).map_err(SetupError::Trace)?;
     for (i, f) in files.iter().enumerate() {
         if f.fd >= 0 || f.data != 0 || caps.diskless {
             log.file(i as u32, FileAction::Open, now);

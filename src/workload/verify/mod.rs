@@ -39,7 +39,7 @@ pub const HEADER: usize = 40;
 const HEADER_CRC_AT: usize = 36;
 
 /// Checks the verify options of a job; returns a one-line reason.
-pub fn check_job(spec: &JobSpec) -> Result<(), String> {
+pub fn check_job(spec: &JobSpec) -> Result<(), super::WorkloadError> {
     let v = &spec.verify;
     // Without a method, verify_only has nothing to check; fio then counts
     // the job's writes as done without issuing them.
@@ -49,28 +49,32 @@ pub fn check_job(spec: &JobSpec) -> Result<(), String> {
         } else {
             "fio would just read"
         };
-        return Err(format!(
+        return Err(super::WorkloadError::Options(format!(
             "verify_only=1 needs verify= set to the method the data was written with \
              (e.g. verify=crc32c): without one there is nothing to verify ({what})"
-        ));
+        )));
     }
     // verify=null checks nothing, so the layout options do not matter.
     if !v.enabled() || v.verify == VerifyKind::Null {
         return Ok(());
     }
     if v.verify == VerifyKind::Pattern && v.verify_pattern.is_empty() {
-        return Err("verify=pattern needs verify_pattern".into());
+        return Err(super::WorkloadError::Options(
+            "verify=pattern needs verify_pattern".into(),
+        ));
     }
     if v.verify_only && spec.time.time_based {
-        return Err("verify_only cannot be used with time_based".into());
+        return Err(super::WorkloadError::Options(
+            "verify_only cannot be used with time_based".into(),
+        ));
     }
     let hdr = header_size(v.verify);
     if hdr == 0 {
         if v.verify_offset > 0 {
-            return Err(format!(
+            return Err(super::WorkloadError::Options(format!(
                 "verify_offset has no header to move with verify={}",
                 checksum::name(v.verify)
-            ));
+            )));
         }
         return Ok(());
     }
@@ -81,23 +85,23 @@ pub fn check_job(spec: &JobSpec) -> Result<(), String> {
         min_bs
     };
     if interval <= hdr as u64 {
-        return Err(format!(
+        return Err(super::WorkloadError::Options(format!(
             "verify={} needs blocks (or verify_interval) larger than its {hdr}-byte header, not {interval} bytes",
             checksum::name(v.verify)
-        ));
+        )));
     }
     if v.verify_offset > 0 {
         if v.verify_offset < hdr as u64 {
-            return Err(format!(
+            return Err(super::WorkloadError::Options(format!(
                 "verify_offset must be at least the {hdr}-byte header of verify={}",
                 checksum::name(v.verify)
-            ));
+            )));
         }
         if v.verify_offset + hdr as u64 > interval {
-            return Err(format!(
+            return Err(super::WorkloadError::Options(format!(
                 "verify_offset={} leaves no room for the {hdr}-byte header in {interval}-byte blocks",
                 v.verify_offset
-            ));
+            )));
         }
     }
     Ok(())

@@ -267,7 +267,7 @@ fn impossible_layouts_are_rejected() {
         ),
     ] {
         let e = check_job(&spec(opts)).unwrap_err();
-        assert!(e.contains(want), "{opts:?}: {e}");
+        assert!(e.to_string().contains(want), "{opts:?}: {e}");
     }
 }
 

@@ -1,0 +1,39 @@
+//! The run layer's errors: why a session cannot run its jobs (one line
+//! for the user, nothing written to any target), and the data-safety
+//! checks' refusals. A job clone that fails once the run is under way
+//! reports an errno and a message instead (`files::FileError`,
+//! `worker::setup::SetupError`).
+
+use crate::engine::EngineError;
+
+/// The data-safety checks refuse a target (see `safety`): one line
+/// naming the path, what is at stake and the option that allows it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Refusal(pub String);
+
+/// Why a session cannot run its jobs.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A job cannot be planned as written: its files and their sizes,
+    /// offsets, `opendir`, `wait_for`, `write_iolog`, NUMA nodes, the
+    /// trace it replays.
+    #[error("{0}")]
+    Plan(String),
+    /// The data-safety checks refuse the run.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// A job's engine cannot run it here (`engine::preflight`).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// `--readonly` and a job that writes.
+    #[error("job '{job}' writes (rw={rw}) but --readonly was given")]
+    ReadOnly { job: String, rw: &'static str },
+    /// The safety verdict the session's hooks settled on (another
+    /// host's refusal, in a run spread over several).
+    #[error("{0}")]
+    Verdict(String),
+    /// An I/O scheduler cannot be switched.
+    #[error("{0}")]
+    Scheduler(String),
+}
