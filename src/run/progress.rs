@@ -223,7 +223,8 @@ impl Reporter {
         // fio's line pads over the longer line it replaces; a pass's line
         // erases the rest of the line instead.
         let pad = if self.cfg.pass.is_some() {
-            String::from("\x1b[K")
+            // (Nothing to erase when each update has a line of its own.)
+            String::from(if new_line { "" } else { "\x1b[K" })
         } else {
             " ".repeat(self.width.saturating_sub(line.len()))
         };
