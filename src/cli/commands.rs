@@ -151,6 +151,7 @@ fn run_jobs(args: RunArgs) -> i32 {
             status: None,
             agg_bw_log: args.agg_bw_log,
             max_running: args.max_jobs,
+            pass: None,
         },
         readonly: args.readonly,
     };

@@ -106,6 +106,9 @@ pub struct RunOptions {
     /// `--max-jobs`: at most this many clones run at once; the others
     /// start, in order, as running ones finish.
     pub max_running: Option<u32>,
+    /// The pass of a multi-test command (quick, suite, sweep) this run
+    /// is, for the progress line; None for a plain run.
+    pub pass: Option<Arc<progress::PassContext>>,
 }
 
 /// Where a job clone is in its life.
@@ -581,6 +584,7 @@ fn progress_config(opts: &RunOptions) -> progress::ProgressConfig {
         } else {
             d.timeline_ms
         },
+        pass: opts.pass.clone(),
     }
 }
 

@@ -5,6 +5,13 @@
 //!   noted as SIGPIPE (see `signals`): the run stops, quietly, and the
 //!   exit code is 141.
 //! - `stderr_line` never fails: a message that cannot be shown is lost.
+//! - The live progress line (`progress`) is drawn through `draw_line`,
+//!   which remembers whether a line stands drawn in place (no newline
+//!   after it). While one does, every other text — notices, warnings,
+//!   table rows, reports — first clears it (`\r` and erase to the end of
+//!   the line) so that it starts on a line of its own; the progress line
+//!   is redrawn at its next update. When no line is drawn in place (not
+//!   a terminal, `--eta=never`, `--eta-newline`) nothing is added.
 //! - `ReportFile` buffers a report file; `finish` flushes, syncs (regular
 //!   files) and closes it, checking each step. A regular file whose
 //!   report could not be written completely is removed, so no empty or
@@ -17,12 +24,64 @@ use std::io::{self, BufWriter, Write};
 use std::os::unix::io::IntoRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use super::signals;
 
 /// A write to standard output failed (and was reported where it
 /// happened): `finish_stdout` has nothing to add.
 static STDOUT_FAILED: AtomicBool = AtomicBool::new(false);
+
+/// The stream of the progress line drawn in place, if one is: `Some(true)`
+/// for standard error. Held while any text is written, so that a notice
+/// from a worker thread and a redraw cannot interleave.
+static LIVE_LINE: Mutex<Option<bool>> = Mutex::new(None);
+
+/// What clears a progress line drawn in place: back to its start, erase
+/// to the end of the line.
+pub const CLEAR_LINE: &str = "\r\x1b[K";
+
+fn live_line() -> MutexGuard<'static, Option<bool>> {
+    LIVE_LINE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write_raw(to_stderr: bool, text: &str) -> io::Result<()> {
+    if to_stderr {
+        let mut e = io::stderr().lock();
+        e.write_all(text.as_bytes()).and_then(|()| e.flush())
+    } else {
+        let mut o = io::stdout().lock();
+        o.write_all(text.as_bytes()).and_then(|()| o.flush())
+    }
+}
+
+/// Clears the progress line if one stands drawn in place.
+fn clear_live(live: &mut Option<bool>) {
+    if let Some(to_stderr) = live.take() {
+        let _ = write_raw(to_stderr, CLEAR_LINE);
+    }
+}
+
+/// Writes progress text (`\r` and the line, or the text that blanks it)
+/// to standard error or standard output; `in_place` says whether it
+/// leaves a line drawn in place, which later text must clear first.
+pub fn draw_line(to_stderr: bool, text: &str, in_place: bool) -> io::Result<()> {
+    let mut live = live_line();
+    if *live == Some(!to_stderr) {
+        // A line on the other stream (cannot happen with one run at a
+        // time): clear it rather than leave it under this one.
+        clear_live(&mut live);
+    }
+    let r = write_raw(to_stderr, text);
+    *live = (in_place && r.is_ok()).then_some(to_stderr);
+    r
+}
+
+/// Clears the progress line if one stands drawn in place (the end of a
+/// command that draws one across several runs).
+pub fn clear_line() {
+    clear_live(&mut live_line());
+}
 
 /// Whether `e` says the reader of a pipe went away.
 pub fn is_closed(e: &io::Error) -> bool {
@@ -37,6 +96,8 @@ pub fn reason(e: &io::Error) -> String {
 
 /// Writes all of `text` to standard output and flushes it.
 pub fn stdout(text: &str) -> io::Result<()> {
+    let mut live = live_line();
+    clear_live(&mut live);
     let mut out = io::stdout().lock();
     let r = out.write_all(text.as_bytes()).and_then(|()| out.flush());
     if let Err(e) = &r {
@@ -51,6 +112,8 @@ pub fn stdout(text: &str) -> io::Result<()> {
 /// Writes one line to standard error; never fails or panics.
 pub fn stderr_line(line: &str) {
     let text = format!("{line}\n");
+    let mut live = live_line();
+    clear_live(&mut live);
     let _ = io::stderr().lock().write_all(text.as_bytes());
 }
 
@@ -95,6 +158,8 @@ impl Console {
 
     pub fn print(&mut self, text: &str) {
         if self.to_stderr {
+            let mut live = live_line();
+            clear_live(&mut live);
             let _ = io::stderr().lock().write_all(text.as_bytes());
             return;
         }

@@ -11,14 +11,32 @@
 //! is a terminal; it goes to stderr when stdout carries JSON or terse output
 //! so that stdout holds only the requested format.
 //!
+//! Commands that run several tests, each in several passes (`quick`,
+//! `suite`, `sweep`), hand each pass's place in the command to the run
+//! as a [`PassContext`]; the line then names the test and the pass and
+//! adds the whole command's time left, in at most 80 columns for the
+//! usual test names (a longer name is shortened with `…`):
+//! `[2/8 rnd4k-q32t1-read pass 1/3][45%][r=186MiB/s 47.7k IOPS][eta 1s, all 1m40s]`
+//! — test k of n and its name, `pass k/n` or `warm-up` (the discarded
+//! pass before the measured ones), this pass's share done, rates since
+//! the last update, this pass's time left and the command's (this pass's
+//! plus the estimate for the passes after it, [`PassContext::after_s`]).
+//! That line is drawn on standard error, its first update a quarter of a
+//! second into the pass, and erased (`\r`, erase to end of line) when
+//! the pass ends.
+//!
+//! Lines are written through `output::draw_line`: any other text printed
+//! while a line stands drawn in place clears it first (see `output`).
+//!
 //! The timeline samples every job's cumulative bytes and I/Os on a fixed
 //! grid (see `stats::timeline`); `Reporter::finish` hands them back per job.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::output;
 use super::plan::Plan;
 use super::worker::{state, Progress};
 use crate::job::spec::RwPattern;
@@ -44,8 +62,55 @@ impl ProgressMode {
     }
 }
 
+/// Where a run stands in a command of several tests and passes, for the
+/// progress line (see the module documentation).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PassContext {
+    /// The test's name (its job file section).
+    pub test: String,
+    /// The test's number, from 1, and how many the command runs.
+    pub test_no: u32,
+    pub tests: u32,
+    /// The measured pass's number, from 1, and how many the test has;
+    /// `pass` is 0 for the warm-up pass before them.
+    pub pass: u32,
+    pub passes: u32,
+    /// Estimated seconds the command still runs after this pass: the
+    /// later passes (warm-up and measured) with their set-up and file
+    /// layout. Never negative.
+    pub after_s: f64,
+}
+
+impl PassContext {
+    /// `[2/8 name pass 1/3]`, or `[2/8 name warm-up]`, with the name
+    /// cut to at most `max_name` characters (`…` marking the cut).
+    fn label(&self, max_name: usize) -> String {
+        let n = self.test.chars().count();
+        let name = if n > max_name {
+            let keep: String = self.test.chars().take(max_name.saturating_sub(1)).collect();
+            format!("{keep}…")
+        } else {
+            self.test.clone()
+        };
+        let pass = if self.pass == 0 {
+            String::from("warm-up")
+        } else {
+            format!("pass {}/{}", self.pass, self.passes)
+        };
+        format!("[{}/{} {name} {pass}]", self.test_no, self.tests)
+    }
+}
+
+/// The width a pass's progress line keeps within (it is shortened by
+/// cutting the test's name, down to `MIN_NAME` characters).
+pub const PASS_LINE_WIDTH: usize = 80;
+const MIN_NAME: usize = 8;
+
+/// How soon a pass's line is first drawn.
+const PASS_FIRST_DRAW_MS: u64 = 250;
+
 /// How the progress line and the timeline behave.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ProgressConfig {
     pub mode: ProgressMode,
     /// Print each update on its own line instead of redrawing in place.
@@ -59,6 +124,9 @@ pub struct ProgressConfig {
     pub to_stderr: bool,
     /// Timeline sampling interval (0 = no timeline).
     pub timeline_ms: u64,
+    /// The pass of a multi-test command this run is (None: a plain run,
+    /// fio's line).
+    pub pass: Option<std::sync::Arc<PassContext>>,
 }
 
 /// Interval of the throughput timeline written to iomark's JSON.
@@ -73,6 +141,7 @@ impl Default for ProgressConfig {
             interval_ms: 1000,
             to_stderr: false,
             timeline_ms: TIMELINE_MS,
+            pass: None,
         }
     }
 }
@@ -109,6 +178,7 @@ impl Reporter {
             }
         };
         let now = Instant::now();
+        let timeline_ms = cfg.timeline_ms;
         Reporter {
             cfg,
             enabled,
@@ -123,7 +193,7 @@ impl Reporter {
             finalized: vec![false; jobs],
             timelines: (0..jobs)
                 .map(|_| Timeline {
-                    interval_ms: cfg.timeline_ms,
+                    interval_ms: timeline_ms,
                     points: Vec::new(),
                 })
                 .collect(),
@@ -134,7 +204,11 @@ impl Reporter {
     /// Called by the watch loop every few tens of milliseconds.
     pub fn tick(&mut self, plan: &Plan, progresses: &[Arc<Progress>]) {
         self.sample(progresses);
-        let interval = Duration::from_millis(self.cfg.interval_ms.max(100));
+        let mut interval = Duration::from_millis(self.cfg.interval_ms.max(100));
+        if self.cfg.pass.is_some() && self.last_print == self.start {
+            // A pass's line shows up promptly, not a second into it.
+            interval = interval.min(Duration::from_millis(PASS_FIRST_DRAW_MS));
+        }
         if !self.enabled || self.last_print.elapsed() < interval {
             return;
         }
@@ -146,7 +220,14 @@ impl Reporter {
         let new_line = self.cfg.newline
             && (self.cfg.newline_every_ms == 0
                 || self.last_newline.elapsed() >= Duration::from_millis(self.cfg.newline_every_ms));
-        let pad = " ".repeat(self.width.saturating_sub(line.len()));
+        // fio's line pads over the longer line it replaces; a pass's line
+        // erases the rest of the line instead.
+        let pad = if self.cfg.pass.is_some() {
+            // (Nothing to erase when each update has a line of its own.)
+            String::from(if new_line { "" } else { "\x1b[K" })
+        } else {
+            " ".repeat(self.width.saturating_sub(line.len()))
+        };
         let text = if new_line {
             self.last_newline = Instant::now();
             self.width = 0;
@@ -155,13 +236,7 @@ impl Reporter {
             self.width = line.len();
             format!("\r{line}{pad}")
         };
-        let r = if self.cfg.to_stderr {
-            let mut e = std::io::stderr().lock();
-            e.write_all(text.as_bytes()).and_then(|_| e.flush())
-        } else {
-            let mut o = std::io::stdout().lock();
-            o.write_all(text.as_bytes()).and_then(|_| o.flush())
-        };
+        let r = output::draw_line(self.cfg.to_stderr, &text, !new_line);
         if r.is_err() {
             // A closed stream: stop drawing rather than failing the run.
             self.enabled = false;
@@ -302,7 +377,16 @@ impl Reporter {
         }
         self.last_bytes = bytes;
         self.last_ios = ios;
-        let eta = phase_left.iter().sum::<f64>().round() as u64;
+        let left = phase_left.iter().sum::<f64>();
+        if let Some(pass) = &self.cfg.pass {
+            let rates: Vec<String> = bw
+                .iter()
+                .zip(&iops)
+                .map(|(b, i)| format!("{b} {} IOPS", &i[2..]))
+                .collect();
+            return pass_line(pass, done_frac / n, &rates.join(", "), left);
+        }
+        let eta = left.round() as u64;
         format!(
             "Jobs: {running} (f={files}): [{}][{:.1}%][{}][{} IOPS][eta {}]",
             run_length(&states),
@@ -318,16 +402,52 @@ impl Reporter {
     pub fn finish(&mut self, progresses: &[Arc<Progress>]) -> Vec<Timeline> {
         self.sample(progresses);
         if self.enabled && self.printed {
-            let blank = format!("\r{}\r", " ".repeat(self.width));
-            if self.cfg.to_stderr {
-                let _ = std::io::stderr().write_all(blank.as_bytes());
+            let blank = if self.cfg.pass.is_some() {
+                output::CLEAR_LINE.to_string()
             } else {
-                let mut o = std::io::stdout().lock();
-                let _ = o.write_all(blank.as_bytes()).and_then(|_| o.flush());
-            }
+                format!("\r{}\r", " ".repeat(self.width))
+            };
+            let _ = output::draw_line(self.cfg.to_stderr, &blank, false);
             self.printed = false;
         }
         std::mem::take(&mut self.timelines)
+    }
+}
+
+/// A pass's line: where the command stands, this pass's share done
+/// (`frac`, 0 to 1), its rates, its time left (`left`, seconds) and the
+/// command's; shortened to `PASS_LINE_WIDTH` by cutting the test's name.
+fn pass_line(pass: &PassContext, frac: f64, rates: &str, left: f64) -> String {
+    let left = left.max(0.0);
+    let all = left + pass.after_s.max(0.0);
+    let tail = format!(
+        "[{:.0}%][{rates}][eta {}, all {}]",
+        (frac * 100.0).clamp(0.0, 100.0).floor(),
+        short_time(left.round() as u64),
+        short_time(all.round() as u64)
+    );
+    let full = pass.label(usize::MAX);
+    let over = (full.chars().count() + tail.chars().count()).saturating_sub(PASS_LINE_WIDTH);
+    let name = pass.test.chars().count();
+    let label = if over > 0 && name > MIN_NAME {
+        pass.label(name.saturating_sub(over).max(MIN_NAME))
+    } else {
+        full
+    };
+    format!("{label}{tail}")
+}
+
+/// A compact time: `5s`, `1m40s`, `2h05m`, `3d04h`.
+pub fn short_time(secs: u64) -> String {
+    let (d, h, m, s) = (secs / 86400, secs / 3600 % 24, secs / 60 % 60, secs % 60);
+    if d > 0 {
+        format!("{d}d{h:02}h")
+    } else if h > 0 {
+        format!("{h}h{m:02}m")
+    } else if m > 0 {
+        format!("{m}m{s:02}s")
+    } else {
+        format!("{s}s")
     }
 }
 
@@ -417,6 +537,57 @@ mod tests {
         assert_eq!(eta_text(125), "02m:05s");
         assert_eq!(eta_text(3725), "01h:02m:05s");
         assert_eq!(eta_text(90000), "1d:01h:00m:00s");
+    }
+
+    fn ctx(test: &str, pass: u32, after_s: f64) -> PassContext {
+        PassContext {
+            test: test.into(),
+            test_no: 2,
+            tests: 8,
+            pass,
+            passes: 3,
+            after_s,
+        }
+    }
+
+    #[test]
+    fn a_pass_line_names_test_and_pass_and_the_command_eta() {
+        let l = pass_line(
+            &ctx("rnd4k-q32t1-write", 1, 98.6),
+            0.456,
+            "w=186MiB/s 47.7k IOPS",
+            1.4,
+        );
+        assert_eq!(
+            l,
+            "[2/8 rnd4k-q32t1-write pass 1/3][45%][w=186MiB/s 47.7k IOPS][eta 1s, all 1m40s]"
+        );
+        let w = pass_line(&ctx("seq1m-q8t1-read", 0, 0.0), 1.2, "r=0B/s 0 IOPS", -3.0);
+        assert_eq!(
+            w,
+            "[2/8 seq1m-q8t1-read warm-up][100%][r=0B/s 0 IOPS][eta 0s, all 0s]"
+        );
+    }
+
+    #[test]
+    fn a_long_test_name_is_cut_to_keep_the_line_in_80_columns() {
+        let rates = "w=1023MiB/s 999.9k IOPS";
+        let l = pass_line(&ctx("ars-64k-randwrite-q16t16", 2, 600.0), 0.5, rates, 30.0);
+        assert_eq!(l.chars().count(), PASS_LINE_WIDTH, "{l}");
+        assert!(l.starts_with("[2/8 ars-64k-randw… pass 2/3][50%]"), "{l}");
+        // Never below a readable stem, even when that leaves the line long.
+        let huge = format!("r=1023MiB/s 999.9k IOPS, {rates}");
+        let l = pass_line(&ctx("ars-64k-randwrite-q16t16", 2, 0.0), 0.5, &huge, 1.0);
+        assert!(l.starts_with("[2/8 ars-64k… pass 2/3]"), "{l}");
+    }
+
+    #[test]
+    fn short_times_are_compact() {
+        assert_eq!(short_time(0), "0s");
+        assert_eq!(short_time(59), "59s");
+        assert_eq!(short_time(100), "1m40s");
+        assert_eq!(short_time(3725), "1h02m");
+        assert_eq!(short_time(90061), "1d01h");
     }
 
     #[test]

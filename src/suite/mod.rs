@@ -16,6 +16,7 @@ pub mod args;
 pub mod bundle;
 pub mod compare;
 pub mod dataset;
+pub mod eta;
 pub mod html;
 pub mod logs;
 pub mod pipeline;
@@ -283,9 +284,12 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(cmd, &e),
     };
+    // The progress line (one per pass, naming test and pass) goes to
+    // standard error, beside the notices: standard output has the table.
     let run_opts = RunOptions {
         progress: flags.eta,
         eta_newline: flags.eta_newline,
+        progress_to_stderr: true,
         quiet: true,
         ..RunOptions::default()
     };

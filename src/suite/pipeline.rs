@@ -85,6 +85,8 @@ pub struct PassOutput {
     pub interrupted: bool,
     /// "job 'x': message" for each job that failed.
     pub errors: Vec<String>,
+    /// Seconds the longest job ran, ramp included (not its file layout).
+    pub io_s: f64,
 }
 
 /// Runs a prepared pass; fails (one line) only when the run could not
@@ -105,10 +107,17 @@ pub fn run(p: Ready) -> Result<PassOutput, String> {
                 })
         })
         .collect();
+    let io_ms = result
+        .jobs
+        .iter()
+        .map(|j| j.outcome.stats.elapsed_ms)
+        .max()
+        .unwrap_or(0);
     let rep = report::build(&result);
     Ok(PassOutput {
         doc: report::json::document(&rep, true),
         interrupted: result.interrupted,
         errors,
+        io_s: io_ms as f64 / 1e3,
     })
 }

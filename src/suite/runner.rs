@@ -1,7 +1,10 @@
 //! Runs a suite: the sections of one job file, each as a discarded
 //! warm-up pass followed by N measured passes, through `pipeline` (one
 //! `run::session` per pass; the caller announces the warnings and notes
-//! of the whole job file once).
+//! of the whole job file once). Each pass's run is told where it stands
+//! in the command (`run::progress::PassContext`: test k of n, pass or
+//! warm-up, and the time the later passes should take, from `eta`) for
+//! its progress line.
 //!
 //! It refuses to start when a test file it would create already exists
 //! (it removes only files it created), removes each test's files once no
@@ -12,11 +15,14 @@
 //! return, and on a hard exit (third signal: see `run::signals`).
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
 
 use serde_json::Value;
 
 use super::dataset::{items_of_doc, Metrics, Params};
-use super::pipeline;
+use super::{eta, pipeline};
+use crate::run::progress::PassContext;
 use crate::run::{output, signals, RunOptions};
 
 #[derive(Clone, Debug)]
@@ -155,6 +161,10 @@ pub fn run_suite(
         return Err(existing_file_message(f));
     }
     signals::install();
+    let sections_run: Vec<String> = s.tests.iter().map(|t| t.section.clone()).collect();
+    let mut forecast =
+        eta::Forecast::of_plan(all.plan(), &sections_run, s.passes, s.warmup_us, &created);
+    let mut pass_no = 0;
     let mut created = TestFiles::new(created);
     let files_of = |section: &str| -> Vec<PathBuf> {
         all.plan()
@@ -180,14 +190,28 @@ pub fn run_suite(
             } else {
                 Vec::new()
             };
+            let began = Instant::now();
+            let opts = RunOptions {
+                pass: Some(Arc::new(PassContext {
+                    test: test.section.clone(),
+                    test_no: ti as u32 + 1,
+                    tests: s.tests.len() as u32,
+                    pass: (pass + 1).saturating_sub(warm),
+                    passes: s.passes,
+                    after_s: forecast.after(pass_no),
+                })),
+                ..s.run_opts.clone()
+            };
             let prepared = pipeline::prepare(
                 &sections,
                 s.jobfile_name,
                 Some(&test.section),
                 &extra,
-                &s.run_opts,
+                &opts,
             )?;
             let r = pipeline::run(prepared)?;
+            forecast.record(pass_no, began.elapsed().as_secs_f64(), r.io_s);
+            pass_no += 1;
             if r.interrupted {
                 out.interrupted = true;
                 break 'tests;
@@ -228,5 +252,7 @@ pub fn run_suite(
         created.remove_unless(|f| later.contains(f));
     }
     drop(created);
+    // Each pass erases its line when it ends; nothing stays drawn.
+    output::clear_line();
     Ok(out)
 }
