@@ -18,8 +18,10 @@
 //!   environment and warnings (the top-level `iomark` environment is the
 //!   first host's).
 //! - Normal text: each host's report introduced by `<hostname> ` (fio's
-//!   prefix for what a server prints), then the "All clients" blocks and
-//!   the run status of each group over all hosts.
+//!   prefix for what a server prints), then the "All clients" blocks
+//!   (fio's, with percentiles) and the run status of each group over all
+//!   hosts, "Run status group N (all clients)" (which fio does not
+//!   write).
 //! - Terse: each host's job lines (with its disks), then one "All
 //!   clients" line per group.
 //!
@@ -301,7 +303,7 @@ pub fn normal_text(c: &ClusterReport) -> String {
     }
     for g in &all.groups {
         out.push('\n');
-        out.push_str(&normal::group_block(g));
+        out.push_str(&normal::group_block_of(g, "all clients"));
     }
     out
 }

@@ -441,8 +441,14 @@ pub fn issued(r: &JobReport) -> ([u64; 3], [u64; 3], [u64; 3]) {
 
 /// The "Run status group" block.
 pub fn group_block(g: &GroupReport) -> String {
+    group_block_of(g, "all jobs")
+}
+
+/// The "Run status group" block, saying whose jobs it sums up (`all
+/// jobs`; over the hosts of a run spread over hosts, `all clients`).
+pub fn group_block_of(g: &GroupReport, whose: &str) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "Run status group {} (all jobs):", g.id);
+    let _ = writeln!(out, "Run status group {} ({whose}):", g.id);
     let units = Units::new(g.kb_base, g.unit_base, g.sig_figs);
     let dirs: &[usize] = match g.unified {
         UNIFIED_MIXED => &[3],
