@@ -463,6 +463,28 @@ mod tests {
     }
 
     #[test]
+    fn no_host_or_a_host_without_jobs_still_renders() {
+        let every = Outputs {
+            terse: Some(5),
+            json: true,
+            json_plus: true,
+            normal: true,
+        };
+        let c = build(&[], &ClusterInfo { ranks: 0 });
+        let s = render(&c, &every);
+        assert!(s.contains("\"client_stats\" : []"), "{s}");
+        // A host whose rank ran nothing (it failed before its jobs).
+        let mut h = hosts("[a]\nioengine=null\nsize=64k\n", &["h1", "h2"]);
+        h[1].result.jobs.clear();
+        let c = build(&h, &ClusterInfo { ranks: 2 });
+        assert_eq!(c.all_clients.jobs[0].nr_jobs, 1);
+        let s = render(&c, &every);
+        assert!(s.contains("<h2> \n"), "{s}");
+        let t = terse_lines(&c, 5);
+        assert_eq!(t.lines().count(), 2, "{t}");
+    }
+
+    #[test]
     fn host_disks_carry_the_host() {
         let mut h = hosts("[a]\nioengine=null\nsize=64k\n", &["h1", "h2"]);
         for (i, host) in h.iter_mut().enumerate() {
