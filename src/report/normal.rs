@@ -297,6 +297,17 @@ fn steady_line(out: &mut String, ss: &SteadyResult, units: Units) {
 
 /// The block for one reported job.
 pub fn job_block(r: &JobReport, report: &Report) -> String {
+    block(r, report, false)
+}
+
+/// The block of an "All clients" entry (a group merged over the hosts of
+/// a run spread over hosts): a job block without the latency-target line,
+/// as fio's client mode writes it.
+pub fn all_clients_block(r: &JobReport, report: &Report) -> String {
+    block(r, report, true)
+}
+
+fn block(r: &JobReport, report: &Report, summary: bool) -> String {
     let mut out = String::new();
     let s = &r.stats;
     let err = match (&r.error_msg, r.error) {
@@ -377,6 +388,9 @@ pub fn job_block(r: &JobReport, report: &Report) -> String {
             errno_text(s.first_error)
         );
     }
+    if summary {
+        return out;
+    }
     let _ = writeln!(
         out,
         "     latency   : target={}, window={}, percentile={:.2}%, depth={}",
@@ -427,8 +441,14 @@ pub fn issued(r: &JobReport) -> ([u64; 3], [u64; 3], [u64; 3]) {
 
 /// The "Run status group" block.
 pub fn group_block(g: &GroupReport) -> String {
+    group_block_of(g, "all jobs")
+}
+
+/// The "Run status group" block, saying whose jobs it sums up (`all
+/// jobs`; over the hosts of a run spread over hosts, `all clients`).
+pub fn group_block_of(g: &GroupReport, whose: &str) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "Run status group {} (all jobs):", g.id);
+    let _ = writeln!(out, "Run status group {} ({whose}):", g.id);
     let units = Units::new(g.kb_base, g.unit_base, g.sig_figs);
     let dirs: &[usize] = match g.unified {
         UNIFIED_MIXED => &[3],

@@ -4,6 +4,7 @@
 mod common;
 
 mod bad_inputs;
+mod cluster_report;
 mod compat;
 mod consumers;
 mod engines;
