@@ -471,7 +471,7 @@ fn start_batch(
         .copied()
         .filter(|&i| stages[i] == Stage::Running)
         .collect();
-    hooks.before_start(plan, &running);
+    hooks.before_start(plan, &running, &gate);
     gate.expect(started);
 }
 

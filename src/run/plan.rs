@@ -13,6 +13,8 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::cluster::Placement;
+
 use super::safety::{FileId, Seen};
 use crate::job::spec::JobSpec;
 use crate::job::value::{human_bytes, SizeOrPercent};
@@ -212,6 +214,19 @@ fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), String> {
             crate::job::jobfile::io_reason(&e)
         )),
     }
+}
+
+/// Expands the rank's names in a `filename_format`.
+fn place_names(fmt: &str, place: &Placement) -> String {
+    let rank = place.rank.to_string();
+    let host = if fmt.contains("$hostname") && place.hostname.is_empty() {
+        crate::cluster::hostname()
+    } else {
+        place.hostname.clone()
+    };
+    fmt.replace("$rank", &rank)
+        .replace("$clientuid", &rank)
+        .replace("$hostname", &host)
 }
 
 /// Expands `filename_format` for one file.
@@ -497,7 +512,19 @@ fn plan_files(
 
 /// Builds the plan for a list of jobs.
 pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
+    plan_at(jobs, &Placement::default())
+}
+
+/// `plan` for one rank of a run spread over `place.ranks` ranks: across
+/// ranks a job behaves as if its `numjobs` were multiplied by the ranks,
+/// rank `r` running global clones `r × numjobs …`: their file names,
+/// `offset_increment` and random seeds are those of that clone number,
+/// and `filename_format` may name `$rank`, `$hostname` and `$clientuid`
+/// (the rank).
+pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, String> {
     let mut plan = Plan::default();
+    // Clones of the jobs before this one, on all ranks (seed numbers).
+    let mut clones_before = 0u64;
     let mut created: HashMap<PathBuf, u64> = HashMap::new();
     // write_iolog files of the jobs planned so far, with their phase.
     let mut iologs: Vec<(PathBuf, u32, String)> = Vec::new();
@@ -533,8 +560,11 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
             .flat_map(super::numa::resolve)
             .collect();
         super::numa::check_nodes(&nodes).map_err(|e| format!("job '{}': {e}", spec.name))?;
-        let spec = Arc::new(spec.clone());
-        for clone in 0..spec.ctl.numjobs {
+        let mut spec = spec.clone();
+        spec.file.filename_format = place_names(&spec.file.filename_format, place);
+        let spec = Arc::new(spec);
+        for local in 0..spec.ctl.numjobs {
+            let clone = place.rank * spec.ctl.numjobs + local;
             let base_seed = match spec.io.randseed {
                 Some(s) => s,
                 None if spec.io.randrepeat || spec.io.allrandrepeat => 0x89,
@@ -546,8 +576,8 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
                     t ^ (std::process::id() as u64) << 32
                 }
             };
-            let seed = base_seed
-                .wrapping_add((plan.jobs.len() as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let seed_index = clones_before + clone as u64;
+            let seed = base_seed.wrapping_add((seed_index + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
             let worker_index = plan.jobs.len() as u32;
             let mut job = PlannedJob {
                 spec: spec.clone(),
@@ -614,6 +644,7 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
             }
             plan.jobs.push(job);
         }
+        clones_before += spec.ctl.numjobs as u64 * place.ranks as u64;
         crate::engine::preflight(&spec)?;
     }
     share_dedupe_sets(&mut plan);

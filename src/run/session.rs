@@ -33,6 +33,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use super::gate::StartGate;
 use super::plan::{self, Plan};
 use super::{output, scheduler, RunContext, RunOptions, RunResult};
 use crate::host::{self, Environment, Warning};
@@ -55,7 +56,8 @@ pub trait SessionHooks {
     /// once all have set up and this has returned. Called for every batch
     /// the run starts, also one whose clones all failed before starting
     /// (`clones` is then empty).
-    fn before_start(&mut self, _plan: &Plan, _clones: &[usize]) {}
+    /// `gate` counts the clones that have set up (`StartGate::arrived`).
+    fn before_start(&mut self, _plan: &Plan, _clones: &[usize], _gate: &StartGate) {}
 
     /// The result is final: every clone has ended and nothing more will
     /// be measured. Reports are written from it after this returns.
@@ -74,6 +76,9 @@ pub struct SessionOptions {
     pub run: RunOptions,
     /// `--readonly`: refuse jobs that write.
     pub readonly: bool,
+    /// This rank among the ranks of a run spread over many hosts (one
+    /// rank of one by default).
+    pub place: crate::cluster::Placement,
 }
 
 /// A job list on its way to a run. See the module documentation.
@@ -109,7 +114,7 @@ impl Session {
             super::files::expand_opendir(j)?;
         }
         self.refuse()?;
-        let planned = plan::plan(&self.jobs);
+        let planned = plan::plan_at(&self.jobs, &self.opts.place);
         let verdict = planned.as_ref().map(|_| ()).map_err(Clone::clone);
         self.hooks.safety_verdict(verdict)?;
         let plan = planned?;
@@ -267,7 +272,7 @@ mod tests {
             }
             v
         }
-        fn before_start(&mut self, _plan: &Plan, clones: &[usize]) {
+        fn before_start(&mut self, _plan: &Plan, clones: &[usize], _gate: &StartGate) {
             self.0.lock().unwrap().batches.push(clones.len());
         }
         fn finish(&mut self, r: &mut RunResult) {
