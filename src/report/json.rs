@@ -149,22 +149,40 @@ fn steady_obj(ss: &SteadyResult) -> Value {
     })
 }
 
-fn job_obj(r: &JobReport, report: &Report, plus: bool) -> Value {
+/// What a job entry stands for, which decides a few of its keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entry<'a> {
+    /// A job (or group) of this run: the `jobs` array.
+    Job,
+    /// A job of one host of a run spread over hosts (fio's client mode,
+    /// `client_stats`): `hostname` and `port` (0: no port) added.
+    Client { hostname: &'a str },
+    /// The "All clients" summary of a group, as fio writes it: no job
+    /// options, `eta`, `elapsed` or latency-target keys; `hostname` and
+    /// `port` added.
+    AllClients { hostname: &'a str },
+}
+
+/// One entry of `jobs` (or of `client_stats`, see `Entry`).
+pub fn job_entry(r: &JobReport, report: &Report, plus: bool, entry: Entry) -> Value {
     let s: &JobStats = &r.stats;
     let spec = &r.spec;
     let st = &spec.stat;
+    let summary = matches!(entry, Entry::AllClients { .. });
     let mut m = Map::new();
     m.insert("jobname".into(), json!(r.name));
     m.insert("groupid".into(), json!(r.groupid));
     m.insert("error".into(), json!(r.error));
-    m.insert("eta".into(), json!(0));
-    m.insert("elapsed".into(), json!(s.elapsed_ms.div_ceil(1000)));
-    let opts: Map<String, Value> = spec
-        .job_options
-        .iter()
-        .map(|(k, v)| (k.clone(), json!(v)))
-        .collect();
-    m.insert("job options".into(), Value::Object(opts));
+    if !summary {
+        m.insert("eta".into(), json!(0));
+        m.insert("elapsed".into(), json!(s.elapsed_ms.div_ceil(1000)));
+        let opts: Map<String, Value> = spec
+            .job_options
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect();
+        m.insert("job options".into(), Value::Object(opts));
+    }
     for Section {
         label,
         stats,
@@ -235,10 +253,12 @@ fn job_obj(r: &JobReport, report: &Report, plus: bool) -> Value {
         m.insert("total_err".into(), json!(s.total_err));
         m.insert("first_error".into(), json!(s.first_error));
     }
-    m.insert("latency_depth".into(), json!(s.latency_depth.max(1)));
-    m.insert("latency_target".into(), json!(st.latency_target_us * 1000));
-    m.insert("latency_percentile".into(), f(st.latency_percentile));
-    m.insert("latency_window".into(), json!(st.latency_window_us));
+    if !summary {
+        m.insert("latency_depth".into(), json!(s.latency_depth.max(1)));
+        m.insert("latency_target".into(), json!(st.latency_target_us * 1000));
+        m.insert("latency_percentile".into(), f(st.latency_percentile));
+        m.insert("latency_window".into(), json!(st.latency_window_us));
+    }
     if let Some(ss) = &s.steady {
         m.insert("steadystate".into(), steady_obj(ss));
     }
@@ -248,6 +268,10 @@ fn job_obj(r: &JobReport, report: &Report, plus: bool) -> Value {
     if let Some(msg) = &r.error_msg {
         // iomark addition: the error in words.
         m.insert("error_message".into(), json!(msg));
+    }
+    if let Entry::Client { hostname } | Entry::AllClients { hostname } = entry {
+        m.insert("hostname".into(), json!(hostname));
+        m.insert("port".into(), json!(0));
     }
     Value::Object(m)
 }
@@ -266,7 +290,9 @@ fn add_sync(m: &mut Map<String, Value>, r: &JobReport, plus: bool) {
     );
 }
 
-fn disk_obj(d: &DiskReport) -> Value {
+/// One entry of `disk_util`; in a run spread over hosts, with the host's
+/// name (and port 0), as fio's client mode writes it.
+pub fn disk_entry(d: &DiskReport, hostname: Option<&str>) -> Value {
     let c = &d.delta;
     let mut m = Map::new();
     m.insert("name".into(), json!(d.name));
@@ -289,11 +315,15 @@ fn disk_obj(d: &DiskReport) -> Value {
         m.insert("aggr_in_queue".into(), json!(a.in_queue));
         m.insert("aggr_util".into(), f(a.max_util));
     }
+    if let Some(h) = hostname {
+        m.insert("hostname".into(), json!(h));
+        m.insert("port".into(), json!(0));
+    }
     Value::Object(m)
 }
 
-/// The whole JSON document (json, or json+ with `plus`).
-pub fn document(report: &Report, plus: bool) -> Value {
+/// The document's first keys: versions, time, global options.
+pub fn head(report: &Report) -> Map<String, Value> {
     let now_ms = report.now_unix_ms;
     let mut top = Map::new();
     top.insert("fio version".into(), json!(version_string()));
@@ -312,26 +342,43 @@ pub fn document(report: &Report, plus: bool) -> Value {
             .collect();
         top.insert("global options".into(), Value::Object(g));
     }
-    let jobs: Vec<Value> = report
-        .jobs
-        .iter()
-        .map(|r| job_obj(r, report, plus))
-        .collect();
-    top.insert("jobs".into(), Value::Array(jobs));
+    top
+}
+
+/// The "iomark" object: environment, warnings, timeline, sync writes.
+pub fn iomark_object(report: &Report) -> Value {
+    let mut iomark = super::env::iomark_section(report);
+    if let Some(w) = sync_writes(report) {
+        iomark["sync_writes"] = w;
+    }
+    iomark
+}
+
+/// The `jobs` array.
+pub fn job_entries(report: &Report, plus: bool) -> Value {
+    Value::Array(
+        report
+            .jobs
+            .iter()
+            .map(|r| job_entry(r, report, plus, Entry::Job))
+            .collect(),
+    )
+}
+
+/// The whole JSON document (json, or json+ with `plus`).
+pub fn document(report: &Report, plus: bool) -> Value {
+    let mut top = head(report);
+    top.insert("jobs".into(), job_entries(report, plus));
     if !report.disks.is_empty() {
         top.insert(
             "disk_util".into(),
-            Value::Array(report.disks.iter().map(disk_obj).collect()),
+            Value::Array(report.disks.iter().map(|d| disk_entry(d, None)).collect()),
         );
     }
     if report.interrupted {
         top.insert("interrupted".into(), json!(true));
     }
-    let mut iomark = super::env::iomark_section(report);
-    if let Some(w) = sync_writes(report) {
-        iomark["sync_writes"] = w;
-    }
-    top.insert("iomark".into(), iomark);
+    top.insert("iomark".into(), iomark_object(report));
     Value::Object(top)
 }
 

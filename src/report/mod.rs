@@ -7,6 +7,7 @@
 //! and the warnings come from the result (`run::RunContext`), captured
 //! once before the run.
 
+pub mod cluster;
 pub mod env;
 pub mod fmt;
 pub mod json;
@@ -16,7 +17,9 @@ pub mod terse;
 use std::sync::Arc;
 
 use crate::job::spec::JobSpec;
-use crate::run::RunResult;
+use crate::run::plan::PlannedJob;
+use crate::run::worker::Outcome;
+use crate::run::{JobRun, RunResult};
 use crate::stats::disk::DiskReport;
 use crate::stats::{DirStats, JobStats};
 
@@ -215,71 +218,68 @@ fn unix_now_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// Builds the report model from a run's results (and what the run
-/// captured before it started: `RunResult::context`).
-pub fn build(result: &RunResult) -> Report {
-    let fake = result.fake_clock;
-    let fixed_ms = crate::stats::live::FAKE_UNIX_S * 1000;
-    let mut jobs: Vec<JobReport> = Vec::new();
-    let grouped: Vec<u32> = result
-        .jobs
-        .iter()
-        .filter(|j| j.job.spec.stat.group_reporting)
-        .map(|j| j.job.group)
-        .collect();
-    for jr in &result.jobs {
-        let spec = &jr.job.spec;
-        if !spec.stat.stats {
-            continue;
-        }
-        let o = &jr.outcome;
-        if grouped.contains(&jr.job.group) {
-            if let Some(existing) = jobs.iter_mut().find(|r| r.groupid == jr.job.group) {
-                existing.stats.merge(&o.stats);
-                existing.nr_jobs += 1;
-                if existing.error == 0 && o.error != 0 {
-                    existing.error = o.error;
-                    existing.error_msg = o.error_msg.clone();
-                }
-                continue;
-            }
-        }
-        jobs.push(JobReport {
-            name: spec.name.clone(),
-            groupid: jr.job.group,
-            nr_jobs: 1,
-            error: o.error,
-            error_msg: o.error_msg.clone(),
-            stats: o.stats.clone(),
-            mixed: None,
-            spec: spec.clone(),
-            start_unix_ms: if fake {
-                fixed_ms
-            } else if o.start_unix_ms == 0 {
-                // The job failed before it started: show when the run began.
-                result.start_unix * 1000
-            } else {
-                o.start_unix_ms
-            },
-            pid: if fake { 4242 } else { std::process::id() },
-        });
+/// A new report entry for one clone (`pid` and start time as the report
+/// shows them: fixed with a fake clock).
+fn clone_entry(jr: &JobRun, start_unix: u64, fake: bool) -> JobReport {
+    let o = &jr.outcome;
+    JobReport {
+        name: jr.job.spec.name.clone(),
+        groupid: jr.job.group,
+        nr_jobs: 1,
+        error: o.error,
+        error_msg: o.error_msg.clone(),
+        stats: o.stats.clone(),
+        mixed: None,
+        spec: jr.job.spec.clone(),
+        start_unix_ms: if fake {
+            crate::stats::live::FAKE_UNIX_S * 1000
+        } else if o.start_unix_ms == 0 {
+            // The job failed before it started: show when the run began.
+            start_unix * 1000
+        } else {
+            o.start_unix_ms
+        },
+        pid: if fake { 4242 } else { std::process::id() },
     }
-    for j in &mut jobs {
-        if j.unified() != UNIFIED_NONE {
-            j.mixed = Some(j.stats.mixed());
+}
+
+impl JobReport {
+    /// Merges another clone's outcome into this entry: figures merged
+    /// exactly (`JobStats::merge`), the first error kept.
+    pub fn add_clone(&mut self, o: &Outcome) {
+        self.stats.merge(&o.stats);
+        self.nr_jobs += 1;
+        if self.error == 0 && o.error != 0 {
+            self.error = o.error;
+            self.error_msg = o.error_msg.clone();
+        }
+    }
+
+    /// Fills what follows from the merged figures: the mixed direction
+    /// (`unified_rw_reporting`), and with a fake clock no CPU figures.
+    fn finish(&mut self, fake: bool) {
+        if self.unified() != UNIFIED_NONE {
+            self.mixed = Some(self.stats.mixed());
         }
         if fake {
-            let s = &mut j.stats;
+            let s = &mut self.stats;
             (s.usr_us, s.sys_us, s.ctx, s.majf, s.minf) = (0, 0, 0, 0, 0);
         }
     }
+}
+
+/// The reporting groups of `run_jobs` (in order of first appearance),
+/// their figures taken from the reported entries `jobs`.
+fn group_reports<'a>(
+    run_jobs: impl IntoIterator<Item = &'a PlannedJob>,
+    jobs: &[JobReport],
+) -> Vec<GroupReport> {
     let mut groups: Vec<GroupReport> = Vec::new();
-    for jr in &result.jobs {
-        let gid = jr.job.group;
-        if !groups.iter().any(|g| g.id == gid) {
-            let spec = &jr.job.spec;
+    for j in run_jobs {
+        if !groups.iter().any(|g| g.id == j.group) {
+            let spec = &j.spec;
             groups.push(GroupReport {
-                id: gid,
+                id: j.group,
                 unified: spec.stat.unified_rw_reporting,
                 kb_base: spec.ctl.kb_base,
                 unit_base: spec.ctl.unit_base,
@@ -306,12 +306,56 @@ pub fn build(result: &RunResult) -> Report {
         }
         g.dir.iter_mut().for_each(GroupDir::close);
     }
+    groups
+}
+
+/// The report entries of `runs`: one per clone, or per reporting group
+/// for clones whose group asked for `group_reporting`; clones with
+/// `stats=0` are left out.
+fn entries<'a>(
+    runs: impl IntoIterator<Item = &'a JobRun>,
+    start_unix: u64,
+    fake: bool,
+) -> Vec<JobReport> {
+    let runs: Vec<&JobRun> = runs.into_iter().collect();
+    let grouped: Vec<u32> = runs
+        .iter()
+        .filter(|j| j.job.spec.stat.group_reporting)
+        .map(|j| j.job.group)
+        .collect();
+    let mut jobs: Vec<JobReport> = Vec::new();
+    for jr in runs {
+        if !jr.job.spec.stat.stats {
+            continue;
+        }
+        if grouped.contains(&jr.job.group) {
+            if let Some(existing) = jobs.iter_mut().find(|r| r.groupid == jr.job.group) {
+                existing.add_clone(&jr.outcome);
+                continue;
+            }
+        }
+        jobs.push(clone_entry(jr, start_unix, fake));
+    }
+    jobs.iter_mut().for_each(|j| j.finish(fake));
+    jobs
+}
+
+/// Builds the report model from a run's results (and what the run
+/// captured before it started: `RunResult::context`).
+pub fn build(result: &RunResult) -> Report {
+    let fake = result.fake_clock;
+    let jobs = entries(&result.jobs, result.start_unix, fake);
+    let groups = group_reports(result.jobs.iter().map(|j| &j.job), &jobs);
     Report {
         jobs,
         groups,
         global_options: result.context.global_options.clone(),
         disks: result.disks.clone(),
-        now_unix_ms: if fake { fixed_ms } else { unix_now_ms() },
+        now_unix_ms: if fake {
+            crate::stats::live::FAKE_UNIX_S * 1000
+        } else {
+            unix_now_ms()
+        },
         interrupted: result.interrupted,
         fake_clock: fake,
         overcommit: result.overcommit.clone(),

@@ -297,6 +297,17 @@ fn steady_line(out: &mut String, ss: &SteadyResult, units: Units) {
 
 /// The block for one reported job.
 pub fn job_block(r: &JobReport, report: &Report) -> String {
+    block(r, report, false)
+}
+
+/// The block of an "All clients" entry (a group merged over the hosts of
+/// a run spread over hosts): a job block without the latency-target line,
+/// as fio's client mode writes it.
+pub fn all_clients_block(r: &JobReport, report: &Report) -> String {
+    block(r, report, true)
+}
+
+fn block(r: &JobReport, report: &Report, summary: bool) -> String {
     let mut out = String::new();
     let s = &r.stats;
     let err = match (&r.error_msg, r.error) {
@@ -376,6 +387,9 @@ pub fn job_block(r: &JobReport, report: &Report) -> String {
             s.first_error,
             errno_text(s.first_error)
         );
+    }
+    if summary {
+        return out;
     }
     let _ = writeln!(
         out,

@@ -91,8 +91,9 @@ pub struct Progress {
     pub link: crate::stats::live::JobLink,
 }
 
-/// What a worker reports when it ends.
-#[derive(Debug, Default)]
+/// What a worker reports when it ends (serializable exactly, for results
+/// sent between hosts: `stats::wire`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Outcome {
     pub stats: JobStats,
     /// errno of the first error (0 when none) and its message.

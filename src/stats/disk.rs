@@ -13,8 +13,10 @@
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
 /// The counters of one device (`/sys/block/DEV/stat`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiskCounters {
     pub ios: [u64; 2],
     pub merges: [u64; 2],
@@ -67,7 +69,7 @@ impl DiskCounters {
 }
 
 /// Averages over the underlying devices of a dm/md device.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DiskAggregate {
     pub slaves: u64,
     pub ios: [u64; 2],
@@ -75,15 +77,18 @@ pub struct DiskAggregate {
     pub ticks: [u64; 2],
     pub in_queue: u64,
     /// The highest utilization among them (%).
+    #[serde(with = "super::wire::f64_bits")]
     pub max_util: f64,
 }
 
-/// One reported device.
-#[derive(Clone, Debug, PartialEq)]
+/// One reported device (serializable exactly, for results sent between
+/// hosts).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DiskReport {
     pub name: String,
     pub delta: DiskCounters,
     /// Busy time over the run's duration, in percent (at most 100).
+    #[serde(with = "super::wire::f64_bits")]
     pub util: f64,
     pub aggr: Option<DiskAggregate>,
 }

@@ -6,6 +6,13 @@
 //!
 //! Recording is a handful of integer operations and no allocation; merging
 //! is a bucket-wise sum, exact across clones, jobs and groups.
+//!
+//! Serialized (for results sent between hosts, `stats::wire`), a histogram
+//! is its summary and its non-zero buckets as `[index, count]` pairs in
+//! index order; reading one back refuses indexes out of range or out of
+//! order, so a decoded histogram is exactly the one written.
+
+use serde::{Deserialize, Serialize};
 
 /// Bits of linear resolution per power of two.
 pub const BITS: u32 = 6;
@@ -40,7 +47,7 @@ pub fn bucket_value(idx: usize) -> u64 {
 }
 
 /// Running min/max/mean/stddev of samples; exact and mergeable.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     pub n: u64,
     pub min: u64,
@@ -99,7 +106,8 @@ impl Summary {
 }
 
 /// A latency histogram plus its summary statistics.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "SparseHistogram")]
 pub struct Histogram {
     buckets: Box<[u64]>,
     pub summary: Summary,
@@ -204,6 +212,58 @@ impl Histogram {
             .enumerate()
             .filter(|(_, c)| **c > 0)
             .map(|(i, c)| (bucket_value(i), *c))
+    }
+}
+
+/// A histogram as it is serialized: the summary and the non-zero
+/// buckets, `(index, count)` in index order.
+#[derive(Deserialize)]
+struct SparseHistogram {
+    summary: Summary,
+    bins: Vec<(usize, u64)>,
+}
+
+impl TryFrom<SparseHistogram> for Histogram {
+    type Error = String;
+
+    fn try_from(w: SparseHistogram) -> Result<Histogram, String> {
+        let mut h = Histogram::new();
+        let mut next = 0;
+        for (idx, count) in w.bins {
+            if idx >= NR {
+                return Err(format!("histogram bucket {idx} out of range (0..{NR})"));
+            }
+            if idx < next {
+                return Err(format!("histogram bucket {idx} repeated or out of order"));
+            }
+            h.buckets[idx] = count;
+            next = idx + 1;
+        }
+        h.summary = w.summary;
+        Ok(h)
+    }
+}
+
+impl Serialize for Histogram {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        /// The non-zero buckets as `[index, count]` pairs.
+        struct Bins<'a>(&'a [u64]);
+        impl Serialize for Bins<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_seq(
+                    self.0
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, c)| **c > 0)
+                        .map(|(i, c)| (i, *c)),
+                )
+            }
+        }
+        let mut st = s.serialize_struct("Histogram", 2)?;
+        st.serialize_field("summary", &self.summary)?;
+        st.serialize_field("bins", &Bins(&self.buckets))?;
+        st.end()
     }
 }
 

@@ -16,12 +16,15 @@ pub mod recorder;
 pub mod samples;
 pub mod steady;
 pub mod timeline;
+pub mod wire;
+
+use serde::{Deserialize, Serialize};
 
 use histogram::Histogram;
 pub use samples::SampleStats;
 
 /// Figures for one direction (read, write or trim).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DirStats {
     pub bytes: u64,
     pub ios: u64,
@@ -107,7 +110,7 @@ pub fn batch_bucket(n: u32) -> usize {
 pub const LAT_EDGES: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
 
 /// Latency distribution: nsec[10], usec[10], msec[12].
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct LatDist {
     pub nsec: [u64; 10],
     pub usec: [u64; 10],
@@ -150,8 +153,9 @@ impl LatDist {
     }
 }
 
-/// Everything measured for one job (or a merge of jobs).
-#[derive(Clone, Debug, Default, PartialEq)]
+/// Everything measured for one job (or a merge of jobs). Serializable
+/// exactly (`wire`), so results from other hosts merge as local ones do.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct JobStats {
     pub dir: [DirStats; 3],
     /// Latencies of fsync/fdatasync/sync_file_range.

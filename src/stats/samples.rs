@@ -3,13 +3,15 @@
 
 /// Statistics over interval samples (running mean and sum of squared
 /// deviations, as Welford's method keeps them).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SampleStats {
     pub n: u64,
     pub min: u64,
     pub max: u64,
+    #[serde(with = "super::wire::f64_bits")]
     mean: f64,
     /// Sum of squared deviations from the mean.
+    #[serde(with = "super::wire::f64_bits")]
     s: f64,
 }
 

@@ -16,17 +16,51 @@
 
 use std::collections::VecDeque;
 
+use serde::{Deserialize, Serialize};
+
+use super::wire::f64_bits;
 use crate::job::spec::SteadyState;
 
+/// How a `SteadyState` goes on the wire (the job language's type stays
+/// free of serialization).
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "SteadyState")]
+enum SteadyStateWire {
+    Iops {
+        #[serde(with = "f64_bits")]
+        limit: f64,
+        percent: bool,
+    },
+    IopsSlope {
+        #[serde(with = "f64_bits")]
+        limit: f64,
+        percent: bool,
+    },
+    Bw {
+        #[serde(with = "f64_bits")]
+        limit: f64,
+        percent: bool,
+    },
+    BwSlope {
+        #[serde(with = "f64_bits")]
+        limit: f64,
+        percent: bool,
+    },
+}
+
 /// The outcome reported in the `steadystate` JSON object and text line.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SteadyResult {
+    #[serde(with = "SteadyStateWire")]
     pub spec: SteadyState,
     pub duration_s: u64,
     pub attained: bool,
     /// The evaluated figure (percent when the limit is a percentage).
+    #[serde(with = "f64_bits")]
     pub criterion: f64,
+    #[serde(with = "f64_bits")]
     pub max_deviation: f64,
+    #[serde(with = "f64_bits")]
     pub slope: f64,
     pub bw_mean: u64,
     pub iops_mean: u64,

@@ -9,7 +9,7 @@
 //! path: the sampler reads the workers' published atomics.
 
 /// One sample: time since the run started and cumulative counters.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TimelinePoint {
     /// Grid index (time ≈ index × interval).
     pub index: u32,
@@ -20,7 +20,7 @@ pub struct TimelinePoint {
 }
 
 /// Samples of one job (or of merged jobs), in time order.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Timeline {
     pub interval_ms: u64,
     pub points: Vec<TimelinePoint>,

@@ -1,0 +1,499 @@
+//! The report of a run spread over several hosts (MPI ranks), laid out as
+//! fio's client mode lays out a run on several servers: each host's jobs
+//! as that host reports them, then one "All clients" entry per reporting
+//! group, merged over every clone of every host.
+//!
+//! Merges are exact: counters are summed and latency histograms merged
+//! bucket by bucket (`JobStats::merge`), so the "All clients" percentiles
+//! are those of every I/O of every host (fio's client mode has none).
+//!
+//! - JSON / json+: `client_stats` holds each host's job entries (as in
+//!   `jobs`, plus `hostname` and `port`, which is 0), then the "All
+//!   clients" entries (without job options, `eta`, `elapsed` and the
+//!   latency-target keys, as fio writes them; their `hostname` is the last
+//!   host's, as fio's is one of its clients'). The top-level `jobs` holds
+//!   one entry per job section merged over all hosts, so tools that read
+//!   plain `jobs` see the totals; `disk_util` lists every host's disks
+//!   with the host; `iomark.cluster` gives the ranks and each host's ranks,
+//!   environment and warnings (the top-level `iomark` environment is the
+//!   first host's).
+//! - Normal text: each host's report introduced by `<hostname> ` (fio's
+//!   prefix for what a server prints), then the "All clients" blocks and
+//!   the run status of each group over all hosts.
+//! - Terse: each host's job lines (with its disks), then one "All
+//!   clients" line per group.
+//!
+//! Built from results only: nothing here reads the system or talks to
+//! other hosts (gathering the results is `cluster`'s business).
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use super::{clone_entry, group_reports, json as fio_json, normal, terse};
+use super::{JobReport, Outputs, Report};
+use crate::run::{JobRun, RunResult};
+
+/// The name of the entries merged over all hosts.
+pub const ALL_CLIENTS: &str = "All clients";
+
+/// What one host ran: its ranks' clones merged into one result by the
+/// caller, jobs in plan order (the same job specs on every host).
+#[derive(Debug)]
+pub struct Host {
+    pub hostname: String,
+    pub ranks: Vec<u32>,
+    pub result: RunResult,
+}
+
+/// The run as a whole.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClusterInfo {
+    /// Number of ranks (processes) in the run.
+    pub ranks: u32,
+}
+
+/// One host's report, as it would report alone.
+#[derive(Clone, Debug)]
+pub struct HostReport {
+    pub hostname: String,
+    pub ranks: Vec<u32>,
+    pub report: Report,
+}
+
+/// Everything the formats need for a run over several hosts.
+#[derive(Clone, Debug)]
+pub struct ClusterReport {
+    pub hosts: Vec<HostReport>,
+    /// "All clients": one entry per reporting group, every clone of every
+    /// host of the group merged. Its groups are the run status over all
+    /// hosts (shares and ranges taken over every host's entries).
+    pub all_clients: Report,
+    /// One entry per job section, every clone of every host merged (the
+    /// JSON `jobs`), with the same groups.
+    pub jobs: Report,
+    pub info: ClusterInfo,
+}
+
+/// Merges clone `jr` of host `host` into `entries[at]`, or with `at`
+/// `None` adds it as a new entry, made with `new`. An error keeps the
+/// host's name in its message.
+fn merge_clone(
+    entries: &mut Vec<JobReport>,
+    at: Option<usize>,
+    host: &Host,
+    jr: &JobRun,
+    new: impl FnOnce(&mut JobReport),
+) {
+    let (i, had_error) = match at {
+        Some(i) => {
+            let had = entries[i].error != 0;
+            entries[i].add_clone(&jr.outcome);
+            (i, had)
+        }
+        None => {
+            let mut e = clone_entry(jr, host.result.start_unix, host.result.fake_clock);
+            new(&mut e);
+            entries.push(e);
+            (entries.len() - 1, false)
+        }
+    };
+    let e = &mut entries[i];
+    if !had_error && e.error != 0 {
+        let msg = e
+            .error_msg
+            .clone()
+            .unwrap_or_else(|| normal::errno_text(e.error));
+        e.error_msg = Some(format!("{}: {msg}", host.hostname));
+    }
+}
+
+/// The spec an "All clients" entry is reported with: its group's first
+/// job's, without a description (fio writes none).
+fn summary_spec(jr: &JobRun) -> Arc<crate::job::spec::JobSpec> {
+    if jr.job.spec.description.is_empty() {
+        return jr.job.spec.clone();
+    }
+    let mut s = (*jr.job.spec).clone();
+    s.description.clear();
+    Arc::new(s)
+}
+
+/// Builds the reports of a run over `hosts` (in the order given).
+pub fn build(hosts: &[Host], info: &ClusterInfo) -> ClusterReport {
+    let host_reports: Vec<HostReport> = hosts
+        .iter()
+        .map(|h| HostReport {
+            hostname: h.hostname.clone(),
+            ranks: h.ranks.clone(),
+            report: super::build(&h.result),
+        })
+        .collect();
+    let mut all: Vec<JobReport> = Vec::new();
+    let mut per_job: Vec<JobReport> = Vec::new();
+    // The job section of each entry of `per_job`.
+    let mut sections: Vec<usize> = Vec::new();
+    for h in hosts {
+        for jr in h.result.jobs.iter().filter(|j| j.job.spec.stat.stats) {
+            let at = all.iter().position(|e| e.groupid == jr.job.group);
+            merge_clone(&mut all, at, h, jr, |e| {
+                e.name = ALL_CLIENTS.into();
+                e.spec = summary_spec(jr);
+                e.pid = 0;
+            });
+            let at = sections.iter().position(|s| *s == jr.job.job_index);
+            if at.is_none() {
+                sections.push(jr.job.job_index);
+            }
+            merge_clone(&mut per_job, at, h, jr, |e| e.pid = 0);
+        }
+    }
+    let fake = hosts.iter().any(|h| h.result.fake_clock);
+    all.iter_mut().for_each(|e| e.finish(fake));
+    per_job.iter_mut().for_each(|e| e.finish(fake));
+    // The run status over all hosts: every host's reported entries.
+    let host_entries: Vec<JobReport> = host_reports
+        .iter()
+        .flat_map(|h| h.report.jobs.iter().cloned())
+        .collect();
+    let groups = group_reports(
+        hosts
+            .iter()
+            .flat_map(|h| h.result.jobs.iter().map(|j| &j.job)),
+        &host_entries,
+    );
+    let first = host_reports.first().map(|h| &h.report);
+    let base = Report {
+        jobs: Vec::new(),
+        groups,
+        global_options: first.map(|r| r.global_options.clone()).unwrap_or_default(),
+        disks: Vec::new(),
+        now_unix_ms: if fake {
+            crate::stats::live::FAKE_UNIX_S * 1000
+        } else {
+            super::unix_now_ms()
+        },
+        interrupted: host_reports.iter().any(|h| h.report.interrupted),
+        fake_clock: fake,
+        overcommit: first.map(|r| r.overcommit.clone()).unwrap_or_default(),
+        environment: first.map(|r| r.environment.clone()).unwrap_or_default(),
+        warnings: first.map(|r| r.warnings.clone()).unwrap_or_default(),
+    };
+    ClusterReport {
+        hosts: host_reports,
+        all_clients: Report {
+            jobs: all,
+            ..base.clone()
+        },
+        jobs: Report {
+            jobs: per_job,
+            ..base
+        },
+        info: info.clone(),
+    }
+}
+
+/// Every requested format, concatenated in the order `report::render`
+/// writes them: terse, JSON (or json+), normal text.
+pub fn render(c: &ClusterReport, out: &Outputs) -> String {
+    let mut s = String::new();
+    if let Some(v) = out.terse {
+        s.push_str(&terse_lines(c, v));
+    }
+    if out.json || out.json_plus {
+        s.push_str(&fio_json::to_string(&document(c, out.json_plus)));
+    }
+    if out.normal {
+        s.push_str(&normal_text(c));
+    }
+    s
+}
+
+/// Each host's lines, then the "All clients" lines.
+pub fn terse_lines(c: &ClusterReport, version: u32) -> String {
+    let mut s = String::new();
+    for h in &c.hosts {
+        s.push_str(&terse::render(&h.report, version));
+    }
+    for r in &c.all_clients.jobs {
+        s.push_str(&terse::job_line(r, &c.all_clients, version));
+    }
+    s
+}
+
+/// The JSON document in fio's client-mode layout (json+ with `plus`).
+pub fn document(c: &ClusterReport, plus: bool) -> Value {
+    let mut top = fio_json::head(&c.jobs);
+    let mut clients: Vec<Value> = Vec::new();
+    for h in &c.hosts {
+        let entry = fio_json::Entry::Client {
+            hostname: &h.hostname,
+        };
+        for r in &h.report.jobs {
+            clients.push(fio_json::job_entry(r, &h.report, plus, entry));
+        }
+    }
+    let last = c.hosts.last().map(|h| h.hostname.as_str()).unwrap_or("");
+    for r in &c.all_clients.jobs {
+        let entry = fio_json::Entry::AllClients { hostname: last };
+        clients.push(fio_json::job_entry(r, &c.all_clients, plus, entry));
+    }
+    top.insert("client_stats".into(), Value::Array(clients));
+    top.insert("jobs".into(), fio_json::job_entries(&c.jobs, plus));
+    let disks: Vec<Value> = c
+        .hosts
+        .iter()
+        .flat_map(|h| {
+            h.report
+                .disks
+                .iter()
+                .map(|d| fio_json::disk_entry(d, Some(&h.hostname)))
+        })
+        .collect();
+    top.insert("disk_util".into(), Value::Array(disks));
+    if c.jobs.interrupted {
+        top.insert("interrupted".into(), json!(true));
+    }
+    let mut iomark = fio_json::iomark_object(&c.jobs);
+    iomark["cluster"] = cluster_object(c);
+    top.insert("iomark".into(), iomark);
+    Value::Object(top)
+}
+
+/// `iomark.cluster`: the ranks, and each host with its ranks, environment
+/// and warnings.
+fn cluster_object(c: &ClusterReport) -> Value {
+    let hosts: Vec<Value> = c
+        .hosts
+        .iter()
+        .map(|h| {
+            let own = super::env::iomark_section(&h.report);
+            let mut m = Map::new();
+            m.insert("hostname".into(), json!(h.hostname));
+            m.insert("ranks".into(), json!(h.ranks));
+            m.insert("environment".into(), own["environment"].clone());
+            m.insert("warnings".into(), own["warnings"].clone());
+            Value::Object(m)
+        })
+        .collect();
+    json!({
+        "ranks": c.info.ranks,
+        "hosts": hosts,
+    })
+}
+
+/// The normal text: each host's report after `<hostname> `, then the
+/// "All clients" blocks and the run status over all hosts.
+pub fn normal_text(c: &ClusterReport) -> String {
+    let mut out = String::new();
+    for h in &c.hosts {
+        let body = normal::render(&h.report);
+        let _ = write!(out, "<{}> ", h.hostname);
+        if !body.starts_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&body);
+    }
+    let all = &c.all_clients;
+    for r in &all.jobs {
+        out.push_str(&normal::all_clients_block(r, all));
+    }
+    for g in &all.groups {
+        out.push('\n');
+        out.push_str(&normal::group_block(g));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::session::{Session, SessionOptions};
+
+    /// A null job list run on the fake clock.
+    fn run(text: &str) -> RunResult {
+        let path = std::path::PathBuf::from("t.fio");
+        let secs = crate::job::jobfile::parse_jobfile_text(text, &path).expect("parses");
+        let src = crate::job::JobSources {
+            files: vec![(path, secs)],
+            ..Default::default()
+        };
+        let list = crate::workload::checked_jobs(&src).expect("checks");
+        let opts = SessionOptions {
+            run: crate::run::RunOptions {
+                quiet: true,
+                fake_clock_step: Some(1000),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let ready = Session::new(list, opts).prepare().expect("prepares");
+        ready.run().expect("runs")
+    }
+
+    fn hosts(text: &str, names: &[&str]) -> Vec<Host> {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| Host {
+                hostname: n.to_string(),
+                ranks: vec![i as u32],
+                result: run(text),
+            })
+            .collect()
+    }
+
+    const TWO_GROUPS: &str = "[global]\nioengine=null\nsize=256k\nbs=4k\n\
+                              [r]\nrw=randread\nnumjobs=2\n[w]\nrw=write\nstonewall\n";
+
+    #[test]
+    fn one_all_clients_entry_per_group_and_one_entry_per_job() {
+        let h = hosts(TWO_GROUPS, &["h1", "h2", "h3"]);
+        let c = build(&h, &ClusterInfo { ranks: 3 });
+        assert_eq!(c.hosts.len(), 3);
+        // Without group_reporting each host reports each clone.
+        assert_eq!(c.hosts[0].report.jobs.len(), 3);
+        let all = &c.all_clients.jobs;
+        assert_eq!(all.len(), 2, "one per group");
+        assert_eq!((all[0].groupid, all[0].nr_jobs), (0, 6));
+        assert_eq!((all[1].groupid, all[1].nr_jobs), (1, 3));
+        assert!(all.iter().all(|e| e.name == ALL_CLIENTS && e.pid == 0));
+        assert_eq!(all[0].stats.dir[0].ios, 6 * 64);
+        assert_eq!(all[1].stats.dir[1].ios, 3 * 64);
+        let jobs = &c.jobs.jobs;
+        assert_eq!(
+            jobs.iter()
+                .map(|j| (j.name.as_str(), j.nr_jobs))
+                .collect::<Vec<_>>(),
+            vec![("r", 6), ("w", 3)]
+        );
+        // The run status spans every host: 3 hosts × 2 clones × 256 KiB.
+        let g0 = c.all_clients.group(0).unwrap();
+        assert_eq!(g0.dir[0].io_bytes, 6 * 256 * 1024);
+        assert_eq!(c.jobs.groups, c.all_clients.groups);
+    }
+
+    #[test]
+    fn a_failed_clone_names_its_host_and_the_others_still_merge() {
+        let mut h = hosts(TWO_GROUPS, &["h1", "h2"]);
+        let o = &mut h[1].result.jobs[2].outcome;
+        o.error = libc::ENOSPC;
+        o.error_msg = Some("No space left on device".into());
+        let c = build(&h, &ClusterInfo { ranks: 2 });
+        let w = &c.all_clients.jobs[1];
+        assert_eq!(w.error, libc::ENOSPC);
+        assert_eq!(w.error_msg.as_deref(), Some("h2: No space left on device"));
+        assert_eq!(w.stats.dir[1].ios, 2 * 64, "both hosts' I/O counted");
+        assert_eq!(c.jobs.jobs[1].error_msg, w.error_msg);
+        assert_eq!(c.all_clients.jobs[0].error, 0);
+        // The host's own report keeps its own words.
+        assert_eq!(
+            c.hosts[1].report.jobs[2].error_msg.as_deref(),
+            Some("No space left on device")
+        );
+        let text = normal_text(&c);
+        assert!(text.contains("All clients: (groupid=1, jobs=2): err=28 (h2: No space"));
+    }
+
+    #[test]
+    fn group_reporting_hosts_report_their_group_and_all_clients_the_sum() {
+        let text = "[global]\nioengine=null\nsize=256k\nbs=4k\ngroup_reporting\n\
+                    description=a test\n[g]\nrw=randread\nnumjobs=2\n";
+        let c = build(&hosts(text, &["a", "b"]), &ClusterInfo { ranks: 4 });
+        for h in &c.hosts {
+            assert_eq!(h.report.jobs.len(), 1);
+            assert_eq!(h.report.jobs[0].nr_jobs, 2);
+        }
+        let all = &c.all_clients.jobs;
+        assert_eq!((all.len(), all[0].nr_jobs), (1, 4));
+        assert!(all[0].spec.description.is_empty(), "fio writes none");
+        assert_eq!(c.jobs.jobs[0].spec.description, "a test");
+        let s = render(
+            &c,
+            &Outputs {
+                terse: Some(3),
+                ..Outputs::default()
+            },
+        );
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines.len(), 3, "{s}");
+        assert!(lines[0].starts_with("3;iomark-") && lines[0].contains(";g;0;0;"));
+        assert!(lines[2].contains(";All clients;0;0;"), "{}", lines[2]);
+        assert!(!lines[2].contains("a test"));
+        assert!(lines[0].ends_with(";a test"));
+    }
+
+    #[test]
+    fn all_clients_json_entries_leave_out_what_fio_leaves_out() {
+        let c = build(&hosts(TWO_GROUPS, &["h1", "h2"]), &ClusterInfo { ranks: 2 });
+        let doc = document(&c, true);
+        let cs = doc["client_stats"].as_array().unwrap();
+        assert_eq!(cs.len(), 3 + 3 + 2);
+        let host = &cs[0];
+        assert_eq!(
+            (host["hostname"].as_str(), host["port"].as_u64()),
+            (Some("h1"), Some(0))
+        );
+        assert!(host.get("job options").is_some());
+        let all = &cs[6];
+        assert_eq!(all["jobname"], ALL_CLIENTS);
+        assert_eq!(all["hostname"], "h2", "the last host's, as fio");
+        for k in [
+            "job options",
+            "eta",
+            "elapsed",
+            "latency_depth",
+            "latency_target",
+            "latency_percentile",
+            "latency_window",
+        ] {
+            assert!(all.get(k).is_none(), "{k}");
+        }
+        // Exact percentiles and json+ bins, which fio's All clients lacks.
+        assert!(all["read"]["clat_ns"]["percentile"].is_object());
+        assert_eq!(all["read"]["clat_ns"]["bins"]["1004"], 4 * 64);
+        assert_eq!(doc["disk_util"], json!([]));
+        assert_eq!(doc["iomark"]["cluster"]["ranks"], 2);
+        assert_eq!(doc["iomark"]["cluster"]["hosts"][1]["hostname"], "h2");
+        assert_eq!(doc["iomark"]["cluster"]["hosts"][1]["ranks"], json!([1]));
+        assert!(doc["iomark"]["cluster"]["hosts"][0]["environment"]["host"].is_object());
+    }
+
+    #[test]
+    fn host_disks_carry_the_host() {
+        let mut h = hosts("[a]\nioengine=null\nsize=64k\n", &["h1", "h2"]);
+        for (i, host) in h.iter_mut().enumerate() {
+            host.result.disks = vec![crate::stats::disk::DiskReport {
+                name: format!("vd{i}"),
+                delta: Default::default(),
+                util: 12.5,
+                aggr: None,
+            }];
+        }
+        let c = build(&h, &ClusterInfo { ranks: 2 });
+        let doc = document(&c, false);
+        let d = doc["disk_util"].as_array().unwrap();
+        assert_eq!(d.len(), 2);
+        assert_eq!(
+            (d[0]["name"].as_str(), d[0]["hostname"].as_str()),
+            (Some("vd0"), Some("h1"))
+        );
+        assert_eq!(
+            (d[1]["name"].as_str(), d[1]["hostname"].as_str()),
+            (Some("vd1"), Some("h2"))
+        );
+        assert_eq!(d[1]["port"], 0);
+        let text = normal_text(&c);
+        let h2 = text.find("<h2> ").unwrap();
+        let vd1 = text.find("  vd1: ios=0/0").unwrap();
+        let all = text.find("All clients:").unwrap();
+        assert!(h2 < vd1 && vd1 < all, "{text}");
+        // Terse: each host's line carries its own disk; All clients none.
+        let t = terse_lines(&c, 3);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].contains(";vd0;") && !lines[0].contains(";vd1;"));
+        assert!(lines[1].contains(";vd1;"));
+        assert!(!lines[2].contains(";vd"));
+    }
+}
