@@ -141,6 +141,7 @@ fn run_jobs(args: RunArgs) -> i32 {
                 // The same on every rank: rank 0 says it.
                 return if c.rank() == 0 { fail(&e) } else { EXIT_FAIL };
             }
+            crate::stats::logs::tag_logs(&c.place.tag);
             c.place.clone()
         }
         None => crate::cluster::Placement::default(),
@@ -222,14 +223,25 @@ fn run_jobs(args: RunArgs) -> i32 {
     }
     if f.normal {
         if let Ok(mut s) = sink.lock() {
-            s.write(&report::normal::run_header(ready.plan()));
+            let mut head = report::normal::run_header(ready.plan());
+            if let Some(c) = &cluster {
+                // "Starting N threads" on every rank: say so, and the total.
+                let n = c.lock().expect("cluster").size() as usize;
+                let clones = ready.plan().jobs.len();
+                head.pop();
+                head.push_str(&format!(
+                    " on each of {n} MPI ranks ({} in all)\n",
+                    clones * n
+                ));
+            }
+            s.write(&head);
         }
     }
-    let result = match ready.run() {
+    let mut result = match ready.run() {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
-    let (result, text) = match (&cluster, gathered) {
+    let (result, text, failed) = match (&cluster, gathered) {
         (Some(c), Some(g)) => {
             let all = g.lock().expect("gathered").take().unwrap_or_default();
             let names = c.lock().expect("cluster").hosts.clone();
@@ -246,9 +258,13 @@ fn run_jobs(args: RunArgs) -> i32 {
                     }
                 }
             }
-            let merged = crate::cluster::assemble::all_clones(&hosts, &result);
-            let text = report::render(&report::build(&merged), &outputs);
-            (merged, text)
+            let failed = result.failed() || hosts.iter().any(|h| h.result.failed());
+            result.interrupted |= hosts.iter().any(|h| h.result.interrupted);
+            let info = report::cluster::ClusterInfo {
+                ranks: names.len() as u32,
+            };
+            let text = report::cluster::render(&report::cluster::build(&hosts, &info), &outputs);
+            (result, text, failed)
         }
         _ => {
             for jr in &result.jobs {
@@ -257,7 +273,8 @@ fn run_jobs(args: RunArgs) -> i32 {
                 }
             }
             let text = report::render(&report::build(&result), &outputs);
-            (result, text)
+            let failed = result.failed();
+            (result, text, failed)
         }
     };
     let failure = {
@@ -277,7 +294,7 @@ fn run_jobs(args: RunArgs) -> i32 {
     if result.interrupted || signals::received() {
         return signals::exit_code().unwrap_or(128 + libc::SIGINT);
     }
-    if failure.is_some() || result.failed() {
+    if failure.is_some() || failed {
         EXIT_FAIL
     } else {
         EXIT_OK

@@ -4,26 +4,20 @@
 //! jobs) with their global clone numbers.
 
 use super::hooks::RankResult;
+use crate::report::cluster::Host;
 use crate::run::{JobRun, RunResult};
-
-/// One host's share of a run.
-pub struct HostRun {
-    pub hostname: String,
-    pub ranks: Vec<u32>,
-    pub result: RunResult,
-}
 
 /// The hosts of a run from rank 0's own `result` (the plan) and every
 /// rank's outcomes (`all`, in rank order; `all[0]` is rank 0's).
-pub fn hosts(result: &RunResult, all: Vec<RankResult>, names: &[String]) -> Vec<HostRun> {
-    let mut out: Vec<HostRun> = Vec::new();
+pub fn hosts(result: &RunResult, all: Vec<RankResult>, names: &[String]) -> Vec<Host> {
+    let mut out: Vec<Host> = Vec::new();
     let per_rank = result.jobs.len();
     for (rank, rr) in all.into_iter().enumerate() {
         let name = names.get(rank).cloned().unwrap_or_default();
         let i = match out.iter().position(|h| h.hostname == name) {
             Some(i) => i,
             None => {
-                out.push(HostRun {
+                out.push(Host {
                     hostname: name,
                     ranks: Vec::new(),
                     result: RunResult {
@@ -58,37 +52,4 @@ pub fn hosts(result: &RunResult, all: Vec<RankResult>, names: &[String]) -> Vec<
         }
     }
     out
-}
-
-/// Every host's clones in one result (rank order): what the merged
-/// figures are computed from.
-pub fn all_clones(hosts: &[HostRun], like: &RunResult) -> RunResult {
-    let mut r = RunResult {
-        start_unix: hosts.iter().map(|h| h.result.start_unix).min().unwrap_or(0),
-        fake_clock: like.fake_clock,
-        context: like.context.clone(),
-        overcommit: like.overcommit.clone(),
-        ..RunResult::default()
-    };
-    for h in hosts {
-        r.interrupted |= h.result.interrupted;
-        r.disks.extend(h.result.disks.iter().cloned());
-        for j in &h.result.jobs {
-            r.jobs.push(JobRun {
-                job: j.job.clone(),
-                outcome: clone_outcome(&j.outcome),
-            });
-        }
-    }
-    r
-}
-
-fn clone_outcome(o: &crate::run::worker::Outcome) -> crate::run::worker::Outcome {
-    crate::run::worker::Outcome {
-        stats: o.stats.clone(),
-        error: o.error,
-        error_msg: o.error_msg.clone(),
-        interrupted: o.interrupted,
-        start_unix_ms: o.start_unix_ms,
-    }
 }

@@ -61,6 +61,10 @@ pub struct Placement {
     pub rank: u32,
     pub ranks: u32,
     pub hostname: String,
+    /// What this rank adds to the names of the logs it writes
+    /// (`NAME.TAG`): its host, and its rank when the host runs several.
+    /// Empty for a run on one host alone.
+    pub tag: String,
 }
 
 impl Default for Placement {
@@ -69,6 +73,7 @@ impl Default for Placement {
             rank: 0,
             ranks: 1,
             hostname: String::new(),
+            tag: String::new(),
         }
     }
 }
@@ -196,6 +201,7 @@ impl Cluster {
                 rank,
                 ranks: size,
                 hostname: hostname(),
+                tag: String::new(),
             },
             hosts: vec![String::new(); size as usize],
             timeout,
@@ -215,6 +221,12 @@ impl Cluster {
         })?;
         c.hosts = serde_json::from_slice(&all)
             .map_err(|_| ClusterError::Malformed(0, "the host names".into()))?;
+        let me = &c.place.hostname;
+        c.place.tag = if c.hosts.iter().filter(|h| *h == me).count() > 1 {
+            format!("{me}.{rank}")
+        } else {
+            me.clone()
+        };
         Ok(c)
     }
 
@@ -377,4 +389,91 @@ fn frame(seq: u32, body: &[u8]) -> Vec<u8> {
 fn unframe(data: &[u8]) -> Option<(u32, &[u8])> {
     let seq = u32::from_le_bytes(data.get(..4)?.try_into().ok()?);
     Some((seq, &data[4..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::local::Local;
+    use super::*;
+
+    /// Runs `f` on `n` ranks (threads), each with its cluster end.
+    fn on_ranks<T: Send + 'static>(
+        n: u32,
+        timeout: Duration,
+        f: impl Fn(Result<Cluster, ClusterError>, Arc<AtomicBool>) -> T + Send + Sync + 'static,
+    ) -> Vec<T> {
+        let f = Arc::new(f);
+        let handles: Vec<_> = Local::ranks(n)
+            .into_iter()
+            .map(|t| {
+                let f = f.clone();
+                std::thread::spawn(move || {
+                    let mute = t.mute.clone();
+                    f(Cluster::new(Arc::new(t), timeout), mute)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    }
+
+    #[test]
+    fn every_rank_gets_rank_0s_answer_from_all_ranks_inputs() {
+        let out = on_ranks(4, DEFAULT_TIMEOUT, |c, _| {
+            let mut c = c.expect("joins");
+            assert_eq!(c.hosts.len(), 4);
+            let mine = vec![c.rank() as u8 * 10];
+            let a = c
+                .exchange("sum", mine, |all| {
+                    vec![all.iter().map(|v| v[0]).sum::<u8>()]
+                })
+                .expect("answer");
+            let g = c.gather("all", vec![c.rank() as u8]).expect("gathered");
+            (c.rank(), a, g)
+        });
+        for (rank, a, g) in out {
+            assert_eq!(a, vec![60]);
+            match rank {
+                0 => assert_eq!(g, Some(vec![vec![0], vec![1], vec![2], vec![3]])),
+                _ => assert_eq!(g, None),
+            }
+        }
+    }
+
+    #[test]
+    fn a_silent_rank_is_named_after_the_timeout() {
+        let out = on_ranks(3, Duration::from_millis(1500), |c, mute| {
+            let mut c = c.expect("joins");
+            if c.rank() == 2 {
+                // Hangs: sends nothing more, heartbeats included.
+                mute.store(true, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(2500));
+                return (2, None);
+            }
+            let t = Instant::now();
+            let e = c.exchange("the test", Vec::new(), |_| Vec::new()).err();
+            assert!(t.elapsed() < Duration::from_secs(10));
+            (c.rank(), e)
+        });
+        let e0 = out[0].1.clone().expect("rank 0 gives up");
+        assert!(
+            matches!(&e0, ClusterError::Silent { rank: 2, what, .. } if what == "the test"),
+            "{e0}"
+        );
+        // Rank 1 waited on rank 0, which said nothing either: it gives up
+        // too, within its own timeout.
+        assert!(out[1].1.is_some());
+    }
+
+    #[test]
+    fn heartbeats_keep_a_slow_rank_alive() {
+        let out = on_ranks(2, Duration::from_millis(1500), |c, _| {
+            let mut c = c.expect("joins");
+            if c.rank() == 1 {
+                // Busy (laying out files, say) for longer than the timeout.
+                std::thread::sleep(Duration::from_millis(3000));
+            }
+            c.exchange("slow", Vec::new(), |_| Vec::new()).is_ok()
+        });
+        assert_eq!(out, vec![true, true]);
+    }
 }

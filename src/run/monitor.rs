@@ -115,7 +115,7 @@ impl Monitor {
     pub fn open_aggregate_logs(&mut self) -> Result<(), String> {
         let mut files = Vec::new();
         for d in ["read", "write", "trim"] {
-            let name = format!("agg-{d}_bw.log");
+            let name = crate::stats::logs::tagged(&format!("agg-{d}_bw.log"));
             files.push(
                 std::fs::File::create(&name)
                     .map_err(|e| format!("cannot create log file '{name}': {e}"))?,

@@ -216,6 +216,28 @@ fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), String> {
     }
 }
 
+/// A rank of a run over many hosts writes its own `write_iolog` traces
+/// (`NAME.TAG`, as its logs), and a later job replaying one reads the
+/// rank's own.
+fn tag_traces(jobs: &[JobSpec], tag: &str) -> Vec<JobSpec> {
+    let written: Vec<String> = jobs
+        .iter()
+        .filter_map(|j| j.log.write_iolog.clone())
+        .collect();
+    let mut out = jobs.to_vec();
+    for j in &mut out {
+        if let Some(w) = &mut j.log.write_iolog {
+            *w = format!("{w}.{tag}");
+        }
+        if let Some(r) = &mut j.log.read_iolog {
+            if written.contains(r) {
+                *r = format!("{r}.{tag}");
+            }
+        }
+    }
+    out
+}
+
 /// Expands the rank's names in a `filename_format`.
 fn place_names(fmt: &str, place: &Placement) -> String {
     let rank = place.rank.to_string();
@@ -522,6 +544,15 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, String> {
 /// and `filename_format` may name `$rank`, `$hostname` and `$clientuid`
 /// (the rank).
 pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, String> {
+    if !place.tag.is_empty() {
+        return plan_at(
+            &tag_traces(jobs, &place.tag),
+            &Placement {
+                tag: String::new(),
+                ..place.clone()
+            },
+        );
+    }
     let mut plan = Plan::default();
     // Clones of the jobs before this one, on all ranks (seed numbers).
     let mut clones_before = 0u64;
