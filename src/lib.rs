@@ -11,6 +11,7 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod cli;
+pub mod cluster;
 pub mod engine;
 pub mod host;
 pub mod job;

@@ -130,6 +130,24 @@ fn run_jobs(args: RunArgs) -> i32 {
     if args.parse_only {
         return EXIT_OK;
     }
+    let cluster = match crate::cluster::join(args.mpi, args.mpi_timeout_s) {
+        Ok(c) => c.map(|c| std::sync::Arc::new(std::sync::Mutex::new(c))),
+        Err(e) => return fail(&e),
+    };
+    let place = match &cluster {
+        Some(c) => {
+            let c = c.lock().expect("cluster");
+            if let Err(e) = ranks_refuse(&args, &list.jobs) {
+                // The same on every rank: rank 0 says it.
+                return if c.rank() == 0 { fail(&e) } else { EXIT_FAIL };
+            }
+            crate::stats::logs::tag_logs(&c.place.tag);
+            c.place.clone()
+        }
+        None => crate::cluster::Placement::default(),
+    };
+    // Only rank 0 shows progress, notices and the report.
+    let root = place.rank == 0;
     let f = args.formats;
     let outputs = report::Outputs {
         terse: f.terse.then_some(args.terse_version),
@@ -142,23 +160,50 @@ fn run_jobs(args: RunArgs) -> i32 {
         run: RunOptions {
             fake_clock_step: args.fake_clock_ns,
             notices_to_stdout: f.normal && to_stdout && !f.json && !f.json_plus && !f.terse,
-            progress: args.eta,
+            progress: if root {
+                args.eta
+            } else {
+                run::progress::ProgressMode::Never
+            },
             eta_newline: args.eta_newline,
             eta_newline_ms: args.eta_newline_ms,
             eta_interval_ms: args.eta_interval_ms,
             progress_to_stderr: to_stdout && (f.json || f.json_plus || f.terse),
-            quiet: false,
+            quiet: !root,
             status: None,
             agg_bw_log: args.agg_bw_log,
             max_running: args.max_jobs,
             pass: None,
         },
         readonly: args.readonly,
+        place,
     };
-    let mut ready = match Session::new(list, opts).prepare() {
+    let mut session = Session::new(list, opts);
+    let mut gathered = None;
+    if let Some(c) = &cluster {
+        let hooks = crate::cluster::hooks::ClusterHooks::new(c.clone());
+        gathered = Some(hooks.gathered.clone());
+        session = session.with_hooks(Box::new(hooks));
+    }
+    let mut ready = match session.prepare() {
         Ok(r) => r,
+        // A refusal agreed by every rank is said by rank 0 alone.
+        Err(e) if e.to_string().is_empty() => return EXIT_FAIL,
         Err(e) => return fail(&e.to_string()),
     };
+    if !root {
+        let result = match ready.run() {
+            Ok(r) => r,
+            Err(e) => return fail(&e.to_string()),
+        };
+        return if result.interrupted || signals::received() {
+            signals::exit_code().unwrap_or(128 + libc::SIGINT)
+        } else if result.failed() {
+            EXIT_FAIL
+        } else {
+            EXIT_OK
+        };
+    }
     ready.announce();
     // The output file is created only once the jobs are known to be good.
     let sink = match Sink::new(args.output.as_deref()) {
@@ -179,20 +224,60 @@ fn run_jobs(args: RunArgs) -> i32 {
     }
     if f.normal {
         if let Ok(mut s) = sink.lock() {
-            s.write(&report::normal::run_header(ready.plan()));
+            let mut head = report::normal::run_header(ready.plan());
+            if let Some(c) = &cluster {
+                // "Starting N threads" on every rank: say so, and the total.
+                let n = c.lock().expect("cluster").size() as usize;
+                let clones = ready.plan().jobs.len();
+                head.pop();
+                head.push_str(&format!(
+                    " on each of {n} MPI ranks ({} in all)\n",
+                    clones * n
+                ));
+            }
+            s.write(&head);
         }
     }
-    let result = match ready.run() {
+    let mut result = match ready.run() {
         Ok(r) => r,
         Err(e) => return fail(&e.to_string()),
     };
-    for jr in &result.jobs {
-        if let Some(msg) = &jr.outcome.error_msg {
-            output::stderr_line(&format!("iomark: job '{}': {msg}", jr.job.name()));
+    let (result, text, failed) = match (&cluster, gathered) {
+        (Some(c), Some(g)) => {
+            let all = g.lock().expect("gathered").take().unwrap_or_default();
+            let names = c.lock().expect("cluster").hosts.clone();
+            let hosts = crate::cluster::assemble::hosts(&result, all, &names);
+            for h in &hosts {
+                for jr in &h.result.jobs {
+                    if let Some(msg) = &jr.outcome.error_msg {
+                        output::stderr_line(&format!(
+                            "iomark: job '{}' on {} (clone {}): {msg}",
+                            jr.job.name(),
+                            h.hostname,
+                            jr.job.clone
+                        ));
+                    }
+                }
+            }
+            let failed = result.failed() || hosts.iter().any(|h| h.result.failed());
+            result.interrupted |= hosts.iter().any(|h| h.result.interrupted);
+            let info = report::cluster::ClusterInfo {
+                ranks: names.len() as u32,
+            };
+            let text = report::cluster::render(&report::cluster::build(&hosts, &info), &outputs);
+            (result, text, failed)
         }
-    }
-    let rep = report::build(&result);
-    let text = report::render(&rep, &outputs);
+        _ => {
+            for jr in &result.jobs {
+                if let Some(msg) = &jr.outcome.error_msg {
+                    output::stderr_line(&format!("iomark: job '{}': {msg}", jr.job.name()));
+                }
+            }
+            let text = report::render(&report::build(&result), &outputs);
+            let failed = result.failed();
+            (result, text, failed)
+        }
+    };
     let failure = {
         // A third signal now waits until the report is written.
         let _writing = signals::Reporting::start();
@@ -210,9 +295,27 @@ fn run_jobs(args: RunArgs) -> i32 {
     if result.interrupted || signals::received() {
         return signals::exit_code().unwrap_or(128 + libc::SIGINT);
     }
-    if failure.is_some() || result.failed() {
+    if failure.is_some() || failed {
         EXIT_FAIL
     } else {
         EXIT_OK
     }
+}
+
+/// What a run spread over MPI ranks cannot do (yet): said before anything
+/// starts, rather than run differently from what was asked.
+fn ranks_refuse(args: &RunArgs, jobs: &[crate::job::JobSpec]) -> Result<(), String> {
+    if args.status_interval_ms > 0 {
+        return Err("--status-interval is not supported across MPI ranks: rank 0 writes one report at the end".into());
+    }
+    if args.max_jobs.is_some() {
+        return Err("--max-jobs is not supported across MPI ranks: the ranks start each stonewall phase together".into());
+    }
+    if let Some(j) = jobs.iter().find(|j| j.ctl.wait_for.is_some()) {
+        return Err(format!(
+            "job '{}': wait_for is not supported across MPI ranks (the ranks start each stonewall phase together): use stonewall",
+            j.name
+        ));
+    }
+    Ok(())
 }

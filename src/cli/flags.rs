@@ -309,6 +309,21 @@ pub const FLAGS: &[Flag] = &[
         Ok(None)
     })
     .long("Run at most N job clones (numjobs counted) at the same time: the others start, in job order, as running ones finish. Clones of one job that start at different times are measured each over its own run time."),
+    flag("mpi", Switch, Jobs, "run as one rank of an MPI job (detected under mpirun)", |r, _| {
+        r.mpi = true;
+        Ok(None)
+    })
+    .long("Run the jobs as one rank of an MPI job: started as `mpirun -np N iomark job.fio`, every rank runs the whole job list on its host, the ranks start each stonewall phase together, and rank 0 writes one report with every host's results and their exact merge. Under mpirun (Open MPI, MPICH, PMIx) this is detected without the flag. Needs iomark built with `cargo build --release --features mpi`."),
+    flag("mpi-timeout", Required("SECS"), Jobs, "give up on a silent MPI rank after SECS seconds (60)", |r, v| {
+        let v = text(v, "mpi-timeout")?;
+        let n: u64 = v.trim().parse().map_err(|_| format!("--mpi-timeout: '{v}' is not a number of seconds"))?;
+        if n == 0 {
+            return Err("--mpi-timeout: must be at least 1 second".into());
+        }
+        r.mpi_timeout_s = Some(n);
+        Ok(None)
+    })
+    .long("How long ranks wait for a rank that sends nothing (every rank sends a heartbeat twice a second) before naming it, with its host, and stopping every rank with exit status 1. Default: 60 seconds."),
     // Help and tools.
     flag("help", Switch, Info, "this help", |_, _| Ok(Some(Command::Text(super::help::usage()))))
         .short('h')

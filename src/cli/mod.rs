@@ -65,6 +65,10 @@ pub struct RunArgs {
     pub max_jobs: Option<u32>,
     /// `--bandwidth-log`: aggregate bandwidth logs of all jobs.
     pub agg_bw_log: bool,
+    /// `--mpi`: run as one rank of an MPI job (also when detected).
+    pub mpi: bool,
+    /// `--mpi-timeout`: seconds before a silent rank stops the run.
+    pub mpi_timeout_s: Option<u64>,
 }
 
 impl Default for RunArgs {
@@ -90,6 +94,8 @@ impl Default for RunArgs {
             fake_clock_ns: None,
             max_jobs: None,
             agg_bw_log: false,
+            mpi: false,
+            mpi_timeout_s: None,
         }
     }
 }

@@ -50,6 +50,11 @@ impl StartGate {
         }
     }
 
+    /// How many clones have set up and wait (or waited) here.
+    pub fn arrived(&self) -> usize {
+        self.arrived.load(Ordering::SeqCst)
+    }
+
     /// Waits until every expected clone has arrived; returns the shared
     /// start in ns since the run's clock zero.
     pub fn wait(&self) -> u64 {

@@ -342,7 +342,7 @@ impl<'a> Runner<'a> {
             .copied()
             .filter(|&i| self.stages[i] == Stage::Running)
             .collect();
-        hooks.before_start(&self.plan, &running);
+        hooks.before_start(&self.plan, &running, &gate);
         gate.expect(started);
         let now = Instant::now();
         for &i in batch {

@@ -116,7 +116,7 @@ impl Monitor {
     pub fn open_aggregate_logs(&mut self) -> Result<(), LogError> {
         let mut files = Vec::new();
         for d in ["read", "write", "trim"] {
-            let name = format!("agg-{d}_bw.log");
+            let name = crate::stats::logs::tagged(&format!("agg-{d}_bw.log"));
             files.push(std::fs::File::create(&name).map_err(|e| LogError::Io {
                 what: "create",
                 path: name.into(),

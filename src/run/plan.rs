@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use super::error::RunError;
 use super::safety::{FileId, Seen};
+use crate::cluster::Placement;
 use crate::job::spec::JobSpec;
 use crate::job::value::{human_bytes, SizeOrPercent};
 use crate::workload::iolog::{self, Trace};
@@ -216,6 +217,41 @@ fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), RunError> {
             crate::job::jobfile::io_reason(&e)
         ))),
     }
+}
+
+/// A rank of a run over many hosts writes its own `write_iolog` traces
+/// (`NAME.TAG`, as its logs), and a later job replaying one reads the
+/// rank's own.
+fn tag_traces(jobs: &[JobSpec], tag: &str) -> Vec<JobSpec> {
+    let written: Vec<String> = jobs
+        .iter()
+        .filter_map(|j| j.log.write_iolog.clone())
+        .collect();
+    let mut out = jobs.to_vec();
+    for j in &mut out {
+        if let Some(w) = &mut j.log.write_iolog {
+            *w = format!("{w}.{tag}");
+        }
+        if let Some(r) = &mut j.log.read_iolog {
+            if written.contains(r) {
+                *r = format!("{r}.{tag}");
+            }
+        }
+    }
+    out
+}
+
+/// Expands the rank's names in a `filename_format`.
+fn place_names(fmt: &str, place: &Placement) -> String {
+    let rank = place.rank.to_string();
+    let host = if fmt.contains("$hostname") && place.hostname.is_empty() {
+        crate::cluster::hostname()
+    } else {
+        place.hostname.clone()
+    };
+    fmt.replace("$rank", &rank)
+        .replace("$clientuid", &rank)
+        .replace("$hostname", &host)
 }
 
 /// Expands `filename_format` for one file.
@@ -583,7 +619,26 @@ fn io_limits(spec: &JobSpec, total: u64) -> Limits {
 
 /// Builds the plan for a list of jobs.
 pub fn plan(jobs: &[JobSpec]) -> Result<Plan, RunError> {
+    plan_at(jobs, &Placement::default())
+}
+
+/// `plan` for one rank of a run spread over `place.ranks` ranks: across
+/// ranks a job behaves as if its `numjobs` were multiplied by the ranks,
+/// rank `r` running global clones `r × numjobs …`: their file names,
+/// `offset_increment` and random seeds are those of that clone number,
+/// and `filename_format` may name `$rank`, `$hostname` and `$clientuid`
+/// (the rank).
+pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, RunError> {
+    if !place.tag.is_empty() {
+        let untagged = Placement {
+            tag: String::new(),
+            ..place.clone()
+        };
+        return plan_at(&tag_traces(jobs, &place.tag), &untagged);
+    }
     let mut plan = Plan::default();
+    // Clones of the jobs before this one, on all ranks (seed numbers).
+    let mut clones_before = 0u64;
     let mut created: HashMap<PathBuf, u64> = HashMap::new();
     // write_iolog files of the jobs planned so far, with their phase.
     let mut iologs: Vec<(PathBuf, u32, String)> = Vec::new();
@@ -600,9 +655,12 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, RunError> {
         }
         let wait_for = wait_for_index(jobs, ji)?;
         check_numa_nodes(spec)?;
-        let spec = Arc::new(spec.clone());
-        for clone in 0..spec.ctl.numjobs {
-            let seed = clone_seed(&spec, plan.jobs.len());
+        let mut spec = spec.clone();
+        spec.file.filename_format = place_names(&spec.file.filename_format, place);
+        let spec = Arc::new(spec);
+        for local in 0..spec.ctl.numjobs {
+            let clone = place.rank * spec.ctl.numjobs + local;
+            let seed = clone_seed(&spec, (clones_before + clone as u64) as usize);
             let worker_index = plan.jobs.len() as u32;
             let mut job = PlannedJob {
                 spec: spec.clone(),
@@ -626,6 +684,7 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, RunError> {
             note_write_iolog(&spec, phase, &mut iologs)?;
             plan.jobs.push(job);
         }
+        clones_before += spec.ctl.numjobs as u64 * place.ranks as u64;
         crate::engine::preflight(&spec)?;
     }
     share_dedupe_sets(&mut plan);

@@ -34,6 +34,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::error::RunError;
+use super::gate::StartGate;
 use super::plan::{self, Plan};
 use super::{output, scheduler, RunContext, RunOptions, RunResult};
 use crate::host::{self, Environment, Warning};
@@ -56,7 +57,8 @@ pub trait SessionHooks {
     /// once all have set up and this has returned. Called for every batch
     /// the run starts, also one whose clones all failed before starting
     /// (`clones` is then empty).
-    fn before_start(&mut self, _plan: &Plan, _clones: &[usize]) {}
+    /// `gate` counts the clones that have set up (`StartGate::arrived`).
+    fn before_start(&mut self, _plan: &Plan, _clones: &[usize], _gate: &StartGate) {}
 
     /// The result is final: every clone has ended and nothing more will
     /// be measured. Reports are written from it after this returns.
@@ -75,6 +77,9 @@ pub struct SessionOptions {
     pub run: RunOptions,
     /// `--readonly`: refuse jobs that write.
     pub readonly: bool,
+    /// This rank among the ranks of a run spread over many hosts (one
+    /// rank of one by default).
+    pub place: crate::cluster::Placement,
 }
 
 /// A job list on its way to a run. See the module documentation.
@@ -110,7 +115,7 @@ impl Session {
             super::files::expand_opendir(j)?;
         }
         self.refuse()?;
-        let planned = plan::plan(&self.jobs);
+        let planned = plan::plan_at(&self.jobs, &self.opts.place);
         let verdict = planned.as_ref().map(|_| ()).map_err(|e| e.to_string());
         if let Err(m) = self.hooks.safety_verdict(verdict) {
             // This host's own error when the hooks kept it.
@@ -273,7 +278,7 @@ mod tests {
             }
             v
         }
-        fn before_start(&mut self, _plan: &Plan, clones: &[usize]) {
+        fn before_start(&mut self, _plan: &Plan, clones: &[usize], _gate: &StartGate) {
             self.0.lock().unwrap().batches.push(clones.len());
         }
         fn finish(&mut self, r: &mut RunResult) {

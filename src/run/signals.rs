@@ -85,14 +85,26 @@ unsafe fn guard_std_streams() {
 
 /// Removes the registered files and exits with 128 + the first signal.
 unsafe fn hard_exit() -> ! {
+    unlink_registered();
+    let first = FIRST.load(Ordering::SeqCst);
+    libc::_exit(128 + if first == 0 { libc::SIGINT } else { first })
+}
+
+/// Removes the files registered with `set_cleanup`. Async-signal-safe.
+unsafe fn unlink_registered() {
     let list = CLEANUP.load(Ordering::SeqCst);
     if !list.is_null() {
         for path in (*list).iter() {
             libc::unlink(path.as_ptr());
         }
     }
-    let first = FIRST.load(Ordering::SeqCst);
-    libc::_exit(128 + if first == 0 { libc::SIGINT } else { first })
+}
+
+/// Removes the registered files now: the process is about to be stopped
+/// from outside (every MPI rank aborted) and no destructor will run.
+pub fn clean_up_now() {
+    // SAFETY: only unlinks the registered paths.
+    unsafe { unlink_registered() }
 }
 
 /// Installs the handlers (idempotent).

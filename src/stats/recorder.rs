@@ -76,7 +76,9 @@ impl Recorder {
     ) -> Result<Recorder, LogError> {
         let st = &spec.stat;
         let number = link.number.load(Ordering::Relaxed).max(1);
-        let logs = JobLogs::open(spec, number, clone == 0)?.map(Box::new);
+        // Rank r of a run over many hosts starts at clone r × numjobs.
+        let first = clone % spec.ctl.numjobs.max(1) == 0;
+        let logs = JobLogs::open(spec, number, first)?.map(Box::new);
         // With averaged logs, samples are taken at least as often.
         let avg = spec.log.log_avg_msec;
         let bw_ms = if avg > 0 && spec.log.write_bw_log.is_some() {

@@ -37,4 +37,5 @@ mod front_report;
 mod front_suite;
 mod front_sweep;
 mod html_check;
+mod mpi;
 mod output_faults;

@@ -92,7 +92,7 @@ pub const OPTS: &[OptDef] = &[
         s.file.directories = dirs;
         Ok(())
     }),
-    opt("filename_format", Files, Kind::Str, "Pattern for generated file names ($jobname, $jobnum, $filenum, $clientuid)", |s, v| {
+    opt("filename_format", Files, Kind::Str, "Pattern for generated file names ($jobname, $jobnum, $filenum, $rank, $hostname, $clientuid)", |s, v| {
         if v.trim().is_empty() {
             return Err("the format must not be empty".into());
         }
