@@ -363,8 +363,8 @@ pub const FLAGS: &[Flag] = &[
     })
     .hidden(),
     // fio's, not provided.
-    not_provided("server", Optional("ARGS"), "client/server mode is not supported; run iomark on each host"),
-    not_provided("client", Required("HOST"), "client/server mode is not supported; run iomark on each host"),
+    not_provided("server", Optional("ARGS"), "client/server mode is not supported; run one job on many hosts under MPI (mpirun -np N iomark JOB, see --mpi)"),
+    not_provided("client", Required("HOST"), "client/server mode is not supported; run one job on many hosts under MPI (mpirun -np N iomark JOB, see --mpi)"),
     not_provided("daemonize", Required("PIDFILE"), "client/server mode is not supported"),
     not_provided("remote-config", Required("FILE"), "client/server mode is not supported"),
     not_provided("idle-prof", Required("OPTION"), "CPU idleness profiling is not supported"),
