@@ -174,16 +174,26 @@ fn run_jobs(args: RunArgs) -> i32 {
             agg_bw_log: args.agg_bw_log,
             max_running: args.max_jobs,
             pass: None,
+            remote: None,
         },
         readonly: args.readonly,
         place,
     };
-    let mut session = Session::new(list, opts);
     let mut gathered = None;
+    let mut remote = None;
+    let mut hooks_box: Option<Box<dyn crate::run::session::SessionHooks>> = None;
     if let Some(c) = &cluster {
-        let hooks = crate::cluster::hooks::ClusterHooks::new(c.clone());
+        let mut hooks = crate::cluster::hooks::ClusterHooks::new(c.clone());
+        hooks.stonewall = args.mpi_stonewall;
+        remote = Some(hooks.remote.clone());
         gathered = Some(hooks.gathered.clone());
-        session = session.with_hooks(Box::new(hooks));
+        hooks_box = Some(Box::new(hooks));
+    }
+    let mut opts = opts;
+    opts.run.remote = remote;
+    let mut session = Session::new(list, opts);
+    if let Some(h) = hooks_box {
+        session = session.with_hooks(h);
     }
     let mut ready = match session.prepare() {
         Ok(r) => r,
@@ -246,6 +256,7 @@ fn run_jobs(args: RunArgs) -> i32 {
         (Some(c), Some(g)) => {
             let all = g.lock().expect("gathered").take().unwrap_or_default();
             let names = c.lock().expect("cluster").hosts.clone();
+            let phases = crate::cluster::assemble::phases(&all);
             let hosts = crate::cluster::assemble::hosts(&result, all, &names);
             for h in &hosts {
                 for jr in &h.result.jobs {
@@ -263,6 +274,7 @@ fn run_jobs(args: RunArgs) -> i32 {
             result.interrupted |= hosts.iter().any(|h| h.result.interrupted);
             let info = report::cluster::ClusterInfo {
                 ranks: names.len() as u32,
+                phases,
             };
             let text = report::cluster::render(&report::cluster::build(&hosts, &info), &outputs);
             (result, text, failed)

@@ -314,6 +314,11 @@ pub const FLAGS: &[Flag] = &[
         Ok(None)
     })
     .long("Run the jobs as one rank of an MPI job: started as `mpirun -np N iomark job.fio`, every rank runs the whole job list on its host, the ranks start each stonewall phase together, and rank 0 writes one report with every host's results and their exact merge. Under mpirun (Open MPI, MPICH, PMIx) this is detected without the flag. Needs iomark built with `cargo build --release --features mpi`."),
+    flag("mpi-stonewall", Switch, Jobs, "under MPI, end each phase on every rank when the first rank ends it", |r, _| {
+        r.mpi_stonewall = true;
+        Ok(None)
+    })
+    .long("Under MPI: when the first rank finishes a stonewall phase (its clones' size or runtime done), every other rank stops that phase's clones at once, so that every figure is taken while all ranks were running (IOR's stonewalling). Without it, the report gives both: the figures while all ranks ran and until the last one finished."),
     flag("mpi-timeout", Required("SECS"), Jobs, "give up on a silent MPI rank after SECS seconds (60)", |r, v| {
         let v = text(v, "mpi-timeout")?;
         let n: u64 = v.trim().parse().map_err(|_| format!("--mpi-timeout: '{v}' is not a number of seconds"))?;
@@ -358,8 +363,8 @@ pub const FLAGS: &[Flag] = &[
     })
     .hidden(),
     // fio's, not provided.
-    not_provided("server", Optional("ARGS"), "client/server mode is not supported; run iomark on each host"),
-    not_provided("client", Required("HOST"), "client/server mode is not supported; run iomark on each host"),
+    not_provided("server", Optional("ARGS"), "client/server mode is not supported; run one job on many hosts under MPI (mpirun -np N iomark JOB, see --mpi)"),
+    not_provided("client", Required("HOST"), "client/server mode is not supported; run one job on many hosts under MPI (mpirun -np N iomark JOB, see --mpi)"),
     not_provided("daemonize", Required("PIDFILE"), "client/server mode is not supported"),
     not_provided("remote-config", Required("FILE"), "client/server mode is not supported"),
     not_provided("idle-prof", Required("OPTION"), "CPU idleness profiling is not supported"),

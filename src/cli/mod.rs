@@ -69,6 +69,8 @@ pub struct RunArgs {
     pub mpi: bool,
     /// `--mpi-timeout`: seconds before a silent rank stops the run.
     pub mpi_timeout_s: Option<u64>,
+    /// `--mpi-stonewall`: the first rank to finish a phase ends it on all.
+    pub mpi_stonewall: bool,
 }
 
 impl Default for RunArgs {
@@ -96,6 +98,7 @@ impl Default for RunArgs {
             agg_bw_log: false,
             mpi: false,
             mpi_timeout_s: None,
+            mpi_stonewall: false,
         }
     }
 }

@@ -3,8 +3,8 @@
 //! rank. The clones keep the plan of rank 0 (every rank planned the same
 //! jobs) with their global clone numbers.
 
-use super::hooks::RankResult;
-use crate::report::cluster::Host;
+use super::hooks::{PhaseRecord, RankResult};
+use crate::report::cluster::{Host, PhaseFigures};
 use crate::run::{JobRun, RunResult};
 
 /// The hosts of a run from rank 0's own `result` (the plan) and every
@@ -52,4 +52,77 @@ pub fn hosts(result: &RunResult, all: Vec<RankResult>, names: &[String]) -> Vec<
         }
     }
     out
+}
+
+/// Each batch over all ranks: when the first and the last rank finished
+/// it (from the common start), and every rank's counters until then.
+pub fn phases(all: &[RankResult]) -> Vec<PhaseFigures> {
+    let batches = all.iter().map(|r| r.phases.len()).max().unwrap_or(0);
+    (0..batches)
+        .filter_map(|b| {
+            let recs: Vec<&PhaseRecord> = all.iter().filter_map(|r| r.phases.get(b)).collect();
+            let first = recs.iter().map(|p| p.duration_ms).min()?;
+            let last = recs.iter().map(|p| p.duration_ms).max()?;
+            let mut f = PhaseFigures {
+                phase: b as u32 + 1,
+                first_done_ms: first,
+                last_done_ms: last,
+                ..PhaseFigures::default()
+            };
+            for p in &recs {
+                let (b1, n1) = p.at(first);
+                let (b2, n2) = p.at(u64::MAX);
+                for d in 0..3 {
+                    f.all_running.0[d] += b1[d];
+                    f.all_running.1[d] += n1[d];
+                    f.until_last.0[d] += b2[d];
+                    f.until_last.1[d] += n2[d];
+                }
+            }
+            Some(f)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::hooks::Sample;
+
+    fn rec(duration_ms: u64, points: &[(u64, u64)]) -> PhaseRecord {
+        PhaseRecord {
+            batch: 1,
+            duration_ms,
+            samples: points
+                .iter()
+                .map(|&(t_ms, b)| Sample {
+                    t_ms,
+                    bytes: [b, 0, 0],
+                    ios: [b / 4096, 0, 0],
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn all_running_counts_every_rank_until_the_first_is_done() {
+        let all = vec![
+            RankResult {
+                phases: vec![rec(1000, &[(0, 0), (500, 4096 * 50), (1000, 4096 * 100)])],
+                ..RankResult::default()
+            },
+            RankResult {
+                phases: vec![rec(2000, &[(0, 0), (1000, 4096 * 40), (2000, 4096 * 100)])],
+                ..RankResult::default()
+            },
+        ];
+        let p = phases(&all);
+        assert_eq!(p.len(), 1);
+        assert_eq!((p[0].first_done_ms, p[0].last_done_ms), (1000, 2000));
+        // Rank 0 all of its 100, rank 1 the 40 it had done by 1 s.
+        assert_eq!(p[0].all_running.1[0], 140);
+        assert_eq!(p[0].until_last.1[0], 200);
+        // Between samples, read linearly: 20 at 0.5 s on rank 1.
+        assert_eq!(all[1].phases[0].at(500).1[0], 20);
+    }
 }

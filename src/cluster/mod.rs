@@ -36,6 +36,12 @@ use std::time::{Duration, Instant};
 pub const TAG_ARRIVE: i32 = 11;
 pub const TAG_ANSWER: i32 = 12;
 pub const TAG_BEAT: i32 = 13;
+/// A rank's clones of a batch have all finished (to rank 0).
+pub const TAG_DONE: i32 = 14;
+/// The first rank has finished a batch: stop yours (from rank 0).
+pub const TAG_FIRST: i32 = 15;
+/// A rank's counters of the running batch (to rank 0, for its progress line).
+pub const TAG_RATE: i32 = 16;
 
 /// How a rank reaches the others. Implementations are thread safe: the
 /// heartbeat thread sends while the main thread polls.
@@ -289,6 +295,18 @@ impl Cluster {
             self.t.send(0, TAG_ARRIVE, &frame(seq, &mine));
             self.wait_for(0, TAG_ANSWER, seq, what)
         }
+    }
+
+    /// Sends a note (no answer awaited) about batch `seq` to `to`.
+    pub fn note(&self, to: u32, tag: i32, seq: u32, body: &[u8]) {
+        self.t.send(to, tag, &frame(seq, body));
+    }
+
+    /// Takes a note with `tag` about batch `seq` that has arrived from
+    /// any rank: (its rank, its body).
+    pub fn take_note(&mut self, tag: i32, seq: u32) -> Option<(u32, Vec<u8>)> {
+        let key = *self.early.keys().find(|(_, t, s)| *t == tag && *s == seq)?;
+        self.early.remove(&key).map(|b| (key.0, b))
     }
 
     /// Handles whatever has arrived (heartbeats, early messages) without

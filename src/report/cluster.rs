@@ -54,6 +54,93 @@ pub struct Host {
 pub struct ClusterInfo {
     /// Number of ranks (processes) in the run.
     pub ranks: u32,
+    /// Each batch (stonewall phase) over all ranks: the figures while
+    /// every rank was running and until the last was done.
+    pub phases: Vec<PhaseFigures>,
+}
+
+/// A batch of a run over many ranks, from the common start: until the
+/// first rank finished it (every rank running: the load the storage
+/// carried from all clients at once) and until the last did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PhaseFigures {
+    /// 1 for the first batch.
+    pub phase: u32,
+    pub first_done_ms: u64,
+    pub last_done_ms: u64,
+    /// Bytes and I/Os per direction of all ranks until the first was done.
+    pub all_running: ([u64; 3], [u64; 3]),
+    /// ... and until the last was done.
+    pub until_last: ([u64; 3], [u64; 3]),
+}
+
+/// Per second over `ms` (0 for no time).
+fn per_s(v: u64, ms: u64) -> u64 {
+    if ms == 0 {
+        0
+    } else {
+        (v as u128 * 1000 / ms as u128) as u64
+    }
+}
+
+fn phase_json(p: &PhaseFigures) -> Value {
+    let part = |(bytes, ios): ([u64; 3], [u64; 3]), ms: u64| {
+        let mut m = Map::new();
+        m.insert("runtime_ms".into(), json!(ms));
+        for (d, name) in ["read", "write", "trim"].iter().enumerate() {
+            m.insert(
+                (*name).into(),
+                json!({
+                    "io_bytes": bytes[d],
+                    "total_ios": ios[d],
+                    "bw_bytes": per_s(bytes[d], ms),
+                    "iops": if ms == 0 { 0.0 } else { ios[d] as f64 * 1000.0 / ms as f64 },
+                }),
+            );
+        }
+        Value::Object(m)
+    };
+    json!({
+        "phase": p.phase,
+        "first_done_ms": p.first_done_ms,
+        "last_done_ms": p.last_done_ms,
+        "all_running": part(p.all_running, p.first_done_ms),
+        "until_last_done": part(p.until_last, p.last_done_ms),
+    })
+}
+
+/// `Phase 1 over 3 ranks: first done at 1.204s, last at 2.511s` and the
+/// rates of each direction while all ran and until the last was done.
+fn phase_text(p: &PhaseFigures, ranks: u32, kb_base: u64) -> String {
+    let mut out = format!(
+        "Phase {} over {ranks} ranks: first done at {:.3}s, last at {:.3}s\n",
+        p.phase,
+        p.first_done_ms as f64 / 1000.0,
+        p.last_done_ms as f64 / 1000.0
+    );
+    for (label, (bytes, ios), ms) in [
+        ("while all ran", p.all_running, p.first_done_ms),
+        ("until the last", p.until_last, p.last_done_ms),
+    ] {
+        for (d, name) in ["READ", "WRITE", "TRIM"].iter().enumerate() {
+            if ios[d] == 0 {
+                continue;
+            }
+            let iops = if ms == 0 {
+                0.0
+            } else {
+                ios[d] as f64 * 1000.0 / ms as f64
+            };
+            let _ = writeln!(
+                out,
+                "  {label:>14}: {name:>5}: bw={}, iops={}, io={}",
+                super::fmt::bw_pair(per_s(bytes[d], ms), kb_base),
+                super::fmt::num2str(iops, 4, 1000, ""),
+                super::fmt::bytes_pair(bytes[d], kb_base)
+            );
+        }
+    }
+    out
 }
 
 /// One host's report, as it would report alone.
@@ -279,9 +366,11 @@ fn cluster_object(c: &ClusterReport) -> Value {
             Value::Object(m)
         })
         .collect();
+    let phases: Vec<Value> = c.info.phases.iter().map(phase_json).collect();
     json!({
         "ranks": c.info.ranks,
         "hosts": hosts,
+        "phases": phases,
     })
 }
 
@@ -304,6 +393,13 @@ pub fn normal_text(c: &ClusterReport) -> String {
     for g in &all.groups {
         out.push('\n');
         out.push_str(&normal::group_block_of(g, "all clients"));
+    }
+    let kb_base = all.groups.first().map(|g| g.kb_base).unwrap_or(1024);
+    if !c.info.phases.is_empty() {
+        out.push('\n');
+    }
+    for p in &c.info.phases {
+        out.push_str(&phase_text(p, c.info.ranks, kb_base));
     }
     out
 }
@@ -352,7 +448,13 @@ mod tests {
     #[test]
     fn one_all_clients_entry_per_group_and_one_entry_per_job() {
         let h = hosts(TWO_GROUPS, &["h1", "h2", "h3"]);
-        let c = build(&h, &ClusterInfo { ranks: 3 });
+        let c = build(
+            &h,
+            &ClusterInfo {
+                ranks: 3,
+                ..Default::default()
+            },
+        );
         assert_eq!(c.hosts.len(), 3);
         // Without group_reporting each host reports each clone.
         assert_eq!(c.hosts[0].report.jobs.len(), 3);
@@ -382,7 +484,13 @@ mod tests {
         let o = &mut h[1].result.jobs[2].outcome;
         o.error = libc::ENOSPC;
         o.error_msg = Some("No space left on device".into());
-        let c = build(&h, &ClusterInfo { ranks: 2 });
+        let c = build(
+            &h,
+            &ClusterInfo {
+                ranks: 2,
+                ..Default::default()
+            },
+        );
         let w = &c.all_clients.jobs[1];
         assert_eq!(w.error, libc::ENOSPC);
         assert_eq!(w.error_msg.as_deref(), Some("h2: No space left on device"));
@@ -402,7 +510,13 @@ mod tests {
     fn group_reporting_hosts_report_their_group_and_all_clients_the_sum() {
         let text = "[global]\nioengine=null\nsize=256k\nbs=4k\ngroup_reporting\n\
                     description=a test\n[g]\nrw=randread\nnumjobs=2\n";
-        let c = build(&hosts(text, &["a", "b"]), &ClusterInfo { ranks: 4 });
+        let c = build(
+            &hosts(text, &["a", "b"]),
+            &ClusterInfo {
+                ranks: 4,
+                ..Default::default()
+            },
+        );
         for h in &c.hosts {
             assert_eq!(h.report.jobs.len(), 1);
             assert_eq!(h.report.jobs[0].nr_jobs, 2);
@@ -428,7 +542,13 @@ mod tests {
 
     #[test]
     fn all_clients_json_entries_leave_out_what_fio_leaves_out() {
-        let c = build(&hosts(TWO_GROUPS, &["h1", "h2"]), &ClusterInfo { ranks: 2 });
+        let c = build(
+            &hosts(TWO_GROUPS, &["h1", "h2"]),
+            &ClusterInfo {
+                ranks: 2,
+                ..Default::default()
+            },
+        );
         let doc = document(&c, true);
         let cs = doc["client_stats"].as_array().unwrap();
         assert_eq!(cs.len(), 3 + 3 + 2);
@@ -470,13 +590,25 @@ mod tests {
             json_plus: true,
             normal: true,
         };
-        let c = build(&[], &ClusterInfo { ranks: 0 });
+        let c = build(
+            &[],
+            &ClusterInfo {
+                ranks: 0,
+                ..Default::default()
+            },
+        );
         let s = render(&c, &every);
         assert!(s.contains("\"client_stats\" : []"), "{s}");
         // A host whose rank ran nothing (it failed before its jobs).
         let mut h = hosts("[a]\nioengine=null\nsize=64k\n", &["h1", "h2"]);
         h[1].result.jobs.clear();
-        let c = build(&h, &ClusterInfo { ranks: 2 });
+        let c = build(
+            &h,
+            &ClusterInfo {
+                ranks: 2,
+                ..Default::default()
+            },
+        );
         assert_eq!(c.all_clients.jobs[0].nr_jobs, 1);
         let s = render(&c, &every);
         assert!(s.contains("<h2> \n"), "{s}");
@@ -495,7 +627,13 @@ mod tests {
                 aggr: None,
             }];
         }
-        let c = build(&h, &ClusterInfo { ranks: 2 });
+        let c = build(
+            &h,
+            &ClusterInfo {
+                ranks: 2,
+                ..Default::default()
+            },
+        );
         let doc = document(&c, false);
         let d = doc["disk_util"].as_array().unwrap();
         assert_eq!(d.len(), 2);

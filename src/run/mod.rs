@@ -82,6 +82,36 @@ impl RunResult {
     }
 }
 
+/// The clones of a run as they run, for `SessionHooks::tick`: their live
+/// counters (relaxed atomics, as the progress line reads them), whether
+/// each has finished, and a way to stop one.
+pub struct Live<'a> {
+    progresses: &'a [Arc<Progress>],
+    stages: &'a [Stage],
+}
+
+impl Live<'_> {
+    /// Whether clone `i` (an index into the plan's jobs) has ended.
+    pub fn finished(&self, i: usize) -> bool {
+        self.stages.get(i) == Some(&Stage::Finished)
+    }
+
+    /// Bytes and I/Os clone `i` has done so far, per direction.
+    pub fn counters(&self, i: usize) -> ([u64; 3], [u64; 3]) {
+        let p = &self.progresses[i];
+        (
+            [0, 1, 2].map(|d| p.bytes[d].load(Ordering::Relaxed)),
+            [0, 1, 2].map(|d| p.ios[d].load(Ordering::Relaxed)),
+        )
+    }
+
+    /// Asks clone `i` to stop (as `exitall` of its group does): it ends
+    /// its I/O and reports what it did.
+    pub fn stop(&self, i: usize) {
+        self.progresses[i].link.stop.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Options for how a run behaves (not what it does).
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
@@ -109,6 +139,9 @@ pub struct RunOptions {
     /// The pass of a multi-test command (quick, suite, sweep) this run
     /// is, for the progress line; None for a plain run.
     pub pass: Option<Arc<progress::PassContext>>,
+    /// The other ranks' live counters, for the progress line of rank 0
+    /// of a run over many hosts.
+    pub remote: Option<Arc<progress::RemoteCounters>>,
 }
 
 /// Where a job clone is in its life.
@@ -191,6 +224,7 @@ pub fn run(
             continue;
         }
         run.reap_finished();
+        hooks.tick(&run.live());
         if run.grace_over() {
             run.abandon_running();
             continue;
@@ -239,7 +273,8 @@ impl<'a> Runner<'a> {
         let n = plan.jobs.len();
         let progresses: Vec<Arc<Progress>> =
             (0..n).map(|_| Arc::new(Progress::default())).collect();
-        let reporter = progress::Reporter::new(progress_config(opts), n);
+        let mut reporter = progress::Reporter::new(progress_config(opts), n);
+        reporter.remote = opts.remote.clone();
         let mut monitor = monitor::Monitor::new(
             &plan,
             &progresses,
@@ -494,6 +529,14 @@ impl<'a> Runner<'a> {
                 self.started_at[i],
                 self.start_unix * 1000,
             ));
+        }
+    }
+
+    /// What the hooks may see and do while clones run.
+    fn live(&self) -> Live<'_> {
+        Live {
+            progresses: &self.progresses,
+            stages: &self.stages,
         }
     }
 

@@ -146,7 +146,18 @@ impl Default for ProgressConfig {
     }
 }
 
+/// Counters of the same run elsewhere (the other ranks of a run over many
+/// hosts, summed, for the batch now running): the line's rates include
+/// them, so rank 0 shows what all clients do together.
+#[derive(Debug, Default)]
+pub struct RemoteCounters {
+    pub bytes: [std::sync::atomic::AtomicU64; 3],
+    pub ios: [std::sync::atomic::AtomicU64; 3],
+}
+
 pub struct Reporter {
+    /// Other ranks' counters, added to this run's (see `RemoteCounters`).
+    pub remote: Option<Arc<RemoteCounters>>,
     cfg: ProgressConfig,
     enabled: bool,
     start: Instant,
@@ -180,6 +191,7 @@ impl Reporter {
         let now = Instant::now();
         let timeline_ms = cfg.timeline_ms;
         Reporter {
+            remote: None,
             cfg,
             enabled,
             start: now,
@@ -353,6 +365,12 @@ impl Reporter {
             let ph = job.phase as usize;
             if ph < phase_left.len() {
                 phase_left[ph] = phase_left[ph].max(left);
+            }
+        }
+        if let Some(r) = &self.remote {
+            for d in 0..3 {
+                bytes[d] += r.bytes[d].load(Ordering::Relaxed);
+                ios[d] += r.ios[d].load(Ordering::Relaxed);
             }
         }
         let n = plan.jobs.len().max(1) as f64;

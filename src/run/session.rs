@@ -60,6 +60,10 @@ pub trait SessionHooks {
     /// `gate` counts the clones that have set up (`StartGate::arrived`).
     fn before_start(&mut self, _plan: &Plan, _clones: &[usize], _gate: &StartGate) {}
 
+    /// Called about every 10 ms while clones run, after finished clones
+    /// have been collected: `live` shows their counters and can stop them.
+    fn tick(&mut self, _live: &super::Live<'_>) {}
+
     /// The result is final: every clone has ended and nothing more will
     /// be measured. Reports are written from it after this returns.
     fn finish(&mut self, _result: &mut RunResult) {}

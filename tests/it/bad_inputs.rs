@@ -364,7 +364,7 @@ const CASES: &[Case] = &[
     ),
     cli(
         &["--server"],
-        "option '--server' is not supported by iomark: client/server mode is not supported; run iomark on each host",
+        "option '--server' is not supported by iomark: client/server mode is not supported; run one job on many hosts under MPI (mpirun -np N iomark JOB, see --mpi)",
     ),
     cli(
         &["--idle-prof=system", "--name=a"],

@@ -69,7 +69,13 @@ const JOBS: &str = "[global]\nioengine=null\nbs=4k\nsize=1m\n\
 #[test]
 fn json_has_every_host_then_all_clients_merged_exactly() {
     let hosts = two_hosts(JOBS, false);
-    let c = cluster::build(&hosts, &ClusterInfo { ranks: 4 });
+    let c = cluster::build(
+        &hosts,
+        &ClusterInfo {
+            ranks: 4,
+            ..Default::default()
+        },
+    );
     let text = cluster::render(&c, &outputs(None, false, true, false));
     let doc: Value = serde_json::from_str(&text).expect("one JSON document");
     let cs = doc["client_stats"].as_array().expect("client_stats");
@@ -174,7 +180,13 @@ fn json_has_every_host_then_all_clients_merged_exactly() {
 
 #[test]
 fn all_clients_json_entry_has_fios_keys() {
-    let c = cluster::build(&two_hosts(JOBS, true), &ClusterInfo { ranks: 2 });
+    let c = cluster::build(
+        &two_hosts(JOBS, true),
+        &ClusterInfo {
+            ranks: 2,
+            ..Default::default()
+        },
+    );
     let doc = cluster::document(&c, false);
     let cs = doc["client_stats"].as_array().unwrap();
     let keys = |v: &Value| -> BTreeSet<String> { v.as_object().unwrap().keys().cloned().collect() };
@@ -226,7 +238,13 @@ fn all_clients_json_entry_has_fios_keys() {
 fn text_and_terse_show_every_host_and_all_clients() {
     let text = "[global]\nioengine=null\nbs=4k\nsize=256k\ngroup_reporting\n\
                 [g]\nrw=randread\nnumjobs=2\n[w]\nrw=write\nstonewall\n";
-    let c = cluster::build(&two_hosts(text, true), &ClusterInfo { ranks: 2 });
+    let c = cluster::build(
+        &two_hosts(text, true),
+        &ClusterInfo {
+            ranks: 2,
+            ..Default::default()
+        },
+    );
     let normal = cluster::render(&c, &outputs(None, false, false, true));
     let h1 = normal
         .find("<h1> \ng: (groupid=0, jobs=2)")
@@ -281,7 +299,13 @@ fn text_and_terse_show_every_host_and_all_clients() {
 fn snapshot_two_hosts() {
     let text = "[global]\nioengine=null\nbs=4k\nsize=256k\n\
                 [r]\nrw=randread\nnumjobs=2\ngroup_reporting\n[w]\nrw=write\nstonewall\n";
-    let c = cluster::build(&two_hosts(text, true), &ClusterInfo { ranks: 2 });
+    let c = cluster::build(
+        &two_hosts(text, true),
+        &ClusterInfo {
+            ranks: 2,
+            ..Default::default()
+        },
+    );
     let out = cluster::render(&c, &outputs(None, false, false, true));
     insta::assert_snapshot!("two_hosts", out);
 }

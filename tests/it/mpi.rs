@@ -15,7 +15,7 @@ use crate::common::{self, missing, tempdir};
 
 /// The MPI build of iomark, built on first use; `None` (and a failure in
 /// strict mode) when Open MPI is missing.
-fn mpi_iomark() -> Option<PathBuf> {
+pub(crate) fn mpi_iomark() -> Option<PathBuf> {
     static BUILT: Mutex<Option<PathBuf>> = Mutex::new(None);
     let have = |tool: &str| {
         Command::new("sh")
@@ -54,7 +54,7 @@ fn mpi_iomark() -> Option<PathBuf> {
 
 /// `mpirun -np N iomark ARGS` in `dir` (as root: Open MPI must be told),
 /// ended after two minutes whatever happens.
-fn mpirun(bin: &Path, dir: &Path, np: u32, extra: &[&str], args: &[&str]) -> Output {
+pub(crate) fn mpirun(bin: &Path, dir: &Path, np: u32, extra: &[&str], args: &[&str]) -> Output {
     let mut c = Command::new("timeout");
     c.current_dir(dir)
         .args(["120", "mpirun", "--allow-run-as-root", "--oversubscribe"])
@@ -65,7 +65,7 @@ fn mpirun(bin: &Path, dir: &Path, np: u32, extra: &[&str], args: &[&str]) -> Out
     c.output().expect("mpirun runs")
 }
 
-fn json_of(o: &Output) -> Value {
+pub(crate) fn json_of(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
         panic!(
             "not JSON ({e}):\n{}\nstderr:\n{}",
@@ -226,7 +226,7 @@ fn a_silent_rank_is_named_and_every_rank_stops_in_bounded_time() {
     let mut stopped = None;
     while stopped.is_none() && t0.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(100));
-        stopped = rank_pid(&bin, 1);
+        stopped = rank_pid(&bin, 1, child.id() as i32);
     }
     let pid = stopped.expect("rank 1 started");
     std::thread::sleep(Duration::from_millis(500));
@@ -248,8 +248,21 @@ fn a_silent_rank_is_named_and_every_rank_stops_in_bounded_time() {
     assert!(took < Duration::from_secs(30), "took {took:?}");
 }
 
-/// The pid of the process of `bin` that is MPI rank `rank`.
-fn rank_pid(bin: &Path, rank: u32) -> Option<i32> {
+/// The parent of process `pid`.
+fn parent(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // pid (comm) state ppid ...: comm may hold spaces, so cut after ')'.
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// The pid of the process of `bin` that is MPI rank `rank`, started
+/// below process `ancestor` (other tests run the same binary at once).
+fn rank_pid(bin: &Path, rank: u32, ancestor: i32) -> Option<i32> {
     let want = format!("OMPI_COMM_WORLD_RANK={rank}");
     for e in std::fs::read_dir("/proc").ok()?.flatten() {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
@@ -260,8 +273,15 @@ fn rank_pid(bin: &Path, rank: u32) -> Option<i32> {
             continue;
         }
         let env = std::fs::read(e.path().join("environ")).unwrap_or_default();
-        if env.split(|&b| b == 0).any(|v| v == want.as_bytes()) {
-            return Some(pid);
+        if !env.split(|&b| b == 0).any(|v| v == want.as_bytes()) {
+            continue;
+        }
+        let mut p = pid;
+        while let Some(pp) = parent(p).filter(|&pp| pp > 1) {
+            if pp == ancestor {
+                return Some(pid);
+            }
+            p = pp;
         }
     }
     None

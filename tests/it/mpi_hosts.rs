@@ -1,0 +1,240 @@
+//! A run over two hosts (network namespaces with their own host names,
+//! started by mpirun through a launch agent as ssh would), the figures
+//! while all ranks ran, and `--mpi-stonewall`.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::{self, missing, tempdir};
+use crate::mpi::{json_of, mpi_iomark, mpirun};
+
+/// Two "hosts", imk1 (10.79.0.11) and imk2 (10.79.0.12), on a bridge with
+/// this namespace (10.79.0.1); removed when dropped.
+struct Hosts;
+
+fn sh(script: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", script])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+impl Hosts {
+    fn up() -> Option<Hosts> {
+        if !common::is_root() {
+            missing("network namespaces need root");
+            return None;
+        }
+        let _ = sh("ip netns del imk1 2>/dev/null; ip netns del imk2 2>/dev/null; ip link del imkbr 2>/dev/null");
+        let ok = sh("set -e
+            ip link add imkbr type bridge
+            ip addr add 10.79.0.1/24 dev imkbr
+            ip link set imkbr up
+            for i in 1 2; do
+              ip netns add imk$i
+              ip link add vimk$i type veth peer name eth0 netns imk$i
+              ip link set vimk$i master imkbr up
+              ip -n imk$i addr add 10.79.0.1$i/24 dev eth0
+              ip -n imk$i link set eth0 up
+              ip -n imk$i link set lo up
+            done");
+        let h = Hosts;
+        if !ok {
+            missing("cannot set up network namespaces (ip netns, veth, bridge)");
+            return None;
+        }
+        Some(h)
+    }
+}
+
+impl Drop for Hosts {
+    fn drop(&mut self) {
+        let _ = sh("ip netns del imk1; ip netns del imk2; ip link del imkbr");
+    }
+}
+
+/// mpirun's arguments to start one rank on each host through `agent`.
+fn two_host_args(dir: &Path) -> Vec<String> {
+    let agent = dir.join("agent.sh");
+    std::fs::write(
+        &agent,
+        "#!/bin/sh\n\
+         while [ $# -gt 0 ]; do case \"$1\" in -*) shift ;; *) break ;; esac; done\n\
+         host=$1; shift\n\
+         case \"$host\" in 10.79.0.11) ns=imk1 ;; 10.79.0.12) ns=imk2 ;; *) exit 1 ;; esac\n\
+         exec ip netns exec \"$ns\" unshare --uts sh -c \"hostname $ns; $*\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let hosts = dir.join("hosts");
+    std::fs::write(&hosts, "10.79.0.11 slots=1\n10.79.0.12 slots=1\n").unwrap();
+    [
+        "--hostfile",
+        &hosts.to_string_lossy(),
+        "--mca",
+        "plm_rsh_agent",
+        &agent.to_string_lossy(),
+        "--mca",
+        "btl_tcp_if_include",
+        "10.79.0.0/24",
+        "--mca",
+        "oob_tcp_if_include",
+        "10.79.0.0/24",
+        "-wdir",
+        &dir.to_string_lossy(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+#[test]
+fn two_hosts_report_each_host_and_all_clients_and_log_apart() {
+    let Some(bin) = mpi_iomark() else { return };
+    let Some(_hosts) = Hosts::up() else { return };
+    let d = tempdir();
+    let args = two_host_args(d.path());
+    let extra: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = mpirun(
+        &bin,
+        d.path(),
+        2,
+        &extra,
+        &[
+            "--name=w",
+            "--ioengine=psync",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=256k",
+            "--write_bw_log=w",
+            "--output-format=json+",
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v = json_of(&o);
+    let cs = v["client_stats"].as_array().expect("client_stats");
+    let host_of = |c: &serde_json::Value| c["hostname"].as_str().unwrap_or("").to_string();
+    let hosts: Vec<String> = cs
+        .iter()
+        .filter(|c| c["jobname"] == "w")
+        .map(host_of)
+        .collect();
+    assert_eq!(hosts, ["imk1", "imk2"], "{v}");
+    let all = cs
+        .iter()
+        .find(|c| c["jobname"] == "All clients")
+        .expect("All clients");
+    assert_eq!(all["write"]["total_ios"], 128, "{all}");
+    // The merged latency histogram holds every I/O of both hosts.
+    let bins: u64 = all["write"]["clat_ns"]["bins"]
+        .as_object()
+        .expect("json+ bins")
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(bins, 128);
+    assert_eq!(v["iomark"]["cluster"]["ranks"], 2);
+    // Each host wrote its own log, named after it.
+    assert!(d.path().join("w_bw.1.log.imk1").exists());
+    assert!(d.path().join("w_bw.1.log.imk2").exists());
+}
+
+/// A job file whose size is 4 MiB on rank 0 and 8 MiB on rank 1, at
+/// 8 MiB/s each: rank 0 is done after 0.5 s, rank 1 after 1 s.
+fn uneven(dir: &Path) -> Vec<String> {
+    std::fs::write(
+        dir.join("u.fio"),
+        "[global]\nioengine=psync\nrw=write\nbs=4k\n[u]\nsize=${SZ}\nrate=8m\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("run.sh"),
+        "SZ=4m; [ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && SZ=8m; export SZ; exec \"$@\"\n",
+    )
+    .unwrap();
+    vec![
+        "sh".into(),
+        dir.join("run.sh").to_string_lossy().into_owned(),
+    ]
+}
+
+/// The `phases` of a run's JSON.
+fn phase(v: &serde_json::Value) -> &serde_json::Value {
+    &v["iomark"]["cluster"]["phases"][0]
+}
+
+#[test]
+fn figures_while_all_ranks_ran_and_until_the_last_was_done() {
+    let Some(bin) = mpi_iomark() else { return };
+    let d = tempdir();
+    let mut cmd = uneven(d.path());
+    cmd.push(bin.to_string_lossy().into_owned());
+    let o = mpirun(
+        Path::new(&cmd[0]),
+        d.path(),
+        2,
+        &[],
+        &[&cmd[1], &cmd[2], "u.fio", "--output-format=json"],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v = json_of(&o);
+    let p = phase(&v);
+    let first = p["first_done_ms"].as_u64().unwrap();
+    let last = p["last_done_ms"].as_u64().unwrap();
+    assert!((450..800).contains(&first), "{p}");
+    assert!((950..1400).contains(&last), "{p}");
+    // Until the last was done: every byte of both ranks (12 MiB).
+    assert_eq!(p["until_last_done"]["write"]["io_bytes"], 12 << 20, "{p}");
+    // While both ran: rank 0's 4 MiB and about as much of rank 1's, so
+    // about twice one rank's rate (16 MiB/s), not the 12 MiB/s average.
+    let all_bw = p["all_running"]["write"]["bw_bytes"].as_u64().unwrap() as f64;
+    let mib = (1u64 << 20) as f64;
+    assert!(all_bw > 14.0 * mib && all_bw < 18.0 * mib, "{p}");
+    // Nobody was stopped: rank 1 did all of its 8 MiB.
+    let cs = v["client_stats"].as_array().unwrap();
+    let ios: Vec<u64> = cs
+        .iter()
+        .filter(|c| c["jobname"] == "u")
+        .map(|c| c["write"]["total_ios"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ios, [1024, 2048], "{v}");
+}
+
+#[test]
+fn mpi_stonewall_ends_the_phase_on_every_rank_when_the_first_is_done() {
+    let Some(bin) = mpi_iomark() else { return };
+    let d = tempdir();
+    let cmd = uneven(d.path());
+    let o = mpirun(
+        Path::new(&cmd[0]),
+        d.path(),
+        2,
+        &[],
+        &[
+            &cmd[1],
+            &bin.to_string_lossy(),
+            "u.fio",
+            "--mpi-stonewall",
+            "--output-format=json",
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v = json_of(&o);
+    let cs = v["client_stats"].as_array().unwrap();
+    let ios: Vec<u64> = cs
+        .iter()
+        .filter(|c| c["jobname"] == "u")
+        .map(|c| c["write"]["total_ios"].as_u64().unwrap())
+        .collect();
+    // Rank 0 did its 1024 writes; rank 1 stopped soon after, far short of
+    // its 2048, and without an error.
+    assert_eq!(ios[0], 1024, "{v}");
+    assert!(ios[1] > 800 && ios[1] < 1400, "{v}");
+    assert!(cs.iter().all(|c| c["error"] == 0), "{v}");
+    let p = phase(&v);
+    let (first, last) = (
+        p["first_done_ms"].as_u64().unwrap(),
+        p["last_done_ms"].as_u64().unwrap(),
+    );
+    assert!(last - first < 300, "{p}");
+}
