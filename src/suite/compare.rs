@@ -218,6 +218,31 @@ fn test_description(rules: Rules) -> String {
     )
 }
 
+/// `text` after `first`, in lines of at most `width` columns, the
+/// following ones indented as far as `first`.
+fn wrap(first: &str, text: &str, width: usize) -> String {
+    let indent = " ".repeat(first.chars().count());
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        if !empty && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = indent.clone();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
+}
+
 fn counts(rows: &[Row]) -> (usize, usize, usize) {
     let c = |v| rows.iter().filter(|r| r.verdict == v).count();
     (
@@ -244,14 +269,20 @@ pub fn text_report(
     rules: Rules,
 ) -> String {
     let runs = |d: &Dataset| d.items.iter().map(|i| i.samples.len()).max().unwrap_or(0);
-    let mut s = format!(
-        "iomark compare\n  base: {} ({} run(s))\n  new:  {} ({} run(s))\n  test: {}\n\n",
-        base.source,
-        runs(base),
-        new.source,
-        runs(new),
-        test_description(rules)
-    );
+    let (nb, nn) = (runs(base), runs(new));
+    let mut s = String::from("iomark compare\n");
+    s.push_str(&wrap(
+        "  base: ",
+        &format!("{} ({nb} run(s))", base.source),
+        80,
+    ));
+    s.push_str(&wrap(
+        "  new:  ",
+        &format!("{} ({nn} run(s))", new.source),
+        80,
+    ));
+    s.push_str(&wrap("  test: ", &test_description(rules), 80));
+    s.push('\n');
     let w = rows
         .iter()
         .map(|r| r.label.chars().count())
@@ -260,27 +291,49 @@ pub fn text_report(
         .max(8);
     let _ = writeln!(
         s,
-        "{:<w$}  {:<12}  {:>18}  {:>18}  {:>8}  {:>7}  verdict",
-        "job", "metric", "base (n)", "new (n)", "change", "p"
+        "{:<w$}  {:<12} {:>13} {:>13} {:>7} {:>5}  verdict",
+        "job", "metric", "base median", "new median", "change", "p"
     );
+    // A side's run count shows in a row only when it differs from the
+    // header's.
+    let value = |m: &'static MetricDef, sum: &Summary, n: usize| {
+        let v = value_text(m, sum.median);
+        if sum.n == n {
+            v
+        } else {
+            format!("{v} ({})", sum.n)
+        }
+    };
+    let mut notes = Vec::new();
     for r in rows {
         let verdict = match r.verdict {
-            Verdict::Regression => "REGRESSION".to_string(),
-            Verdict::Improvement => "improvement".to_string(),
-            Verdict::NoChange => "no significant change".to_string(),
+            Verdict::Regression => "REGRESSION",
+            Verdict::Improvement => "improvement",
+            Verdict::NoChange => "no change",
         };
         let _ = writeln!(
             s,
-            "{:<w$}  {:<12}  {:>18}  {:>18}  {:>8}  {:>7}  {}: {}",
+            "{:<w$}  {:<12} {:>13} {:>13} {:>7} {:>5}  {verdict}",
             r.label,
             r.metric.title,
-            format!("{} ({})", value_text(r.metric, r.base.median), r.base.n),
-            format!("{} ({})", value_text(r.metric, r.new.median), r.new.n),
+            value(r.metric, &r.base, nb),
+            value(r.metric, &r.new, nn),
             pct(r.change),
             r.p.map(|p| format!("{p:.3}")).unwrap_or_else(|| "-".into()),
-            verdict,
-            r.why
         );
+        // Noise says nothing the p column does not; other reasons do.
+        if !r.why.starts_with("within noise") {
+            notes.push(format!(
+                "{} {}: {verdict}, {}",
+                r.label, r.metric.title, r.why
+            ));
+        }
+    }
+    if !notes.is_empty() {
+        s.push('\n');
+        for n in notes {
+            s.push_str(&wrap("  ", &n, 80));
+        }
     }
     for (side, list) in [("base", only.0), ("new", only.1)] {
         if !list.is_empty() {
