@@ -142,6 +142,7 @@ fn run_jobs(args: RunArgs) -> i32 {
                 return if c.rank() == 0 { fail(&e) } else { EXIT_FAIL };
             }
             crate::stats::logs::tag_logs(&c.place.tag);
+            crate::run::safety::set_run_token(&c.token);
             c.place.clone()
         }
         None => crate::cluster::Placement::default(),

@@ -153,6 +153,17 @@ impl ClusterHooks {
         }
     }
 
+    /// The meeting after rank 0's layout of the next batch.
+    fn rank_0_laid_out(&mut self) {
+        let mut c = self.cluster.lock().expect("cluster");
+        let what = format!("rank 0 to lay out the files of batch {}", self.batch + 1);
+        if let Err(e) = c.exchange(&what, Vec::new(), |_| Vec::new()) {
+            if !matches!(e, ClusterError::Interrupted(_)) {
+                give_up(&c, &e);
+            }
+        }
+    }
+
     /// The running batch's summed counters now.
     fn counters(&self, live: &Live<'_>) -> ([u64; 3], [u64; 3]) {
         let (mut bytes, mut ios) = ([0u64; 3], [0u64; 3]);
@@ -298,6 +309,20 @@ impl SessionHooks for ClusterHooks {
         } else {
             // Rank 0 says it, once for all.
             Err(String::new())
+        }
+    }
+
+    fn before_layout(&mut self, _plan: &Plan, _batch: &[usize]) {
+        // Rank 0 lays out first (a shared file is created once, by it);
+        // the others then find its files and extend them as they need.
+        if self.cluster.lock().expect("cluster").rank() != 0 {
+            self.rank_0_laid_out();
+        }
+    }
+
+    fn after_layout(&mut self, _plan: &Plan, _batch: &[usize]) {
+        if self.cluster.lock().expect("cluster").rank() == 0 {
+            self.rank_0_laid_out();
         }
     }
 

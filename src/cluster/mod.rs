@@ -178,6 +178,9 @@ pub struct Cluster {
     pub place: Placement,
     /// Every rank's host name (known after [`Cluster::new`]).
     pub hosts: Vec<String>,
+    /// This run's token, the same on every rank (rank 0 draws it): marks
+    /// the files the run creates (`run::safety::set_run_token`).
+    pub token: String,
     timeout: Duration,
     seq: u32,
     last_heard: Vec<Instant>,
@@ -210,6 +213,7 @@ impl Cluster {
                 tag: String::new(),
             },
             hosts: vec![String::new(); size as usize],
+            token: String::new(),
             timeout,
             seq: 0,
             last_heard: vec![Instant::now(); size as usize],
@@ -223,9 +227,9 @@ impl Cluster {
                 .iter()
                 .map(|b| String::from_utf8_lossy(b).into_owned())
                 .collect();
-            serde_json::to_vec(&names).unwrap_or_default()
+            serde_json::to_vec(&(names, new_token())).unwrap_or_default()
         })?;
-        c.hosts = serde_json::from_slice(&all)
+        (c.hosts, c.token) = serde_json::from_slice(&all)
             .map_err(|_| ClusterError::Malformed(0, "the host names".into()))?;
         let me = &c.place.hostname;
         c.place.tag = if c.hosts.iter().filter(|h| *h == me).count() > 1 {
@@ -395,6 +399,22 @@ fn heartbeat(t: &dyn Transport, beating: &AtomicBool) {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// 128 random bits, in hex.
+fn new_token() -> String {
+    let mut b = [0u8; 16];
+    // SAFETY: getrandom fills at most b.len() bytes of b.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    if n != b.len() as isize {
+        // No randomness: still unique enough for a run's own files.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        b = (t ^ (std::process::id() as u128) << 64).to_le_bytes();
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 fn frame(seq: u32, body: &[u8]) -> Vec<u8> {

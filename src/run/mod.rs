@@ -367,7 +367,9 @@ impl<'a> Runner<'a> {
     /// before `expect`).
     fn start_batch(&mut self, batch: &[usize], hooks: &mut dyn session::SessionHooks) {
         self.check_overcommit(batch);
+        hooks.before_layout(&self.plan, batch);
         let ready = self.lay_out(batch);
+        hooks.after_layout(&self.plan, batch);
         let gate = Arc::new(StartGate::new(self.shared.base));
         let started = self.spawn(&ready, &gate);
         // The release point of the batch: every clone started is setting

@@ -52,7 +52,7 @@
 //! naming the target, the reason and the option that overrides it.
 
 use std::collections::{HashMap, HashSet};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 use super::error::Refusal;
@@ -64,6 +64,21 @@ const PROBE_BYTES: usize = 256 << 10;
 /// The extended attribute that marks files iomark created.
 const MARK: &std::ffi::CStr = c"user.iomark";
 
+/// The attribute that names the run (over many MPI ranks) that created a
+/// file, so that the other ranks of that run may use it.
+const RUN_MARK: &std::ffi::CStr = c"user.iomark.run";
+
+/// The token of the run over many ranks this process is part of.
+static RUN_TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// This process is a rank of the run `token` names (the same on every
+/// rank, random per run): files it creates carry the token, and files
+/// that carry it (made by another rank of this run after the check, such
+/// as one shared file) may be used. Only the first call counts.
+pub fn set_run_token(token: &str) {
+    let _ = RUN_TOKEN.set(token.to_string());
+}
+
 /// Marks a file iomark has just created exclusively (best effort:
 /// filesystems without user extended attributes simply keep no mark).
 /// Takes the descriptor, so the mark cannot land on another file.
@@ -72,6 +87,37 @@ pub fn mark_created(fd: std::os::fd::RawFd) {
     unsafe {
         libc::fsetxattr(fd, MARK.as_ptr(), b"1".as_ptr().cast(), 1, 0);
     }
+    if let Some(t) = RUN_TOKEN.get() {
+        // SAFETY: as above, with the token's bytes.
+        unsafe {
+            libc::fsetxattr(fd, RUN_MARK.as_ptr(), t.as_ptr().cast(), t.len(), 0);
+        }
+    }
+}
+
+/// Whether another rank of this run created the open file `fd` (it
+/// carries this run's token).
+pub fn created_by_peer(fd: std::os::fd::RawFd) -> bool {
+    let Some(t) = RUN_TOKEN.get() else {
+        return false;
+    };
+    let mut buf = [0u8; 64];
+    // SAFETY: reads at most buf.len() bytes into buf.
+    let n = unsafe { libc::fgetxattr(fd, RUN_MARK.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    n > 0 && &buf[..n as usize] == t.as_bytes()
+}
+
+/// `created_by_peer` for the regular file at `path`, not following a
+/// link (for a size check; opening checks the descriptor).
+pub fn created_by_peer_at(path: &Path) -> bool {
+    let Ok(f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    else {
+        return false;
+    };
+    f.metadata().is_ok_and(|m| m.is_file()) && created_by_peer(std::os::fd::AsRawFd::as_raw_fd(&f))
 }
 
 /// Who a file is: the device and inode it lives on, its type, for

@@ -57,6 +57,11 @@ pub trait SessionHooks {
     /// once all have set up and this has returned. Called for every batch
     /// the run starts, also one whose clones all failed before starting
     /// (`clones` is then empty).
+    /// A batch's files are about to be laid out (`after_layout`: they
+    /// have been). Ranks that share files lay them out in turn.
+    fn before_layout(&mut self, _plan: &Plan, _batch: &[usize]) {}
+    fn after_layout(&mut self, _plan: &Plan, _batch: &[usize]) {}
+
     /// `gate` counts the clones that have set up (`StartGate::arrived`).
     fn before_start(&mut self, _plan: &Plan, _clones: &[usize], _gate: &StartGate) {}
 

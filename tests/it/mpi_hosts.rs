@@ -238,3 +238,90 @@ fn mpi_stonewall_ends_the_phase_on_every_rank_when_the_first_is_done() {
     );
     assert!(last - first < 300, "{p}");
 }
+
+#[test]
+fn ranks_share_one_file_each_writing_its_own_region() {
+    let Some(bin) = mpi_iomark() else { return };
+    let d = tempdir();
+    // N-to-1: one file, created by rank 0 during the run, extended and
+    // used by the others; rank r writes [r MiB, r+1 MiB) with its own
+    // pattern byte.
+    let o = mpirun(
+        &bin,
+        d.path(),
+        3,
+        &[],
+        &[
+            "--name=n",
+            "--ioengine=psync",
+            "--rw=write",
+            "--bs=64k",
+            "--size=1m",
+            "--offset_increment=1m",
+            "--filename=shared.dat",
+            "--write_iolog=trace",
+            "--output-format=json",
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v = json_of(&o);
+    let per_host: Vec<u64> = v["client_stats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["jobname"] == "n")
+        .map(|c| c["write"]["total_ios"].as_u64().unwrap())
+        .collect();
+    assert_eq!(per_host, [16, 16, 16], "{v}");
+    assert_eq!(
+        std::fs::metadata(d.path().join("shared.dat"))
+            .unwrap()
+            .len(),
+        3 << 20
+    );
+    // Each rank's trace (named with its host and rank) holds its writes:
+    // all inside its own MiB.
+    let host = String::from_utf8(Command::new("uname").arg("-n").output().unwrap().stdout).unwrap();
+    for r in 0..3u64 {
+        let trace =
+            std::fs::read_to_string(d.path().join(format!("trace.{}.{r}", host.trim()))).unwrap();
+        let offsets: Vec<u64> = trace
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                (f.get(2) == Some(&"write")).then(|| f[3].parse().unwrap())
+            })
+            .collect();
+        assert_eq!(offsets.len(), 16, "{trace}");
+        assert!(
+            offsets.iter().all(|o| o / (1 << 20) == r),
+            "rank {r}: {offsets:?}"
+        );
+    }
+}
+
+#[test]
+fn without_the_mpi_feature_mpi_says_how_to_build_it() {
+    let d = tempdir();
+    for env in [None, Some(("OMPI_COMM_WORLD_RANK", "0"))] {
+        let mut c = common::iomark();
+        c.current_dir(d.path());
+        if let Some((k, val)) = env {
+            c.env(k, val);
+        } else {
+            c.arg("--mpi");
+        }
+        let o = c
+            .args(["--name=x", "--ioengine=null", "--size=1m"])
+            .output()
+            .unwrap();
+        let err = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("cargo build --release --features mpi"),
+            "{err}"
+        );
+        assert!(common::stdout(&o).is_empty());
+    }
+}
