@@ -300,6 +300,73 @@ impl Reporter {
         }
     }
 
+    /// How much of job `i` is done (0 to 1) and its time left in s:
+    /// by time for time-based jobs, else by bytes (bounded by runtime).
+    fn share(
+        &self,
+        i: usize,
+        job: &crate::run::plan::PlannedJob,
+        p: &Progress,
+        st: u8,
+    ) -> (f64, f64) {
+        let since = self.started[i]
+            .map(|t| t.elapsed().as_secs_f64())
+            .unwrap_or(0.0);
+        let planned_rt = match p.planned_runtime_us.load(Ordering::Relaxed) {
+            0 => (job.spec.time.runtime_us + job.spec.time.ramp_time_us) as f64 / 1e6,
+            us => us as f64 / 1e6,
+        };
+        let planned = p.planned_bytes.load(Ordering::Relaxed) as f64;
+        let moved: u64 = (0..3).map(|d| p.bytes[d].load(Ordering::Relaxed)).sum();
+        let by_time = planned_rt > 0.0 && (job.spec.time.time_based || planned == 0.0);
+        if st >= state::DONE {
+            (1.0, 0.0)
+        } else if st == state::NOT_STARTED || st == state::SETUP {
+            (0.0, if planned_rt > 0.0 { planned_rt } else { 0.0 })
+        } else if by_time {
+            let f = (since / planned_rt).min(1.0);
+            (f, (planned_rt - since).max(0.0))
+        } else if planned > 0.0 {
+            let f = (moved as f64 / planned).min(1.0);
+            let left = if f > 0.0 { since * (1.0 - f) / f } else { 0.0 };
+            let left = if planned_rt > 0.0 {
+                left.min((planned_rt - since).max(0.0))
+            } else {
+                left
+            };
+            (f, left)
+        } else {
+            (0.0, 0.0)
+        }
+    }
+
+    /// The rates since the last line, per direction: bandwidth and IOPS
+    /// texts (`r=…`); the counters become the next line's base.
+    fn rates(&mut self, bytes: [u64; 3], ios: [u64; 3], dt: f64) -> (Vec<String>, Vec<String>) {
+        let rate = |d: usize, v: &[u64; 3], last: &[u64; 3]| (v[d] - last[d].min(v[d])) as f64 / dt;
+        let mut bw = Vec::new();
+        let mut iops = Vec::new();
+        for (d, tag) in [(0, "r"), (1, "w"), (2, "t")] {
+            if bytes[d] > 0 {
+                bw.push(format!(
+                    "{tag}={}",
+                    human_rate(rate(d, &bytes, &self.last_bytes))
+                ));
+                iops.push(format!(
+                    "{tag}={}",
+                    human_count(rate(d, &ios, &self.last_ios))
+                ));
+            }
+        }
+        if bw.is_empty() {
+            bw.push("r=0B/s".into());
+            iops.push("r=0".into());
+        }
+        self.last_bytes = bytes;
+        self.last_ios = ios;
+        (bw, iops)
+    }
+
     fn line(&mut self, plan: &Plan, progresses: &[Arc<Progress>]) -> String {
         let now = Instant::now();
         let dt = now.duration_since(self.last_print).as_secs_f64().max(1e-3);
@@ -332,35 +399,7 @@ impl Reporter {
                 files += job.files.len().max(1);
             }
             states.push(c);
-            let since = self.started[i]
-                .map(|t| t.elapsed().as_secs_f64())
-                .unwrap_or(0.0);
-            let planned_rt = match p.planned_runtime_us.load(Ordering::Relaxed) {
-                0 => (job.spec.time.runtime_us + job.spec.time.ramp_time_us) as f64 / 1e6,
-                us => us as f64 / 1e6,
-            };
-            let planned = p.planned_bytes.load(Ordering::Relaxed) as f64;
-            let moved: u64 = (0..3).map(|d| p.bytes[d].load(Ordering::Relaxed)).sum();
-            let by_time = planned_rt > 0.0 && (job.spec.time.time_based || planned == 0.0);
-            let (frac, left) = if st >= state::DONE {
-                (1.0, 0.0)
-            } else if st == state::NOT_STARTED || st == state::SETUP {
-                (0.0, if planned_rt > 0.0 { planned_rt } else { 0.0 })
-            } else if by_time {
-                let f = (since / planned_rt).min(1.0);
-                (f, (planned_rt - since).max(0.0))
-            } else if planned > 0.0 {
-                let f = (moved as f64 / planned).min(1.0);
-                let left = if f > 0.0 { since * (1.0 - f) / f } else { 0.0 };
-                let left = if planned_rt > 0.0 {
-                    left.min((planned_rt - since).max(0.0))
-                } else {
-                    left
-                };
-                (f, left)
-            } else {
-                (0.0, 0.0)
-            };
+            let (frac, left) = self.share(i, job, p, st);
             done_frac += frac;
             let ph = job.phase as usize;
             if ph < phase_left.len() {
@@ -374,27 +413,7 @@ impl Reporter {
             }
         }
         let n = plan.jobs.len().max(1) as f64;
-        let rate = |d: usize, v: &[u64; 3], last: &[u64; 3]| (v[d] - last[d].min(v[d])) as f64 / dt;
-        let mut bw = Vec::new();
-        let mut iops = Vec::new();
-        for (d, tag) in [(0, "r"), (1, "w"), (2, "t")] {
-            if bytes[d] > 0 {
-                bw.push(format!(
-                    "{tag}={}",
-                    human_rate(rate(d, &bytes, &self.last_bytes))
-                ));
-                iops.push(format!(
-                    "{tag}={}",
-                    human_count(rate(d, &ios, &self.last_ios))
-                ));
-            }
-        }
-        if bw.is_empty() {
-            bw.push("r=0B/s".into());
-            iops.push("r=0".into());
-        }
-        self.last_bytes = bytes;
-        self.last_ios = ios;
+        let (bw, iops) = self.rates(bytes, ios, dt);
         let left = phase_left.iter().sum::<f64>();
         if let Some(pass) = &self.cfg.pass {
             let rates: Vec<String> = bw
