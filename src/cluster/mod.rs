@@ -22,6 +22,7 @@
 //! build (`mpi.rs`), in-process channels in tests (`local.rs`).
 
 pub mod assemble;
+pub mod command;
 pub mod hooks;
 pub mod local;
 #[cfg(feature = "mpi")]

@@ -38,4 +38,5 @@ mod front_suite;
 mod front_sweep;
 mod html_check;
 mod mpi;
+mod mpi_suite;
 mod output_faults;

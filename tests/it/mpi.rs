@@ -15,7 +15,7 @@ use crate::common::{self, missing, tempdir};
 
 /// The MPI build of iomark, built on first use; `None` (and a failure in
 /// strict mode) when Open MPI is missing.
-fn mpi_iomark() -> Option<PathBuf> {
+pub(crate) fn mpi_iomark() -> Option<PathBuf> {
     static BUILT: Mutex<Option<PathBuf>> = Mutex::new(None);
     let have = |tool: &str| {
         Command::new("sh")
@@ -54,7 +54,7 @@ fn mpi_iomark() -> Option<PathBuf> {
 
 /// `mpirun -np N iomark ARGS` in `dir` (as root: Open MPI must be told),
 /// ended after two minutes whatever happens.
-fn mpirun(bin: &Path, dir: &Path, np: u32, extra: &[&str], args: &[&str]) -> Output {
+pub(crate) fn mpirun(bin: &Path, dir: &Path, np: u32, extra: &[&str], args: &[&str]) -> Output {
     let mut c = Command::new("timeout");
     c.current_dir(dir)
         .args(["120", "mpirun", "--allow-run-as-root", "--oversubscribe"])
