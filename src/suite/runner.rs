@@ -241,6 +241,46 @@ impl Drop for TestFiles {
     }
 }
 
+/// Under MPI a stop signal ends every rank (an aborted MPI job), and the
+/// launcher kills a rank a second after asking it to stop, maybe before
+/// its destructors run: this removes the rank's test files (those
+/// registered with `signals`) as soon as a signal arrives, while the
+/// workers, which stop on the signal, still hold them open.
+struct RemoveOnSignal {
+    done: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl RemoveOnSignal {
+    fn start() -> RemoveOnSignal {
+        use std::sync::atomic::Ordering;
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let d = done.clone();
+        let thread = std::thread::Builder::new()
+            .name("iomark:cleanup".into())
+            .spawn(move || {
+                while !d.load(Ordering::SeqCst) {
+                    if signals::received() {
+                        signals::clean_up_now();
+                        return;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+            })
+            .ok();
+        RemoveOnSignal { done, thread }
+    }
+}
+
+impl Drop for RemoveOnSignal {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Runs the suite; `on_test` is called after each test's last pass.
 pub fn run_suite(
     s: &SuiteRun,
@@ -272,6 +312,7 @@ pub fn run_suite_on(
         eta::Forecast::of_plan(all.plan(), &sections_run, s.passes, s.warmup_us, &created);
     let mut pass_no = 0;
     let mut created = TestFiles::new(created);
+    let _sweeper = ranks.map(|_| RemoveOnSignal::start());
     let files_of = |section: &str| -> Vec<PathBuf> {
         all.plan()
             .jobs
