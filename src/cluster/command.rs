@@ -305,6 +305,78 @@ mod tests {
         }
     }
 
+    /// One rank's result of a null job of 16 reads (a clone each).
+    fn null_run() -> RunResult {
+        let path = std::path::PathBuf::from("m.fio");
+        let text = "[m]\nioengine=null\nrw=read\nbs=4k\nsize=64k\n";
+        let secs = crate::job::jobfile::parse_jobfile_text(text, &path).expect("parses");
+        let src = crate::job::JobSources {
+            files: vec![(path, secs)],
+            ..Default::default()
+        };
+        let list = crate::workload::checked_jobs(&src).expect("checks");
+        let opts = crate::run::session::SessionOptions {
+            run: crate::run::RunOptions {
+                quiet: true,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        crate::run::session::Session::new(list, opts)
+            .prepare()
+            .expect("prepares")
+            .run()
+            .expect("runs")
+    }
+
+    fn ios(r: &RunResult) -> u64 {
+        r.jobs.iter().map(|j| j.outcome.stats.dir[0].ios).sum()
+    }
+
+    #[test]
+    fn clients_are_the_hosts_when_there_are_several_else_the_ranks() {
+        let mine = null_run();
+        let all = || -> Gathered { (0..3).map(|_| RankResult::of(&mut null_run())).collect() };
+        let names = |n: [&str; 3]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let m = merge(&mine, all(), &names(["a", "a", "b"]));
+        let got: Vec<(&str, &str, Vec<u32>, &str)> = m
+            .clients
+            .iter()
+            .map(|(c, _)| {
+                (
+                    c.name.as_str(),
+                    c.hostname.as_str(),
+                    c.ranks.clone(),
+                    c.unit,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![("a", "a", vec![0, 1], "host"), ("b", "b", vec![2], "host")]
+        );
+        assert_eq!(m.hosts.len(), 2);
+        assert_eq!(ios(&m.clients[0].1), 32);
+        assert_eq!(ios(&m.clients[1].1), 16);
+        let m = merge(&mine, all(), &names(["a", "a", "a"]));
+        let got: Vec<(&str, &str, &str)> = m
+            .clients
+            .iter()
+            .map(|(c, _)| (c.name.as_str(), c.hostname.as_str(), c.unit))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("rank 0", "a", "rank"),
+                ("rank 1", "a", "rank"),
+                ("rank 2", "a", "rank")
+            ]
+        );
+        assert_eq!(m.hosts.len(), 1);
+        assert_eq!(ios(&m.hosts[0].result), 48);
+        assert!(m.clients.iter().all(|(_, r)| ios(r) == 16));
+    }
+
     #[test]
     fn failures_name_every_failing_rank() {
         let hosts = vec!["a".to_string(), "b".to_string(), "c".to_string()];

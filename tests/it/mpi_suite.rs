@@ -229,3 +229,61 @@ fn sweep_on_two_ranks_sums_every_point() {
         "test files left: {files:?}"
     );
 }
+
+#[test]
+fn a_preset_on_two_ranks_sums_every_test_and_removes_every_clones_file() {
+    let Some(bin) = mpi_iomark() else { return };
+    let d = tempdir();
+    // `ars` names no shared file: each clone (16 of one test on each
+    // rank) writes its own, named by its global clone number.
+    let o = mpirun(
+        &bin,
+        d.path(),
+        2,
+        &[],
+        &[
+            "suite",
+            "ars",
+            "--size=4m",
+            "--runtime=150ms",
+            "--passes=1",
+            "--warmup=0",
+            "--eta=never",
+            "--no-report",
+        ],
+    );
+    let out = common::stdout(&o);
+    assert!(o.status.success(), "{}\n{out}", common::stderr(&o));
+    assert_eq!(headings(&out), 1, "{out}");
+    assert_eq!(
+        out.lines().filter(|l| l.contains("over 2 ranks: ")).count(),
+        4,
+        "{out}"
+    );
+    assert_eq!(files_in(d.path()), Vec::<String>::new());
+    // The same, with the results: each test the sum of its two ranks.
+    let o = mpirun(
+        &bin,
+        d.path(),
+        2,
+        &[],
+        &[
+            "suite",
+            "ars",
+            "--size=4m",
+            "--runtime=150ms",
+            "--passes=1",
+            "--warmup=0",
+            "--eta=never",
+            "--json",
+            "-",
+            "--html",
+            "r.html",
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let doc = json_of(&o);
+    assert_eq!(doc["cluster"]["ranks"], 2);
+    check_tests_sum_their_ranks(&doc, 1);
+    assert_eq!(files_in(d.path()), ["r.html"]);
+}
