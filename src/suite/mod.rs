@@ -323,9 +323,10 @@ pub fn agreed<T>(
 fn ranks_line(r: &Ranks) -> String {
     let hosts = r.distinct_hosts();
     format!(
-        "on {} MPI ranks on {} host{} ({}), each with its own test file: figures are \
+        "on {} MPI rank{} on {} host{} ({}), each with its own test file: figures are \
          their sum, with the range over the {}",
         r.size(),
+        if r.size() == 1 { "" } else { "s" },
         hosts.len(),
         if hosts.len() == 1 { "" } else { "s" },
         hosts.join(", "),

@@ -91,8 +91,12 @@ pub struct Spread {
     pub bw_bytes: (f64, f64),
 }
 
-/// The spread of direction `dir` over `clients` (None without clients).
+/// The spread of direction `dir` over `clients` (None with fewer than
+/// two: a run on one host alone, or on one rank).
 pub fn client_spread(clients: &[ClientOutcome], dir: &str) -> Option<Spread> {
+    if clients.len() < 2 {
+        return None;
+    }
     let mut iops = Vec::new();
     let mut bw = Vec::new();
     for c in clients {
