@@ -369,6 +369,11 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     let root = ranks.is_none_or(Ranks::is_root);
     // What every rank finds alike, rank 0 says.
     let fail_all = |e: &str| if root { fail(cmd, e) } else { 1 };
+    // Every rank checks what would stop rank 0 before any rank runs.
+    let to_stdout = match report_to_stdout(flags) {
+        Ok(t) => t,
+        Err(e) => return fail_all(&e),
+    };
     // Validate the whole job file before anything else.
     let sections = match pipeline::sections(&b.jobfile, &name) {
         Ok(s) => s,
@@ -409,13 +414,13 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     // and the results bundle.
     let env = host::Environment::capture(std::slice::from_ref(&b.target.path));
     let (json_path, html_path) = report_paths(b.kind, flags);
-    let mut out = match report_to_stdout(flags) {
-        Ok(true) => BenchOut {
+    let mut out = if to_stdout {
+        BenchOut {
             console: Console::on_stderr(),
             ..BenchOut::default()
-        },
-        Ok(false) => BenchOut::default(),
-        Err(e) => return fail(cmd, &e),
+        }
+    } else {
+        BenchOut::default()
     };
     let label_w = b
         .tests
