@@ -245,13 +245,10 @@ pub fn merge(result: &RunResult, all: Gathered, names: &[String]) -> Merged {
     }
 }
 
+/// An exact copy, through the encoding it travelled in (whatever fields
+/// a rank's result gains).
 fn copy_of(r: &RankResult) -> RankResult {
-    RankResult {
-        outcomes: r.outcomes.clone(),
-        interrupted: r.interrupted,
-        start_unix: r.start_unix,
-        disks: r.disks.clone(),
-    }
+    crate::stats::wire::decode(&crate::stats::wire::encode(r)).unwrap_or_default()
 }
 
 #[cfg(test)]

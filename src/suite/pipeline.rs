@@ -202,8 +202,11 @@ pub fn run_on(p: Pass, ranks: Option<&Ranks>) -> Result<PassOutput, String> {
             }
         }
     }
+    // The rest of the run's figures, if any, at their defaults.
+    #[allow(clippy::needless_update)]
     let info = report::cluster::ClusterInfo {
         ranks: ranks.size(),
+        ..Default::default()
     };
     let doc = report::cluster::document(&report::cluster::build(&merged.hosts, &info), true);
     let clients = merged
