@@ -141,8 +141,6 @@ fn run_jobs(args: RunArgs) -> i32 {
                 // The same on every rank: rank 0 says it.
                 return if c.rank() == 0 { fail(&e) } else { EXIT_FAIL };
             }
-            crate::stats::logs::tag_logs(&c.place.tag);
-            crate::run::safety::set_run_token(&c.token);
             c.place.clone()
         }
         None => crate::cluster::Placement::default(),

@@ -22,6 +22,7 @@
 //! build (`mpi.rs`), in-process channels in tests (`local.rs`).
 
 pub mod assemble;
+pub mod command;
 pub mod hooks;
 pub mod local;
 #[cfg(feature = "mpi")]
@@ -131,7 +132,11 @@ pub fn join(flag: bool, timeout_s: Option<u64>) -> Result<Option<Cluster>, Strin
     let timeout = timeout_s
         .map(Duration::from_secs)
         .unwrap_or(DEFAULT_TIMEOUT);
-    join_mpi(timeout).map(Some)
+    let c = join_mpi(timeout)?;
+    // Logs and files of this rank: named apart, marked as this run's.
+    crate::stats::logs::tag_logs(&c.place.tag);
+    crate::run::safety::set_run_token(&c.token);
+    Ok(Some(c))
 }
 
 #[cfg(feature = "mpi")]

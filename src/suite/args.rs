@@ -24,6 +24,10 @@ pub struct RunFlags {
     pub print_jobfile: bool,
     pub eta: ProgressMode,
     pub eta_newline: bool,
+    /// `--mpi`: run as one rank of an MPI job (also detected under mpirun).
+    pub mpi: bool,
+    /// `--mpi-timeout`: seconds before a silent rank stops every rank.
+    pub mpi_timeout_s: Option<u64>,
     pub help: bool,
 }
 
@@ -134,6 +138,14 @@ pub const SHARED: &[SharedFlag] = &[
     }),
     shared("eta-newline", None, "print each progress update on its own line", |f, _| {
         f.eta_newline = true;
+        Ok(())
+    }),
+    shared("mpi", None, "run as one rank of an MPI job (detected under mpirun): each rank its own test file, rank 0 reports the sum", |f, _| {
+        f.mpi = true;
+        Ok(())
+    }),
+    shared("mpi-timeout", Some("N"), "give up on a silent MPI rank after N seconds (60)", |f, v| {
+        f.mpi_timeout_s = Some(u64::from(parse_u32(v, "mpi-timeout", 1)?));
         Ok(())
     }),
     shared("help", None, "this help", |f, _| {

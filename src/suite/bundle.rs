@@ -16,6 +16,11 @@
 //!                numjobs, ioengine, direct},
 //!                "passes": [ {"bw_bytes", "iops", "lat_mean_ns", "lat_p99_ns"} … ],
 //!                "summary": { metric: {"n", "median", "q1", "q3", "min", "max"} } } ],
+//!   "cluster": { "ranks", "hosts": [ {"hostname", "ranks"} ], "spread_over" }
+//!                                          only under MPI: then each test also has
+//!                "clients": [ {"name", "hostname", "ranks", "passes": [ {… "total_ios"} ]} ],
+//!                "spread": {"over", "clients", "iops": {"min", "max"}, "bw_bytes": {…}},
+//!              and each test's figures are the sum over every rank
 //!   "sweep": { … only for sweeps … },
 //!   "runs": [ { "section", "pass", "result": <fio-format JSON+ document> } ]
 //! }
@@ -40,6 +45,64 @@ pub struct BundleInfo {
     pub warnings: Vec<Value>,
     pub environment: Value,
     pub sweep: Option<Value>,
+    /// Under MPI: the ranks and hosts ([`cluster_json`]).
+    pub cluster: Option<Value>,
+}
+
+/// The `cluster` object of a benchmark run on many ranks.
+pub fn cluster_json(r: &crate::cluster::command::Ranks) -> Value {
+    let hosts: Vec<Value> = r
+        .distinct_hosts()
+        .into_iter()
+        .map(|h| {
+            let ranks: Vec<usize> = r
+                .hosts
+                .iter()
+                .enumerate()
+                .filter(|(_, x)| **x == h)
+                .map(|(i, _)| i)
+                .collect();
+            json!({"hostname": h, "ranks": ranks})
+        })
+        .collect();
+    let over = if hosts.len() > 1 { "hosts" } else { "ranks" };
+    json!({"ranks": r.size(), "hosts": hosts, "spread_over": over})
+}
+
+/// Each client's figures of direction `dir` of a test, and their spread.
+fn clients_json(t: &super::runner::TestOutcome, dir: &str) -> Option<(Value, Value)> {
+    let sp = super::runner::client_spread(&t.clients, dir)?;
+    let clients: Vec<Value> = t
+        .clients
+        .iter()
+        .map(|c| {
+            let passes: Vec<Value> = c
+                .dirs
+                .iter()
+                .filter(|d| d.dir == dir)
+                .flat_map(|d| {
+                    d.passes.iter().zip(&d.ios).map(|(m, n)| {
+                        let mut v = m.to_json();
+                        v["total_ios"] = json!(n);
+                        v
+                    })
+                })
+                .collect();
+            json!({
+                "name": c.client.name,
+                "hostname": c.client.hostname,
+                "ranks": c.client.ranks,
+                "passes": passes,
+            })
+        })
+        .collect();
+    let spread = json!({
+        "over": format!("{}s", sp.unit),
+        "clients": sp.clients,
+        "iops": {"min": round3(sp.iops.0), "max": round3(sp.iops.1)},
+        "bw_bytes": {"min": round3(sp.bw_bytes.0), "max": round3(sp.bw_bytes.1)},
+    });
+    Some((Value::Array(clients), spread))
 }
 
 fn summary_json(values: &[f64]) -> Value {
@@ -74,7 +137,7 @@ pub fn build(info: BundleInfo, out: &SuiteOutcome) -> Value {
                     .collect();
                 summary.insert(m.key.into(), summary_json(&v));
             }
-            tests.push(json!({
+            let mut entry = json!({
                 "name": t.test.label,
                 "section": t.test.section,
                 "direction": d.dir,
@@ -88,7 +151,12 @@ pub fn build(info: BundleInfo, out: &SuiteOutcome) -> Value {
                 },
                 "passes": d.passes.iter().map(|m| m.to_json()).collect::<Vec<_>>(),
                 "summary": summary,
-            }));
+            });
+            if let Some((clients, spread)) = clients_json(t, &d.dir) {
+                entry["clients"] = clients;
+                entry["spread"] = spread;
+            }
+            tests.push(entry);
         }
         for (i, doc) in t.runs.iter().enumerate() {
             for w in doc
@@ -119,6 +187,9 @@ pub fn build(info: BundleInfo, out: &SuiteOutcome) -> Value {
     m.insert("notes".into(), json!(info.notes));
     m.insert("warnings".into(), Value::Array(warnings));
     m.insert("environment".into(), info.environment);
+    if let Some(c) = info.cluster {
+        m.insert("cluster".into(), c);
+    }
     m.insert("interrupted".into(), json!(out.interrupted));
     if let Some(e) = &out.error {
         m.insert("error".into(), json!(e));

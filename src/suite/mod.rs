@@ -35,6 +35,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use crate::cluster::command::Ranks;
 use crate::host;
 use crate::run::output::{self, Console};
 use crate::run::{signals, RunOptions};
@@ -48,14 +49,27 @@ pub const EXIT_REGRESSION: i32 = 2;
 /// The largest result or log file `report` and `compare` read.
 pub const MAX_INPUT_BYTES: u64 = 4 << 30;
 
+/// Set on MPI ranks other than 0: what every rank would say alike
+/// (usage, errors every rank finds), rank 0 alone says.
+static FOLLOWER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn follower() -> bool {
+    FOLLOWER.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 pub fn fail(cmd: &str, msg: &str) -> i32 {
-    output::stderr_line(&format!("iomark {cmd}: {msg}"));
+    if !follower() {
+        output::stderr_line(&format!("iomark {cmd}: {msg}"));
+    }
     1
 }
 
 /// Prints `text` (usage, a job file) on standard output: 0, or the code
 /// of its failure (141, quietly, when the reader went away).
 pub fn print(cmd: &str, text: &str) -> i32 {
+    if follower() {
+        return 0;
+    }
     let mut c = Console::default();
     c.print(text);
     match c.failure() {
@@ -224,6 +238,8 @@ pub struct Bench {
     /// summary, writes its charts and returns the "sweep" object.
     #[allow(clippy::type_complexity)]
     pub sweep: Option<Box<dyn Fn(&SuiteOutcome, Option<&Path>, &mut BenchOut) -> Value>>,
+    /// Under MPI: this rank among the ranks that run the benchmark.
+    pub ranks: Option<Ranks>,
 }
 
 /// Where a benchmark's results go besides the report files: the table on
@@ -274,43 +290,137 @@ fn describe_target(tg: Option<&host::Target>) -> String {
     parts.join(" ")
 }
 
+/// Joins the ranks of an MPI job when asked (`--mpi`) or started by an
+/// MPI launcher; `None` on this host alone. Err: the exit code.
+pub fn join(cmd: &str, flags: &RunFlags) -> Result<Option<Ranks>, i32> {
+    let r = Ranks::join(flags.mpi, flags.mpi_timeout_s).map_err(|e| fail(cmd, &e))?;
+    if let Some(rk) = &r {
+        FOLLOWER.store(!rk.is_root(), std::sync::atomic::Ordering::Relaxed);
+    }
+    Ok(r)
+}
+
+/// A result each rank reached alone, agreed by every rank: an error on
+/// any rank is an error on every rank, said once by rank 0 (naming each
+/// failing rank and its host). Err: the exit code.
+pub fn agreed<T>(
+    cmd: &str,
+    ranks: Option<&Ranks>,
+    what: &str,
+    r: Result<T, String>,
+) -> Result<T, i32> {
+    let Some(rk) = ranks else {
+        return r.map_err(|e| fail(cmd, &e));
+    };
+    match rk.agree(what, r.as_ref().err().cloned()) {
+        None => r.map_err(|e| fail(cmd, &e)),
+        Some(text) if text.is_empty() => Err(1),
+        Some(text) => Err(fail(cmd, &text)),
+    }
+}
+
+/// The line that says a benchmark runs on many ranks.
+fn ranks_line(r: &Ranks) -> String {
+    let hosts = r.distinct_hosts();
+    format!(
+        "on {} MPI rank{} on {} host{} ({}), each with its own test file: figures are \
+         their sum, with the range over the {}",
+        r.size(),
+        if r.size() == 1 { "" } else { "s" },
+        hosts.len(),
+        if hosts.len() == 1 { "" } else { "s" },
+        hosts.join(", "),
+        if hosts.len() > 1 { "hosts" } else { "ranks" }
+    )
+}
+
+/// A rank other than 0: runs every pass with the others, prints nothing
+/// but its own errors that rank 0 cannot know, and exits with its status.
+fn follow(b: &Bench, name: &str, run_opts: RunOptions, r: &Ranks) -> i32 {
+    let run = SuiteRun {
+        jobfile: &b.jobfile,
+        jobfile_name: name,
+        tests: &b.tests,
+        passes: b.passes,
+        warmup_us: b.warmup_us,
+        run_opts,
+    };
+    match runner::run_suite_on(&run, Some(r), &mut |_| {}) {
+        Ok(o) => match signals::exit_code() {
+            Some(code) => code,
+            None => i32::from(o.error.is_some() || o.interrupted),
+        },
+        Err(e) if e.is_empty() => 1,
+        Err(e) => {
+            // Rank 0 cannot know this rank's own failure: say it here.
+            output::stderr_line(&format!("iomark {}: rank {}: {e}", b.kind, r.rank()));
+            1
+        }
+    }
+}
+
 /// Runs a benchmark: table on stdout as tests finish, JSON and HTML
-/// reports, test files removed; returns the exit code.
+/// reports, test files removed; returns the exit code. Under MPI every
+/// rank runs it on its own test file; rank 0 alone prints and reports.
 pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     let cmd = b.kind;
     let name = format!("iomark-{}.fio", b.kind);
+    let ranks = b.ranks.as_ref();
+    let root = ranks.is_none_or(Ranks::is_root);
+    // What every rank finds alike, rank 0 says.
+    let fail_all = |e: &str| if root { fail(cmd, e) } else { 1 };
+    // Every rank checks what would stop rank 0 before any rank runs.
+    let to_stdout = match report_to_stdout(flags) {
+        Ok(t) => t,
+        Err(e) => return fail_all(&e),
+    };
     // Validate the whole job file before anything else.
     let sections = match pipeline::sections(&b.jobfile, &name) {
         Ok(s) => s,
-        Err(e) => return fail(cmd, &e),
+        Err(e) => return fail_all(&e),
     };
     // The progress line (one per pass, naming test and pass) goes to
     // standard error, beside the notices: standard output has the table.
     let run_opts = RunOptions {
-        progress: flags.eta,
+        progress: if root {
+            flags.eta
+        } else {
+            crate::run::progress::ProgressMode::Never
+        },
         eta_newline: flags.eta_newline,
         progress_to_stderr: true,
         quiet: true,
         ..RunOptions::default()
     };
-    let all = match pipeline::prepare(&sections, &name, None, &[], &run_opts) {
-        Ok(a) => a,
-        Err(e) => return fail(cmd, &e),
+    let all = match pipeline::prepare_on(ranks, &sections, &name, None, &[], &run_opts) {
+        Ok(a) => a.ready,
+        Err(e) => return fail_all(&e),
     };
-    if let Some(f) = pipeline::plan_files(all.plan()).1.first() {
-        return fail(cmd, &runner::existing_file_message(f));
+    let existing = pipeline::plan_files(all.plan())
+        .1
+        .first()
+        .map(|f| runner::existing_file_message(f));
+    let existing = match ranks {
+        Some(r) => r.agree("every rank to check its test files", existing),
+        None => existing,
+    };
+    if let Some(e) = existing {
+        return fail_all(&e);
+    }
+    if let (Some(r), false) = (ranks, root) {
+        return follow(&b, &name, run_opts, r);
     }
     // The benchmarked directory, described once for the table's heading
     // and the results bundle.
     let env = host::Environment::capture(std::slice::from_ref(&b.target.path));
     let (json_path, html_path) = report_paths(b.kind, flags);
-    let mut out = match report_to_stdout(flags) {
-        Ok(true) => BenchOut {
+    let mut out = if to_stdout {
+        BenchOut {
             console: Console::on_stderr(),
             ..BenchOut::default()
-        },
-        Ok(false) => BenchOut::default(),
-        Err(e) => return fail(cmd, &e),
+        }
+    } else {
+        BenchOut::default()
     };
     let label_w = b
         .tests
@@ -343,6 +453,12 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
             "buffered"
         }
     ));
+    let mut notes = b.target.notes.clone();
+    if let Some(r) = ranks {
+        let line = ranks_line(r);
+        out.console.print(&format!("{line}\n"));
+        notes.push(line);
+    }
     for n in &b.target.notes {
         output::stderr_line(&format!("iomark: note: {n}"));
     }
@@ -372,10 +488,13 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
                 label_w,
                 &d.passes,
             ));
+            if let Some(sp) = runner::client_spread(&t.clients, &d.dir) {
+                rows.push_str(&table::spread_row(label_w, &sp));
+            }
         }
         out.console.print(&rows);
     };
-    let outcome = match runner::run_suite(&run, &mut print_row) {
+    let outcome = match runner::run_suite_on(&run, ranks, &mut print_row) {
         Ok(o) => o,
         Err(e) => return fail(cmd, &e),
     };
@@ -408,15 +527,16 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         let info = bundle::BundleInfo {
             kind: b.kind,
             title: b.title.clone(),
-            settings: b.settings,
+            settings: b.settings.clone(),
             jobfile: b.jobfile.clone(),
-            notes: b.target.notes.clone(),
+            notes,
             warnings: b.target.warnings.clone(),
             environment: crate::report::env::environment_json(
                 &env,
                 std::slice::from_ref(&b.target.path),
             ),
             sweep,
+            cluster: ranks.map(bundle::cluster_json),
         };
         let doc = bundle::build(info, &outcome);
         let text = crate::report::json::to_string(&doc);

@@ -78,7 +78,13 @@ pub fn pick_engine(
 /// Err for other failures (permissions, full disk…).
 pub fn direct_io_works(dir: &Path) -> Result<bool, String> {
     use std::os::unix::ffi::OsStrExt;
-    let path = dir.join(format!(".iomark-probe-{}", std::process::id()));
+    // Host and process: MPI ranks on several hosts may probe one shared
+    // directory at once.
+    let path = dir.join(format!(
+        ".iomark-probe-{}-{}",
+        crate::cluster::hostname(),
+        std::process::id()
+    ));
     let c = std::ffi::CString::new(path.as_os_str().as_bytes())
         .map_err(|_| format!("'{}': path contains a NUL byte", path.display()))?;
     // SAFETY: plain open(2) on a NUL-terminated path.

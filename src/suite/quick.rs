@@ -75,15 +75,24 @@ pub fn main(argv: Vec<OsString>) -> i32 {
     if flags.positionals.len() > 1 {
         return fail("quick", "give at most one PATH (see iomark quick --help)");
     }
+    let ranks = match super::join("quick", &flags) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
     let preset = &crystaldiskmark::DEFAULT;
-    let target = match super::target(
-        flags.positionals.first().map(String::as_str),
-        &flags,
-        preset.direct,
-        preset.engines,
+    let target = match super::agreed(
+        "quick",
+        ranks.as_ref(),
+        "every rank to check PATH",
+        super::target(
+            flags.positionals.first().map(String::as_str),
+            &flags,
+            preset.direct,
+            preset.engines,
+        ),
     ) {
         Ok(t) => t,
-        Err(e) => return fail("quick", &e),
+        Err(code) => return code,
     };
     let size = flags.size.unwrap_or(SIZE);
     let runtime = flags.runtime_us.unwrap_or(RUNTIME_US);
@@ -97,7 +106,12 @@ pub fn main(argv: Vec<OsString>) -> i32 {
             direct: target.direct,
             size: Some(presets::size_text(size)),
             runtime: Some(presets::time_text(runtime)),
-            file_name: Some(TEST_FILE.into()),
+            // Under MPI each rank its own file.
+            file_name: Some(
+                ranks
+                    .as_ref()
+                    .map_or(TEST_FILE.into(), |r| r.own_file(TEST_FILE)),
+            ),
             comments: vec![format!("Written by `iomark quick` for {}.", target.shown)],
         },
     );
@@ -125,6 +139,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         settings,
         target,
         sweep: None,
+        ranks,
     };
     super::run_bench(bench, &flags)
 }

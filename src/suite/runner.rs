@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use super::dataset::{items_of_doc, Metrics, Params};
 use super::{eta, pipeline};
+use crate::cluster::command::{Client, Ranks};
 use crate::run::progress::PassContext;
 use crate::run::{output, signals, RunOptions};
 
@@ -58,6 +59,103 @@ pub struct TestOutcome {
     pub dirs: Vec<DirOutcome>,
     /// The fio-format documents of the measured passes.
     pub runs: Vec<Value>,
+    /// Under MPI, on rank 0: each client's (host's, or rank's on one
+    /// host) own figures, pass by pass (empty on one host alone).
+    pub clients: Vec<ClientOutcome>,
+}
+
+/// One client's figures of one test.
+#[derive(Clone, Debug)]
+pub struct ClientOutcome {
+    pub client: Client,
+    pub dirs: Vec<ClientDir>,
+}
+
+/// One direction of one client over the passes.
+#[derive(Clone, Debug)]
+pub struct ClientDir {
+    pub dir: String,
+    pub passes: Vec<Metrics>,
+    /// The I/Os of each pass.
+    pub ios: Vec<u64>,
+}
+
+/// The range of one direction's figures over the clients (each client's
+/// median over the passes).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spread {
+    /// "host" or "rank".
+    pub unit: &'static str,
+    pub clients: usize,
+    pub iops: (f64, f64),
+    pub bw_bytes: (f64, f64),
+}
+
+/// The spread of direction `dir` over `clients` (None with fewer than
+/// two: a run on one host alone, or on one rank).
+pub fn client_spread(clients: &[ClientOutcome], dir: &str) -> Option<Spread> {
+    if clients.len() < 2 {
+        return None;
+    }
+    let mut iops = Vec::new();
+    let mut bw = Vec::new();
+    for c in clients {
+        // A client that did no I/O in this direction counts as 0.
+        let (i, b) = match c.dirs.iter().find(|d| d.dir == dir) {
+            Some(d) => (
+                super::stats::summarize(&d.passes.iter().map(|m| m.iops).collect::<Vec<_>>())
+                    .median,
+                super::stats::summarize(&d.passes.iter().map(|m| m.bw_bytes).collect::<Vec<_>>())
+                    .median,
+            ),
+            None => (0.0, 0.0),
+        };
+        iops.push(i);
+        bw.push(b);
+    }
+    let range = |v: &[f64]| {
+        let s = super::stats::summarize(v);
+        (s.min, s.max)
+    };
+    let first = clients.first()?;
+    Some(Spread {
+        unit: first.client.unit,
+        clients: clients.len(),
+        iops: range(&iops),
+        bw_bytes: range(&bw),
+    })
+}
+
+/// Adds a pass's client figures to a test's.
+fn add_clients(to: &mut Vec<ClientOutcome>, pass: &[pipeline::ClientPass]) {
+    for cp in pass {
+        let i = match to.iter().position(|c| c.client == cp.client) {
+            Some(i) => i,
+            None => {
+                to.push(ClientOutcome {
+                    client: cp.client.clone(),
+                    dirs: Vec::new(),
+                });
+                to.len() - 1
+            }
+        };
+        for (dir, m, n) in &cp.dirs {
+            let dirs = &mut to[i].dirs;
+            let d = match dirs.iter().position(|d| d.dir == *dir) {
+                Some(j) => &mut dirs[j],
+                None => {
+                    dirs.push(ClientDir {
+                        dir: dir.clone(),
+                        passes: Vec::new(),
+                        ios: Vec::new(),
+                    });
+                    dirs.last_mut().expect("just pushed")
+                }
+            };
+            d.passes.push(*m);
+            d.ios.push(*n);
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -147,15 +245,67 @@ impl Drop for TestFiles {
     }
 }
 
+/// Under MPI a stop signal ends every rank (an aborted MPI job), and the
+/// launcher kills a rank a second after asking it to stop, maybe before
+/// its destructors run: this removes the rank's test files (those
+/// registered with `signals`) as soon as a signal arrives, while the
+/// workers, which stop on the signal, still hold them open.
+struct RemoveOnSignal {
+    done: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl RemoveOnSignal {
+    fn start() -> RemoveOnSignal {
+        use std::sync::atomic::Ordering;
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let d = done.clone();
+        let thread = std::thread::Builder::new()
+            .name("iomark:cleanup".into())
+            .spawn(move || {
+                while !d.load(Ordering::SeqCst) {
+                    if signals::received() {
+                        signals::clean_up_now();
+                        return;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+            })
+            .ok();
+        RemoveOnSignal { done, thread }
+    }
+}
+
+impl Drop for RemoveOnSignal {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Runs the suite; `on_test` is called after each test's last pass.
 pub fn run_suite(
     s: &SuiteRun,
     on_test: &mut dyn FnMut(&TestOutcome),
 ) -> Result<SuiteOutcome, String> {
+    run_suite_on(s, None, on_test)
+}
+
+/// [`run_suite`] on `ranks` (None: this host alone). Every rank runs
+/// every pass; after each, the ranks agree whether one failed, and all
+/// stop together if so. A stop signal under MPI ends every rank at their
+/// next meeting (each removing its own test files), without results.
+pub fn run_suite_on(
+    s: &SuiteRun,
+    ranks: Option<&Ranks>,
+    on_test: &mut dyn FnMut(&TestOutcome),
+) -> Result<SuiteOutcome, String> {
     let sections = pipeline::sections(s.jobfile, s.jobfile_name)?;
     // Plan everything first: bad options fail before any I/O, and we learn
     // which files are ours to remove.
-    let all = pipeline::prepare(&sections, s.jobfile_name, None, &[], &s.run_opts)?;
+    let all = pipeline::prepare_on(ranks, &sections, s.jobfile_name, None, &[], &s.run_opts)?.ready;
     let (created, existing) = pipeline::plan_files(all.plan());
     if let Some(f) = existing.first() {
         return Err(existing_file_message(f));
@@ -166,6 +316,7 @@ pub fn run_suite(
         eta::Forecast::of_plan(all.plan(), &sections_run, s.passes, s.warmup_us, &created);
     let mut pass_no = 0;
     let mut created = TestFiles::new(created);
+    let _sweeper = ranks.map(|_| RemoveOnSignal::start());
     let files_of = |section: &str| -> Vec<PathBuf> {
         all.plan()
             .jobs
@@ -179,9 +330,11 @@ pub fn run_suite(
         let mut runs = Vec::new();
         let mut passes: Vec<(String, Vec<Metrics>)> = Vec::new();
         let mut params = Params::default();
+        let mut clients = Vec::new();
         let warm = if s.warmup_us > 0 { 1 } else { 0 };
         for pass in 0..(warm + s.passes) {
-            if signals::received() {
+            // Under MPI a signal ends every rank at the next meeting.
+            if ranks.is_none() && signals::received() {
                 out.interrupted = true;
                 break 'tests;
             }
@@ -202,22 +355,33 @@ pub fn run_suite(
                 })),
                 ..s.run_opts.clone()
             };
-            let prepared = pipeline::prepare(
+            let prepared = pipeline::prepare_on(
+                ranks,
                 &sections,
                 s.jobfile_name,
                 Some(&test.section),
                 &extra,
                 &opts,
             )?;
-            let r = pipeline::run(prepared)?;
+            let r = pipeline::run_on(prepared, ranks)?;
             forecast.record(pass_no, began.elapsed().as_secs_f64(), r.io_s);
             pass_no += 1;
+            let error = match ranks {
+                // Every rank stops after this pass when any rank failed.
+                Some(rk) => rk.agree_stop(
+                    r.errors
+                        .first()
+                        .map(String::as_str)
+                        .or(r.interrupted.then_some("interrupted")),
+                ),
+                None => r.errors.first().cloned(),
+            };
             if r.interrupted {
                 out.interrupted = true;
                 break 'tests;
             }
-            if let Some(e) = r.errors.first() {
-                out.error = Some(e.clone());
+            if let Some(e) = error {
+                out.error = Some(e);
                 break 'tests;
             }
             if pass < warm {
@@ -231,6 +395,7 @@ pub fn run_suite(
                     None => passes.push((d, vec![m])),
                 }
             }
+            add_clients(&mut clients, &r.clients);
             runs.push(r.doc);
         }
         let outcome = TestOutcome {
@@ -241,6 +406,7 @@ pub fn run_suite(
                 .map(|(dir, passes)| DirOutcome { dir, passes })
                 .collect(),
             runs,
+            clients,
         };
         on_test(&outcome);
         out.tests.push(outcome);

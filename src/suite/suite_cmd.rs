@@ -107,13 +107,32 @@ pub fn main(argv: Vec<OsString>) -> i32 {
     if flags.positionals.len() > 2 {
         return fail("suite", "give a preset NAME and at most one PATH");
     }
-    run_preset(preset, flags.positionals.get(1).map(String::as_str), &flags)
+    let ranks = match super::join("suite", &flags) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    run_preset(
+        preset,
+        flags.positionals.get(1).map(String::as_str),
+        &flags,
+        ranks,
+    )
 }
 
-fn run_preset(preset: &Preset, path: Option<&str>, flags: &args::RunFlags) -> i32 {
-    let target = match super::target(path, flags, preset.direct, preset.engines) {
+fn run_preset(
+    preset: &Preset,
+    path: Option<&str>,
+    flags: &args::RunFlags,
+    ranks: Option<crate::cluster::command::Ranks>,
+) -> i32 {
+    let target = match super::agreed(
+        "suite",
+        ranks.as_ref(),
+        "every rank to check PATH",
+        super::target(path, flags, preset.direct, preset.engines),
+    ) {
         Ok(t) => t,
-        Err(e) => return fail("suite", &e),
+        Err(code) => return code,
     };
     let jobfile = presets::render(
         preset,
@@ -123,7 +142,11 @@ fn run_preset(preset: &Preset, path: Option<&str>, flags: &args::RunFlags) -> i3
             direct: target.direct,
             size: flags.size.map(presets::size_text),
             runtime: flags.runtime_us.map(presets::time_text),
-            file_name: None,
+            // Under MPI each rank its own file (clones' own files are
+            // named by their global clone numbers already).
+            file_name: preset
+                .shared_file
+                .and_then(|f| ranks.as_ref().map(|r| r.own_file(f))),
             comments: Vec::new(),
         },
     );
@@ -153,6 +176,7 @@ fn run_preset(preset: &Preset, path: Option<&str>, flags: &args::RunFlags) -> i3
         settings,
         target,
         sweep: None,
+        ranks,
     };
     super::run_bench(bench, flags)
 }

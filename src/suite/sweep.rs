@@ -537,14 +537,23 @@ pub fn main(argv: Vec<OsString>) -> i32 {
             &format!("{} combinations is too many (at most 1000)", points.len()),
         );
     }
-    let target = match super::target(
-        flags.positionals.first().map(String::as_str),
-        &flags,
-        true,
-        &[],
+    let ranks = match super::join("sweep", &flags) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let target = match super::agreed(
+        "sweep",
+        ranks.as_ref(),
+        "every rank to check PATH",
+        super::target(
+            flags.positionals.first().map(String::as_str),
+            &flags,
+            true,
+            &[],
+        ),
     ) {
         Ok(t) => t,
-        Err(e) => return fail("sweep", &e),
+        Err(code) => return code,
     };
     let mut target = target;
     if target.engine.note.is_some() && dims.iodepth.iter().any(|q| *q > 1) {
@@ -592,7 +601,8 @@ pub fn main(argv: Vec<OsString>) -> i32 {
             direct: target.direct,
             size: Some(presets::size_text(size)),
             runtime: Some(presets::time_text(runtime)),
-            file_name: None,
+            // Under MPI each rank its own file.
+            file_name: ranks.as_ref().map(|r| r.own_file(TEST_FILE)),
             comments: Vec::new(),
         },
     );
@@ -651,6 +661,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         settings,
         target,
         sweep: Some(Box::new(finish)),
+        ranks,
     };
     super::run_bench(bench, &flags)
 }

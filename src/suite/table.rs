@@ -97,6 +97,22 @@ pub fn row(label: &str, label_width: usize, passes: &[Metrics]) -> String {
     out
 }
 
+/// The line under a row of a run on many ranks: the range of bandwidth
+/// and IOPS over the hosts (or the ranks, on one host).
+pub fn spread_row(label_width: usize, sp: &super::runner::Spread) -> String {
+    format!(
+        "{:<w$}  over {} {}s: MiB/s {}–{}, IOPS {}–{}\n",
+        "",
+        sp.clients,
+        sp.unit,
+        mib(sp.bw_bytes.0),
+        mib(sp.bw_bytes.1),
+        iops(sp.iops.0),
+        iops(sp.iops.1),
+        w = label_width
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -274,7 +274,7 @@ fn zsh_and_fish_load_their_scripts() {
             let want = "describe run-flags\ndescribe job-options\n\
                         read write trim randread randwrite randtrim rw readwrite randrw trimwrite randtrimwrite\n\
                         --size --runtime --passes --warmup --no-warmup --engine --buffered --json --html \
-                        --no-report --print-jobfile --eta --eta-newline --help\n\
+                        --no-report --print-jobfile --eta --eta-newline --mpi --mpi-timeout --help\n\
                         bash zsh fish --help\nfiles\n";
             assert_eq!(got, want, "{}", stderr(&o));
         }

@@ -39,4 +39,5 @@ mod front_sweep;
 mod html_check;
 mod mpi;
 mod mpi_hosts;
+mod mpi_suite;
 mod output_faults;
