@@ -17,13 +17,23 @@ pub fn hosts(result: &RunResult, all: Vec<RankResult>, names: &[String]) -> Vec<
         let i = match out.iter().position(|h| h.hostname == name) {
             Some(i) => i,
             None => {
+                // The host as its own (first) rank found it.
+                let context = crate::run::RunContext {
+                    global_options: result.context.global_options.clone(),
+                    environment: rr.environment.clone(),
+                    warnings: rr
+                        .warnings
+                        .iter()
+                        .map(|(k, j, m)| crate::host::Warning::of_kind(k, j.clone(), m.clone()))
+                        .collect(),
+                };
                 out.push(Host {
                     hostname: name,
                     ranks: Vec::new(),
                     result: RunResult {
                         start_unix: rr.start_unix,
                         fake_clock: result.fake_clock,
-                        context: result.context.clone(),
+                        context: std::sync::Arc::new(context),
                         ..RunResult::default()
                     },
                 });

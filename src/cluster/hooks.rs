@@ -26,6 +26,10 @@ pub struct RankResult {
     pub disks: Vec<DiskReport>,
     /// Each batch this rank ran: how long, and its counters over time.
     pub phases: Vec<PhaseRecord>,
+    /// This rank's host and targets as its run found them, and its
+    /// warnings (kind, job, message).
+    pub environment: crate::host::Environment,
+    pub warnings: Vec<(String, String, String)>,
 }
 
 /// One batch (stonewall phase) on one rank: from the common start to its
@@ -94,6 +98,13 @@ impl RankResult {
             start_unix: r.start_unix,
             disks: r.disks.clone(),
             phases: Vec::new(),
+            environment: r.context.environment.clone(),
+            warnings: r
+                .context
+                .warnings
+                .iter()
+                .map(|w| (w.kind.to_string(), w.job.clone(), w.message.clone()))
+                .collect(),
         }
     }
 

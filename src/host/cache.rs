@@ -18,6 +18,25 @@ pub struct Warning {
     pub message: String,
 }
 
+/// The kinds a `Warning` can have.
+pub const WARNING_KINDS: [&str; 4] = ["page-cache", "memory-filesystem", "cpu-overcommit", "note"];
+
+impl Warning {
+    /// A warning of the kind named `kind` (another host's, read back):
+    /// a kind this iomark does not know counts as a note.
+    pub fn of_kind(kind: &str, job: String, message: String) -> Warning {
+        Warning {
+            kind: WARNING_KINDS
+                .iter()
+                .find(|k| **k == kind)
+                .copied()
+                .unwrap_or("note"),
+            job,
+            message,
+        }
+    }
+}
+
 /// `64.0MiB`, `22.6GiB`: binary units with one decimal.
 fn human(bytes: u64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];

@@ -32,7 +32,7 @@ pub use target::{schedulers, target, Target};
 use crate::job::spec::JobSpec;
 
 /// The host, independent of any target.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Host {
     pub hostname: String,
     pub kernel: String,
@@ -45,7 +45,7 @@ pub struct Host {
 }
 
 /// The host and the targets under a set of jobs, as found before a run.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Environment {
     pub host: Host,
     /// One per distinct target path, in the order the jobs name them.

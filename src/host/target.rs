@@ -7,7 +7,7 @@ use super::mounts;
 use super::read_trim;
 
 /// What lies under one target path.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Target {
     /// The path as the job names it.
     pub path: String,

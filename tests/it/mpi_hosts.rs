@@ -134,6 +134,10 @@ fn two_hosts_report_each_host_and_all_clients_and_log_apart() {
         .sum();
     assert_eq!(bins, 128);
     assert_eq!(v["iomark"]["cluster"]["ranks"], 2);
+    // Each host is described as it found itself, not as rank 0 did.
+    for h in v["iomark"]["cluster"]["hosts"].as_array().unwrap() {
+        assert_eq!(h["environment"]["host"]["hostname"], h["hostname"], "{h}");
+    }
     // Each host wrote its own log, named after it.
     assert!(d.path().join("w_bw.1.log.imk1").exists());
     assert!(d.path().join("w_bw.1.log.imk2").exists());
