@@ -11,7 +11,6 @@ use crate::run::{JobRun, RunResult};
 /// rank's outcomes (`all`, in rank order; `all[0]` is rank 0's).
 pub fn hosts(result: &RunResult, all: Vec<RankResult>, names: &[String]) -> Vec<Host> {
     let mut out: Vec<Host> = Vec::new();
-    let per_rank = result.jobs.len();
     for (rank, rr) in all.into_iter().enumerate() {
         let name = names.get(rank).cloned().unwrap_or_default();
         let i = match out.iter().position(|h| h.hostname == name) {
@@ -53,7 +52,7 @@ pub fn hosts(result: &RunResult, all: Vec<RankResult>, names: &[String]) -> Vec<
         if rank == 0 {
             r.overcommit = result.overcommit.clone();
         }
-        for (j, outcome) in result.jobs.iter().zip(rr.outcomes).take(per_rank) {
+        for (j, outcome) in result.jobs.iter().zip(rr.outcomes) {
             let mut job = j.job.clone();
             // Rank r runs global clones r × numjobs + local clone.
             let n = job.spec.ctl.numjobs;

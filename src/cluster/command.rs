@@ -318,26 +318,8 @@ mod tests {
 
     /// One rank's result of a null job of 16 reads (a clone each).
     fn null_run() -> RunResult {
-        let path = std::path::PathBuf::from("m.fio");
         let text = "[m]\nioengine=null\nrw=read\nbs=4k\nsize=64k\n";
-        let secs = crate::job::jobfile::parse_jobfile_text(text, &path).expect("parses");
-        let src = crate::job::JobSources {
-            files: vec![(path, secs)],
-            ..Default::default()
-        };
-        let list = crate::workload::checked_jobs(&src).expect("checks");
-        let opts = crate::run::session::SessionOptions {
-            run: crate::run::RunOptions {
-                quiet: true,
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        crate::run::session::Session::new(list, opts)
-            .prepare()
-            .expect("prepares")
-            .run()
-            .expect("runs")
+        crate::run::session::testing::run_text(text, None)
     }
 
     fn ios(r: &RunResult) -> u64 {
@@ -347,7 +329,11 @@ mod tests {
     #[test]
     fn clients_are_the_hosts_when_there_are_several_else_the_ranks() {
         let mine = null_run();
-        let all = || -> Gathered { (0..3).map(|_| RankResult::of(&mut null_run())).collect() };
+        let all = || -> Gathered {
+            (0..3)
+                .map(|_| RankResult::of(&null_run(), Vec::new()))
+                .collect()
+        };
         let names = |n: [&str; 3]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let m = merge(&mine, all(), &names(["a", "a", "b"]));
         let got: Vec<(&str, &str, Vec<u32>, &str)> = m

@@ -87,17 +87,14 @@ impl PhaseRecord {
 pub use crate::run::progress::RemoteCounters as Remote;
 
 impl RankResult {
-    pub fn of(r: &mut RunResult) -> RankResult {
+    /// What `r` (this rank's result, with `phases`) sends rank 0.
+    pub fn of(r: &RunResult, phases: Vec<PhaseRecord>) -> RankResult {
         RankResult {
-            outcomes: r
-                .jobs
-                .iter_mut()
-                .map(|j| std::mem::take(&mut j.outcome))
-                .collect(),
+            outcomes: r.jobs.iter().map(|j| j.outcome.clone()).collect(),
             interrupted: r.interrupted,
             start_unix: r.start_unix,
             disks: r.disks.clone(),
-            phases: Vec::new(),
+            phases,
             environment: r.context.environment.clone(),
             warnings: r
                 .context
@@ -105,13 +102,6 @@ impl RankResult {
                 .iter()
                 .map(|w| (w.kind.to_string(), w.job.clone(), w.message.clone()))
                 .collect(),
-        }
-    }
-
-    /// Puts the outcomes back into `r` (whose jobs are the same plan).
-    pub fn restore(self, r: &mut RunResult) {
-        for (j, o) in r.jobs.iter_mut().zip(self.outcomes) {
-            j.outcome = o;
         }
     }
 }
@@ -409,11 +399,8 @@ impl SessionHooks for ClusterHooks {
     fn finish(&mut self, result: &mut RunResult) {
         self.close_batch();
         let mut c = self.cluster.lock().expect("cluster");
-        let mut mine = RankResult::of(result);
-        mine.phases = std::mem::take(&mut self.phases);
+        let mine = RankResult::of(result, std::mem::take(&mut self.phases));
         let bytes = crate::stats::wire::encode(&mine);
-        self.phases = std::mem::take(&mut mine.phases);
-        mine.restore(result);
         let all = match c.gather("every rank's results", bytes) {
             Ok(a) => a,
             Err(e) => give_up(&c, &e),

@@ -85,31 +85,8 @@ impl Default for Placement {
     }
 }
 
-impl Placement {
-    /// The host's name, as `$hostname` expands (empty when unknown).
-    pub fn local() -> Placement {
-        Placement {
-            hostname: hostname(),
-            ..Placement::default()
-        }
-    }
-}
-
 /// This host's name (uname's nodename).
-pub fn hostname() -> String {
-    // SAFETY: uname fills the zeroed struct it is given.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return String::new();
-    }
-    let bytes: Vec<u8> = u
-        .nodename
-        .iter()
-        .take_while(|&&c| c != 0)
-        .map(|&c| c as u8)
-        .collect();
-    String::from_utf8_lossy(&bytes).into_owned()
-}
+pub use crate::host::hostname;
 
 /// Whether the environment says this process was started by an MPI
 /// launcher (Open MPI, MPICH/Hydra, PMIx launchers such as srun).

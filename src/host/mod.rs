@@ -124,6 +124,17 @@ pub fn meminfo(key: &str) -> Option<u64> {
     })
 }
 
+/// This host's name (uname's nodename; empty when unknown).
+pub fn hostname() -> String {
+    // SAFETY: uname fills the zeroed struct.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } == 0 {
+        c_chars(&u.nodename)
+    } else {
+        String::new()
+    }
+}
+
 /// Describes the host.
 pub fn host() -> Host {
     // SAFETY: uname fills the zeroed struct.

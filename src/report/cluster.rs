@@ -407,27 +407,10 @@ pub fn normal_text(c: &ClusterReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::session::{Session, SessionOptions};
 
     /// A null job list run on the fake clock.
     fn run(text: &str) -> RunResult {
-        let path = std::path::PathBuf::from("t.fio");
-        let secs = crate::job::jobfile::parse_jobfile_text(text, &path).expect("parses");
-        let src = crate::job::JobSources {
-            files: vec![(path, secs)],
-            ..Default::default()
-        };
-        let list = crate::workload::checked_jobs(&src).expect("checks");
-        let opts = SessionOptions {
-            run: crate::run::RunOptions {
-                quiet: true,
-                fake_clock_step: Some(1000),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        let ready = Session::new(list, opts).prepare().expect("prepares");
-        ready.run().expect("runs")
+        crate::run::session::testing::run_text(text, Some(1000))
     }
 
     fn hosts(text: &str, names: &[&str]) -> Vec<Host> {

@@ -252,12 +252,14 @@ impl Ready {
     }
 }
 
+/// Runs of a job file's text, for the unit tests of every layer that
+/// needs a real result.
 #[cfg(test)]
-mod tests {
+pub(crate) mod testing {
     use super::*;
 
     /// The checked jobs of a job file's text.
-    fn list(text: &str) -> JobList {
+    pub fn list(text: &str) -> JobList {
         let path = std::path::PathBuf::from("t.fio");
         let secs = crate::job::jobfile::parse_jobfile_text(text, &path).expect("parses");
         let src = crate::job::JobSources {
@@ -266,6 +268,30 @@ mod tests {
         };
         crate::workload::checked_jobs(&src).expect("checks")
     }
+
+    /// The result of running `text` quietly (on a fake clock of
+    /// `fake_clock_step` ns, or the real one).
+    pub fn run_text(text: &str, fake_clock_step: Option<u64>) -> RunResult {
+        let opts = SessionOptions {
+            run: RunOptions {
+                quiet: true,
+                fake_clock_step,
+                ..RunOptions::default()
+            },
+            ..SessionOptions::default()
+        };
+        Session::new(list(text), opts)
+            .prepare()
+            .expect("prepares")
+            .run()
+            .expect("runs")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::list;
+    use super::*;
 
     /// Counts the hooks' calls and can refuse.
     #[derive(Default)]

@@ -109,25 +109,7 @@ mod tests {
         let text = "[global]\nioengine=null\nrw=randrw\nbs=4k\nsize=4m\niodepth=4\n\
                     fsync=8\ntime_based\nruntime=300ms\nbwavgtime=50\niopsavgtime=50\n\
                     [a]\n[b]\nrw=write\niodepth=1\n";
-        let path = std::path::PathBuf::from("t.fio");
-        let secs = crate::job::jobfile::parse_jobfile_text(text, &path).expect("parses");
-        let src = crate::job::JobSources {
-            files: vec![(path, secs)],
-            ..Default::default()
-        };
-        let list = crate::workload::checked_jobs(&src).expect("checks");
-        let opts = crate::run::session::SessionOptions {
-            run: crate::run::RunOptions {
-                quiet: true,
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        let r = crate::run::session::Session::new(list, opts)
-            .prepare()
-            .expect("prepares")
-            .run()
-            .expect("runs");
+        let r = crate::run::session::testing::run_text(text, None);
         assert!(!r.failed());
         r.jobs.into_iter().map(|j| j.outcome).collect()
     }

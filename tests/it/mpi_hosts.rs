@@ -248,8 +248,7 @@ fn ranks_share_one_file_each_writing_its_own_region() {
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     // N-to-1: one file, created by rank 0 during the run, extended and
-    // used by the others; rank r writes [r MiB, r+1 MiB) with its own
-    // pattern byte.
+    // used by the others; rank r writes [r MiB, r+1 MiB).
     let o = mpirun(
         &bin,
         d.path(),
