@@ -52,6 +52,10 @@ pub struct Sample {
 
 /// How often a rank samples its batch's counters.
 const SAMPLE: Duration = Duration::from_millis(20);
+/// At most this many samples are kept per batch: past it every other one
+/// is dropped and the sampling period doubles, so a long phase is sent as
+/// 2,048–4,096 evenly spaced points rather than one per `SAMPLE`.
+const MAX_SAMPLES: usize = 4096;
 /// How often a rank tells rank 0 its counters (for the progress line).
 const RATE: Duration = Duration::from_millis(500);
 
@@ -133,6 +137,8 @@ struct Batch {
     samples: Vec<Sample>,
     last_sample: Option<Instant>,
     last_rate: Option<Instant>,
+    /// The sampling period now (`SAMPLE`, doubled by each `thin`).
+    every: Duration,
     /// Its duration, once every clone has ended.
     done_ms: Option<u64>,
     /// The first rank to finish is known (stonewall): clones stopped.
@@ -182,6 +188,7 @@ impl ClusterHooks {
         let (bytes, ios) = self.counters(live);
         let t_ms = start.elapsed().as_millis() as u64;
         self.current.samples.push(Sample { t_ms, bytes, ios });
+        thin(&mut self.current.samples, &mut self.current.every);
     }
 
     /// The batch that ran is over: keep its record.
@@ -243,6 +250,20 @@ impl ClusterHooks {
                 self.remote.ios[d].store(n, Ordering::Relaxed);
             }
         }
+    }
+}
+
+/// Past `MAX_SAMPLES`, drops every other sample (keeping the first and
+/// the newest) and doubles the sampling period `every`.
+fn thin(samples: &mut Vec<Sample>, every: &mut Duration) {
+    if samples.len() > MAX_SAMPLES {
+        *every = (*every).max(SAMPLE) * 2;
+        let last = samples.len() - 1;
+        let mut i = 0;
+        samples.retain(|_| {
+            i += 1;
+            (i - 1) % 2 == 0 || i - 1 == last
+        });
     }
 }
 
@@ -367,7 +388,8 @@ impl SessionHooks for ClusterHooks {
             return;
         }
         let now = Instant::now();
-        if self.current.last_sample.is_none_or(|t| now - t >= SAMPLE) {
+        let every = self.current.every.max(SAMPLE);
+        if self.current.last_sample.is_none_or(|t| now - t >= every) {
             self.current.last_sample = Some(now);
             self.sample(live, start);
         }
@@ -415,5 +437,47 @@ impl SessionHooks for ClusterHooks {
             }
             *self.gathered.lock().expect("gathered") = Some(out);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_phase_keeps_a_bounded_even_record_with_its_ends() {
+        // A 2,000 s phase, sampled as `tick` does: every `every`.
+        let (mut s, mut every) = (Vec::new(), SAMPLE);
+        let mut last: Option<u64> = None;
+        for t in 0..100_000u64 {
+            let t_ms = t * 20;
+            if last.is_some_and(|l| t_ms - l < every.as_millis() as u64) && t != 99_999 {
+                continue;
+            }
+            last = Some(t_ms);
+            s.push(Sample {
+                t_ms,
+                bytes: [t * 4096, 0, 0],
+                ios: [t, 0, 0],
+            });
+            thin(&mut s, &mut every);
+            assert!(s.len() <= MAX_SAMPLES);
+        }
+        assert_eq!(s[0].t_ms, 0);
+        assert_eq!(s.last().unwrap().t_ms, 99_999 * 20);
+        assert!(s.len() > MAX_SAMPLES / 2, "{}", s.len());
+        // Still in time order, and no gap much wider than the rest.
+        let gaps: Vec<u64> = s.windows(2).map(|w| w[1].t_ms - w[0].t_ms).collect();
+        assert!(gaps.iter().all(|&g| g > 0));
+        let max = *gaps.iter().max().unwrap();
+        // Evenly spaced: no gap wider than the period now.
+        assert!(max <= every.as_millis() as u64, "{max} > {every:?}");
+        // Counts read between samples stay exact for a steady rate.
+        let p = PhaseRecord {
+            batch: 1,
+            duration_ms: 99_999 * 20,
+            samples: s,
+        };
+        assert_eq!(p.at(1_000_000).1[0], 50_000);
     }
 }
