@@ -72,20 +72,24 @@ pub fn phases(all: &[RankResult]) -> Vec<PhaseFigures> {
             let recs: Vec<&PhaseRecord> = all.iter().filter_map(|r| r.phases.get(b)).collect();
             let first = recs.iter().map(|p| p.duration_ms).min()?;
             let last = recs.iter().map(|p| p.duration_ms).max()?;
+            // What was done during ramp_time is not measured.
+            let ramp = recs.iter().map(|p| p.ramp_ms).max()?;
             let mut f = PhaseFigures {
                 phase: b as u32 + 1,
                 first_done_ms: first,
                 last_done_ms: last,
+                ramp_ms: ramp,
                 ..PhaseFigures::default()
             };
             for p in &recs {
-                let (b1, n1) = p.at(first);
+                let (b0, n0) = p.at(ramp);
+                let (b1, n1) = p.at(first.max(ramp));
                 let (b2, n2) = p.at(u64::MAX);
                 for d in 0..3 {
-                    f.all_running.0[d] += b1[d];
-                    f.all_running.1[d] += n1[d];
-                    f.until_last.0[d] += b2[d];
-                    f.until_last.1[d] += n2[d];
+                    f.all_running.0[d] += b1[d] - b0[d];
+                    f.all_running.1[d] += n1[d] - n0[d];
+                    f.until_last.0[d] += b2[d] - b0[d];
+                    f.until_last.1[d] += n2[d] - n0[d];
                 }
             }
             Some(f)
@@ -102,6 +106,7 @@ mod tests {
         PhaseRecord {
             batch: 1,
             duration_ms,
+            ramp_ms: 0,
             samples: points
                 .iter()
                 .map(|&(t_ms, b)| Sample {
@@ -133,5 +138,34 @@ mod tests {
         assert_eq!(p[0].until_last.1[0], 200);
         // Between samples, read linearly: 20 at 0.5 s on rank 1.
         assert_eq!(all[1].phases[0].at(500).1[0], 20);
+    }
+
+    #[test]
+    fn what_ranks_did_during_ramp_time_is_not_counted() {
+        let ramped = |duration, points: &[(u64, u64)]| PhaseRecord {
+            ramp_ms: 500,
+            ..rec(duration, points)
+        };
+        let all = vec![
+            RankResult {
+                phases: vec![ramped(
+                    1000,
+                    &[(0, 0), (500, 4096 * 50), (1000, 4096 * 100)],
+                )],
+                ..RankResult::default()
+            },
+            RankResult {
+                phases: vec![ramped(
+                    1500,
+                    &[(0, 0), (500, 4096 * 40), (1500, 4096 * 140)],
+                )],
+                ..RankResult::default()
+            },
+        ];
+        let p = &phases(&all)[0];
+        assert_eq!(p.ramp_ms, 500);
+        // From 0.5 s: rank 0's last 50, rank 1's 50 of its next 100 by 1 s.
+        assert_eq!(p.all_running.1[0], 100);
+        assert_eq!(p.until_last.1[0], 150);
     }
 }

@@ -39,6 +39,10 @@ pub struct RankResult {
 pub struct PhaseRecord {
     pub batch: u32,
     pub duration_ms: u64,
+    /// The longest `ramp_time` of the batch's clones: what it did before
+    /// is not measured.
+    #[serde(default)]
+    pub ramp_ms: u64,
     pub samples: Vec<Sample>,
 }
 
@@ -139,6 +143,8 @@ struct Batch {
     last_rate: Option<Instant>,
     /// The sampling period now (`SAMPLE`, doubled by each `thin`).
     every: Duration,
+    /// The longest `ramp_time` of its clones.
+    ramp_ms: u64,
     /// Its duration, once every clone has ended.
     done_ms: Option<u64>,
     /// The first rank to finish is known (stonewall): clones stopped.
@@ -201,6 +207,7 @@ impl ClusterHooks {
             self.phases.push(PhaseRecord {
                 batch: self.batch,
                 duration_ms,
+                ramp_ms: b.ramp_ms,
                 samples: b.samples,
             });
         }
@@ -348,7 +355,7 @@ impl SessionHooks for ClusterHooks {
         }
     }
 
-    fn before_start(&mut self, _plan: &Plan, clones: &[usize], gate: &StartGate) {
+    fn before_start(&mut self, plan: &Plan, clones: &[usize], gate: &StartGate) {
         self.close_batch();
         self.batch += 1;
         let mut c = self.cluster.lock().expect("cluster");
@@ -373,9 +380,14 @@ impl SessionHooks for ClusterHooks {
             self.remote.bytes[d].store(0, Ordering::Relaxed);
             self.remote.ios[d].store(0, Ordering::Relaxed);
         }
+        let ramp_us = clones
+            .iter()
+            .map(|&i| plan.jobs[i].spec.time.ramp_time_us)
+            .max();
         self.current = Batch {
             clones: clones.to_vec(),
             start: Some(Instant::now()),
+            ramp_ms: ramp_us.unwrap_or(0) / 1000,
             ..Batch::default()
         };
     }
@@ -476,6 +488,7 @@ mod tests {
         let p = PhaseRecord {
             batch: 1,
             duration_ms: 99_999 * 20,
+            ramp_ms: 0,
             samples: s,
         };
         assert_eq!(p.at(1_000_000).1[0], 50_000);

@@ -68,6 +68,8 @@ pub struct PhaseFigures {
     pub phase: u32,
     pub first_done_ms: u64,
     pub last_done_ms: u64,
+    /// The phase's `ramp_time`: the figures count from its end.
+    pub ramp_ms: u64,
     /// Bytes and I/Os per direction of all ranks until the first was done.
     pub all_running: ([u64; 3], [u64; 3]),
     /// ... and until the last was done.
@@ -104,8 +106,9 @@ fn phase_json(p: &PhaseFigures) -> Value {
         "phase": p.phase,
         "first_done_ms": p.first_done_ms,
         "last_done_ms": p.last_done_ms,
-        "all_running": part(p.all_running, p.first_done_ms),
-        "until_last_done": part(p.until_last, p.last_done_ms),
+        "ramp_ms": p.ramp_ms,
+        "all_running": part(p.all_running, p.first_done_ms.saturating_sub(p.ramp_ms)),
+        "until_last_done": part(p.until_last, p.last_done_ms.saturating_sub(p.ramp_ms)),
     })
 }
 
@@ -119,8 +122,16 @@ fn phase_text(p: &PhaseFigures, ranks: u32, kb_base: u64) -> String {
         p.last_done_ms as f64 / 1000.0
     );
     for (label, (bytes, ios), ms) in [
-        ("while all ran", p.all_running, p.first_done_ms),
-        ("until the last", p.until_last, p.last_done_ms),
+        (
+            "while all ran",
+            p.all_running,
+            p.first_done_ms.saturating_sub(p.ramp_ms),
+        ),
+        (
+            "until the last",
+            p.until_last,
+            p.last_done_ms.saturating_sub(p.ramp_ms),
+        ),
     ] {
         for (d, name) in ["READ", "WRITE", "TRIM"].iter().enumerate() {
             if ios[d] == 0 {
