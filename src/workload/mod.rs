@@ -25,6 +25,7 @@ pub mod pacing;
 pub mod randmap;
 pub mod rng;
 pub mod target;
+pub mod taus;
 pub mod verify;
 
 use crate::engine::Op;

@@ -150,7 +150,7 @@ pub const OPTS: &[OptDef] = &[
     })
     .alias(&["fileoffset"])
     .default("0"),
-    opt("offset_align", Files, Kind::Size, "Round a percentage offset down to this alignment (0: the minimum block size)", |s, v| {
+    opt("offset_align", Files, Kind::Size, "Round a percentage offset (or offset_increment) up to this alignment (0: the smallest block size)", |s, v| {
         s.file.offset_align = size(s, v)?;
         Ok(())
     })
