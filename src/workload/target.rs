@@ -117,15 +117,15 @@ impl FileTarget {
     }
 
     /// The next sequential I/O of a sequential pattern, or `None` when the
-    /// file has nothing left in this pass. `fixed` lengths never shrink to
-    /// fit the end; variable ones are cut to a multiple of `min_len`.
+    /// file has nothing left in this pass. A length that does not fit
+    /// before the region's end is replaced by `fit(room)` (another length
+    /// of at most `room` bytes, or `None` when none fits).
     pub fn sequential(
         &mut self,
         d: Ddir,
         len: u64,
-        fixed: bool,
-        min_len: u64,
         cfg: &TargetCfg,
+        fit: impl FnOnce(u64) -> Option<u64>,
     ) -> Option<(u64, u64)> {
         let (start, end) = (self.region.start, self.end());
         let i = d.idx();
@@ -152,13 +152,7 @@ impl FileTarget {
         };
         let mut len = len;
         if pos + len > end {
-            if fixed {
-                return None;
-            }
-            len = (end - pos) / min_len * min_len;
-            if len == 0 {
-                return None;
-            }
+            len = fit(end.saturating_sub(pos))?;
         }
         self.record(d, pos, len)
     }
@@ -182,28 +176,38 @@ impl FileTarget {
     }
 
     /// A random offset, or `None` when the random map (or lfsr) has given
-    /// every block in this pass.
+    /// every block in this pass. A length that does not fit before the
+    /// region's end is replaced by `fit(room)` as in `sequential`.
     pub fn random(
         &mut self,
         d: Ddir,
         len: u64,
         cfg: &TargetCfg,
         rng: &mut Rng,
+        fit: impl FnOnce(u64) -> Option<u64>,
     ) -> Option<(u64, u64)> {
         let (start, end) = (self.region.start, self.end());
         let unit = cfg.unit.max(1);
         if self.region.len == 0 {
             return None;
         }
+        let fitted = |off: u64| {
+            let room = end - off;
+            if len <= room {
+                len
+            } else {
+                fit(room).unwrap_or(room)
+            }
+        };
         if let Some(l) = &mut self.lfsr {
             let b = l.next_block()?;
             let off = start + b * unit;
-            return self.record(d, off, len.min(end - off));
+            return self.record(d, off, fitted(off));
         }
         if let Some(p) = &self.pickers[d.idx()] {
             let b = p.pick(rng);
             let off = start + b * unit;
-            return self.record(d, off, len.min(end - off));
+            return self.record(d, off, fitted(off));
         }
         if let Some(map) = &mut self.map {
             if self.nblocks == 0 {
@@ -212,7 +216,9 @@ impl FileTarget {
             let step = (cfg.align[d.idx()] / unit).max(1);
             let slots = self.nblocks.div_ceil(step);
             let b = map.next_free(rng.below(slots) * step)?;
-            // Cut the I/O at the first block already done (or the end).
+            // A length that fits before the end, cut at the first block
+            // already done.
+            let len = fitted(start + b * unit);
             let want = len.div_ceil(unit).max(1);
             let mut run = 0;
             while run < want && b + run < self.nblocks && !map.is_used(b + run) {
@@ -342,7 +348,7 @@ mod tests {
         };
         let mut t = FileTarget::new(region, &c, &UNIFORM, false, 1);
         (0..n)
-            .map_while(|_| t.sequential(Ddir::Read, 4096, true, 4096, &c))
+            .map_while(|_| t.sequential(Ddir::Read, 4096, &c, |_| None))
             .map(|(o, _)| o / 1024)
             .collect()
     }
@@ -373,14 +379,20 @@ mod tests {
         };
         let mut t = FileTarget::new(region, &c, &UNIFORM, false, 1);
         assert_eq!(
-            t.sequential(Ddir::Write, k(16), false, 4096, &c),
+            t.sequential(Ddir::Write, k(16), &c, |room| Some(room / 4096 * 4096)
+                .filter(|l| *l > 0)),
             Some((0, k(16)))
         );
         assert_eq!(
-            t.sequential(Ddir::Write, k(16), false, 4096, &c),
+            t.sequential(Ddir::Write, k(16), &c, |room| Some(room / 4096 * 4096)
+                .filter(|l| *l > 0)),
             Some((k(16), k(4)))
         );
-        assert_eq!(t.sequential(Ddir::Write, k(16), false, 4096, &c), None);
+        assert_eq!(
+            t.sequential(Ddir::Write, k(16), &c, |room| Some(room / 4096 * 4096)
+                .filter(|l| *l > 0)),
+            None
+        );
     }
 
     #[test]
@@ -394,7 +406,7 @@ mod tests {
         let mut rng = Rng::new(3);
         let mut total = 0;
         let mut covered = [false; 16];
-        while let Some((off, len)) = t.random(Ddir::Write, k(12), &c, &mut rng) {
+        while let Some((off, len)) = t.random(Ddir::Write, k(12), &c, &mut rng, |room| Some(room)) {
             for b in off / 4096..(off + len) / 4096 {
                 assert!(!covered[b as usize], "block {b} twice");
                 covered[b as usize] = true;
