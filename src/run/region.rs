@@ -165,7 +165,7 @@ pub fn layout(
     };
     // Without filesize: size split evenly (the first files one block more
     // when it does not split into whole blocks).
-    let even = if n > 0 { size_bytes / n } else { 0 };
+    let even = size_bytes.checked_div(n).unwrap_or(0);
     let mut extra = if n > 0 {
         (size_bytes - even * n) / bs
     } else {

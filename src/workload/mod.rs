@@ -514,12 +514,12 @@ impl Workload {
 
     fn offset_in(&mut self, fi: usize, d: Ddir, len: u64, random: bool) -> Option<(u64, u64)> {
         let f = &mut self.files[fi];
-        if self.cfg.zones.is_some() {
-            return f.zoned(d, len, random, &self.cfg, &mut self.rng_off);
-        }
         // A length that does not fit before the end is drawn again.
         let (sizer, rng_bs) = (&self.sizer, &mut self.rng_bs);
         let fit = |room| sizer.pick_within(rng_bs, d, random, room);
+        if self.cfg.zones.is_some() {
+            return f.zoned(d, len, random, &self.cfg, &mut self.rng_off, fit);
+        }
         if !self.rw.is_random() {
             return f.sequential(d, len, &self.cfg, fit);
         }

@@ -88,12 +88,12 @@ impl Taus {
             Taus::T32([s1, s2, s3])
         };
         for _ in 0..6 {
-            t.next();
+            t.draw();
         }
         t
     }
 
-    /// The largest value `next` returns.
+    /// The largest value `draw` returns.
     pub fn max(&self) -> u64 {
         match self {
             Taus::T32(_) => u32::MAX as u64,
@@ -101,7 +101,7 @@ impl Taus {
         }
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn draw(&mut self) -> u64 {
         match self {
             Taus::T32(s) => {
                 // (mask, shift of the feedback, right shift, left shift)
@@ -129,7 +129,7 @@ impl Taus {
 
     /// `lo + span × u` for a uniform `u` in [0, 1) from the next draw.
     pub fn scaled(&mut self, lo: u64, span: u64) -> u64 {
-        let r = self.next() as f64;
+        let r = self.draw() as f64;
         let u = r / (self.max() as f64 + 1.0);
         lo + (span as f64 * u) as u64
     }
@@ -161,9 +161,9 @@ mod tests {
     fn wide_generator_covers_64_bits_and_repeats_by_seed() {
         let mut a = Taus::new(5, true);
         let mut b = Taus::new(5, true);
-        let va: Vec<u64> = (0..64).map(|_| a.next()).collect();
-        assert_eq!(va, (0..64).map(|_| b.next()).collect::<Vec<_>>());
+        let va: Vec<u64> = (0..64).map(|_| a.draw()).collect();
+        assert_eq!(va, (0..64).map(|_| b.draw()).collect::<Vec<_>>());
         assert!(va.iter().any(|v| *v > u32::MAX as u64));
-        assert_ne!(va[0], Taus::new(6, true).next());
+        assert_ne!(va[0], Taus::new(6, true).draw());
     }
 }
