@@ -262,28 +262,20 @@ fn format_name(fmt: &str, job: &str, clone: u32, filenum: u32) -> String {
 }
 
 fn file_paths(spec: &JobSpec, clone: u32) -> Vec<PathBuf> {
-    let dirs = &spec.file.directories;
-    let in_dir = |i: usize, name: &str| -> PathBuf {
-        if dirs.is_empty() || Path::new(name).is_absolute() {
-            PathBuf::from(name)
-        } else {
-            Path::new(&dirs[i % dirs.len()]).join(name)
-        }
-    };
-    if !spec.file.filenames.is_empty() {
-        return spec
-            .file
+    let f = &spec.file;
+    if !f.filenames.is_empty() {
+        return f
             .filenames
             .iter()
-            .enumerate()
-            .map(|(i, n)| in_dir(i, n))
+            .map(|n| f.path_of(n, false, clone))
             .collect();
     }
-    (0..spec.file.nrfiles)
+    (0..f.nrfiles)
         .map(|i| {
-            in_dir(
-                i as usize,
-                &format_name(&spec.file.filename_format, &spec.name, clone, i),
+            f.path_of(
+                &format_name(&f.filename_format, &spec.name, clone, i),
+                true,
+                clone,
             )
         })
         .collect()
@@ -685,6 +677,48 @@ mod tests {
             }
         );
         assert_eq!(p.jobs[0].files[0].needed_size, (1 << 20) + (256 << 10));
+    }
+
+    #[test]
+    fn the_directory_prefixes_even_an_absolute_file_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        let s = spec(&[("size", "64k"), ("directory", d), ("filename", "/dev/null")]);
+        let p = plan(&[s]).unwrap();
+        assert_eq!(p.jobs[0].files[0].path, dir.path().join("dev/null"));
+        assert_eq!(p.jobs[0].files[0].kind, TargetKind::Missing);
+    }
+
+    #[test]
+    fn generated_names_go_in_the_clones_directory_given_names_in_the_first() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let dirs = format!("{}:{}", a.path().display(), b.path().display());
+        let s = spec(&[
+            ("size", "64k"),
+            ("directory", &dirs),
+            ("nrfiles", "2"),
+            ("numjobs", "2"),
+        ]);
+        let p = plan(&[s]).unwrap();
+        let paths: Vec<_> = p
+            .jobs
+            .iter()
+            .flat_map(|j| &j.files)
+            .map(|f| &f.path)
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                &a.path().join("t.0.0"),
+                &a.path().join("t.0.1"),
+                &b.path().join("t.1.0"),
+                &b.path().join("t.1.1")
+            ]
+        );
+        let s = spec(&[("size", "64k"), ("directory", &dirs), ("filename", "x:y")]);
+        let p = plan(&[s]).unwrap();
+        let paths: Vec<_> = p.jobs[0].files.iter().map(|f| &f.path).collect();
+        assert_eq!(paths, [&a.path().join("x"), &a.path().join("y")]);
     }
 
     #[test]

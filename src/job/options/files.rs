@@ -84,7 +84,7 @@ pub const OPTS: &[OptDef] = &[
         s.file.ioscheduler = Some(v.to_string());
         Ok(())
     }),
-    opt("directory", Files, Kind::Str, "Directory for the job's files; several are separated by ':'", |s, v| {
+    opt("directory", Files, Kind::Str, "Directory for the job's files, prefixed even to an absolute filename (as fio does); several are separated by ':', one per clone", |s, v| {
         let dirs = split_colon_list(v);
         if dirs.is_empty() {
             return Err("needs a directory".into());
