@@ -439,8 +439,9 @@ pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, RunError> {
         let spec = Arc::new(spec);
         for local in 0..spec.ctl.numjobs {
             let clone = place.rank * spec.ctl.numjobs + local;
-            let thread_number = clones_before + clone as u64 + 1;
-            let seed = clone_seed(&spec, (thread_number - 1) as usize);
+            let clones = spec.ctl.numjobs as u64 * place.ranks as u64;
+            let thread_number = clones_before + fio_thread_number(clone as u64, clones);
+            let seed = clone_seed(&spec, (clones_before + clone as u64) as usize);
             let worker_index = plan.jobs.len() as u32;
             let mut job = PlannedJob {
                 spec: spec.clone(),
@@ -470,6 +471,18 @@ pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, RunError> {
     share_dedupe_sets(&mut plan);
     super::safety::check(&plan)?;
     Ok(plan)
+}
+
+/// The place (from 1) fio gives clone `k` of a job's `n` clones among
+/// them: the first clone, then the others from the last down (fio makes
+/// clone `n - 1` second), so draws seeded by it (`filesize` ranges) are
+/// the same for the same clone.
+fn fio_thread_number(k: u64, n: u64) -> u64 {
+    if k == 0 {
+        1
+    } else {
+        1 + n - k
+    }
 }
 
 /// `wait_for`: the index of the last job before job `ji` with that name.

@@ -68,6 +68,8 @@ const FIO: &[Row] = &[
     row("filesize-size-cap", "--rw=write --filesize=1m --nrfiles=2 --size=512k", &[], &[1048576, 1048576], 0, 258048, 128),
     row("filesize-range-offset", "--rw=write --filesize=1m-2m --nrfiles=3 --offset=256k", &[], &[1196032, 1372160, 1359872], 262144, 1368064, 767),
     row("filesize-range-numjobs", "--rw=write --filesize=1m-2m --nrfiles=2 --numjobs=2", &[], &[1196032, 1372160, 1343488, 1957888], 0, 1953792, 1433),
+    row("filesize-range-numjobs3", "--rw=write --filesize=1m-2m --numjobs=3", &[], &[1196032, 1691648, 1343488], 0, 1687552, 1033),
+    row("offset_increment-pct-filesize-shared", "--rw=write --filesize=1m --numjobs=3 --filename=f --offset_increment=20%", &[], &[1048576], 0, 1044480, 613),
     row("filesize-range-shared", "--rw=write --filesize=1m-2m --filename=f --numjobs=2", &[], &[1196032], 0, 1191936, 584),
     row("filesize-range-offset-pct", "--rw=write --filesize=1m-2m --nrfiles=2 --offset=10%", &[], &[1196032, 1372160], 0, 1368064, 627),
     row("filesize-in-range-existing", "--rw=write --filesize=512k-2m --filename=f --offset=256k", &[("f", 1048576)], &[1048576], 262144, 1044480, 192),
