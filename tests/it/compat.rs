@@ -638,3 +638,27 @@ fn offloaded_submission_does_the_same_io_and_keeps_the_rate() {
         "offloaded rate_iops=500 gave {iops}"
     );
 }
+
+/// rw=trim on a regular file: iomark punches holes (the blocks are freed,
+/// the size stays); fio 3.33 fails the job with ENOTTY at the first trim.
+/// The README lists this among the differences.
+#[test]
+fn trim_on_a_regular_file_punches_holes_where_fio_fails() {
+    require_fio!();
+    let job =
+        "[w]\nrw=write\nsize=256k\nfilename=f\n[t]\nstonewall\nrw=trim\nfilename=f\nsize=256k\n";
+    let o = ours(job);
+    let t = &jobs(&o)[1];
+    assert_eq!(
+        (num(&t["error"]), num(&t["trim"]["total_ios"])),
+        (0.0, 64.0)
+    );
+    assert_eq!(
+        o.files["f"],
+        (256 << 10, 0),
+        "size and space of f after the trims"
+    );
+    let d = tempdir();
+    let fio = run_tool(Command::new("fio"), d.path(), job).expect("fio runs");
+    assert_eq!(num(&jobs(&fio)[1]["error"]), libc::ENOTTY as f64);
+}
