@@ -152,16 +152,11 @@ pub fn layout(
     seed: u64,
     targets: &[Probed],
 ) -> Result<Layout, RunError> {
-    let f = &spec.file;
     let n = targets.len() as u64;
     let bs = layout_min_bs(spec);
-    let size_bytes = match f.size {
+    let size_bytes = match spec.file.size {
         Some(SizeOrPercent::Bytes(b)) => b,
         _ => 0,
-    };
-    let size_pct = match f.size {
-        Some(SizeOrPercent::Percent(p)) if p != 100.0 => Some(p),
-        _ => None,
     };
     // Without filesize: size split evenly (the first files one block more
     // when it does not split into whole blocks).
@@ -176,54 +171,15 @@ pub fn layout(
     let mut total = 0u64;
     for t in targets {
         let start = start_offset(spec, clone, t, bs);
-        let mut len = if f.fill_device && f.size.is_none() && f.filesize.is_none() {
-            fill_len(t, start, n, bs)
+        let share = if extra > 0 {
+            extra -= 1;
+            even + bs
         } else {
-            let len = match f.filesize {
-                Some(range) => filesize_len(spec, t, n, start, range, &mut draws, bs)?,
-                None => {
-                    let mut len = even;
-                    if extra > 0 {
-                        extra -= 1;
-                        len += bs;
-                    }
-                    if len == 0 {
-                        rest_of_file(spec, t, n, start)?
-                    } else {
-                        len
-                    }
-                }
-            };
-            match size_pct {
-                Some(p) => {
-                    // A share of the file (in whole blocks), still ending
-                    // at the file's end at most.
-                    let file = start.saturating_add(len);
-                    let part = percent_of(file, p).min(file - start);
-                    part - part % bs
-                }
-                None => len,
-            }
+            even
         };
-        let needed = match t.kind {
-            TargetKind::Block => {
-                if start >= t.size {
-                    return Err(beyond(spec, t, start));
-                }
-                len = len.min(t.size - start);
-                t.size
-            }
-            TargetKind::Regular | TargetKind::Missing => start.saturating_add(len),
-            _ => start.saturating_add(len),
-        };
-        if len == 0 {
-            return Err(RunError::Plan(format!(
-                "job '{}': '{}' leaves no bytes to do I/O to",
-                spec.name,
-                t.path.display()
-            )));
-        }
-        total = total.saturating_add(match f.io_size {
+        let len = region_len(spec, t, n, start, share, &mut draws, bs)?;
+        let (len, needed) = within_target(spec, t, start, len)?;
+        total = total.saturating_add(match spec.file.io_size {
             Some(SizeOrPercent::Percent(p)) if p != 100.0 => percent_of(len, p),
             _ => len,
         });
@@ -233,6 +189,58 @@ pub fn layout(
         files,
         limits: limits(spec, size_bytes, total, bs)?,
     })
+}
+
+/// How long one file's region is: from `fill_device`, `filesize`, the
+/// file's `share` of `size`, or the rest of the file; then `size=N%`.
+fn region_len(
+    spec: &JobSpec,
+    t: &Probed,
+    n: u64,
+    start: u64,
+    share: u64,
+    draws: &mut Taus,
+    bs: u64,
+) -> Result<u64, RunError> {
+    let f = &spec.file;
+    if f.fill_device && f.size.is_none() && f.filesize.is_none() {
+        return Ok(fill_len(t, start, n, bs));
+    }
+    let len = match f.filesize {
+        Some(range) => filesize_len(spec, t, n, start, range, draws, bs)?,
+        None if share > 0 => share,
+        None => rest_of_file(spec, t, n, start)?,
+    };
+    Ok(match f.size {
+        Some(SizeOrPercent::Percent(p)) if p != 100.0 => {
+            // A share of the file (in whole blocks), still ending at the
+            // file's end at most.
+            let file = start.saturating_add(len);
+            let part = percent_of(file, p).min(file - start);
+            part - part % bs
+        }
+        _ => len,
+    })
+}
+
+/// The region cut at a device's end, and the size the file needs.
+fn within_target(spec: &JobSpec, t: &Probed, start: u64, len: u64) -> Result<(u64, u64), RunError> {
+    let (len, needed) = if t.kind == TargetKind::Block {
+        if start >= t.size {
+            return Err(beyond(spec, t, start));
+        }
+        (len.min(t.size - start), t.size)
+    } else {
+        (len, start.saturating_add(len))
+    };
+    if len == 0 {
+        return Err(RunError::Plan(format!(
+            "job '{}': '{}' leaves no bytes to do I/O to",
+            spec.name,
+            t.path.display()
+        )));
+    }
+    Ok((len, needed))
 }
 
 /// The loop's amount: `size` capped by the regions' total (which it is
