@@ -13,6 +13,7 @@ mod faults;
 mod fio_examples;
 mod fio_option_names;
 mod generated_inputs;
+mod guest;
 mod help;
 mod job_extras;
 mod job_language;
