@@ -1031,6 +1031,77 @@ pub struct EngineOpts {
     /// mmap: ask for transparent huge pages.
     pub thp: bool,
     pub stat_type: StatType,
+    /// io_uring_cmd: protection information and data placement.
+    pub nvme: NvmeOpts,
+}
+
+/// Which data placement directive writes carry (`dataplacement`, `fdp`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Placement {
+    #[default]
+    None,
+    /// Flexible data placement: a placement identifier per write.
+    Fdp,
+    /// Streams: a stream identifier per write.
+    Streams,
+}
+
+/// How each write's placement identifier is chosen (`plid_select`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PlidSelect {
+    /// The next of the job's identifiers, in turn (fio's default).
+    #[default]
+    RoundRobin,
+    /// One of the job's identifiers at random (uniform).
+    Random,
+    /// By the write's offset, from the ranges of `dp_scheme`.
+    Scheme,
+}
+
+/// The PRCHK bits of an NVMe read or write (command dword 12) that
+/// `pi_chk` names.
+pub mod pi_chk_bits {
+    pub const GUARD: u32 = 1 << 28;
+    pub const APPTAG: u32 = 1 << 27;
+    pub const REFTAG: u32 = 1 << 26;
+}
+
+/// io_uring_cmd's NVMe options.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NvmeOpts {
+    /// Protection information action (PRACT): the controller inserts and
+    /// strips the PI; 0: iomark writes and checks it.
+    pub pi_act: bool,
+    /// The PRCHK bits of command dword 12 (guard, application tag,
+    /// reference tag) asked by `pi_chk`.
+    pub pi_chk: u32,
+    /// Bytes of separate metadata buffer per I/O.
+    pub md_per_io_size: u64,
+    pub apptag: u16,
+    pub apptag_mask: u16,
+    pub placement: Placement,
+    /// Placement identifier indices (FDP) or stream ids (streams); empty:
+    /// every handle the namespace has.
+    pub plids: Vec<u16>,
+    pub plid_select: PlidSelect,
+    /// `dp_scheme`: the file of `start, end, index` lines.
+    pub dp_scheme: Option<String>,
+}
+
+impl Default for NvmeOpts {
+    fn default() -> Self {
+        NvmeOpts {
+            pi_act: true,
+            pi_chk: 0,
+            md_per_io_size: 0,
+            apptag: 0x1234,
+            apptag_mask: 0xffff,
+            placement: Placement::None,
+            plids: Vec::new(),
+            plid_select: PlidSelect::RoundRobin,
+            dp_scheme: None,
+        }
+    }
 }
 
 impl Default for EngineOpts {
@@ -1049,6 +1120,7 @@ impl Default for EngineOpts {
             userspace_reap: false,
             thp: false,
             stat_type: StatType::Stat,
+            nvme: NvmeOpts::default(),
         }
     }
 }

@@ -26,6 +26,10 @@ use crate::workload::{Limits, Region};
 pub enum TargetKind {
     Regular,
     Block,
+    /// An NVMe generic character device (`/dev/ngXnY`): its size is the
+    /// namespace's (Identify Namespace), the safety check treats it as the
+    /// namespace's block device, and only `ioengine=io_uring_cmd` uses it.
+    Nvme,
     Char,
     /// A FIFO (named pipe): refused unless `allow_special_files=1`.
     Fifo,
@@ -164,6 +168,14 @@ pub fn blockdev_size(path: &Path) -> std::io::Result<u64> {
     Ok(size)
 }
 
+/// The size in bytes of the NVMe namespace whose generic character
+/// device is `path`.
+fn nvme_size(path: &Path) -> std::io::Result<u64> {
+    use std::os::fd::AsRawFd;
+    let f = crate::host::nvme::open_probe(path)?;
+    crate::host::nvme::identify_namespace(f.as_raw_fd()).map(|ns| ns.bytes())
+}
+
 /// What is at a target path, its size, and what the safety check sees
 /// there (identity, and whether the path is a symbolic link, which the
 /// open may then follow).
@@ -181,6 +193,16 @@ fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), RunError> {
                     RunError::Plan(format!("cannot get the size of '{}': {e}", path.display()))
                 })?;
                 Ok((TargetKind::Block, size, seen))
+            } else if ft.is_char_device()
+                && crate::host::nvme::is_generic(std::os::unix::fs::MetadataExt::rdev(&m))
+            {
+                let size = nvme_size(path).map_err(|e| {
+                    RunError::Plan(format!(
+                        "cannot identify the NVMe namespace of '{}': {e}",
+                        path.display()
+                    ))
+                })?;
+                Ok((TargetKind::Nvme, size, seen))
             } else if ft.is_char_device() {
                 Ok((TargetKind::Char, 0, seen))
             } else if ft.is_fifo() {

@@ -57,6 +57,69 @@ run fio fio --name=pt --filename="$IMK_CONV_CDEV" --ioengine=io_uring_cmd --cmd_
   --rw=randread --bs=4k --iodepth=8 --size=8m --output-format=json
 case_end
 
+# --- io_uring_cmd: iomark and fio do the same I/O on /dev/ngXnY ----------
+# each: iomark and fio with the same options (JSON output)
+both() {
+  run iomark iomark "$@" --output-format=json
+  run fio fio "$@" --output-format=json
+}
+PT="--filename=$IMK_CONV_CDEV --ioengine=io_uring_cmd --cmd_type=nvme"
+case_begin uring-cmd-randread
+both --name=rr $PT --rw=randread --bs=4k --iodepth=8 --size=8m
+case_end
+case_begin uring-cmd-randwrite-verify
+both --name=rw $PT --rw=randwrite --bs=4k --iodepth=16 --size=8m --verify=crc32c
+case_end
+case_begin uring-cmd-fixedbufs-sqpoll
+both --name=fx $PT --rw=randwrite --bs=8k --iodepth=16 --size=8m --fixedbufs --registerfiles \
+  --sqthread_poll --verify=md5
+case_end
+case_begin uring-cmd-vectored-batches
+both --name=vb $PT --rw=randwrite --bs=16k --iodepth=32 --size=8m --nonvectored=0 \
+  --iodepth_batch_submit=8 --iodepth_batch_complete_min=4 --iodepth_batch_complete_max=16 \
+  --verify=crc32c
+case_end
+case_begin uring-cmd-zipf-rate-logs
+ZR="--name=zr $PT --rw=randread --bs=4k --iodepth=4 --size=4m --random_distribution=zipf:1.2 --rate_iops=4000 --log_avg_msec=100"
+run iomark iomark $ZR --write_bw_log=iomark --write_lat_log=iomark --output-format=json
+run fio fio $ZR --write_bw_log=fio --write_lat_log=fio --output-format=json
+ls > files.out
+case_end
+# a write away from a zone's write pointer: the NVMe status is named
+case_begin uring-cmd-nvme-status
+run iomark iomark --name=st --filename="$IMK_ZNS_CDEV" --ioengine=io_uring_cmd --rw=write \
+  --offset=64k --bs=4k --size=4k --output-format=json
+case_end
+
+# --- protection information (namespace with 8 bytes of metadata, PI type 1)
+PI="--filename=$IMK_PI_CDEV --ioengine=io_uring_cmd --bs=4k --iodepth=8 --size=4m"
+case_begin pi
+run pract iomark --name=pract $PI --rw=randwrite --pi_chk=GUARD,REFTAG,APPTAG --verify=crc32c \
+  --output-format=json
+run host iomark --name=host $PI --rw=randwrite --pi_act=0 --md_per_io_size=64 \
+  --pi_chk=GUARD,REFTAG,APPTAG --apptag=0x4242 --verify=crc32c --output-format=json
+run hostread iomark --name=hostread $PI --rw=randread --pi_act=0 --md_per_io_size=64 \
+  --pi_chk=GUARD,REFTAG,APPTAG --apptag=0x4242 --output-format=json
+run wrongtag iomark --name=wrongtag $PI --rw=read --size=64k --pi_act=0 --md_per_io_size=64 \
+  --pi_chk=APPTAG --apptag=0x1111 --output-format=json
+run smallmd iomark --name=smallmd $PI --rw=randwrite --pi_act=0 --md_per_io_size=4 \
+  --output-format=json
+case_end
+
+# --- the safety guard treats /dev/ngXnY as its namespace's block device ---
+case_begin ng-safety
+mkswap "$IMK_CONV_BDEV" > /dev/null
+run sig iomark --name=s --filename="$IMK_CONV_CDEV" --ioengine=io_uring_cmd --rw=write --size=64k
+swapon "$IMK_CONV_BDEV"
+run inuse iomark --name=s --filename="$IMK_CONV_CDEV" --ioengine=io_uring_cmd --rw=write --size=64k \
+  --allow_destroy_data=1
+swapoff "$IMK_CONV_BDEV"
+run consent iomark --name=s --filename="$IMK_CONV_CDEV" --ioengine=io_uring_cmd --rw=write \
+  --size=64k --allow_destroy_data=1
+run psync iomark --name=s --filename="$IMK_CONV_CDEV" --rw=read --size=64k
+run bdev iomark --name=s --filename="$IMK_CONV_BDEV" --ioengine=io_uring_cmd --rw=read --size=64k
+case_end
+
 # --- FDP: the subsystem reports its reclaim unit handles -------------------
 case_begin fdp-env
 run status nvme fdp status "$IMK_FDP_BDEV"

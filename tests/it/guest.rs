@@ -16,7 +16,8 @@
 //!
 //! Without root, QEMU or Debian's archive the test is skipped (it fails
 //! under `IOMARK_STRICT_TESTS=1`). `IOMARK_GUEST_LONG=1` adds the longer
-//! zoned cases.
+//! zoned cases; `IOMARK_GUEST_REUSE=1` checks the last run's results again
+//! without booting (while writing checks).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -157,12 +158,94 @@ fn fdp_env(c: &Case) -> Result<(), String> {
     expect("placement identifiers", handles, 8)
 }
 
+fn uring_cmd_randread(c: &Case) -> Result<(), String> {
+    let n = same_counts(c)?;
+    expect("reads", ios(&n, "read"), 2048)
+}
+
+fn uring_cmd_randwrite_verify(c: &Case) -> Result<(), String> {
+    let n = same_counts(c)?;
+    expect("writes", ios(&n, "write"), 2048)?;
+    expect("verify reads", ios(&n, "read"), 2048)
+}
+
+fn uring_cmd_same_io(c: &Case) -> Result<(), String> {
+    same_counts(c).map(drop)
+}
+
+fn uring_cmd_zipf_rate_logs(c: &Case) -> Result<(), String> {
+    let n = same_counts(c)?;
+    expect("reads", ios(&n, "read"), 1024)?;
+    let files = c.out("files")?;
+    for log in ["iomark_bw.1.log", "iomark_lat.1.log", "iomark_clat.1.log"] {
+        if !files.lines().any(|l| l == log) {
+            return Err(format!("no {log} among {files:?}"));
+        }
+    }
+    let iops = c.json("iomark")?["jobs"][0]["read"]["iops"]
+        .as_f64()
+        .unwrap_or(0.0);
+    if iops > 4000.0 * 1.1 {
+        return Err(format!("rate_iops=4000 gave {iops:.0} IOPS"));
+    }
+    Ok(())
+}
+
+/// `label` failed (non-zero exit) and its stderr holds every one of `want`.
+fn refused(c: &Case, label: &str, want: &[&str]) -> Result<(), String> {
+    let err = c.text(&format!("{label}.err"))?;
+    if c.rc(label)? == 0 {
+        return Err(format!("{label}: succeeded, expected a refusal"));
+    }
+    for w in want {
+        if !err.contains(w) {
+            return Err(format!("{label}: stderr lacks '{w}': {}", err.trim()));
+        }
+    }
+    Ok(())
+}
+
+fn uring_cmd_nvme_status(c: &Case) -> Result<(), String> {
+    refused(c, "iomark", &["NVMe status 0x1bc (Zone Invalid Write)"])
+}
+
+fn pi(c: &Case) -> Result<(), String> {
+    let pract = counts(&c.json("pract")?);
+    expect("writes with PRACT", ios(&pract, "write"), 1024)?;
+    expect("verify reads with PRACT", ios(&pract, "read"), 1024)?;
+    let host = counts(&c.json("host")?);
+    expect("writes with iomark's PI", ios(&host, "write"), 1024)?;
+    let read = counts(&c.json("hostread")?);
+    expect("reads checking iomark's PI", ios(&read, "read"), 1024)?;
+    let err = c.text("wrongtag.err")?.to_lowercase();
+    if c.rc("wrongtag")? == 0 || !err.contains("application tag") {
+        return Err(format!("a wrong apptag was not caught: {err}"));
+    }
+    refused(c, "smallmd", &["md_per_io_size should be at least 8 bytes"])
+}
+
+fn ng_safety(c: &Case) -> Result<(), String> {
+    refused(c, "sig", &["swap area", "allow_destroy_data=1", "nvme0n1"])?;
+    refused(c, "inuse", &["in use as swap", "allow_mounted_write=1"])?;
+    c.ok("consent")?;
+    refused(c, "psync", &["ioengine=io_uring_cmd", "/dev/nvme0n1"])?;
+    refused(c, "bdev", &["NVMe generic character device"])
+}
+
 type Check = fn(&Case) -> Result<(), String>;
 
 const CHECKS: &[(&str, Check)] = &[
     ("env", env),
     ("conv-bdev-randwrite-verify", conv_bdev_randwrite_verify),
     ("fio-uring-cmd-randread", fio_uring_cmd_randread),
+    ("uring-cmd-randread", uring_cmd_randread),
+    ("uring-cmd-randwrite-verify", uring_cmd_randwrite_verify),
+    ("uring-cmd-fixedbufs-sqpoll", uring_cmd_same_io),
+    ("uring-cmd-vectored-batches", uring_cmd_same_io),
+    ("uring-cmd-zipf-rate-logs", uring_cmd_zipf_rate_logs),
+    ("uring-cmd-nvme-status", uring_cmd_nvme_status),
+    ("pi", pi),
+    ("ng-safety", ng_safety),
     ("fdp-env", fdp_env),
 ];
 
@@ -206,7 +289,17 @@ fn nvme_guest_suite() {
     }
     let long = std::env::var("IOMARK_GUEST_LONG").is_ok_and(|v| v == "1");
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/guest/out");
-    let timing = match boot(&out, long) {
+    // IOMARK_GUEST_REUSE=1: check the cases of the last run again (while
+    // writing checks), without booting.
+    let reuse = std::env::var("IOMARK_GUEST_REUSE").is_ok_and(|v| v == "1");
+    let booted = if reuse {
+        std::fs::read_to_string(out.join("timing.txt"))
+            .map(|t| t.trim().to_string())
+            .map_err(|e| format!("IOMARK_GUEST_REUSE=1 but no earlier run: {e}"))
+    } else {
+        boot(&out, long)
+    };
+    let timing = match booted {
         Ok(t) => t,
         Err(why) => {
             missing(&format!("the guest could not be set up: {why}"));

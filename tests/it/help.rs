@@ -198,7 +198,7 @@ fn bash_completes_flags_values_commands_and_command_options() {
         ("iomark --warn", "--warnings-fatal"),
         ("iomark --rw=randw", "randwrite"),
         ("iomark --output-format=js", "json json+"),
-        ("iomark --ioengine=io_", "io_uring"),
+        ("iomark --ioengine=io_", "io_uring io_uring_cmd"),
         (
             "iomark --cmdhelp=iodep",
             "iodepth iodepth_batch_complete_max iodepth_batch_complete_min iodepth_batch_submit iodepth_low",

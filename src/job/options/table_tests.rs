@@ -236,6 +236,27 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     ("force_async", "4", |s| s.engine.force_async == 4),
     ("userspace_reap", "1", |s| s.engine.userspace_reap),
     ("thp", "1", |s| s.engine.thp),
+    ("cmd_type", "nvme", |_| true),
+    ("pi_act", "0", |s| !s.engine.nvme.pi_act),
+    ("pi_chk", "GUARD,APPTAG", |s| {
+        s.engine.nvme.pi_chk == (1 << 28) | (1 << 27)
+    }),
+    ("md_per_io_size", "64", |s| {
+        s.engine.nvme.md_per_io_size == 64
+    }),
+    ("apptag", "0x42", |s| s.engine.nvme.apptag == 0x42),
+    ("apptag_mask", "0xf0", |s| s.engine.nvme.apptag_mask == 0xf0),
+    ("fdp", "1", |s| s.engine.nvme.placement == Placement::Fdp),
+    ("dataplacement", "streams", |s| {
+        s.engine.nvme.placement == Placement::Streams
+    }),
+    ("plid_select", "random", |s| {
+        s.engine.nvme.plid_select == PlidSelect::Random
+    }),
+    ("plids", "1-3", |s| s.engine.nvme.plids == [1, 2, 3]),
+    ("dp_scheme", "s.txt", |s| {
+        s.engine.nvme.dp_scheme.as_deref() == Some("s.txt")
+    }),
     ("stat_type", "lstat", |s| {
         s.engine.stat_type == StatType::Lstat
     }),
@@ -479,9 +500,10 @@ fn samples_name_every_implemented_option_once() {
     }
 }
 
-/// Options that only accept "off", which is what iomark always does (so
-/// setting them changes nothing); "on" must be rejected.
-const OFF_ONLY: &[&str] = &["verify_state_save", "verify_state_load"];
+/// Options that only accept "off" (or, for cmd_type, "nvme"), which is
+/// what iomark always does (so setting them changes nothing); "1" must
+/// be rejected.
+const OFF_ONLY: &[&str] = &["verify_state_save", "verify_state_load", "cmd_type"];
 
 #[test]
 fn each_sample_sets_its_field() {
@@ -577,7 +599,7 @@ fn engine_options_are_refused_with_other_engines() {
     assert_eq!(engine_mismatch(def, EngineKind::IoUring), None);
     assert_eq!(
         engine_mismatch(def, EngineKind::Libaio).unwrap(),
-        "option 'fixedbufs' only applies to ioengine=io_uring (this job uses ioengine=libaio)"
+        "option 'fixedbufs' only applies to ioengine=io_uring,io_uring_cmd (this job uses ioengine=libaio)"
     );
     let def = lookup("nowait").unwrap();
     let e = engine_mismatch(def, EngineKind::Mmap).unwrap();
