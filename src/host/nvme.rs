@@ -215,18 +215,18 @@ pub fn namespace_id(fd: RawFd) -> io::Result<u32> {
 /// Identify data (4 KiB) of CNS `cns` for namespace `nsid` in command
 /// set `csi`.
 fn identify(fd: RawFd, nsid: u32, cns: u32, csi: u32) -> io::Result<Vec<u8>> {
-    let mut buf = vec![0u8; 4096];
+    let mut buf = PageBuf::new(4096);
     let mut cmd = Cmd {
         opcode: OP_ADMIN_IDENTIFY,
         nsid,
-        addr: buf.as_mut_ptr() as u64,
+        addr: buf.addr(),
         data_len: 4096,
         cdw10: cns,
         cdw11: csi << 24,
         ..Cmd::default()
     };
     passthru(fd, &mut cmd, true)?;
-    Ok(buf)
+    Ok(buf.bytes().to_vec())
 }
 
 fn le16(b: &[u8], o: usize) -> u16 {
@@ -438,25 +438,60 @@ pub fn zone_send(fd: RawFd, nsid: u32, zslba: u64, action: ZoneAction) -> io::Re
     passthru(fd, &mut cmd, false).map(drop)
 }
 
-/// The placement identifiers of the reclaim unit handles namespace
-/// `nsid` may use, in the order the device lists them (the indices
-/// `plids` names).
-pub fn placement_ids(fd: RawFd, nsid: u32) -> io::Result<Vec<u16>> {
-    let len = 16 + 32 * 128;
-    let mut buf = vec![0u8; len];
+/// A zeroed buffer of `len` bytes at a page boundary (the kernel maps
+/// a passthrough command's buffer page by page; some controllers refuse
+/// a small transfer split over two pages).
+struct PageBuf {
+    mem: Vec<u8>,
+    off: usize,
+    len: usize,
+}
+
+impl PageBuf {
+    fn new(len: usize) -> PageBuf {
+        let mem = vec![0u8; len + 4096];
+        let off = (4096 - mem.as_ptr() as usize % 4096) % 4096;
+        PageBuf { mem, off, len }
+    }
+
+    fn addr(&mut self) -> u64 {
+        self.mem[self.off..].as_mut_ptr() as u64
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.mem[self.off..self.off + self.len]
+    }
+}
+
+/// Reclaim unit handle status (I/O Management Receive, operation 1) of
+/// namespace `nsid`: `len` bytes of it.
+fn ruh_status(fd: RawFd, nsid: u32, len: usize) -> io::Result<PageBuf> {
+    let mut buf = PageBuf::new(len);
     let mut cmd = Cmd {
         opcode: OP_IO_MGMT_RECV,
         nsid,
-        addr: buf.as_mut_ptr() as u64,
+        addr: buf.addr(),
         data_len: len as u32,
-        // management operation 1: reclaim unit handle status
         cdw10: 1,
         cdw11: (len as u32 >> 2) - 1,
         ..Cmd::default()
     };
     passthru(fd, &mut cmd, false)?;
-    let n = (le16(&buf, 14) as usize).min(128);
-    Ok((0..n).map(|i| le16(&buf, 16 + 32 * i)).collect())
+    Ok(buf)
+}
+
+/// The placement identifiers of the reclaim unit handles namespace
+/// `nsid` may use, in the order the device lists them (the indices
+/// `plids` names): the header first for their number, then them all.
+pub fn placement_ids(fd: RawFd, nsid: u32) -> io::Result<Vec<u16>> {
+    let head = ruh_status(fd, nsid, 16)?;
+    let n = le16(head.bytes(), 14) as usize;
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let all = ruh_status(fd, nsid, 16 + 32 * n)?;
+    let b = all.bytes();
+    Ok((0..n).map(|i| le16(b, 16 + 32 * i)).collect())
 }
 
 /// Whether the character device `rdev` is an NVMe generic device

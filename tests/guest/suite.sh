@@ -120,10 +120,35 @@ run psync iomark --name=s --filename="$IMK_CONV_CDEV" --rw=read --size=64k
 run bdev iomark --name=s --filename="$IMK_CONV_BDEV" --ioengine=io_uring_cmd --rw=read --size=64k
 case_end
 
-# --- FDP: the subsystem reports its reclaim unit handles -------------------
+# --- FDP: writes land in the reclaim unit handles asked for ---------------
+# (8 handles with 4 MiB reclaim units: 1024 blocks of 4 KiB each; nvme-cli's
+# RUAMW counts the blocks a handle's unit can still take)
 case_begin fdp-env
 run status nvme fdp status "$IMK_FDP_BDEV"
 run configs nvme fdp configs "$IMK_FDP_CTRL" -e 1
+case_end
+FDP="--filename=$IMK_FDP_CDEV --ioengine=io_uring_cmd --bs=4k --iodepth=8"
+case_begin fdp-roundrobin
+run iomark iomark --name=rr $FDP --rw=randwrite --size=2m --fdp=1 --fdp_pli=1,3 --output-format=json
+run status nvme fdp status "$IMK_FDP_BDEV"
+case_end
+case_begin fdp-random
+run iomark iomark --name=rnd $FDP --rw=write --offset=2m --size=1m --dataplacement=fdp \
+  --plids=4-5 --plid_select=random --output-format=json
+run status nvme fdp status "$IMK_FDP_BDEV"
+case_end
+case_begin fdp-scheme
+printf '3145728, 3670016, 6\n3670016, 4194304, 7\n' > scheme.txt
+run iomark iomark --name=sch $FDP --rw=write --offset=3m --size=1m --dataplacement=fdp \
+  --plid_select=scheme --dp_scheme=scheme.txt --output-format=json
+run status nvme fdp status "$IMK_FDP_BDEV"
+run badindex iomark --name=bad $FDP --rw=write --size=64k --fdp=1 --plids=8
+case_end
+case_begin streams
+run iomark iomark --name=st --filename="$IMK_FDP_CDEV" --ioengine=io_uring_cmd --rw=write \
+  --size=64k --dataplacement=streams --plids=1 --output-format=json
+run noids iomark --name=st --filename="$IMK_FDP_CDEV" --ioengine=io_uring_cmd --rw=write \
+  --size=64k --dataplacement=streams
 case_end
 
 sync

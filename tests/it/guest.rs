@@ -151,11 +151,77 @@ fn fio_uring_cmd_randread(c: &Case) -> Result<(), String> {
     expect("fio's reads through /dev/ngXnY", ios(&n, "read"), 2048)
 }
 
-fn fdp_env(c: &Case) -> Result<(), String> {
+/// RUAMW (blocks a handle's reclaim unit can still take) per placement
+/// identifier, from `nvme fdp status`.
+fn ruamw(c: &Case) -> Result<Vec<u64>, String> {
     c.ok("status")?;
+    let mut out = Vec::new();
+    for l in c.out("status")?.lines() {
+        if l.contains("(RUAMW)") {
+            let v = l.rsplit(':').next().unwrap_or("").trim();
+            out.push(v.parse().map_err(|_| format!("RUAMW '{v}'"))?);
+        }
+    }
+    Ok(out)
+}
+
+/// The handles' RUAMW are `want` (iomark wrote where it was asked, and
+/// nowhere else).
+fn placed(c: &Case, want: &[u64]) -> Result<(), String> {
+    let got = ruamw(c)?;
+    if got != want {
+        return Err(format!(
+            "RUAMW per placement identifier: {got:?}, expected {want:?}"
+        ));
+    }
+    Ok(())
+}
+
+fn fdp_env(c: &Case) -> Result<(), String> {
     c.ok("configs")?;
-    let handles = c.out("status")?.matches("Placement Identifier").count() as u64;
-    expect("placement identifiers", handles, 8)
+    placed(c, &[1024; 8])
+}
+
+fn fdp_roundrobin(c: &Case) -> Result<(), String> {
+    expect("writes", ios(&counts(&c.json("iomark")?), "write"), 512)?;
+    // 256 blocks each to handles 1 and 3
+    placed(c, &[1024, 768, 1024, 768, 1024, 1024, 1024, 1024])
+}
+
+fn fdp_random(c: &Case) -> Result<(), String> {
+    expect("writes", ios(&counts(&c.json("iomark")?), "write"), 256)?;
+    let got = ruamw(c)?;
+    let used = (2048 - got[4] - got[5], got[4] < 1024 && got[5] < 1024);
+    if used != (256, true) || got[..4] != [1024, 768, 1024, 768] || got[6..] != [1024, 1024] {
+        return Err(format!(
+            "256 writes over handles 4 and 5 at random: RUAMW {got:?}"
+        ));
+    }
+    Ok(())
+}
+
+fn fdp_scheme(c: &Case) -> Result<(), String> {
+    expect("writes", ios(&counts(&c.json("iomark")?), "write"), 256)?;
+    // the first 512 KiB by index 6, the next by index 7
+    let got = ruamw(c)?;
+    if got[6..] != [896, 896] {
+        return Err(format!(
+            "RUAMW of handles 6 and 7: {:?}, expected [896, 896]",
+            &got[6..]
+        ));
+    }
+    refused(c, "badindex", &["index 8 must be smaller than 8"])
+}
+
+fn streams(c: &Case) -> Result<(), String> {
+    // QEMU's controller takes the streams directive without acting on it:
+    // the writes complete (where they land cannot be seen here).
+    expect("writes", ios(&counts(&c.json("iomark")?), "write"), 16)?;
+    refused(
+        c,
+        "noids",
+        &["dataplacement=streams needs the stream ids in plids"],
+    )
 }
 
 fn uring_cmd_randread(c: &Case) -> Result<(), String> {
@@ -247,6 +313,10 @@ const CHECKS: &[(&str, Check)] = &[
     ("pi", pi),
     ("ng-safety", ng_safety),
     ("fdp-env", fdp_env),
+    ("fdp-roundrobin", fdp_roundrobin),
+    ("fdp-random", fdp_random),
+    ("fdp-scheme", fdp_scheme),
+    ("streams", streams),
 ];
 
 /// Cases only the long suite runs (`IOMARK_GUEST_LONG=1`).
