@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::svg::{self, Axis, Format, LineChart, Scale, Series};
+use crate::report::svg::{self, Axis, Format, LineChart, Scale, Series};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogKind {

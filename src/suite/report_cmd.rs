@@ -5,7 +5,8 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use super::{dataset, fail, html, write_file};
+use super::{dataset, fail, write_file};
+use crate::report::html;
 
 pub const DEFAULT_OUTPUT: &str = "iomark-report.html";
 

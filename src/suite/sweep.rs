@@ -20,9 +20,9 @@ use serde_json::{json, Value};
 
 use super::presets::{self, Defaults, Render};
 use super::runner::{SuiteOutcome, SuiteTest};
-use super::svg::{self, Axis, Format, LineChart, Scale, Series};
 use super::{args, fail, stats, Bench};
 use crate::job::value::parse_size;
+use crate::report::svg::{self, Axis, Format, LineChart, Scale, Series};
 
 /// The gain below which throughput counts as no longer scaling.
 pub const KNEE_GAIN: f64 = 0.10;
@@ -473,7 +473,7 @@ pub fn sweep_html(sweep: &Value) -> String {
             "<p class=\"meta\">Knee: {}.</p>",
             svg::esc(sweep["knee_rule"].as_str().unwrap_or(KNEE_RULE))
         );
-        s.push_str(&super::html::table(&["series", "knee"], &rows, 2));
+        s.push_str(&crate::report::html::table(&["series", "knee"], &rows, 2));
     }
     s.push_str("<div class=\"grid\">");
     for (_, c) in sweep_charts(sweep) {

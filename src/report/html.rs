@@ -17,9 +17,9 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use super::dataset::{Dataset, Detail, Item, METRICS};
 use super::svg::{self, esc, Axis, Format, LineChart, Scale, Series};
-use super::table;
+use crate::suite::dataset::{Dataset, Detail, Item, METRICS};
+use crate::suite::table;
 
 const CSS: &str = "\
 *,*::before,*::after{box-sizing:border-box}\
@@ -115,7 +115,7 @@ pub fn boxes(class: &str, lines: &[String]) -> String {
         .collect()
 }
 
-pub fn warning_boxes(w: &[super::dataset::Warning]) -> String {
+pub fn warning_boxes(w: &[crate::suite::dataset::Warning]) -> String {
     let texts: Vec<String> = w.iter().map(|w| w.text.clone()).collect();
     boxes("warn", &texts)
 }
@@ -381,8 +381,8 @@ pub fn histogram_bins(bins: &[(f64, f64)]) -> Vec<(f64, f64, f64)> {
 }
 
 /// A timeline shifted so that its job starts at 0 s.
-pub fn from_zero(s: &super::dataset::Series) -> super::dataset::Series {
-    super::dataset::Series {
+pub fn from_zero(s: &crate::suite::dataset::Series) -> crate::suite::dataset::Series {
+    crate::suite::dataset::Series {
         start_s: 0.0,
         t_s: s.t_s.iter().map(|t| t - s.start_s).collect(),
         ..s.clone()
@@ -394,7 +394,7 @@ pub fn from_zero(s: &super::dataset::Series) -> super::dataset::Series {
 pub fn timeline_chart(
     title: &str,
     iops: bool,
-    curves: &[(String, &super::dataset::Series, bool, usize)],
+    curves: &[(String, &crate::suite::dataset::Series, bool, usize)],
 ) -> String {
     let caption: Vec<(&str, &str)> = curves
         .iter()
@@ -408,7 +408,7 @@ pub fn timeline_chart_with(
     title: &str,
     caption: &str,
     iops: bool,
-    curves: &[(String, &super::dataset::Series, bool, usize)],
+    curves: &[(String, &crate::suite::dataset::Series, bool, usize)],
 ) -> String {
     let series: Vec<Series> = curves
         .iter()
@@ -488,12 +488,12 @@ fn item_section(d: &Dataset, it: &Item) -> String {
         .and_then(|v| v.get("warmup_us"))
         .and_then(Value::as_u64);
     if !it.pass_timelines.is_empty() {
-        let shifted: Vec<(u64, super::dataset::Series)> = it
+        let shifted: Vec<(u64, crate::suite::dataset::Series)> = it
             .pass_timelines
             .iter()
             .map(|(n, t)| (*n, from_zero(t)))
             .collect();
-        let curves: Vec<(String, &super::dataset::Series, bool, usize)> = shifted
+        let curves: Vec<(String, &crate::suite::dataset::Series, bool, usize)> = shifted
             .iter()
             .enumerate()
             .map(|(i, (n, t))| (format!("pass {n}"), t, false, i))
@@ -870,7 +870,11 @@ fn notices(d: &Dataset) -> String {
 }
 
 /// The report of result files and fio log files.
-pub fn report_page_with_logs(title: &str, sets: &[Dataset], logs: &[super::logs::Log]) -> String {
+pub fn report_page_with_logs(
+    title: &str,
+    sets: &[Dataset],
+    logs: &[crate::suite::logs::Log],
+) -> String {
     let mut b = String::new();
     let grids: Vec<Option<String>> = sets.iter().map(cdm_grid).collect();
     let first = grids.iter().any(Option::is_some);
@@ -905,13 +909,13 @@ pub fn report_page_with_logs(title: &str, sets: &[Dataset], logs: &[super::logs:
     for d in sets {
         if let Some(sw) = &d.sweep {
             let _ = write!(b, "<h2>Sweep — {}</h2>", esc(&d.title));
-            b.push_str(&super::sweep::sweep_html(sw));
+            b.push_str(&crate::suite::sweep::sweep_html(sw));
         }
     }
     if !logs.is_empty() {
         b.push_str("<h2>Logs</h2><div class=\"grid\">");
         for l in logs {
-            b.push_str(&super::logs::chart(l));
+            b.push_str(&crate::suite::logs::chart(l));
         }
         b.push_str("</div>");
     }
