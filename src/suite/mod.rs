@@ -347,6 +347,7 @@ fn follow(b: &Bench, name: &str, run_opts: RunOptions, r: &Ranks) -> i32 {
         passes: b.passes,
         warmup_us: b.warmup_us,
         run_opts,
+        announce: false,
     };
     match runner::run_suite_on(&run, Some(r), &mut |_| {}) {
         Ok(o) => match signals::exit_code() {
@@ -482,6 +483,8 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         passes: b.passes,
         warmup_us: b.warmup_us,
         run_opts,
+        // Rank 0 (or this host alone) says what the passes find.
+        announce: true,
     };
     let mut print_row = |t: &runner::TestOutcome| {
         let mut rows = String::new();
