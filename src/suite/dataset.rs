@@ -132,66 +132,197 @@ pub struct Detail {
     pub timeline: Option<Series>,
 }
 
-/// What a job was asked to do (as written in its options).
+/// What a job was asked to do: every option that defines its I/O, as
+/// its options were written (the global ones, then its own overriding
+/// them), in a fixed order for the usual ones (`LEAD`) and then as given.
+/// Options that only name, place, group or report a job (its name, files
+/// and directory, logs, percentiles, `group_reporting`, …: see
+/// [`defines_the_test`]) are left out. A switch given bare (`time_based`)
+/// has an empty value.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Params {
-    pub rw: String,
-    pub bs: String,
-    pub iodepth: String,
-    pub numjobs: String,
-    pub ioengine: String,
-    pub direct: String,
-    /// fio's size text, e.g. "8m" (empty: not given).
-    pub size: String,
-    /// fio's runtime text with its unit, e.g. "2s" (empty: not given).
-    pub runtime: String,
-    /// "1" when the job is time_based.
-    pub time_based: String,
+pub struct Params(pub Vec<(String, String)>);
+
+/// The options shown first, in this order.
+const LEAD: [&str; 14] = [
+    "rw",
+    "rwmixread",
+    "rwmixwrite",
+    "bs",
+    "bsrange",
+    "bssplit",
+    "iodepth",
+    "numjobs",
+    "size",
+    "runtime",
+    "time_based",
+    "ioengine",
+    "direct",
+    "io_size",
+];
+
+/// Options that name, place, group or report a job without changing the
+/// I/O it does.
+const NOT_DEFINING: &[&str] = &[
+    "name",
+    "description",
+    "filename",
+    "directory",
+    "opendir",
+    "filename_format",
+    "unique_filename",
+    "allow_file_create",
+    "allow_mounted_write",
+    "allow_destroy_data",
+    "allow_special_files",
+    "unlink",
+    "unlink_each_loop",
+    "stonewall",
+    "new_group",
+    "wait_for",
+    "group_reporting",
+    "exitall",
+    "exitall_on_error",
+    "exit_what",
+    "thread",
+    "stats",
+    "disk_util",
+    "unified_rw_reporting",
+    "percentile_list",
+    "clat_percentiles",
+    "lat_percentiles",
+    "slat_percentiles",
+    "disable_lat",
+    "disable_clat",
+    "disable_slat",
+    "disable_bw_measurement",
+    "gtod_reduce",
+    "significant_figures",
+    "bwavgtime",
+    "iopsavgtime",
+    "write_iolog",
+    "kb_base",
+    "unit_base",
+    "clocksource",
+    "gtod_cpu",
+];
+
+/// The canonical name of an option (aliases resolved through the option
+/// table; names it does not know stay as given).
+fn canonical(name: &str) -> &str {
+    crate::job::options::lookup(name).map_or(name, |d| d.name)
 }
 
-/// A size as fio writes it (`8m`, `1g`), from what a job file or JSON
-/// holds ("8m", "8388608", "8M"); other text (percentages) unchanged.
-fn size_option(v: &str) -> String {
-    match crate::job::value::parse_size(v, 1024) {
-        Ok(b) if b > 0 => super::presets::size_text(b),
-        _ => v.to_string(),
-    }
+/// Whether an option changes the I/O a job does (and so tells two tests
+/// apart): everything but what names, places, groups or reports a job,
+/// and every log option.
+pub fn defines_the_test(name: &str) -> bool {
+    use crate::job::options::{lookup, Category};
+    let c = canonical(name);
+    !NOT_DEFINING.contains(&c) && lookup(c).is_none_or(|d| d.category != Category::Logs)
 }
 
-/// A time with its unit (`2s`, `500ms`): fio takes a bare number as
-/// seconds.
-fn time_option(v: &str) -> String {
-    match crate::job::value::parse_time_us(v, crate::job::value::TimeUnit::Sec) {
-        Ok(us) if us > 0 => super::presets::time_text(us),
+/// A value in fio's spelling with its unit: sizes as `8m`, times as `2s`
+/// or `500ms` (fio takes a bare number in the option's own unit); other
+/// text (percentages, lists) unchanged.
+fn option_text(name: &str, v: &str) -> String {
+    use crate::job::options::{lookup, Kind};
+    match lookup(name).map(|d| d.kind) {
+        Some(Kind::Size) => match crate::job::value::parse_size(v, 1024) {
+            Ok(b) if b > 0 => super::presets::size_text(b),
+            _ => v.to_string(),
+        },
+        Some(Kind::Time(unit)) => match crate::job::value::parse_time_us(v, unit) {
+            Ok(us) if us > 0 => super::presets::time_text(us),
+            _ => v.to_string(),
+        },
         _ => v.to_string(),
     }
 }
 
 impl Params {
-    /// The options as `name=value` in fio's spelling, size and runtime
-    /// included (with `time_based` when the job runs for its runtime).
-    pub fn describe(&self) -> String {
-        let mut parts = Vec::new();
-        let size = size_option(&self.size);
-        let runtime = time_option(&self.runtime);
-        for (k, v) in [
-            ("rw", &self.rw),
-            ("bs", &self.bs),
-            ("iodepth", &self.iodepth),
-            ("numjobs", &self.numjobs),
-            ("size", &size),
-            ("runtime", &runtime),
-            ("ioengine", &self.ioengine),
-            ("direct", &self.direct),
-        ] {
-            if !v.is_empty() {
-                parts.push(format!("{k}={v}"));
-            }
-            if k == "runtime" && !v.is_empty() && !self.time_based.is_empty() {
-                parts.push("time_based".into());
+    /// From fio's `global options` and a job's `job options` objects.
+    pub fn from_options(global: &Value, job: &Value) -> Params {
+        let mut p = Params::default();
+        for m in [global, job].into_iter().filter_map(Value::as_object) {
+            for (k, v) in m {
+                p.set(k, &s(v));
             }
         }
-        parts.join(" ")
+        p.sorted()
+    }
+
+    /// From an object of option names and text values (a results
+    /// bundle's test `params`).
+    pub fn from_json(v: &Value) -> Params {
+        Params::from_options(&Value::Null, v)
+    }
+
+    pub fn to_json(&self) -> Value {
+        Value::Object(
+            self.0
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect(),
+        )
+    }
+
+    /// Sets an option that defines the test (others are ignored),
+    /// replacing an earlier value of it or of an alias.
+    fn set(&mut self, k: &str, v: &str) {
+        if !defines_the_test(k) {
+            return;
+        }
+        let c = canonical(k);
+        match self.0.iter_mut().find(|(x, _)| canonical(x) == c) {
+            Some(e) => *e = (k.to_string(), v.to_string()),
+            None => self.0.push((k.to_string(), v.to_string())),
+        }
+    }
+
+    fn sorted(mut self) -> Params {
+        let rank = |k: &str| {
+            LEAD.iter()
+                .position(|l| *l == canonical(k))
+                .unwrap_or(LEAD.len())
+        };
+        // Stable: options outside LEAD keep their order.
+        self.0.sort_by_key(|(k, _)| rank(k));
+        self
+    }
+
+    /// The value of an option (by its name or an alias), "" when not set.
+    pub fn get(&self, k: &str) -> &str {
+        let c = canonical(k);
+        self.0
+            .iter()
+            .find(|(x, _)| canonical(x) == c)
+            .map_or("", |(_, v)| v.as_str())
+    }
+
+    /// These options, with those of `other` this one lacks.
+    pub fn or(mut self, other: &Params) -> Params {
+        for (k, v) in &other.0 {
+            if !self.0.iter().any(|(x, _)| canonical(x) == canonical(k)) {
+                self.0.push((k.clone(), v.clone()));
+            }
+        }
+        self.sorted()
+    }
+
+    /// The options as `name=value` in fio's spelling (sizes and times with
+    /// their units), switches bare.
+    pub fn describe(&self) -> String {
+        self.0
+            .iter()
+            .map(|(k, v)| {
+                if v.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{k}={}", option_text(k, v))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 
@@ -448,32 +579,6 @@ pub fn dir_metrics(d: &Value) -> Option<(Metrics, Detail)> {
     ))
 }
 
-fn params(job: &Value, global: &Value) -> Params {
-    let get = |k: &str| -> String {
-        job.pointer(&format!("/job options/{k}"))
-            .or_else(|| global.get(k))
-            .map(s)
-            .unwrap_or_default()
-    };
-    Params {
-        rw: get("rw"),
-        bs: get("bs"),
-        iodepth: get("iodepth"),
-        numjobs: get("numjobs"),
-        ioengine: get("ioengine"),
-        direct: get("direct"),
-        size: get("size"),
-        runtime: get("runtime"),
-        time_based: if job.pointer("/job options/time_based").is_some()
-            || global.get("time_based").is_some()
-        {
-            "1".into()
-        } else {
-            String::new()
-        },
-    }
-}
-
 /// A job that syncs its writes: its latency figures become those of a
 /// write plus the sync that makes it durable (`iomark.sync_writes`),
 /// which is what a table about synchronous writes is about.
@@ -556,7 +661,7 @@ pub fn items_of_doc(doc: &Value) -> Vec<(Item, Detail)> {
         } else {
             format!("{name}#{}", n + 1)
         };
-        let p = params(job, &global);
+        let p = Params::from_options(&global, &job["job options"]);
         for dir in ["read", "write", "trim"] {
             let Some((m, mut detail)) = dir_metrics(&job[dir]) else {
                 continue;
@@ -654,36 +759,17 @@ fn from_bundle(v: &Value, source: &str) -> Result<Dataset, String> {
                 Some((*no, t))
             })
             .collect();
-        // Size and runtime come from the pass's own job options when the
-        // test's params do not hold them.
+        // Every defining option comes from the pass's own job options;
+        // the test's params (older results held only a few) fill gaps.
         let run_params = passes
             .iter()
             .find_map(|(_, f)| f.as_ref().map(|(i, _)| i.params.clone()))
             .unwrap_or_default();
-        let pv = &t["params"];
-        let or_run = |k: &str, run: &String| {
-            let v = s(&pv[k]);
-            if v.is_empty() {
-                run.clone()
-            } else {
-                v
-            }
-        };
         d.items.push(Item {
             key: format!("{section}/{dir}"),
             name: s(&t["name"]),
             dir,
-            params: Params {
-                rw: or_run("rw", &run_params.rw),
-                bs: or_run("bs", &run_params.bs),
-                iodepth: or_run("iodepth", &run_params.iodepth),
-                numjobs: or_run("numjobs", &run_params.numjobs),
-                ioengine: or_run("ioengine", &run_params.ioengine),
-                direct: or_run("direct", &run_params.direct),
-                size: or_run("size", &run_params.size),
-                runtime: or_run("runtime", &run_params.runtime),
-                time_based: or_run("time_based", &run_params.time_based),
-            },
+            params: run_params.or(&Params::from_json(&t["params"])),
             samples,
             detail,
             pass_timelines,
@@ -776,8 +862,12 @@ mod tests {
         assert_eq!(d.items.len(), 2);
         let a = &d.items[0];
         assert_eq!(a.key, "a/read");
-        assert_eq!(a.params.bs, "4k");
-        assert_eq!(a.params.iodepth, "8");
+        assert_eq!(a.params.get("bs"), "4k");
+        assert_eq!(a.params.get("iodepth"), "8");
+        assert_eq!(
+            a.params.describe(),
+            "rw=randrw bs=4k iodepth=8 ioengine=libaio"
+        );
         let m = a.samples[0];
         assert_eq!(m.bw_bytes, 409600.0);
         assert_eq!(m.lat_mean_ns, 2000.0);
@@ -791,6 +881,40 @@ mod tests {
         assert_eq!(b.samples[0].bw_bytes, 20.0 * 1024.0);
         assert_eq!(b.samples[0].lat_p99_ns, 99.0);
         assert_eq!(b.detail.as_ref().unwrap().lat_kind, "lat");
+    }
+
+    #[test]
+    fn the_parameters_are_every_option_that_defines_the_test() {
+        let global = serde_json::json!({
+            "ioengine": "libaio", "direct": "1", "size": "8388608", "runtime": "2",
+            "filename": "/mnt/x/f", "group_reporting": "", "lat_percentiles": "1",
+            "write_bw_log": "oltp", "log_avg_msec": "500", "ramp_time": "500ms"});
+        let oltp = serde_json::json!({
+            "rw": "randrw", "rwmixread": "70", "bssplit": "4k/50:8k/50",
+            "iodepth": "16", "fdatasync": "4", "name": "ignored"});
+        let plain = serde_json::json!({"readwrite": "randread", "bs": "4k", "iodepth": "16"});
+        let a = Params::from_options(&global, &oltp);
+        let b = Params::from_options(&global, &plain);
+        assert_eq!(
+            a.describe(),
+            "rw=randrw rwmixread=70 bssplit=4k/50:8k/50 iodepth=16 size=8m runtime=2s \
+             ioengine=libaio direct=1 ramp_time=500ms fdatasync=4"
+        );
+        assert_eq!(
+            b.describe(),
+            "readwrite=randread bs=4k iodepth=16 size=8m runtime=2s ioengine=libaio \
+             direct=1 ramp_time=500ms"
+        );
+        assert_eq!(b.get("rw"), "randread", "aliases are the same option");
+        // A job's own value wins over the global one.
+        let own = Params::from_options(&global, &serde_json::json!({"direct": "0"}));
+        assert_eq!(own.get("direct"), "0");
+        // Round trip through a results bundle, gaps filled from older params.
+        assert_eq!(Params::from_json(&a.to_json()), a);
+        let old = Params::from_json(&serde_json::json!({"rw": "read", "bs": "1m"}));
+        assert_eq!(Params::default().or(&old).describe(), "rw=read bs=1m",);
+        assert!(!defines_the_test("write_hist_log") && !defines_the_test("log_hist_msec"));
+        assert!(defines_the_test("rate_iops") && defines_the_test("verify"));
     }
 
     #[test]

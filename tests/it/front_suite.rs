@@ -126,6 +126,41 @@ fn a_preset_runs_through_its_job_file() {
     let job = &oltp["result"]["jobs"][0];
     assert_eq!(job["job options"]["rwmixread"], "70");
     assert_eq!(job["job options"]["numjobs"], "4");
+    // Every option that defines a test is in its parameters (JSON and the
+    // HTML summary), so OLTP 70/30 reads differently from a random read;
+    // what only names, places or reports a job is not.
+    let test = |name: &str| {
+        v["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no test {name}"))
+            .clone()
+    };
+    let p = &test("database OLTP")["params"];
+    assert_eq!(
+        (&p["rw"], &p["rwmixread"]),
+        (&"randrw".into(), &"70".into())
+    );
+    assert!(
+        p.get("filename").is_none() && p.get("lat_percentiles").is_none(),
+        "{p}"
+    );
+    assert_eq!(test("database log")["params"]["fdatasync"], "1");
+    assert_eq!(
+        test("web server")["params"]["bssplit"],
+        "4k/20:16k/30:64k/30:256k/20"
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    for want in [
+        "rw=randrw rwmixread=70 bs=8k iodepth=16 numjobs=4 size=8m runtime=300ms",
+        "rw=write bs=8k iodepth=1 numjobs=1 size=8m runtime=300ms ioengine=",
+        "rwmixread=95 bssplit=4k/20:16k/30:64k/30:256k/20 iodepth=4",
+    ] {
+        assert!(page.contains(want), "{want} not in the summary");
+    }
+    assert!(page.contains(" fdatasync=1<"), "fdatasync in the summary");
     html_check::check_report(&html);
 }
 
