@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::svg::{self, esc, Axis, Format, LineChart, Scale, Series};
 use crate::suite::dataset::{Dataset, Detail, Item, METRICS};
-use crate::suite::table;
+use crate::suite::table::{self, BwUnit};
 
 const CSS: &str = "\
 *,*::before,*::after{box-sizing:border-box}\
@@ -157,18 +157,18 @@ fn latency_text(ns: f64) -> String {
     }
 }
 
-/// "median (min–max)" of MiB/s.
-fn bw_cell(item: &Item) -> String {
+/// "median (min–max)" of bandwidth in `unit`.
+fn bw_cell(item: &Item, unit: BwUnit) -> String {
     let s = item.summary(&METRICS[0]);
     if s.n > 1 {
         format!(
             "{} ({}–{})",
-            table::mib(s.median),
-            table::mib(s.min),
-            table::mib(s.max)
+            unit.text(s.median),
+            unit.text(s.min),
+            unit.text(s.max)
         )
     } else {
-        table::mib(s.median)
+        unit.text(s.median)
     }
 }
 
@@ -181,19 +181,14 @@ fn median(item: &Item, i: usize) -> f64 {
     }
 }
 
-fn summary_table(sets: &[Dataset]) -> String {
+fn summary_table(sets: &[Dataset], unit: BwUnit) -> String {
     let many = sets.len() > 1;
     let mut headers = vec!["test / job", "dir", "parameters"];
     if many {
         headers.insert(0, "source");
     }
-    headers.extend([
-        "MiB/s median (min–max)",
-        "IOPS",
-        "mean lat",
-        "p99 lat",
-        "passes",
-    ]);
+    let bw = format!("{} median (min–max)", unit.name());
+    headers.extend([bw.as_str(), "IOPS", "mean lat", "p99 lat", "passes"]);
     let mut rows = Vec::new();
     for d in sets {
         for it in &d.items {
@@ -201,7 +196,7 @@ fn summary_table(sets: &[Dataset]) -> String {
             if many {
                 r.insert(0, d.title.clone());
             }
-            r.push(bw_cell(it));
+            r.push(bw_cell(it, unit));
             r.push(table::iops(median(it, 1)));
             r.push(table::latency(median(it, 2)));
             r.push(table::latency(median(it, 3)));
@@ -214,7 +209,7 @@ fn summary_table(sets: &[Dataset]) -> String {
 
 /// Bar charts of median bandwidth and IOPS per item (several data sets
 /// side by side).
-fn bar_charts(sets: &[Dataset], names: &[String]) -> String {
+fn bar_charts(sets: &[Dataset], names: &[String], unit: BwUnit) -> String {
     let mut keys: Vec<(String, String)> = Vec::new();
     for d in sets {
         for it in &d.items {
@@ -228,8 +223,9 @@ fn bar_charts(sets: &[Dataset], names: &[String]) -> String {
     }
     let cats: Vec<String> = keys.iter().map(|k| k.1.clone()).collect();
     let mut out = String::from("<div class=\"grid\">");
+    let bw_title = format!("Bandwidth ({}, median)", unit.name());
     for (mi, title, ax) in [
-        (0usize, "Bandwidth (MiB/s, median)", "MiB/s"),
+        (0usize, bw_title.as_str(), unit.name()),
         (1, "IOPS (median)", "IOPS"),
     ] {
         let sets_v: Vec<(String, Vec<f64>)> = sets
@@ -245,7 +241,7 @@ fn bar_charts(sets: &[Dataset], names: &[String]) -> String {
                             .map(|i| {
                                 let m = median(i, mi);
                                 if mi == 0 {
-                                    m / 1048576.0
+                                    m / unit.bytes()
                                 } else {
                                     m
                                 }
@@ -389,9 +385,20 @@ pub fn from_zero(s: &crate::suite::dataset::Series) -> crate::suite::dataset::Se
     }
 }
 
-/// Throughput over time: (name, series, dashed, color) per curve; the
-/// caption names the run each curve is of (`Series::label`).
+/// Throughput over time (bandwidth in MiB/s): (name, series, dashed,
+/// color) per curve; the caption names the run each curve is of
+/// (`Series::label`).
 pub fn timeline_chart(
+    title: &str,
+    iops: bool,
+    curves: &[(String, &crate::suite::dataset::Series, bool, usize)],
+) -> String {
+    timeline_chart_in(BwUnit::Mib, title, iops, curves)
+}
+
+/// [`timeline_chart`] with bandwidth in `unit`.
+pub fn timeline_chart_in(
+    unit: BwUnit,
     title: &str,
     iops: bool,
     curves: &[(String, &crate::suite::dataset::Series, bool, usize)],
@@ -400,11 +407,12 @@ pub fn timeline_chart(
         .iter()
         .map(|c| (c.0.as_str(), c.1.label.as_str()))
         .collect();
-    timeline_chart_with(title, &runs_caption(&caption), iops, curves)
+    timeline_chart_with(unit, title, &runs_caption(&caption), iops, curves)
 }
 
-/// Throughput over time with the given caption.
+/// Throughput over time with the given caption, bandwidth in `unit`.
 pub fn timeline_chart_with(
+    unit: BwUnit,
     title: &str,
     caption: &str,
     iops: bool,
@@ -418,7 +426,7 @@ pub fn timeline_chart_with(
                 .t_s
                 .iter()
                 .zip(if iops { &s.iops } else { &s.bw_bytes })
-                .map(|(t, v)| (*t, if iops { *v } else { v / 1048576.0 }))
+                .map(|(t, v)| (*t, if iops { *v } else { v / unit.bytes() }))
                 .collect(),
             dashed: *dashed,
             color: Some(*color),
@@ -431,7 +439,7 @@ pub fn timeline_chart_with(
         subtitle: caption.to_string(),
         x,
         y: Axis::new(
-            if iops { "IOPS" } else { "MiB/s" },
+            if iops { "IOPS" } else { unit.name() },
             Scale::Linear,
             Format::Number,
         ),
@@ -469,7 +477,7 @@ fn passes_caption(shown: &[u64], total: usize, warmup_us: Option<u64>) -> String
     format!("Shows {which}{warm}.")
 }
 
-fn item_section(d: &Dataset, it: &Item) -> String {
+fn item_section(d: &Dataset, it: &Item, unit: BwUnit) -> String {
     let mut s = String::from("<div class=\"item\">");
     let title = if d.title.is_empty() {
         it.label()
@@ -501,12 +509,14 @@ fn item_section(d: &Dataset, it: &Item) -> String {
         let shown: Vec<u64> = shifted.iter().map(|(n, _)| *n).collect();
         let caption = passes_caption(&shown, it.samples.len().max(shown.len()), warmup);
         s.push_str(&timeline_chart_with(
+            unit,
             "Bandwidth over time",
             &caption,
             false,
             &curves,
         ));
         s.push_str(&timeline_chart_with(
+            unit,
             "IOPS over time",
             &caption,
             true,
@@ -515,8 +525,8 @@ fn item_section(d: &Dataset, it: &Item) -> String {
     } else if let Some(tl) = it.detail.as_ref().and_then(|d| d.timeline.as_ref()) {
         let tl = from_zero(tl);
         let c = [(it.label(), &tl, false, 0usize)];
-        s.push_str(&timeline_chart("Bandwidth over time", false, &c));
-        s.push_str(&timeline_chart("IOPS over time", true, &c));
+        s.push_str(&timeline_chart_in(unit, "Bandwidth over time", false, &c));
+        s.push_str(&timeline_chart_in(unit, "IOPS over time", true, &c));
     }
     if let Some(det) = &it.detail {
         if !det.percentiles.is_empty() {
@@ -741,8 +751,8 @@ fn cdm_cell(it: Option<&Item>) -> String {
 fn cdm_how(d: &Dataset, passes: usize) -> String {
     let st = d.settings.clone().unwrap_or(Value::Null);
     let mut parts = vec![format!(
-        "Big figures: MB/s (1 MB = 1,000,000 bytes, as CrystalDiskMark shows; the \
-         tables below use MiB/s), the median of {passes} measured pass{}",
+        "Big figures: MB/s (1 MB = 1,000,000 bytes, as CrystalDiskMark shows, as in \
+         the tables and charts below), the median of {passes} measured pass{}",
         if passes == 1 { "" } else { "es" }
     )];
     if let Some(us) = st.get("runtime_us").and_then(Value::as_u64) {
@@ -895,27 +905,33 @@ pub fn report_page_with_logs(
     if first {
         b.push_str("</section>");
     }
+    // One bandwidth unit for the whole page: CrystalDiskMark's MB/s when
+    // it opens on its grid, else fio's MiB/s.
+    let unit = if first { BwUnit::Mb } else { BwUnit::Mib };
     if !sets.is_empty() {
         b.push_str("<h2>Summary</h2>");
-        b.push_str(&summary_table(sets));
+        b.push_str(&summary_table(sets, unit));
     }
-    b.push_str(
+    let _ = write!(
+        b,
         "<p class=\"meta\">Medians over the measured passes (min–max of bandwidth in \
-         brackets); MiB/s is 1,048,576 bytes per second. Mean latency is total latency; \
-         p99 is of total latency when the job reports it, else of completion latency.</p>",
+         brackets). Bandwidth throughout this report is in {}. Mean latency is total \
+         latency; p99 is of total latency when the job reports it, else of completion \
+         latency.</p>",
+        esc(unit.meaning())
     );
     let names: Vec<String> = sets.iter().map(|d| d.title.clone()).collect();
-    b.push_str(&bar_charts(sets, &names));
+    b.push_str(&bar_charts(sets, &names, unit));
     for d in sets {
         if let Some(sw) = &d.sweep {
             let _ = write!(b, "<h2>Sweep — {}</h2>", esc(&d.title));
-            b.push_str(&crate::suite::sweep::sweep_html(sw));
+            b.push_str(&crate::suite::sweep::sweep_html(sw, unit));
         }
     }
     if !logs.is_empty() {
         b.push_str("<h2>Logs</h2><div class=\"grid\">");
         for l in logs {
-            b.push_str(&crate::suite::logs::chart(l));
+            b.push_str(&crate::suite::logs::chart(l, unit));
         }
         b.push_str("</div>");
     }
@@ -924,7 +940,7 @@ pub fn report_page_with_logs(
     }
     for d in sets {
         for it in &d.items {
-            b.push_str(&item_section(d, it));
+            b.push_str(&item_section(d, it, unit));
         }
     }
     for d in sets {

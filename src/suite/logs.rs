@@ -87,11 +87,13 @@ pub fn load(path: &Path) -> Result<Log, String> {
     parse(&text, &name)
 }
 
-pub fn chart(log: &Log) -> String {
+/// A log's chart, bandwidth in `unit`.
+pub fn chart(log: &Log, unit: super::table::BwUnit) -> String {
     let (y, div, title) = match log.kind {
         LogKind::Bandwidth => (
-            Axis::new("MiB/s", Scale::Linear, Format::Number),
-            1024.0,
+            Axis::new(unit.name(), Scale::Linear, Format::Number),
+            // KiB/s in the log.
+            unit.bytes() / 1024.0,
             "bandwidth",
         ),
         LogKind::Iops => (
@@ -141,7 +143,10 @@ mod tests {
         assert_eq!(l.kind, LogKind::Bandwidth);
         assert_eq!(l.dirs[0], vec![(0.5, 2048.0)]);
         assert_eq!(l.dirs[1], vec![(1.0, 4096.0)]);
-        assert!(chart(&l).contains("<polyline") || chart(&l).contains("<circle"));
+        assert!(
+            chart(&l, crate::suite::table::BwUnit::Mib).contains("<polyline")
+                || chart(&l, crate::suite::table::BwUnit::Mib).contains("<circle")
+        );
         assert!(parse("x, y, z", "job_bw.1.log").is_err());
         assert!(parse("1, 2, 0", "job_clat_hist.1.log").is_err());
         assert!(parse("", "job_iops.1.log").is_err());

@@ -445,8 +445,10 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     } else {
         String::new()
     };
+    let unit = table::BwUnit::of_tests(b.tests.iter().map(|t| t.label.as_str()));
     out.console.print(&format!(
-        "{} test(s), {} measured pass(es) each{}, engine {}, {} I/O; median of the passes shown\n",
+        "{} test(s), {} measured pass(es) each{}, engine {}, {} I/O; median of the passes \
+         shown, in {}\n",
         b.tests.len(),
         b.passes,
         warm,
@@ -455,7 +457,8 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
             "direct"
         } else {
             "buffered"
-        }
+        },
+        unit.meaning()
     ));
     let mut notes = b.target.notes.clone();
     if let Some(r) = ranks {
@@ -475,7 +478,8 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     // The cache warnings and notes of every test, once (each pass's
     // result carries its own for the JSON).
     all.announce();
-    out.console.print(&format!("\n{}", table::header(label_w)));
+    out.console
+        .print(&format!("\n{}", table::header(label_w, unit)));
     let run = SuiteRun {
         jobfile: &b.jobfile,
         jobfile_name: &name,
@@ -493,9 +497,10 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
                 &format!("{} {}", t.test.label, d.dir),
                 label_w,
                 &d.passes,
+                unit,
             ));
             if let Some(sp) = runner::client_spread(&t.clients, &d.dir) {
-                rows.push_str(&table::spread_row(label_w, &sp));
+                rows.push_str(&table::spread_row(label_w, &sp, unit));
             }
         }
         out.console.print(&rows);

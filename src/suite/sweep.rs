@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 
 use super::presets::{self, Defaults, Render};
 use super::runner::{SuiteOutcome, SuiteTest};
+use super::table::BwUnit;
 use super::{args, fail, stats, Bench};
 use crate::job::value::parse_size;
 use crate::report::svg::{self, Axis, Format, LineChart, Scale, Series};
@@ -435,7 +436,7 @@ fn group(points: &[Value]) -> Vec<(String, Vec<Value>)> {
 /// Charts of bandwidth, IOPS and p99 latency against the swept value,
 /// one line per series with min–max bars: (file suffix, svg). They are
 /// inline in the HTML report; `--svg` also writes them as files.
-pub fn sweep_charts(sweep: &Value) -> Vec<(&'static str, String)> {
+pub fn sweep_charts(sweep: &Value, unit: BwUnit) -> Vec<(&'static str, String)> {
     let x = sweep["x"].as_str().unwrap_or("iodepth");
     let (x_label, x_scale, x_fmt) = match x {
         "bs" => ("block size", Scale::Log2, Format::Bytes),
@@ -456,10 +457,10 @@ pub fn sweep_charts(sweep: &Value) -> Vec<(&'static str, String)> {
             "bw",
             "bw_bytes",
             "Bandwidth",
-            "MiB/s",
+            unit.name(),
             Scale::Linear,
             Format::Number,
-            1048576.0,
+            unit.bytes(),
         ),
         (
             "iops",
@@ -526,8 +527,9 @@ pub fn sweep_charts(sweep: &Value) -> Vec<(&'static str, String)> {
     out
 }
 
-/// The sweep part of the HTML report: knees and charts.
-pub fn sweep_html(sweep: &Value) -> String {
+/// The sweep part of the HTML report: knees and charts (bandwidth in
+/// the report's unit).
+pub fn sweep_html(sweep: &Value, unit: BwUnit) -> String {
     let mut s = String::new();
     let rows: Vec<Vec<String>> = sweep["knees"]
         .as_array()
@@ -549,7 +551,7 @@ pub fn sweep_html(sweep: &Value) -> String {
         s.push_str(&crate::report::html::table(&["series", "knee"], &rows, 2));
     }
     s.push_str("<div class=\"grid\">");
-    for (_, c) in sweep_charts(sweep) {
+    for (_, c) in sweep_charts(sweep, unit) {
         s.push_str(&c);
     }
     s.push_str("</div>");
@@ -716,7 +718,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
                 to.console.print(&text);
             }
             if let Some(p) = json_path.filter(|_| svg_files) {
-                for (suffix, svg) in sweep_charts(&sw) {
+                for (suffix, svg) in sweep_charts(&sw, BwUnit::Mib) {
                     let stem = p.with_extension("");
                     let path = std::path::PathBuf::from(format!("{}-{suffix}.svg", stem.display()));
                     to.file("Chart: ", &path, &svg);

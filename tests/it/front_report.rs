@@ -358,6 +358,30 @@ fn a_quick_report_opens_on_crystaldiskmarks_grid_and_says_what_every_chart_shows
         first[2].contains("size=8m") && first[2].contains("runtime=1s"),
         "{first:?}"
     );
+    // One unit for the whole page, as the grid: the summary's bandwidth is
+    // in MB/s too, with the JSON's medians; the charts say MB/s.
+    let head = cells(&elements(&summary, "tr")[0]);
+    assert_eq!(head[3], "MB/s median (min–max)", "{head:?}");
+    for r in &elements(&summary, "tr")[1..] {
+        let c = cells(r);
+        let t = tests
+            .iter()
+            .find(|t| t["name"] == c[0].as_str() && t["direction"] == c[1].as_str())
+            .unwrap_or_else(|| panic!("{c:?} not in the JSON"));
+        let mb = t["summary"]["bw_bytes"]["median"].as_f64().unwrap() / 1e6;
+        let want = if mb >= 100.0 {
+            format!("{mb:.1} (")
+        } else {
+            format!("{mb:.2} (")
+        };
+        assert!(c[3].starts_with(&want), "{c:?}: not {want}");
+    }
+    assert!(
+        !text.contains("MiB/s"),
+        "a second bandwidth unit in the page"
+    );
+    assert!(text.contains(">Bandwidth (MB/s, median)<"));
+    assert!(text.contains("in MB/s of 1,000,000 bytes"));
 
     // Well-formed, self-contained, renders; no sideways scrolling at 390 px.
     html_check::check_report(&html);
