@@ -181,20 +181,20 @@ fn median(item: &Item, i: usize) -> f64 {
     }
 }
 
-fn summary_table(sets: &[Dataset], unit: BwUnit) -> String {
+fn summary_table(sets: &[Dataset], names: &[String], unit: BwUnit) -> String {
     let many = sets.len() > 1;
     let mut headers = vec!["test / job", "dir", "parameters"];
     if many {
-        headers.insert(0, "source");
+        headers.insert(0, "run");
     }
     let bw = format!("{} median (min–max)", unit.name());
     headers.extend([bw.as_str(), "IOPS", "mean lat", "p99 lat", "passes"]);
     let mut rows = Vec::new();
-    for d in sets {
+    for (d, name) in sets.iter().zip(names) {
         for it in &d.items {
             let mut r = vec![it.name.clone(), it.dir.clone(), it.params.describe()];
             if many {
-                r.insert(0, d.title.clone());
+                r.insert(0, name.clone());
             }
             r.push(bw_cell(it, unit));
             r.push(table::iops(median(it, 1)));
@@ -477,12 +477,12 @@ fn passes_caption(shown: &[u64], total: usize, warmup_us: Option<u64>) -> String
     format!("Shows {which}{warm}.")
 }
 
-fn item_section(d: &Dataset, it: &Item, unit: BwUnit) -> String {
+fn item_section(d: &Dataset, run: &str, it: &Item, unit: BwUnit) -> String {
     let mut s = String::from("<div class=\"item\">");
-    let title = if d.title.is_empty() {
+    let title = if run.is_empty() {
         it.label()
     } else {
-        format!("{} — {}", it.label(), d.title)
+        format!("{} — {}", it.label(), run)
     };
     let _ = write!(
         s,
@@ -848,22 +848,28 @@ pub fn report_page(title: &str, sets: &[Dataset]) -> String {
     report_page_with_logs(title, sets, &[])
 }
 
-fn source_line(d: &Dataset) -> String {
-    format!(
-        "<p class=\"meta\">{} — {}{}{}</p>",
-        esc(&d.source),
-        esc(&d.kind),
-        if d.version.is_empty() {
-            String::new()
-        } else {
-            format!(", {}", esc(&d.version))
-        },
-        if d.time.is_empty() {
-            String::new()
-        } else {
-            format!(", {}", esc(&d.time))
-        },
-    )
+/// What a run is and where it comes from: file, tool and version, host
+/// and time, and its label (the title too when several runs share the
+/// page, each under its own heading).
+fn source_line(d: &Dataset, many: bool) -> String {
+    let mut parts = Vec::new();
+    if many && !d.title.is_empty() {
+        parts.push(d.title.clone());
+    }
+    parts.push(d.source.clone());
+    let mut tool = d.kind.clone();
+    if !d.version.is_empty() {
+        tool.push_str(&format!(", {}", d.version));
+    }
+    parts.push(tool);
+    let ht = d.host_time();
+    if !ht.is_empty() {
+        parts.push(ht);
+    }
+    if !many && !d.label.is_empty() {
+        parts.push(format!("label {}", d.label));
+    }
+    format!("<p class=\"meta\">{}</p>", esc(&parts.join(" — ")))
 }
 
 fn notices(d: &Dataset) -> String {
@@ -885,6 +891,14 @@ pub fn report_page_with_logs(
     sets: &[Dataset],
     logs: &[crate::suite::logs::Log],
 ) -> String {
+    let many = sets.len() > 1;
+    // Each run's name in headings, the summary and the legends: with
+    // several runs, one that tells them apart (label, else host and time).
+    let names: Vec<String> = if many {
+        crate::suite::dataset::run_names(sets)
+    } else {
+        sets.iter().map(|d| d.title.clone()).collect()
+    };
     let mut b = String::new();
     let grids: Vec<Option<String>> = sets.iter().map(cdm_grid).collect();
     let first = grids.iter().any(Option::is_some);
@@ -892,11 +906,11 @@ pub fn report_page_with_logs(
         b.push_str("<section class=\"first\">");
     }
     let _ = write!(b, "<h1>{}</h1>", esc(title));
-    for (d, grid) in sets.iter().zip(&grids) {
-        if sets.len() > 1 && grid.is_some() {
-            let _ = write!(b, "<h2>{}</h2>", esc(&d.title));
+    for ((d, grid), name) in sets.iter().zip(&grids).zip(&names) {
+        if many {
+            let _ = write!(b, "<h2>{}</h2>", esc(name));
         }
-        b.push_str(&source_line(d));
+        b.push_str(&source_line(d, many));
         b.push_str(&notices(d));
         if let Some(g) = grid {
             b.push_str(g);
@@ -910,7 +924,7 @@ pub fn report_page_with_logs(
     let unit = if first { BwUnit::Mb } else { BwUnit::Mib };
     if !sets.is_empty() {
         b.push_str("<h2>Summary</h2>");
-        b.push_str(&summary_table(sets, unit));
+        b.push_str(&summary_table(sets, &names, unit));
     }
     let _ = write!(
         b,
@@ -920,14 +934,34 @@ pub fn report_page_with_logs(
          latency.</p>",
         esc(unit.meaning())
     );
-    let names: Vec<String> = sets.iter().map(|d| d.title.clone()).collect();
     b.push_str(&bar_charts(sets, &names, unit));
-    for d in sets {
+    for (d, name) in sets.iter().zip(&names) {
         if let Some(sw) = &d.sweep {
-            let _ = write!(b, "<h2>Sweep — {}</h2>", esc(&d.title));
+            let _ = write!(b, "<h2>Sweep — {}</h2>", esc(name));
             b.push_str(&crate::suite::sweep::sweep_html(sw, unit));
         }
     }
+    b.push_str(&logs_section(logs, unit));
+    if !sets.is_empty() {
+        b.push_str("<h2>Per test</h2>");
+    }
+    for (d, name) in sets.iter().zip(&names) {
+        for it in &d.items {
+            b.push_str(&item_section(d, name, it, unit));
+        }
+    }
+    b.push_str(&run_details(sets, &names));
+    let _ = write!(
+        b,
+        "<p class=\"meta\">Written by iomark {}.</p>",
+        env!("CARGO_PKG_VERSION")
+    );
+    page(title, &b)
+}
+
+/// Charts of fio's log files.
+fn logs_section(logs: &[crate::suite::logs::Log], unit: BwUnit) -> String {
+    let mut b = String::new();
     if !logs.is_empty() {
         b.push_str("<h2>Logs</h2><div class=\"grid\">");
         for l in logs {
@@ -935,40 +969,28 @@ pub fn report_page_with_logs(
         }
         b.push_str("</div>");
     }
-    if !sets.is_empty() {
-        b.push_str("<h2>Per test</h2>");
-    }
-    for d in sets {
-        for it in &d.items {
-            b.push_str(&item_section(d, it, unit));
-        }
-    }
-    for d in sets {
+    b
+}
+
+/// Each run's environment, settings and job file, under its name.
+fn run_details(sets: &[Dataset], names: &[String]) -> String {
+    let mut b = String::new();
+    for (d, name) in sets.iter().zip(names) {
         if let Some(env) = &d.environment {
-            let _ = write!(b, "<h2>Environment — {}</h2>", esc(&d.title));
+            let _ = write!(b, "<h2>Environment — {}</h2>", esc(name));
             b.push_str(&environment(env));
         }
         if let Some(st) = d.settings.as_ref().filter(|s| s.is_object()) {
-            let _ = write!(b, "<h3>Settings — {}</h3>", esc(&d.title));
+            let _ = write!(b, "<h3>Settings — {}</h3>", esc(name));
             b.push_str(&kv_table(&settings_rows(st)));
         }
     }
-    for d in sets {
+    for (d, name) in sets.iter().zip(names) {
         if let Some(jf) = &d.jobfile {
-            let _ = write!(
-                b,
-                "<h2>Job file — {}</h2><pre>{}</pre>",
-                esc(&d.title),
-                esc(jf)
-            );
+            let _ = write!(b, "<h2>Job file — {}</h2><pre>{}</pre>", esc(name), esc(jf));
         }
     }
-    let _ = write!(
-        b,
-        "<p class=\"meta\">Written by iomark {}.</p>",
-        env!("CARGO_PKG_VERSION")
-    );
-    page(title, &b)
+    b
 }
 
 #[cfg(test)]

@@ -383,6 +383,12 @@ pub struct Dataset {
     /// "fio", "iomark", "quick", "suite" or "sweep".
     pub kind: String,
     pub title: String,
+    /// The run's label (`label` of a results bundle, `iomark.label` of a
+    /// job's JSON), "" when it has none.
+    pub label: String,
+    /// The host it ran on, as it described itself ("" when unknown: fio's
+    /// own JSON does not say).
+    pub host: String,
     pub version: String,
     pub time: String,
     pub environment: Option<Value>,
@@ -449,6 +455,11 @@ pub fn from_value(v: &Value, source: &str) -> Result<Dataset, String> {
         version: s(&v["fio version"]),
         time: s(&v["time"]),
         environment: v.pointer("/iomark/environment").cloned(),
+        label: v.pointer("/iomark/label").map(s).unwrap_or_default(),
+        host: v
+            .pointer("/iomark/environment/host/hostname")
+            .map(s)
+            .unwrap_or_default(),
         interrupted: v
             .get("interrupted")
             .and_then(Value::as_bool)
@@ -696,6 +707,11 @@ fn from_bundle(v: &Value, source: &str) -> Result<Dataset, String> {
         version: s(&v["iomark version"]),
         time: s(&v["time"]),
         environment: v.get("environment").cloned(),
+        label: v.get("label").map(s).unwrap_or_default(),
+        host: v
+            .pointer("/environment/host/hostname")
+            .map(s)
+            .unwrap_or_default(),
         warnings: warning_texts(v.get("warnings")),
         notes: v["notes"]
             .as_array()
@@ -776,6 +792,100 @@ fn from_bundle(v: &Value, source: &str) -> Result<Dataset, String> {
         });
     }
     Ok(d)
+}
+
+/// A ctime date ("Thu Jul 10 12:34:56 2025", as fio and iomark write
+/// `time`) as "2025-07-10 12:34:56"; other text unchanged.
+pub fn short_time(t: &str) -> String {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let f: Vec<&str> = t.split_whitespace().collect();
+    let parsed = match f.as_slice() {
+        [_, mon, day, hms, year] => MONTHS
+            .iter()
+            .position(|m| m == mon)
+            .zip(day.parse::<u32>().ok())
+            .filter(|_| hms.len() == 8 && year.len() == 4)
+            .map(|(m, d)| format!("{year}-{:02}-{d:02} {hms}", m + 1)),
+        _ => None,
+    };
+    parsed.unwrap_or_else(|| t.trim().to_string())
+}
+
+impl Dataset {
+    /// Where and when it ran: "host, 2025-07-10 12:34:56" (either part
+    /// alone when the other is unknown).
+    pub fn host_time(&self) -> String {
+        [self.host.clone(), short_time(&self.time)]
+            .into_iter()
+            .filter(|x| !x.is_empty())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The file it was read from, without its directory.
+    pub fn file_name(&self) -> String {
+        Path::new(&self.source)
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.source.clone())
+    }
+
+    /// Names for this run, from the shortest: its label, else where and
+    /// when it ran; then with more detail (where and when, the file).
+    fn run_name_candidates(&self) -> Vec<String> {
+        let (l, ht, f) = (self.label.trim(), self.host_time(), self.file_name());
+        let mut v = match (l.is_empty(), ht.is_empty()) {
+            (false, false) => vec![
+                l.to_string(),
+                format!("{l} ({ht})"),
+                format!("{l} ({ht}, {f})"),
+            ],
+            (false, true) => vec![l.to_string(), format!("{l} ({f})")],
+            (true, false) => vec![ht.clone(), format!("{ht} ({f})")],
+            (true, true) => vec![f],
+        };
+        v.dedup();
+        v
+    }
+}
+
+/// A name for each run of a report that tells them apart: its label,
+/// else its host and time; runs that would share a name get more detail
+/// (host and time after a label, then the file name), and any still alike
+/// a number ("#2").
+pub fn run_names(sets: &[Dataset]) -> Vec<String> {
+    let cands: Vec<Vec<String>> = sets.iter().map(Dataset::run_name_candidates).collect();
+    let mut level = vec![0usize; sets.len()];
+    loop {
+        let names: Vec<&String> = cands.iter().zip(&level).map(|(c, l)| &c[*l]).collect();
+        let mut moved = false;
+        for i in 0..sets.len() {
+            let shared = names.iter().filter(|n| **n == names[i]).count() > 1;
+            if shared && level[i] + 1 < cands[i].len() {
+                level[i] += 1;
+                moved = true;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    for (c, l) in cands.iter().zip(&level) {
+        let base = &c[*l];
+        let n = out
+            .iter()
+            .filter(|x| *x == base || x.starts_with(&format!("{base} #")))
+            .count();
+        out.push(if n == 0 {
+            base.clone()
+        } else {
+            format!("{base} #{}", n + 1)
+        });
+    }
+    out
 }
 
 /// Index of the sample whose bandwidth is the (lower) median.
@@ -915,6 +1025,83 @@ mod tests {
         assert_eq!(Params::default().or(&old).describe(), "rw=read bs=1m",);
         assert!(!defines_the_test("write_hist_log") && !defines_the_test("log_hist_msec"));
         assert!(defines_the_test("rate_iops") && defines_the_test("verify"));
+    }
+
+    #[test]
+    fn every_run_of_a_report_gets_a_name_that_tells_it_apart() {
+        let run = |label: &str, host: &str, time: &str, source: &str| Dataset {
+            label: label.into(),
+            host: host.into(),
+            time: time.into(),
+            source: source.into(),
+            title: "CrystalDiskMark-style quick test".into(),
+            ..Dataset::default()
+        };
+        assert_eq!(
+            short_time("Thu Jul 10 09:04:05 2025"),
+            "2025-07-10 09:04:05"
+        );
+        assert_eq!(short_time("yesterday"), "yesterday");
+        // Labels when they differ.
+        let sets = [
+            run("before", "db1", "Thu Jul 10 09:04:05 2025", "d/a.json"),
+            run("after", "db1", "Fri Jul 11 09:04:05 2025", "d/b.json"),
+        ];
+        assert_eq!(run_names(&sets), ["before", "after"]);
+        // Unlabelled runs by host and time; a shared label gets them too.
+        let sets = [
+            run("", "db1", "Thu Jul 10 09:04:05 2025", "a.json"),
+            run("", "db2", "Thu Jul 10 09:04:05 2025", "b.json"),
+            run("nightly", "db1", "Thu Jul 10 10:00:00 2025", "c.json"),
+            run("nightly", "db1", "Fri Jul 11 10:00:00 2025", "d.json"),
+            run("weekly", "db1", "Fri Jul 11 10:00:00 2025", "e.json"),
+        ];
+        assert_eq!(
+            run_names(&sets),
+            [
+                "db1, 2025-07-10 09:04:05",
+                "db2, 2025-07-10 09:04:05",
+                "nightly (db1, 2025-07-10 10:00:00)",
+                "nightly (db1, 2025-07-11 10:00:00)",
+                "weekly",
+            ]
+        );
+        // The same time on the same host: the file; the same file: a number.
+        let sets = [
+            run("", "h", "Thu Jul 10 09:04:05 2025", "x/a.json"),
+            run("", "h", "Thu Jul 10 09:04:05 2025", "x/b.json"),
+            run("", "h", "Thu Jul 10 09:04:05 2025", "x/b.json"),
+            run("", "", "", "fio.json"),
+        ];
+        assert_eq!(
+            run_names(&sets),
+            [
+                "h, 2025-07-10 09:04:05 (a.json)",
+                "h, 2025-07-10 09:04:05 (b.json)",
+                "h, 2025-07-10 09:04:05 (b.json) #2",
+                "fio.json",
+            ]
+        );
+    }
+
+    #[test]
+    fn labels_are_read_from_bundles_and_job_results() {
+        let job: Value = serde_json::from_str(
+            r#"{"jobs": [], "time": "Thu Jul 10 09:04:05 2025",
+                "iomark": {"label": "fw-1.2", "environment": {"host": {"hostname": "db1"}}}}"#,
+        )
+        .unwrap();
+        let d = from_value(&job, "j.json").unwrap();
+        assert_eq!((d.label.as_str(), d.host.as_str()), ("fw-1.2", "db1"));
+        let bundle: Value = serde_json::from_str(
+            r#"{"kind": "quick", "tests": [], "label": "base", "time": "x",
+                "environment": {"host": {"hostname": "h2"}}}"#,
+        )
+        .unwrap();
+        let d = from_value(&bundle, "q.json").unwrap();
+        assert_eq!((d.label.as_str(), d.host.as_str()), ("base", "h2"));
+        let fio = parse_text(DOC, "f.json").unwrap();
+        assert_eq!((fio.label.as_str(), fio.host.as_str()), ("", ""));
     }
 
     #[test]

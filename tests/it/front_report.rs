@@ -465,3 +465,119 @@ fn a_quick_report_opens_on_crystaldiskmarks_grid_and_says_what_every_chart_shows
         .iter()
         .all(|c| c.contains("the pass with the median bandwidth")));
 }
+
+/// The legend entries of the bar charts of a page, chart by chart.
+fn bar_legends(doc: &roxmltree::Document) -> Vec<Vec<String>> {
+    doc.descendants()
+        .filter(|n| {
+            n.is_element()
+                && n.tag_name().name() == "svg"
+                && n.attribute("class")
+                    .is_some_and(|c| c.split_whitespace().any(|c| c == "bar-chart"))
+        })
+        .map(|svg| {
+            svg.descendants()
+                .filter(|n| {
+                    n.attribute("class")
+                        .is_some_and(|c| c.split_whitespace().any(|c| c == "legend"))
+                })
+                .flat_map(|lg| {
+                    lg.descendants()
+                        .filter(|t| t.is_element() && t.tag_name().name() == "text")
+                        .map(|t| html_check::text_of(&t))
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_report_of_several_runs_names_each_by_its_label_else_its_host_and_time() {
+    let dir = tempdir();
+    let o = run_in(
+        dir.path(),
+        &[
+            "quick",
+            "--size=4m",
+            "--runtime=100ms",
+            "--passes=1",
+            "--warmup=0",
+            "--json",
+            "q.json",
+            "--eta=never",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.path().join("q.json")).unwrap();
+    let q: Value = serde_json::from_str(&text).unwrap();
+    let host = q["environment"]["host"]["hostname"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Two labelled copies, two unlabelled ones (same host and time), and a
+    // job's result with its label inside "iomark".
+    for (name, label) in [("a.json", Some("before")), ("b.json", Some("after"))] {
+        let mut v = q.clone();
+        v["label"] = label.into();
+        std::fs::write(dir.path().join(name), v.to_string()).unwrap();
+    }
+    std::fs::write(dir.path().join("c.json"), &text).unwrap();
+    std::fs::write(dir.path().join("d.json"), &text).unwrap();
+    let mut args = FIO_JOB.to_vec();
+    args.push("--output-format=json");
+    let o = run_in(dir.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut job: Value = serde_json::from_slice(&o.stdout).unwrap();
+    job["iomark"]["label"] = "job-run".into();
+    std::fs::write(dir.path().join("job.json"), job.to_string()).unwrap();
+    let o = run_in(
+        dir.path(),
+        &[
+            "report",
+            "a.json",
+            "b.json",
+            "c.json",
+            "d.json",
+            "job.json",
+            "-o",
+            "runs.html",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = std::fs::read_to_string(dir.path().join("runs.html")).unwrap();
+    let doc = parse_page(&page);
+    // The summary's first column names the run of every row.
+    let summary = elements(&doc.root(), "table")
+        .into_iter()
+        .find(|t| cells(&elements(t, "tr")[0]).first().map(String::as_str) == Some("run"))
+        .expect("a summary with a run column");
+    let mut runs: Vec<String> = elements(&summary, "tr")[1..]
+        .iter()
+        .map(|r| cells(r)[0].clone())
+        .collect();
+    runs.dedup();
+    assert_eq!(runs.len(), 5, "{runs:?}");
+    assert_eq!(&runs[..2], ["before", "after"]);
+    assert_eq!(runs[4], "job-run");
+    for (r, file) in [(&runs[2], "c.json"), (&runs[3], "d.json")] {
+        assert!(
+            r.starts_with(&format!("{host}, 20")) && r.ends_with(&format!(" ({file})")),
+            "{r}"
+        );
+    }
+    assert!(
+        !runs.iter().any(|r| r.contains("CrystalDiskMark")),
+        "{runs:?}"
+    );
+    // The bar charts' legends name the same runs; each run has a heading.
+    let legends = bar_legends(&doc);
+    assert_eq!(legends.len(), 2, "{legends:?}");
+    for l in &legends {
+        assert_eq!(l, &runs, "legend");
+    }
+    for r in &runs {
+        assert!(page.contains(&format!("<h2>{r}</h2>")), "no heading {r}");
+    }
+    html_check::check_report(&dir.path().join("runs.html"));
+}
