@@ -959,15 +959,26 @@ pub fn report_page_with_logs(
     page(title, &b)
 }
 
-/// Charts of fio's log files.
+/// Charts of fio's log files, job by job.
 fn logs_section(logs: &[crate::suite::logs::Log], unit: BwUnit) -> String {
+    use crate::suite::logs;
     let mut b = String::new();
-    if !logs.is_empty() {
-        b.push_str("<h2>Logs</h2><div class=\"grid\">");
-        for l in logs {
-            b.push_str(&crate::suite::logs::chart(l, unit));
+    if logs.is_empty() {
+        return b;
+    }
+    b.push_str("<h2>Logs</h2>");
+    for g in logs::by_job(logs) {
+        let files: Vec<String> = g.logs.iter().map(|l| l.file()).collect();
+        let _ = write!(
+            b,
+            "<div class=\"item\"><h3>Logs of {}</h3><p class=\"meta\">{}</p><div class=\"grid\">",
+            esc(&g.title),
+            esc(&files.join(", "))
+        );
+        for c in logs::charts(&g, unit) {
+            b.push_str(&c);
         }
-        b.push_str("</div>");
+        b.push_str("</div></div>");
     }
     b
 }

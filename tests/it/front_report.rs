@@ -54,12 +54,17 @@ fn report_of_fio_json_plus_has_percentiles_and_histograms() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let html = std::fs::read_to_string(dir.path().join("plus.html")).unwrap();
+    // fio's logs are drawn under the job that wrote them.
     assert!(
-        html.contains("mixed_bw.1.log — bandwidth"),
+        html.contains("<h3>Logs of job mixed</h3>"),
+        "grouped by job"
+    );
+    assert!(
+        html.contains("The run that wrote mixed_bw.1.log."),
         "fio's bw log drawn"
     );
     assert!(
-        html.contains("mixed_clat.1.log — latency"),
+        html.contains("The run that wrote mixed_clat.1.log."),
         "fio's clat log drawn"
     );
     assert!(html.contains("Latency histogram (json+ bins)"));
@@ -109,15 +114,35 @@ fn report_of_iomark_json_shows_throughput_over_time_and_environment() {
 fn report_refuses_what_it_cannot_read() {
     let dir = tempdir();
     std::fs::write(dir.path().join("x.json"), "{\"hello\": 1}").unwrap();
+    // A directory with nothing iomark can read (a non-result JSON, a
+    // file of another kind).
+    std::fs::create_dir(dir.path().join("d")).unwrap();
+    std::fs::write(dir.path().join("d/x.json"), "{\"hello\": 1}").unwrap();
+    std::fs::write(dir.path().join("d/readme.txt"), "hi").unwrap();
     for args in [
         vec!["report"],
         vec!["report", "x.json"],
         vec!["report", "missing.json"],
+        vec!["report", "d/x.json_bw.1.log"],
     ] {
         let o = run_in(dir.path(), &args);
         assert_eq!(o.status.code(), Some(1), "{args:?}");
         assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     }
+    assert!(!dir.path().join("iomark-report.html").exists());
+    let o = run_in(dir.path(), &["report", "d"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert_eq!(
+        err.lines().last(),
+        Some("iomark report: 'd' holds no results (*.json) or fio logs (*.log) iomark can read"),
+        "{err}"
+    );
+    assert!(
+        err.contains("note: skipped d/x.json: not a fio/iomark JSON result"),
+        "{err}"
+    );
+    assert!(!err.contains("readme"), "{err}");
     assert!(!dir.path().join("iomark-report.html").exists());
 }
 
@@ -580,4 +605,108 @@ fn a_report_of_several_runs_names_each_by_its_label_else_its_host_and_time() {
         assert!(page.contains(&format!("<h2>{r}</h2>")), "no heading {r}");
     }
     html_check::check_report(&dir.path().join("runs.html"));
+}
+
+/// The completions of a direction in a histogram log: the sum of its bins.
+fn hist_total(text: &str, dir: u64) -> u64 {
+    text.lines()
+        .map(|l| {
+            l.split(',')
+                .map(|x| x.trim().parse::<u64>().unwrap())
+                .collect::<Vec<_>>()
+        })
+        .filter(|f| f[1] == dir)
+        .map(|f| f[3..].iter().sum::<u64>())
+        .sum()
+}
+
+#[test]
+fn a_directory_of_results_and_histogram_logs_is_one_report() {
+    let dir = tempdir();
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    // iomark's histogram log: every completion of the job, per direction.
+    let mut args = FIO_JOB.to_vec();
+    args.extend([
+        "--name=ih",
+        "--write_hist_log=ih",
+        "--log_hist_msec=100",
+        "--log_hist_coarseness=1",
+        "--write_iops_log=ih",
+        "--output-format=json",
+    ]);
+    let o = run_in(&run, &args[1..]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(run.join("iomark.json"), &o.stdout).unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let hist = std::fs::read_to_string(run.join("ih_clat_hist.1.log")).unwrap();
+    for (d, name) in [(0, "read"), (1, "write")] {
+        assert_eq!(
+            hist_total(&hist, d),
+            v["jobs"][0][name]["clat_ns"]["N"].as_u64().unwrap(),
+            "{name}: the log's intervals hold every completion"
+        );
+    }
+    // A file that is no result is skipped with a note.
+    std::fs::write(run.join("notes.json"), "{\"hello\": 1}").unwrap();
+    require_fio!();
+    // fio's: two jobs (numjobs=2), each with its own numbered logs.
+    let o = std::process::Command::new("fio")
+        .args([
+            "--name=fh",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=4m",
+            "--runtime=1",
+            "--time_based",
+            "--numjobs=2",
+            "--write_hist_log=fh",
+            "--log_hist_msec=250",
+            "--write_bw_log=fh",
+            "--log_avg_msec=250",
+            "--output-format=json",
+            "--output=fio.json",
+        ])
+        .current_dir(&run)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let fio_hist = std::fs::read_to_string(run.join("fh_clat_hist.2.log")).unwrap();
+    assert_eq!(
+        fio_hist.lines().next().unwrap().split(',').count(),
+        3 + 1856,
+        "fio 3.33's layout: time, direction, block size, 1856 bins"
+    );
+    // Test files of the runs are not results or logs: left alone.
+    let o = run_in(dir.path(), &["report", "run", "-o", "r.html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("note: skipped run/notes.json: not a fio/iomark JSON result"),
+        "{err}"
+    );
+    let page = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    // Both results, and each job's logs under its name.
+    assert!(page.contains("fio.json") && page.contains("iomark.json"));
+    for want in [
+        "<h3>Logs of job fh (number 1 in its run)</h3>",
+        "<h3>Logs of job fh (number 2 in its run)</h3>",
+        "<h3>Logs of job ih</h3>",
+        "The run that wrote fh_clat_hist.2.log: each point a percentile",
+        "The run that wrote ih_clat_hist.1.log: each point a percentile",
+        "(bin midpoints, within 1.6%)",
+        "(bin midpoints, within 0.8%)",
+    ] {
+        assert!(page.contains(want), "missing {want}");
+    }
+    let st = html_check::check_charts(&page, "r.html");
+    let titles = |t: &str| page.matches(&format!(">{t}<")).count();
+    // fio: two jobs, reads; iomark: reads and writes.
+    assert_eq!(titles("Completion latency percentiles over time — read"), 3);
+    assert_eq!(
+        titles("Completion latency percentiles over time — write"),
+        1
+    );
+    assert_eq!(titles("Bandwidth over time"), 2 + 2, "{st:?}");
+    html_check::check_report(&dir.path().join("r.html"));
 }
