@@ -419,6 +419,8 @@ fn value_chart(
             series.push(Series {
                 name,
                 points: pts.iter().map(|(t, v)| (*t, v / div)).collect(),
+                // Total latency dashed: it runs close to completion latency.
+                dashed: l.name.kind == LogKind::Latency("lat"),
                 color: Some(series.len()),
                 ..Series::default()
             });
