@@ -26,6 +26,7 @@ mod mounts;
 pub mod numa;
 pub mod nvme;
 mod target;
+pub mod zones;
 
 use std::path::{Path, PathBuf};
 

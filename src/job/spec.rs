@@ -290,6 +290,39 @@ pub enum ThinkBlocksType {
 pub enum ZoneMode {
     None,
     Strided,
+    /// Zoned block devices: writes only at write pointers.
+    Zbd,
+}
+
+/// `zonemode=zbd`'s options.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ZbdOpts {
+    /// `zonecapacity`: usable bytes of each emulated zone (0: the zone size).
+    pub zonecapacity: u64,
+    pub read_beyond_wp: bool,
+    /// Zones all jobs on a device may write at once (0: the device's limit).
+    pub max_open_zones: u32,
+    /// Zones one job may write at once (0: no job limit).
+    pub job_max_open_zones: u32,
+    pub ignore_zone_limits: bool,
+    /// Share of written blocks (of the job's region) above which zones are
+    /// reset, once per 1/frequency writes.
+    pub zone_reset_threshold: f64,
+    pub zone_reset_frequency: f64,
+}
+
+impl Default for ZbdOpts {
+    fn default() -> Self {
+        ZbdOpts {
+            zonecapacity: 0,
+            read_beyond_wp: false,
+            max_open_zones: 0,
+            job_max_open_zones: 0,
+            ignore_zone_limits: false,
+            zone_reset_threshold: 0.0,
+            zone_reset_frequency: 0.0,
+        }
+    }
 }
 
 /// `cpus_allowed_policy`.
@@ -510,6 +543,7 @@ pub struct IoOpts {
     pub zonesize: u64,
     pub zonerange: u64,
     pub zoneskip: u64,
+    pub zbd: ZbdOpts,
     pub loops: u64,
     pub ioengine: EngineKind,
     pub trim_percentage: f64,
@@ -551,6 +585,7 @@ impl Default for IoOpts {
             zonesize: 0,
             zonerange: 0,
             zoneskip: 0,
+            zbd: ZbdOpts::default(),
             loops: 1,
             ioengine: EngineKind::DEFAULT,
             trim_percentage: 0.0,

@@ -31,6 +31,7 @@ pub mod scheduler;
 pub mod session;
 pub mod signals;
 pub mod worker;
+pub mod zoned;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

@@ -50,6 +50,8 @@ pub struct PlannedFile {
     /// What the safety check saw at the path (identity, link): the open
     /// must find the same file there (see `safety`).
     pub seen: Seen,
+    /// `zonemode=zbd`: the file's zone geometry (see `run::zoned`).
+    pub zbd: Option<super::zoned::ZbdGeom>,
 }
 
 #[derive(Clone, Debug)]
@@ -130,6 +132,7 @@ pub fn resolve_replay(job: &mut PlannedJob) -> Result<(), RunError> {
                 len: extent.max(existing).max(1),
             },
             seen,
+            zbd: None,
         });
     }
     let bytes = trace.bytes().iter().sum();
@@ -364,6 +367,7 @@ fn plan_files(
                 len: r.len,
             },
             seen,
+            zbd: None,
         })
         .collect();
     Ok((files, layout.limits))
@@ -483,6 +487,7 @@ pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, RunError> {
                 dedupe_share: None,
             };
             plan_clone_io(&mut job, thread_number, &iologs, &created)?;
+            super::zoned::plan_job(&mut job)?;
             note_created(&mut created, &job);
             note_write_iolog(&spec, phase, &mut iologs)?;
             plan.jobs.push(job);

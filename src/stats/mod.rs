@@ -193,6 +193,9 @@ pub struct JobStats {
     pub steady: Option<steady::SteadyResult>,
     /// Throughput over time, sampled by the progress thread (iomark's own).
     pub timeline: timeline::Timeline,
+    /// `zonemode=zbd`: zones whose write pointer was reset.
+    #[serde(default)]
+    pub zone_resets: u64,
 }
 
 impl JobStats {
@@ -228,6 +231,7 @@ impl JobStats {
             self.steady = o.steady.clone();
         }
         self.timeline.merge(&o.timeline);
+        self.zone_resets += o.zone_resets;
     }
 
     pub fn total_ios(&self) -> u64 {
@@ -300,6 +304,7 @@ impl JobStats {
         self.latency_depth = o.latency_depth;
         self.total_err = o.total_err;
         self.first_error = o.first_error;
+        self.zone_resets = o.zone_resets;
     }
 
     /// Clears every figure, keeping the histogram allocations (end of
@@ -337,6 +342,7 @@ impl JobStats {
         self.total_err = 0;
         self.first_error = 0;
         self.steady = None;
+        self.zone_resets = 0;
     }
 }
 

@@ -91,6 +91,48 @@ run iomark iomark --name=st --filename="$IMK_ZNS_CDEV" --ioengine=io_uring_cmd -
   --offset=64k --bs=4k --size=4k --output-format=json
 case_end
 
+# --- zonemode=zbd on the zoned namespace (32 zones of 4 MiB, 3 MiB of
+# capacity, at most 8 open). Each job starts on reset zones; iomark's and
+# fio's runs are compared, and the zones are reported after each.
+ZB="--filename=$IMK_ZNS_BDEV --ioengine=psync --direct=1 --zonemode=zbd"
+ZC="--filename=$IMK_ZNS_CDEV --ioengine=io_uring_cmd --zonemode=zbd"
+# zbd_both ARGS: iomark then fio, each on reset zones, zones after each, their
+# write_iolog traces kept as iomark-NAME and fio-NAME
+zbd_both() {
+  reset_zones
+  run iomark iomark "$@" --output-format=json,normal
+  zones iomark
+  for f in *.iolog; do [ -e "$f" ] && mv "$f" "iomark-$f"; done
+  reset_zones
+  run fio fio "$@" --output-format=json,normal
+  zones fio
+  for f in *.iolog; do case "$f" in iomark-*) ;; *) [ -e "$f" ] && mv "$f" "fio-$f" ;; esac; done
+}
+case_begin zbd-seq-write
+zbd_both --name=seq $ZB --rw=write --bs=64k --size=32m --loops=2 --write_iolog=seq.iolog
+case_end
+case_begin zbd-rand-write
+zbd_both --name=rnd $ZB --rw=randwrite --bs=16k --size=16m --max_open_zones=4 --write_iolog=rnd.iolog
+case_end
+case_begin zbd-max-open
+zbd_both --name=mo $ZB --rw=randwrite --bs=4k --size=32m --io_size=8m --max_open_zones=2 \
+  --write_iolog=mo.iolog
+case_end
+case_begin zbd-uring-cmd
+zbd_both --name=pt $ZC --rw=write --bs=64k --size=16m --loops=2 --iodepth=1
+case_end
+case_begin zbd-verify-read
+zbd_both --name=vf $ZB --rw=randwrite --bs=4k --size=16m --verify=crc32c
+run iomarkread iomark --name=rd $ZB --rw=randread --bs=4k --size=16m --output-format=json
+run fioread fio --name=rd $ZB --rw=randread --bs=4k --size=16m --output-format=json
+case_end
+case_begin zbd-refusals
+run toomany iomark --name=r $ZB --rw=write --size=16m --max_open_zones=9
+run zonesize iomark --name=r $ZB --rw=write --size=16m --zonesize=1m
+run buffered iomark --name=r --filename="$IMK_ZNS_BDEV" --zonemode=zbd --rw=write --size=16m
+case_end
+reset_zones
+
 # --- protection information (namespace with 8 bytes of metadata, PI type 1)
 PI="--filename=$IMK_PI_CDEV --ioengine=io_uring_cmd --bs=4k --iodepth=8 --size=4m"
 case_begin pi

@@ -355,8 +355,8 @@ const CASES: &[Case] = &[
         "job.fio:2: option 'clocksource': 'tsc' is not one of: gettimeofday, clock_gettime, cpu",
     ),
     file(
-        "[a]\nzonemode=zbd\n",
-        "job.fio:2: option 'zonemode': 'zbd' (zoned block devices) is not supported by iomark; use none or strided",
+        "[a]\nzonemode=@@\n",
+        "job.fio:2: option 'zonemode': '@@' is not one of: none, strided, zbd",
     ),
     file(
         "[a]\nrw=randread:-8\n",

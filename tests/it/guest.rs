@@ -65,17 +65,61 @@ impl Case {
         self.text(&format!("{label}.out"))
     }
 
-    /// The JSON document `label` printed (fio may print notices first).
+    /// The JSON document `label` printed (fio may print notices first, a
+    /// text report may follow).
     fn json(&self, label: &str) -> Result<Value, String> {
         self.ok(label)?;
         let t = self.out(label)?;
         let start = t.find("{\n").unwrap_or(0);
-        serde_json::from_str(&t[start..]).map_err(|e| format!("{label}.out: not JSON: {e}"))
+        serde_json::Deserializer::from_str(&t[start..])
+            .into_iter::<Value>()
+            .next()
+            .unwrap_or_else(|| Err(serde::de::Error::custom("empty")))
+            .map_err(|e| format!("{label}.out: not JSON: {e}"))
+    }
+
+    /// The zone resets of `label`'s text report ("; N zone resets").
+    fn zone_resets(&self, label: &str) -> Result<u64, String> {
+        let t = self.out(label)?;
+        t.lines()
+            .find_map(|l| {
+                l.split_once("; ")?
+                    .1
+                    .strip_suffix(" zone resets")?
+                    .parse()
+                    .ok()
+            })
+            .ok_or_else(|| format!("{label}: no 'zone resets' in its text report"))
+    }
+
+    /// The zones `blkzone report` printed into LABEL.zones:
+    /// (start, capacity, write pointer from the zone's start, condition:
+    /// em, oi, oe, cl, fu…), in 512-byte sectors.
+    fn zones(&self, label: &str) -> Result<Vec<(u64, u64, u64, String)>, String> {
+        let t = self.text(&format!("{label}.zones"))?;
+        let hex = |l: &str, k: &str| -> Option<u64> {
+            let v = l.split(k).nth(1)?.split([',', ' ']).next()?;
+            u64::from_str_radix(v.trim_start_matches("0x"), 16).ok()
+        };
+        t.lines()
+            .filter(|l| l.contains("start:"))
+            .map(|l| {
+                let cond = l.split("zcond:").nth(1).unwrap_or("");
+                let cond = cond.split(['(', ')']).nth(1).unwrap_or("").to_string();
+                match (hex(l, "start: "), hex(l, "cap "), hex(l, "wptr ")) {
+                    (Some(s), Some(c), Some(w)) => Ok((s, c, w, cond)),
+                    _ => Err(format!("{label}.zones: '{l}'")),
+                }
+            })
+            .collect()
     }
 }
 
+/// (job, direction, `total_ios`, `io_bytes`) of each direction of each job.
+type Counts = Vec<(String, &'static str, u64, u64)>;
+
 /// `total_ios` and `io_bytes` of each direction of each job.
-fn counts(doc: &Value) -> Vec<(String, &'static str, u64, u64)> {
+fn counts(doc: &Value) -> Counts {
     let mut v = Vec::new();
     for job in doc["jobs"].as_array().into_iter().flatten() {
         let name = job["jobname"].as_str().unwrap_or("?").to_string();
@@ -94,7 +138,7 @@ fn counts(doc: &Value) -> Vec<(String, &'static str, u64, u64)> {
 
 /// iomark's and fio's counts are equal, job by job and direction by
 /// direction; returns iomark's.
-fn same_counts(c: &Case) -> Result<Vec<(String, &'static str, u64, u64)>, String> {
+fn same_counts(c: &Case) -> Result<Counts, String> {
     let ours = counts(&c.json("iomark")?);
     let fio = counts(&c.json("fio")?);
     if ours != fio {
@@ -107,7 +151,7 @@ fn same_counts(c: &Case) -> Result<Vec<(String, &'static str, u64, u64)>, String
 }
 
 /// The I/Os of direction `dir` summed over the jobs.
-fn ios(v: &[(String, &'static str, u64, u64)], dir: &str) -> u64 {
+fn ios(v: &Counts, dir: &str) -> u64 {
     v.iter().filter(|c| c.1 == dir).map(|c| c.2).sum()
 }
 
@@ -298,6 +342,141 @@ fn ng_safety(c: &Case) -> Result<(), String> {
     refused(c, "bdev", &["NVMe generic character device"])
 }
 
+/// iomark's and fio's counts and zone resets are the same; returns
+/// (counts, resets).
+fn same_zbd(c: &Case) -> Result<(Counts, u64), String> {
+    let n = same_counts(c)?;
+    let (ours, fio) = (c.zone_resets("iomark")?, c.zone_resets("fio")?);
+    if ours != fio {
+        return Err(format!("zone resets: iomark {ours}, fio {fio}"));
+    }
+    let json = c.json("iomark")?["jobs"][0]["zone_resets"].as_u64();
+    if json != Some(ours) {
+        return Err(format!("JSON zone_resets {json:?}, text {ours}"));
+    }
+    Ok((n, ours))
+}
+
+/// Every write of `trace` (an iolog v3) went to its zone's write pointer
+/// (zones of 8192 sectors, 6144 of capacity, all empty at the start),
+/// except a write at the start of a full zone (reset first); returns the
+/// resets seen.
+fn writes_at_write_pointers(c: &Case, trace: &str) -> Result<u64, String> {
+    let (zone, cap) = (4u64 << 20, 3u64 << 20);
+    let mut wp: std::collections::HashMap<u64, u64> = Default::default();
+    let mut resets = 0;
+    for l in c.text(trace)?.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() < 5 || f[2] != "write" {
+            continue;
+        }
+        let (off, len): (u64, u64) = (f[3].parse().unwrap_or(0), f[4].parse().unwrap_or(0));
+        let z = off / zone * zone;
+        let at = wp.entry(z).or_insert(z);
+        if off == z && *at >= z + cap {
+            resets += 1;
+        } else if off != *at {
+            return Err(format!("write at {off}, zone {z}'s write pointer at {at}"));
+        }
+        *at = off + len;
+        if *at > z + cap {
+            return Err(format!("write at {off}+{len} past zone {z}'s capacity"));
+        }
+    }
+    Ok(resets)
+}
+
+fn zbd_seq_write(c: &Case) -> Result<(), String> {
+    let (n, resets) = same_zbd(c)?;
+    // 8 zones of 3 MiB twice: 384 writes of 64k per loop, 8 resets
+    expect("writes", ios(&n, "write"), 768)?;
+    expect("zone resets", resets, 8)?;
+    expect(
+        "resets in the trace",
+        writes_at_write_pointers(c, "iomark-seq.iolog")?,
+        8,
+    )?;
+    let z = c.zones("iomark")?;
+    let full = z.iter().take(8).filter(|z| z.3 == "fu").count() as u64;
+    expect("full zones of the region", full, 8)?;
+    expect(
+        "zones written past the region",
+        z[8..].iter().filter(|z| z.2 != 0).count() as u64,
+        0,
+    )
+}
+
+fn zbd_rand_write(c: &Case) -> Result<(), String> {
+    let (n, resets) = same_zbd(c)?;
+    // 4 zones of 256 blocks of 16k each, 192 fit: each reset once
+    expect("writes", ios(&n, "write"), 1024)?;
+    expect("zone resets", resets, 4)?;
+    expect(
+        "resets in the trace",
+        writes_at_write_pointers(c, "iomark-rnd.iolog")?,
+        4,
+    )?;
+    // each zone ends with 64 blocks (1 MiB) written
+    for (_, _, w, _) in c.zones("iomark")?.iter().take(4) {
+        expect("sectors written in the zone", *w, 2048)?;
+    }
+    Ok(())
+}
+
+fn zbd_max_open(c: &Case) -> Result<(), String> {
+    let n = same_counts(c)?;
+    expect("writes", ios(&n, "write"), 2048)?;
+    writes_at_write_pointers(c, "iomark-mo.iolog")?;
+    for tool in ["iomark", "fio"] {
+        let z = c.zones(tool)?;
+        let partial = z.iter().filter(|z| z.2 > 0 && z.2 < z.1).count();
+        let open = z.iter().filter(|z| z.3 == "oi" || z.3 == "oe").count();
+        if partial > 2 {
+            return Err(format!(
+                "{tool}: {partial} zones partly written with max_open_zones=2"
+            ));
+        }
+        if open > 2 {
+            return Err(format!("{tool}: {open} zones open with max_open_zones=2"));
+        }
+    }
+    Ok(())
+}
+
+fn zbd_uring_cmd(c: &Case) -> Result<(), String> {
+    let (n, resets) = same_zbd(c)?;
+    expect("writes", ios(&n, "write"), 384)?;
+    expect("zone resets", resets, 4)
+}
+
+fn zbd_verify_read(c: &Case) -> Result<(), String> {
+    let (n, _) = same_zbd(c)?;
+    expect("writes", ios(&n, "write"), 3072)?;
+    expect("verify reads", ios(&n, "read"), 3072)?;
+    let ours = counts(&c.json("iomarkread")?);
+    let fio = counts(&c.json("fioread")?);
+    if ours != fio {
+        return Err(format!(
+            "reads of written data: iomark {ours:?}, fio {fio:?}"
+        ));
+    }
+    Ok(())
+}
+
+fn zbd_refusals(c: &Case) -> Result<(), String> {
+    refused(
+        c,
+        "toomany",
+        &["max_open_zones (9) is larger than the device's limit (8)"],
+    )?;
+    refused(
+        c,
+        "zonesize",
+        &["zonesize 1048576 does not match the zone size"],
+    )?;
+    refused(c, "buffered", &["needs direct=1"])
+}
+
 type Check = fn(&Case) -> Result<(), String>;
 
 const CHECKS: &[(&str, Check)] = &[
@@ -310,6 +489,12 @@ const CHECKS: &[(&str, Check)] = &[
     ("uring-cmd-vectored-batches", uring_cmd_same_io),
     ("uring-cmd-zipf-rate-logs", uring_cmd_zipf_rate_logs),
     ("uring-cmd-nvme-status", uring_cmd_nvme_status),
+    ("zbd-seq-write", zbd_seq_write),
+    ("zbd-rand-write", zbd_rand_write),
+    ("zbd-max-open", zbd_max_open),
+    ("zbd-uring-cmd", zbd_uring_cmd),
+    ("zbd-verify-read", zbd_verify_read),
+    ("zbd-refusals", zbd_refusals),
     ("pi", pi),
     ("ng-safety", ng_safety),
     ("fdp-env", fdp_env),

@@ -27,6 +27,7 @@ mod seed_workloads;
 mod session;
 mod truth;
 mod verify;
+mod zbd;
 
 mod buffers;
 mod iolog;

@@ -215,6 +215,21 @@ const SAMPLES: &[(&str, &str, Check)] = &[
         s.io.zonemode == ZoneMode::Strided
     }),
     ("zonesize", "1m", |s| s.io.zonesize == 1 << 20),
+    ("zonecapacity", "768k", |s| {
+        s.io.zbd.zonecapacity == 768 << 10
+    }),
+    ("read_beyond_wp", "1", |s| s.io.zbd.read_beyond_wp),
+    ("max_open_zones", "8", |s| s.io.zbd.max_open_zones == 8),
+    ("job_max_open_zones", "2", |s| {
+        s.io.zbd.job_max_open_zones == 2
+    }),
+    ("ignore_zone_limits", "1", |s| s.io.zbd.ignore_zone_limits),
+    ("zone_reset_threshold", "0.5", |s| {
+        s.io.zbd.zone_reset_threshold == 0.5
+    }),
+    ("zone_reset_frequency", "0.25", |s| {
+        s.io.zbd.zone_reset_frequency == 0.25
+    }),
     ("zonerange", "4m", |s| s.io.zonerange == 4 << 20),
     ("zoneskip", "2m", |s| s.io.zoneskip == 2 << 20),
     ("loops", "3", |s| s.io.loops == 3),
