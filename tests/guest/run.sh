@@ -268,6 +268,9 @@ strip -o "$IR/payload/iomark" "$IR/payload/iomark.full" 2>/dev/null \
   || cp "$IR/payload/iomark.full" "$IR/payload/iomark"
 rm -f "$IR/payload/iomark.full"
 cp "$HERE/suite.sh" "$IR/payload/suite.sh"
+# fio's io_uring_cmd examples, for the long suite
+mkdir -p "$IR/payload/examples"
+cp /usr/share/doc/fio/examples/uring-cmd-*.fio "$IR/payload/examples/" 2>/dev/null || true
 { echo "export IMK_LONG=$LONG IMK_ZONE_SIZE=$ZONE_SIZE IMK_ZONE_CAP=$ZONE_CAP IMK_MAX_OPEN=$MAX_OPEN"; } > "$IR/payload/env"
 (cd "$IR" && find . -mindepth 1 | LC_ALL=C sort | "$C/userland/root/bin/busybox" cpio -o -H newc -R 0:0 2>/dev/null) > "$RUN/run.cpio"
 cat "$BASE" "$RUN/run.cpio" > "$RUN/initrd.cpio"

@@ -89,6 +89,9 @@ case_end
 case_begin uring-cmd-nvme-status
 run iomark iomark --name=st --filename="$IMK_ZNS_CDEV" --ioengine=io_uring_cmd --rw=write \
   --offset=64k --bs=4k --size=4k --output-format=json
+# nowait means nothing to passthrough commands: refused (fio 3.33 takes it)
+run nowait iomark --name=nw $PT --rw=read --size=64k --nowait=1
+run fionowait fio --name=nw $PT --rw=read --size=64k --nowait=1
 case_end
 
 # --- zonemode=zbd on the zoned namespace (32 zones of 4 MiB, 3 MiB of
@@ -132,6 +135,30 @@ run zonesize iomark --name=r $ZB --rw=write --size=16m --zonesize=1m
 run buffered iomark --name=r --filename="$IMK_ZNS_BDEV" --zonemode=zbd --rw=write --size=16m
 case_end
 reset_zones
+
+# --- the longer zoned suite (IMK_LONG=1): the whole namespace, and fio's
+# io_uring_cmd examples (their devices and sizes replaced)
+if [ "$IMK_LONG" = 1 ]; then
+  case_begin zbd-long-seq
+  zbd_both --name=all $ZB --rw=write --bs=64k --loops=2
+  case_end
+  case_begin zbd-long-rand-cmd
+  # 8 zones (the open limit): every zone takes 64 writes a loop
+  zbd_both --name=allr $ZC --rw=randwrite --bs=64k --iodepth=1 --size=32m --loops=4
+  case_end
+  case_begin examples
+  for ex in uring-cmd-ng uring-cmd-zoned; do
+    dev=$IMK_CONV_CDEV; [ $ex = uring-cmd-zoned ] && dev=$IMK_ZNS_CDEV
+    sed -e "s|^filename=.*|filename=$dev|" -e "s|^size=.*|size=16m|" \
+      /payload/examples/$ex.fio > $ex.fio
+    reset_zones
+    run iomark-$ex iomark $ex.fio --output-format=json
+    reset_zones
+    run fio-$ex fio $ex.fio --output-format=json
+  done
+  case_end
+  reset_zones
+fi
 
 # --- protection information (namespace with 8 bytes of metadata, PI type 1)
 PI="--filename=$IMK_PI_CDEV --ioengine=io_uring_cmd --bs=4k --iodepth=8 --size=4m"

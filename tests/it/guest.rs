@@ -316,7 +316,8 @@ fn refused(c: &Case, label: &str, want: &[&str]) -> Result<(), String> {
 }
 
 fn uring_cmd_nvme_status(c: &Case) -> Result<(), String> {
-    refused(c, "iomark", &["NVMe status 0x1bc (Zone Invalid Write)"])
+    refused(c, "iomark", &["NVMe status 0x1bc (Zone Invalid Write)"])?;
+    refused(c, "nowait", &["option 'nowait' only applies to ioengine="])
 }
 
 fn pi(c: &Case) -> Result<(), String> {
@@ -477,6 +478,35 @@ fn zbd_refusals(c: &Case) -> Result<(), String> {
     refused(c, "buffered", &["needs direct=1"])
 }
 
+fn zbd_long_seq(c: &Case) -> Result<(), String> {
+    let (n, resets) = same_zbd(c)?;
+    // 32 zones of 48 writes of 64k, twice; every zone reset once
+    expect("writes", ios(&n, "write"), 3072)?;
+    expect("zone resets", resets, 32)
+}
+
+fn zbd_long_rand_cmd(c: &Case) -> Result<(), String> {
+    let (n, resets) = same_zbd(c)?;
+    // 8 zones, 64 writes of 64k each per loop, 48 fit: resets every
+    // loop (their number depends only on the counts per zone)
+    expect("writes", ios(&n, "write"), 2048)?;
+    if resets < 8 {
+        return Err(format!("{resets} zone resets over 4 loops"));
+    }
+    Ok(())
+}
+
+fn examples(c: &Case) -> Result<(), String> {
+    for ex in ["uring-cmd-ng", "uring-cmd-zoned"] {
+        let ours = counts(&c.json(&format!("iomark-{ex}"))?);
+        let fio = counts(&c.json(&format!("fio-{ex}"))?);
+        if ours != fio {
+            return Err(format!("{ex}: iomark {ours:?}, fio {fio:?}"));
+        }
+    }
+    Ok(())
+}
+
 type Check = fn(&Case) -> Result<(), String>;
 
 const CHECKS: &[(&str, Check)] = &[
@@ -495,6 +525,9 @@ const CHECKS: &[(&str, Check)] = &[
     ("zbd-uring-cmd", zbd_uring_cmd),
     ("zbd-verify-read", zbd_verify_read),
     ("zbd-refusals", zbd_refusals),
+    ("zbd-long-seq", zbd_long_seq),
+    ("zbd-long-rand-cmd", zbd_long_rand_cmd),
+    ("examples", examples),
     ("pi", pi),
     ("ng-safety", ng_safety),
     ("fdp-env", fdp_env),
@@ -505,7 +538,7 @@ const CHECKS: &[(&str, Check)] = &[
 ];
 
 /// Cases only the long suite runs (`IOMARK_GUEST_LONG=1`).
-const LONG_ONLY: &[&str] = &[];
+const LONG_ONLY: &[&str] = &["zbd-long-seq", "zbd-long-rand-cmd", "examples"];
 
 fn say(line: &str) {
     // Past the harness's capture, so CI's log has the list.
