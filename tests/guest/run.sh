@@ -185,7 +185,8 @@ KMOD=$C/kernel/root/lib/modules/$KVER/kernel
 # small second archive with iomark and the suite (the kernel unpacks
 # concatenated newc archives in turn).
 # ---------------------------------------------------------------------------
-BASE_KEY="$KVER $(fio --version) $(md5sum < "$HERE/init.sh" | cut -c1-8) v1"
+# (bump the last word when build_base changes what goes in)
+BASE_KEY="$KVER $(fio --version) $(md5sum < "$HERE/init.sh" | cut -c1-8) v2"
 BASE=$C/base.cpio
 # Copies host file $2 to $1$2 (same path), with every library ldd lists.
 copy_with_libs() {
@@ -223,7 +224,8 @@ build_base() {
   # NVMe without multipath (a private namespace gets no head device whose
   # zone limits would read 0), then virtio for the results disk.
   add_module "$ir" nvme-core multipath=N
-  add_module "$ir" nvme
+  # one poll queue per controller, for hipri (polled completions)
+  add_module "$ir" nvme poll_queues=1
   [ -n "$(find "$KMOD" -name 'virtio_pci.ko*' | head -1)" ] && add_module "$ir" virtio_pci
   add_module "$ir" virtio_blk
   copy_with_libs "$ir" "$(command -v fio)"

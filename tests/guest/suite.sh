@@ -79,6 +79,9 @@ both --name=vb $PT --rw=randwrite --bs=16k --iodepth=32 --size=8m --nonvectored=
   --iodepth_batch_submit=8 --iodepth_batch_complete_min=4 --iodepth_batch_complete_max=16 \
   --verify=crc32c
 case_end
+case_begin uring-cmd-hipri
+both --name=hp $PT --rw=randread --bs=4k --iodepth=8 --size=4m --hipri
+case_end
 case_begin uring-cmd-zipf-rate-logs
 ZR="--name=zr $PT --rw=randread --bs=4k --iodepth=4 --size=4m --random_distribution=zipf:1.2 --rate_iops=4000 --log_avg_msec=100"
 run iomark iomark $ZR --write_bw_log=iomark --write_lat_log=iomark --output-format=json

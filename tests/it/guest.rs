@@ -517,6 +517,7 @@ const CHECKS: &[(&str, Check)] = &[
     ("uring-cmd-randwrite-verify", uring_cmd_randwrite_verify),
     ("uring-cmd-fixedbufs-sqpoll", uring_cmd_same_io),
     ("uring-cmd-vectored-batches", uring_cmd_same_io),
+    ("uring-cmd-hipri", uring_cmd_same_io),
     ("uring-cmd-zipf-rate-logs", uring_cmd_zipf_rate_logs),
     ("uring-cmd-nvme-status", uring_cmd_nvme_status),
     ("zbd-seq-write", zbd_seq_write),
