@@ -52,7 +52,7 @@
 //! naming the target, the reason and the option that overrides it.
 
 use std::collections::{HashMap, HashSet};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
 use super::error::Refusal;
@@ -71,12 +71,41 @@ const RUN_MARK: &std::ffi::CStr = c"user.iomark.run";
 /// The token of the run over many ranks this process is part of.
 static RUN_TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
+/// This process's own token, when it is no rank of a run over many.
+static LOCAL_TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 /// This process is a rank of the run `token` names (the same on every
 /// rank, random per run): files it creates carry the token, and files
 /// that carry it (made by another rank of this run after the check, such
 /// as one shared file) may be used. Only the first call counts.
 pub fn set_run_token(token: &str) {
     let _ = RUN_TOKEN.set(token.to_string());
+}
+
+/// The token of the run over many ranks, if this process is a rank.
+fn peer_token() -> Option<&'static str> {
+    RUN_TOKEN.get().map(String::as_str)
+}
+
+/// The token the files this run creates carry (`user.iomark.run`): the
+/// run's over many ranks, else one random to this process.
+pub fn run_token() -> &'static str {
+    if let Some(t) = peer_token() {
+        return t;
+    }
+    LOCAL_TOKEN.get_or_init(|| {
+        let mut b = [0u8; 16];
+        // SAFETY: getrandom fills at most b.len() bytes of b.
+        let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+        if n != b.len() as isize {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            b.copy_from_slice(&(t ^ (u128::from(std::process::id()) << 64)).to_le_bytes());
+        }
+        b.iter().map(|x| format!("{x:02x}")).collect()
+    })
 }
 
 /// Marks a file iomark has just created exclusively (best effort:
@@ -87,37 +116,47 @@ pub fn mark_created(fd: std::os::fd::RawFd) {
     unsafe {
         libc::fsetxattr(fd, MARK.as_ptr(), b"1".as_ptr().cast(), 1, 0);
     }
-    if let Some(t) = RUN_TOKEN.get() {
-        // SAFETY: as above, with the token's bytes.
-        unsafe {
-            libc::fsetxattr(fd, RUN_MARK.as_ptr(), t.as_ptr().cast(), t.len(), 0);
-        }
+    let t = run_token();
+    // SAFETY: as above, with the token's bytes.
+    unsafe {
+        libc::fsetxattr(fd, RUN_MARK.as_ptr(), t.as_ptr().cast(), t.len(), 0);
     }
+}
+
+/// The run token an open file carries (None: none, or no extended
+/// attributes there).
+fn token_of(fd: std::os::fd::RawFd) -> Option<Vec<u8>> {
+    let mut buf = [0u8; 64];
+    // SAFETY: reads at most buf.len() bytes into buf.
+    let n = unsafe { libc::fgetxattr(fd, RUN_MARK.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    (n > 0).then(|| buf[..n as usize].to_vec())
 }
 
 /// Whether another rank of this run created the open file `fd` (it
 /// carries this run's token).
 pub fn created_by_peer(fd: std::os::fd::RawFd) -> bool {
-    let Some(t) = RUN_TOKEN.get() else {
+    let Some(t) = peer_token() else {
         return false;
     };
-    let mut buf = [0u8; 64];
-    // SAFETY: reads at most buf.len() bytes into buf.
-    let n = unsafe { libc::fgetxattr(fd, RUN_MARK.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    n > 0 && &buf[..n as usize] == t.as_bytes()
+    token_of(fd).is_some_and(|v| v == t.as_bytes())
 }
 
-/// `created_by_peer` for the regular file at `path`, not following a
-/// link (for a size check; opening checks the descriptor).
-pub fn created_by_peer_at(path: &Path) -> bool {
-    let Ok(f) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-    else {
+/// `created_by_peer` for the regular file `name` in directory `dir`,
+/// not following a link (for a size check; opening checks the
+/// descriptor).
+pub fn created_by_peer_at(dir: std::os::fd::RawFd, name: &std::ffi::CStr) -> bool {
+    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+    let Ok(fd) = super::dirs::open_at(dir, name, flags, 0) else {
         return false;
     };
+    let f = std::fs::File::from(fd);
     f.metadata().is_ok_and(|m| m.is_file()) && created_by_peer(std::os::fd::AsRawFd::as_raw_fd(&f))
+}
+
+/// Whether the run token an open file carries, if it carries one, is
+/// this run's.
+pub fn token_is_ours(fd: std::os::fd::RawFd) -> bool {
+    token_of(fd).is_none_or(|v| v == run_token().as_bytes())
 }
 
 /// Who a file is: the device and inode it lives on, its type, for
@@ -174,89 +213,20 @@ fn kind_name(fmt: u32) -> &'static str {
 }
 
 /// What the safety check saw at a target path when it approved it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Seen {
     /// The path was a symbolic link the user named; the open may follow
     /// it, and must reach `id` through it.
     pub link: bool,
     /// The file found (through the link); `None` when nothing was there.
     pub id: Option<FileId>,
+    /// The directory the path was found in, held open since the check:
+    /// every later open, create and removal goes through it (None for
+    /// targets nothing opens, such as the null engine's).
+    pub dir: Option<std::sync::Arc<super::dirs::Dir>>,
 }
 
-/// Files iomark created during this run (exclusive create succeeded),
-/// and the paths being created right now (so a clone that finds the
-/// file already there waits for its creator to record it).
-#[derive(Default)]
-struct Created {
-    ids: HashSet<FileId>,
-    busy: HashSet<std::path::PathBuf>,
-}
-
-static CREATED: std::sync::Mutex<Option<Created>> = std::sync::Mutex::new(None);
-static CREATED_CHANGED: std::sync::Condvar = std::sync::Condvar::new();
-
-fn created() -> std::sync::MutexGuard<'static, Option<Created>> {
-    CREATED.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Holds a path while iomark tries to create it (see [`creating`]).
-pub struct Creating {
-    path: std::path::PathBuf,
-    made: Option<FileId>,
-}
-
-/// Claims `path` for an exclusive create: waits while another worker of
-/// this run is creating the same path, so that when the create fails
-/// with EEXIST, the file found is already recorded if iomark made it.
-pub fn creating(path: &Path) -> Creating {
-    let mut g = created();
-    loop {
-        let c = g.get_or_insert_with(Created::default);
-        if !c.busy.contains(path) {
-            c.busy.insert(path.to_path_buf());
-            break;
-        }
-        g = CREATED_CHANGED.wait(g).unwrap_or_else(|e| e.into_inner());
-    }
-    Creating {
-        path: path.to_path_buf(),
-        made: None,
-    }
-}
-
-impl Creating {
-    /// The exclusive create succeeded: this file is iomark's.
-    pub fn made(&mut self, id: FileId) {
-        self.made = Some(id);
-    }
-}
-
-impl Drop for Creating {
-    fn drop(&mut self) {
-        let mut g = created();
-        let c = g.get_or_insert_with(Created::default);
-        c.busy.remove(&self.path);
-        if let Some(id) = self.made {
-            c.ids.insert(id);
-        }
-        CREATED_CHANGED.notify_all();
-    }
-}
-
-/// Whether iomark created this file during this run.
-pub fn created_this_run(id: &FileId) -> bool {
-    created().as_ref().is_some_and(|c| c.ids.contains(id))
-}
-
-/// The file at `path` is being removed by iomark: forget it (its inode
-/// number may be reused by someone else's file).
-pub fn forget_created(path: &Path) {
-    if let Ok(m) = std::fs::symlink_metadata(path) {
-        if let Some(c) = created().as_mut() {
-            c.ids.remove(&FileId::of_meta(&m));
-        }
-    }
-}
+pub use super::owned::created_this_run;
 
 /// Checks that the file opened at `path` is the one the plan approved
 /// (or one iomark created during this run). The refusal says what
@@ -956,6 +926,7 @@ mod tests {
         let seen = |fmt, rdev| Seen {
             link: false,
             id: Some(id(fmt, rdev)),
+            dir: None,
         };
         let spec = crate::job::test_spec(&[]);
         let p = Path::new("/x");
@@ -994,6 +965,7 @@ mod tests {
         let was = Seen {
             link: false,
             id: Some(reg),
+            dir: None,
         };
         assert_eq!(check_identity(p, &was, &reg), Ok(()));
         let e = check_identity(p, &Seen::default(), &reg).unwrap_err().0;
