@@ -291,6 +291,10 @@ fn layout_todo<'j>(
             _ => false,
         };
         if needs {
+            let own = existing.is_some() && is_own(f);
+            if let Some(m) = super::safety::read_refusal(s, &f.path, existing, f.needed_size, own) {
+                return Err(FileError::ReadOnly(m));
+            }
             if existing.is_none() && !s.file.allow_file_create {
                 return Err(FileError::NotAllowed {
                     job: s.name.clone(),
@@ -330,6 +334,20 @@ fn size_now(f: &PlannedFile) -> Result<Option<u64>, FileError> {
         }
         Err(_) => Ok(None),
     }
+}
+
+/// Whether the file at `f`'s place is iomark's: made during this run, or
+/// marked as made by an earlier one.
+fn is_own(f: &PlannedFile) -> bool {
+    let Some(p) = place_if_there(f) else {
+        return false;
+    };
+    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
+    let Ok(fd) = dirs::open_at(p.fd(), &p.name, flags, 0) else {
+        return false;
+    };
+    FileId::of_fd(fd.as_raw_fd()).is_ok_and(|id| owned::created_this_run(&id))
+        || super::safety::marked(fd.as_raw_fd())
 }
 
 /// What layout writes into files: the same contents the job's writes

@@ -292,15 +292,89 @@ fn memory_device(rdev: u64) -> bool {
     libc::major(rdev) == 1 && matches!(libc::minor(rdev), 3 | 5 | 7)
 }
 
+/// Kernel interfaces that look like filesystems (`statfs` magic, name):
+/// never storage, and writing there changes the running system.
+const PSEUDO_FILESYSTEMS: &[(u32, &str)] = &[
+    (0x0000_9fa0, "procfs"),
+    (0x6265_6572, "sysfs"),
+    (0x6462_6720, "debugfs"),
+    (0x7472_6163, "tracefs"),
+    (0x0027_e0eb, "cgroupfs"),
+    (0x6367_7270, "cgroup2"),
+    (0x6265_6570, "configfs"),
+    (0x7363_6673, "securityfs"),
+    (0xde5e_81e4, "efivarfs"),
+    (0x6165_676c, "pstore"),
+    (0xcafe_4a11, "bpf"),
+    (0xf97c_ff8c, "selinuxfs"),
+    (0x4341_5d53, "smackfs"),
+    (0x4249_4e4d, "binfmt_misc"),
+    (0x6573_5543, "fusectl"),
+    (0x6e73_6673, "nsfs"),
+    (0x1980_0202, "mqueue"),
+];
+
+/// The pseudo-filesystem an open descriptor is on, if it is on one.
+pub fn pseudo_filesystem(fd: std::os::fd::RawFd) -> Option<&'static str> {
+    // SAFETY: fstatfs fills a zeroed struct.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatfs(fd, &mut st) } != 0 {
+        return None;
+    }
+    let magic = st.f_type as u32;
+    PSEUDO_FILESYSTEMS
+        .iter()
+        .find(|(m, _)| *m == magic)
+        .map(|(_, n)| *n)
+}
+
+/// Refuses a target on a pseudo-filesystem (procfs, sysfs, ...), for any
+/// job: what is there is not storage (`/proc/sys/kernel/hostname`,
+/// `/proc/sysrq-trigger`). The file itself is looked at (through a link
+/// the user named), or its directory when it does not exist.
+fn check_pseudo(spec: &crate::job::JobSpec, path: &Path, seen: &Seen) -> Result<(), Refusal> {
+    let Some(dir) = &seen.dir else {
+        return Ok(());
+    };
+    let own;
+    let fd = match (seen.id, dir.resolved(), super::dirs::file_name(path)) {
+        (Some(_), Some(d), Ok(name)) => {
+            let mut flags = libc::O_PATH;
+            if !seen.link {
+                flags |= libc::O_NOFOLLOW;
+            }
+            match super::dirs::open_at(std::os::fd::AsRawFd::as_raw_fd(&*d), &name, flags, 0) {
+                Ok(fd) => {
+                    own = fd;
+                    std::os::fd::AsRawFd::as_raw_fd(&own)
+                }
+                Err(_) => dir.base_fd(),
+            }
+        }
+        _ => dir.base_fd(),
+    };
+    match pseudo_filesystem(fd) {
+        Some(fs) => Err(Refusal(format!(
+            "refusing to use '{}' (job '{}'): it is on {fs}, a kernel interface, not storage \
+             (reading or writing there can change the running system)",
+            path.display(),
+            spec.name
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Refuses a FIFO or a character device (other than the memory devices)
 /// as a target unless the job says it is meant (`allow_special_files`),
-/// and anything but a block device for an engine that needs one.
+/// anything but a block device for an engine that needs one, and any
+/// target on a pseudo-filesystem.
 pub fn check_special(
     spec: &crate::job::JobSpec,
     path: &Path,
     kind: TargetKind,
     seen: &Seen,
 ) -> Result<(), Refusal> {
+    check_pseudo(spec, path, seen)?;
     check_engine_target(spec.io.ioengine.info(), spec, path, kind)?;
     if spec.file.allow_special_files {
         return Ok(());
@@ -370,6 +444,13 @@ pub fn wait_for_peer(fd: std::os::fd::RawFd, path: &Path, read_only: bool) -> Op
             ));
         }
     }
+}
+
+/// Whether the open file carries iomark's mark.
+pub fn marked(fd: std::os::fd::RawFd) -> bool {
+    let mut v = [0u8; 8];
+    // SAFETY: an open descriptor, a NUL-terminated name, an 8-byte buffer.
+    unsafe { libc::fgetxattr(fd, MARK.as_ptr(), v.as_mut_ptr().cast(), v.len()) > 0 }
 }
 
 /// Whether iomark created this file (it carries the mark).
@@ -462,9 +543,97 @@ fn fio_default_name(path: &Path, job: &str) -> bool {
     number(parts.next()) && number(parts.next()) && parts.next().is_none()
 }
 
+/// Whether a job only reads its files: it neither writes nor trims (or
+/// only verifies what is there), and its engine changes nothing on a
+/// read. Such a job never creates a file that exists, extends it or
+/// fills it.
+pub fn only_reads(spec: &crate::job::JobSpec) -> bool {
+    (!spec.io.rw.writes() || spec.verify.verify_only) && !spec.io.ioengine.info().reads_change_files
+}
+
+/// Why laying out `f` for `spec` would break the rule that a read never
+/// writes: under `--readonly` nothing is created or extended; a job that
+/// only reads never extends a file iomark did not create (unless
+/// `allow_destroy_data=1`). `existing` is the file's size now (None: it
+/// does not exist), `own` whether iomark created it.
+pub fn read_refusal(
+    spec: &crate::job::JobSpec,
+    path: &Path,
+    existing: Option<u64>,
+    needed: u64,
+    own: bool,
+) -> Option<String> {
+    use crate::job::value::human_bytes;
+    let p = path.display();
+    let job = &spec.name;
+    let bytes = |n: u64| match n {
+        0..=1023 => format!("{n} bytes"),
+        _ => format!("{n} bytes ({})", human_bytes(n, false)),
+    };
+    match existing {
+        None if spec.file.readonly => Some(format!(
+            "job '{job}': '{p}' does not exist, and --readonly forbids creating it"
+        )),
+        Some(size) if size < needed && spec.file.readonly => Some(format!(
+            "job '{job}': '{p}' is {}, shorter than the {} the job reads, and --readonly \
+             forbids extending it",
+            bytes(size),
+            bytes(needed)
+        )),
+        Some(size)
+            if size < needed && only_reads(spec) && !own && !spec.file.allow_destroy_data =>
+        {
+            Some(format!(
+                "job '{job}': '{p}' is {}, shorter than the {} the job reads; a job that only \
+                 reads never extends a file iomark did not create (lower size=, write the file \
+                 first, or set allow_destroy_data=1)",
+                bytes(size),
+                bytes(needed)
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Refuses, before anything runs, a read that would have to create or
+/// extend a file (see [`read_refusal`]); a file an earlier job of the
+/// run writes to that size is not short.
+fn check_reads(plan: &Plan) -> Result<(), Refusal> {
+    for (i, job) in plan.jobs.iter().enumerate() {
+        if !only_reads(&job.spec) || !job.spec.io.ioengine.info().lays_out_files() {
+            continue;
+        }
+        if job.spec.log.read_iolog.is_some() {
+            continue;
+        }
+        for f in &job.files {
+            let existing = match f.kind {
+                TargetKind::Regular => Some(f.existing_size),
+                TargetKind::Missing => None,
+                _ => continue,
+            };
+            let written_before = plan.jobs[..i].iter().any(|w| {
+                !only_reads(&w.spec)
+                    && w.files
+                        .iter()
+                        .any(|o| o.path == f.path && o.needed_size >= f.needed_size)
+            });
+            if written_before && !job.spec.file.readonly {
+                continue;
+            }
+            let own = created_by_iomark(&f.path);
+            if let Some(m) = read_refusal(&job.spec, &f.path, existing, f.needed_size, own) {
+                return Err(Refusal(m));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Checks every block device and regular file the plan would destroy
 /// data in.
 pub fn check(plan: &Plan) -> Result<(), Refusal> {
+    check_reads(plan)?;
     check_regular_files(plan)?;
     let mut checked: HashSet<&Path> = HashSet::new();
     let mut mounts: Option<HashMap<Dev, String>> = None;

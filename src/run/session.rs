@@ -122,6 +122,7 @@ impl Session {
     pub fn prepare(mut self) -> Result<Ready, RunError> {
         for j in &mut self.jobs {
             super::files::expand_opendir(j)?;
+            j.file.readonly = self.opts.readonly;
         }
         self.refuse()?;
         let planned = plan::plan_at(&self.jobs, &self.opts.place);
@@ -153,19 +154,58 @@ impl Session {
     /// What `--readonly` and `--max-jobs` forbid.
     fn refuse(&self) -> Result<(), RunError> {
         if self.opts.readonly {
-            if let Some(j) = self
-                .jobs
-                .iter()
-                .find(|j| j.io.rw.writes() && !j.verify.verify_only)
-            {
-                return Err(RunError::ReadOnly {
-                    job: j.name.clone(),
-                    rw: j.io.rw.name(),
-                });
+            for j in &self.jobs {
+                if let Some(what) = changes_files(j) {
+                    return Err(RunError::ReadOnly {
+                        job: j.name.clone(),
+                        what,
+                    });
+                }
             }
         }
         Ok(())
     }
+}
+
+/// What a job does that `--readonly` forbids (writes, trims, appends,
+/// truncates, creates or deletes files, or writes a buffer file), in
+/// words naming the option; None for a job that only reads.
+pub fn changes_files(j: &JobSpec) -> Option<String> {
+    use crate::engine::Destroys;
+    use crate::job::spec::MemType;
+    let info = j.io.ioengine.info();
+    let engine = info.kind.name();
+    if j.io.rw.writes() && !j.verify.verify_only {
+        let verb = if j.io.rw.has(crate::job::spec::Ddir::Write) {
+            "writes"
+        } else {
+            "trims"
+        };
+        return Some(format!("{verb} (rw={})", j.io.rw.name()));
+    }
+    let what = match info.destroys {
+        Destroys::Deletes => format!("deletes its files (ioengine={engine})"),
+        Destroys::Truncates => format!("truncates its files (ioengine={engine})"),
+        _ if j.file.unlink => "deletes its files (unlink=1)".into(),
+        _ if j.file.unlink_each_loop => "deletes its files (unlink_each_loop=1)".into(),
+        _ if j.file.file_append => "appends to its files (file_append=1)".into(),
+        _ if info.reads_change_files => format!("changes its files (ioengine={engine})"),
+        _ if !info.caps.diskless && !info.lays_out_files() => {
+            format!("creates its files (ioengine={engine})")
+        }
+        _ => match &j.buf.mem {
+            MemType::MmapShared(Some(f)) | MemType::MmapHuge(Some(f)) => format!(
+                "writes its buffers into '{}' (mem={})",
+                f.display(),
+                j.buf.mem.name()
+            ),
+            MemType::Mmap(Some(f)) if std::fs::symlink_metadata(f).is_err() => {
+                format!("creates '{}' for its buffers (mem=mmap)", f.display())
+            }
+            _ => return None,
+        },
+    };
+    Some(what)
 }
 
 /// The run notes of `jobs` (`run::notes`), each text once.
@@ -376,6 +416,43 @@ mod tests {
             e.to_string(),
             "job 'w' writes (rw=write) but --readonly was given"
         );
+        for (opts, what) in [
+            ("rw=trim", "trims (rw=trim)"),
+            ("unlink=1", "deletes its files (unlink=1)"),
+            (
+                "unlink_each_loop=1",
+                "deletes its files (unlink_each_loop=1)",
+            ),
+            ("file_append=1", "appends to its files (file_append=1)"),
+            (
+                "ioengine=filedelete",
+                "deletes its files (ioengine=filedelete)",
+            ),
+            (
+                "ioengine=filecreate",
+                "creates its files (ioengine=filecreate)",
+            ),
+            ("ioengine=ftruncate\nrw=write", "writes (rw=write)"),
+            ("ioengine=falloc", "changes its files (ioengine=falloc)"),
+            (
+                "mem=mmapshared:buf",
+                "writes its buffers into 'buf' (mem=mmapshared)",
+            ),
+        ] {
+            let text = format!("[j]\nsize=64k\n{opts}\n");
+            let opts = SessionOptions {
+                readonly: true,
+                ..SessionOptions::default()
+            };
+            let e = Session::new(list(&text), opts)
+                .prepare()
+                .err()
+                .expect("refused");
+            assert_eq!(
+                e.to_string(),
+                format!("job 'j' {what} but --readonly was given")
+            );
+        }
     }
 
     #[test]
