@@ -15,6 +15,7 @@ use super::spec::JobSpec;
 use super::value::TimeUnit;
 
 mod buffers;
+pub use buffers::MAX_IOMEM_ALIGN;
 mod control;
 mod engines;
 mod files;
