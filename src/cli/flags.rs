@@ -192,7 +192,8 @@ fn time_us(v: Option<OsString>, flag: &str, unit: TimeUnit) -> Result<u64, Strin
 
 /// `'V' is not one of: A, B (did you mean 'B'?)`.
 pub fn not_one_of(flag: &str, v: &str, choices: &[&str]) -> String {
-    let mut msg = format!("--{flag}: '{v}' is not one of: {}", choices.join(", "));
+    let shown = crate::job::value::excerpt(v);
+    let mut msg = format!("--{flag}: '{shown}' is not one of: {}", choices.join(", "));
     if let Some(s) = crate::job::value::near_choice(v, choices.iter().copied()) {
         msg.push_str(&format!(" (did you mean '{s}'?)"));
     }

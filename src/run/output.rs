@@ -109,8 +109,15 @@ pub fn stdout(text: &str) -> io::Result<()> {
     r
 }
 
-/// Writes one line to standard error; never fails or panics.
+/// How many characters of one quoted part a line on standard error shows
+/// at most (values are cut to 80 where they are quoted; this guards the
+/// rest, such as paths that were given).
+const QUOTED_MAX: usize = 256;
+
+/// Writes one line to standard error; never fails or panics. A quoted
+/// part longer than [`QUOTED_MAX`] characters is shortened.
 pub fn stderr_line(line: &str) {
+    let line = crate::job::value::clip_quoted(line, QUOTED_MAX);
     let text = format!("{line}\n");
     let mut live = live_line();
     clear_live(&mut live);

@@ -173,7 +173,7 @@ fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), RunError> {
     let access = |e: std::io::Error| {
         RunError::Plan(format!(
             "cannot access '{}': {}",
-            path.display(),
+            crate::job::value::excerpt(&path.to_string_lossy()),
             crate::job::jobfile::io_reason(&e)
         ))
     };

@@ -120,9 +120,24 @@ impl Session {
     /// Steps 1 to 4: everything before the run. Nothing is written to
     /// any target and nothing is switched; the error is one line.
     pub fn prepare(mut self) -> Result<Ready, RunError> {
+        let mut untimed = Vec::new();
         for j in &mut self.jobs {
             super::files::expand_opendir(j)?;
             j.file.readonly = self.opts.readonly;
+            if j.time.time_based && j.time.runtime_us == 0 {
+                // As fio: time_based needs a runtime; without one the job
+                // does its size once.
+                j.time.time_based = false;
+                untimed.push(Warning {
+                    kind: "note",
+                    job: j.name.clone(),
+                    message: format!(
+                        "job '{}': time_based has no effect without a runtime (runtime=0 or \
+                         none given): the job does its size once, as fio does",
+                        j.name
+                    ),
+                });
+            }
         }
         self.refuse()?;
         let planned = plan::plan_at(&self.jobs, &self.opts.place);
@@ -138,6 +153,7 @@ impl Session {
         let environment = Environment::of_jobs(&self.jobs);
         let mut warnings = host::cache_warnings(&self.jobs, &environment);
         warnings.extend(notes(&self.jobs));
+        warnings.extend(untimed);
         Ok(Ready {
             plan,
             context: RunContext {
@@ -452,6 +468,33 @@ mod tests {
                 e.to_string(),
                 format!("job 'j' {what} but --readonly was given")
             );
+        }
+    }
+
+    #[test]
+    fn time_based_without_a_runtime_does_the_size_once_with_a_note() {
+        for text in [
+            "[t]\nioengine=null\nsize=1m\ntime_based\n",
+            "[t]\nioengine=null\nsize=1m\ntime_based\nruntime=0\n",
+        ] {
+            let opts = SessionOptions {
+                run: RunOptions {
+                    quiet: true,
+                    fake_clock_step: Some(1000),
+                    ..RunOptions::default()
+                },
+                ..SessionOptions::default()
+            };
+            let ready = Session::new(list(text), opts).prepare().expect("prepares");
+            assert!(
+                ready.warnings().iter().any(|w| w
+                    .message
+                    .contains("time_based has no effect without a runtime")),
+                "{:?}",
+                ready.warnings()
+            );
+            let r = ready.run().expect("runs");
+            assert_eq!(r.jobs[0].outcome.stats.dir[0].bytes, 1 << 20);
         }
     }
 
