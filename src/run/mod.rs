@@ -29,6 +29,7 @@ pub mod safety;
 pub mod scheduler;
 pub mod session;
 pub mod signals;
+pub mod signatures;
 pub mod worker;
 
 use std::sync::atomic::Ordering;

@@ -6,11 +6,13 @@
 //!   is the device or a device stacked on it, at any offset; recursively)
 //!   is mounted or used as swap, or the kernel refuses an exclusive open
 //!   (some driver holds it). Allowed only with `allow_mounted_write=1`.
-//! - **holds data**: the start of the device, or of a device stacked on
-//!   it, carries a well-known filesystem, volume or partition-table
-//!   signature (ext2/3/4, XFS, btrfs, FAT, NTFS, exFAT, F2FS, ISO 9660,
-//!   squashfs, swap, LVM, LUKS, MD RAID, ZFS, GPT, MBR). Allowed only with
-//!   `allow_destroy_data=1`.
+//! - **holds data**: the device, or a device stacked on it, carries a
+//!   well-known filesystem, volume or partition-table signature where it
+//!   lives — at the start, at 1 MiB, at LUKS2's secondary header offsets
+//!   or at the end (ext2/3/4, XFS, btrfs, FAT, NTFS, exFAT, F2FS, ISO
+//!   9660, squashfs, swap, LVM, LUKS1/2, MD RAID 0.90/1.0/1.1/1.2, ZFS,
+//!   bcache, GPT with its backup header, MBR; see `signatures`). Allowed
+//!   only with `allow_destroy_data=1`.
 //!
 //! Regular files get the same care: a job that would overwrite, trim,
 //! truncate or delete an existing, non-empty regular file that iomark did
@@ -47,7 +49,7 @@
 //! Every refusal is one line naming the path and what changed, before any
 //! byte is written.
 //!
-//! The check only reads (the first 256 KiB of the device, /proc and
+//! The check only reads (the device where signatures live, /proc and
 //! /sys, extended attributes); it never writes. Its error is one line
 //! naming the target, the reason and the option that overrides it.
 
@@ -57,9 +59,6 @@ use std::path::Path;
 
 use super::error::Refusal;
 use super::plan::{Plan, TargetKind};
-
-/// How much of the start of a device is read for signatures.
-const PROBE_BYTES: usize = 256 << 10;
 
 /// The extended attribute that marks files iomark created.
 const MARK: &std::ffi::CStr = c"user.iomark";
@@ -661,12 +660,13 @@ pub fn check(plan: &Plan) -> Result<(), Refusal> {
                 }
             }
             if !spec.file.allow_destroy_data {
-                let head = read_head(&f.path).map_err(|e| {
-                    Refusal(format!(
-                        "cannot read '{dev}' to check it holds no data: {e}"
-                    ))
-                })?;
-                if let Some(sig) = find_signature(&head) {
+                let sig =
+                    super::signatures::probe_device(&f.path, f.existing_size).map_err(|e| {
+                        Refusal(format!(
+                            "cannot read '{dev}' to check it holds no data: {e}"
+                        ))
+                    })?;
+                if let Some(sig) = sig {
                     return Err(refuse(format!("it holds {sig}"), "allow_destroy_data"));
                 }
                 if let Some(why) = f.seen.id.and_then(|id| stacked_signature(dev_of(id.rdev))) {
@@ -924,10 +924,10 @@ fn stacked_signature(dev: Dev) -> Option<String> {
         if !m.file_type().is_block_device() || dev_of(m.rdev()) != r.dev {
             continue;
         }
-        let Ok(head) = read_head(&node) else {
+        let Ok(size) = super::plan::blockdev_size(&node) else {
             continue;
         };
-        if let Some(sig) = find_signature(&head) {
+        if let Ok(Some(sig)) = super::signatures::probe_device(&node, size) {
             return Some(format!("{} holds {sig}", r.describe(&all)));
         }
     }
@@ -961,100 +961,9 @@ fn writes_to_devices(spec: &crate::job::JobSpec) -> bool {
     spec.io.rw.writes() && !spec.verify.verify_only
 }
 
-fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let f = std::fs::File::open(path)?;
-    let mut buf = Vec::with_capacity(PROBE_BYTES);
-    f.take(PROBE_BYTES as u64).read_to_end(&mut buf)?;
-    Ok(buf)
-}
-
-fn at(buf: &[u8], off: usize, magic: &[u8]) -> bool {
-    buf.get(off..off + magic.len()) == Some(magic)
-}
-
-fn le32(buf: &[u8], off: usize) -> Option<u32> {
-    buf.get(off..off + 4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-}
-
-/// The first well-known signature found at the start of a device, named
-/// for the error message.
-pub fn find_signature(buf: &[u8]) -> Option<&'static str> {
-    // Filesystems and volumes first: several also carry 0x55AA.
-    if at(buf, 1024 + 56, &[0x53, 0xEF]) {
-        return Some("an ext2/3/4 filesystem");
-    }
-    if at(buf, 0, b"XFSB") {
-        return Some("an XFS filesystem");
-    }
-    if at(buf, 65536 + 64, b"_BHRfS_M") {
-        return Some("a btrfs filesystem");
-    }
-    if le32(buf, 1024) == Some(0xF2F5_2010) {
-        return Some("an F2FS filesystem");
-    }
-    if at(buf, 3, b"NTFS    ") {
-        return Some("an NTFS filesystem");
-    }
-    if at(buf, 3, b"EXFAT   ") {
-        return Some("an exFAT filesystem");
-    }
-    if at(buf, 54, b"FAT1") || at(buf, 82, b"FAT32   ") {
-        return Some("a FAT filesystem");
-    }
-    if at(buf, 0, b"hsqs") {
-        return Some("a squashfs filesystem");
-    }
-    if at(buf, 32769, b"CD001") {
-        return Some("an ISO 9660 filesystem");
-    }
-    for page in [4096usize, 8192, 16384, 65536] {
-        if at(buf, page - 10, b"SWAPSPACE2") || at(buf, page - 10, b"SWAP-SPACE") {
-            return Some("a swap area");
-        }
-    }
-    for sector in 0..4 {
-        let o = sector * 512;
-        if at(buf, o, b"LABELONE") && at(buf, o + 24, b"LVM2") {
-            return Some("an LVM physical volume");
-        }
-    }
-    if at(buf, 0, b"LUKS\xba\xbe") {
-        return Some("a LUKS encrypted volume");
-    }
-    if le32(buf, 0) == Some(0xa92b_4efc) || le32(buf, 4096) == Some(0xa92b_4efc) {
-        return Some("an MD RAID member");
-    }
-    // ZFS: uberblocks (magic 0x00bab10c, either byte order) fill
-    // 128-256 KiB of the first label.
-    let mut o = 128 << 10;
-    while o + 8 <= buf.len().min(256 << 10) {
-        let b = &buf[o..o + 8];
-        let v = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
-        if v == 0x00ba_b10c || v.swap_bytes() == 0x00ba_b10c {
-            return Some("a ZFS pool member");
-        }
-        o += 1024;
-    }
-    if at(buf, 512, b"EFI PART") || at(buf, 4096, b"EFI PART") {
-        return Some("a GPT partition table");
-    }
-    if at(buf, 510, &[0x55, 0xAA]) {
-        return Some("an MBR partition table or boot sector");
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn with(off: usize, bytes: &[u8]) -> Vec<u8> {
-        let mut b = vec![0u8; PROBE_BYTES];
-        b[off..off + bytes.len()].copy_from_slice(bytes);
-        b
-    }
 
     #[test]
     fn an_engine_that_needs_a_block_device_gets_nothing_else() {
@@ -1164,41 +1073,6 @@ mod tests {
         assert!(!fio_default_name(Path::new("rw2.0.0.x"), "rw2"));
         assert!(!fio_default_name(Path::new("other.0.0"), "rw2"));
         assert!(!fio_default_name(Path::new("rw2.a.0"), "rw2"));
-    }
-
-    #[test]
-    fn zeroes_hold_no_signature() {
-        assert_eq!(find_signature(&vec![0u8; PROBE_BYTES]), None);
-        assert_eq!(find_signature(&[]), None);
-        assert_eq!(find_signature(&[0u8; 100]), None);
-    }
-
-    #[test]
-    fn well_known_signatures_are_named() {
-        let cases: &[(usize, &[u8], &str)] = &[
-            (1080, &[0x53, 0xEF], "ext2/3/4"),
-            (0, b"XFSB", "XFS"),
-            (65600, b"_BHRfS_M", "btrfs"),
-            (1024, &[0x10, 0x20, 0xF5, 0xF2], "F2FS"),
-            (3, b"NTFS    ", "NTFS"),
-            (82, b"FAT32   ", "FAT"),
-            (32769, b"CD001", "ISO 9660"),
-            (4086, b"SWAPSPACE2", "swap"),
-            (
-                512,
-                b"LABELONE\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0LVM2 001",
-                "LVM",
-            ),
-            (0, b"LUKS\xba\xbe", "LUKS"),
-            (4096, &[0xfc, 0x4e, 0x2b, 0xa9], "MD RAID"),
-            (131072 + 2048, &[0x0c, 0xb1, 0xba, 0, 0, 0, 0, 0], "ZFS"),
-            (512, b"EFI PART", "GPT"),
-            (510, &[0x55, 0xAA], "MBR"),
-        ];
-        for (off, magic, name) in cases {
-            let sig = find_signature(&with(*off, magic));
-            assert!(sig.is_some_and(|s| s.contains(name)), "{name}: got {sig:?}");
-        }
     }
 
     #[test]

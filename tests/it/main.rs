@@ -24,6 +24,7 @@ mod reports;
 mod safety;
 mod seed_workloads;
 mod session;
+mod signatures;
 mod truth;
 mod verify;
 
