@@ -5,14 +5,15 @@
 //!
 //! - A name the user gave, opened when the command starts
 //!   ([`Named::User`]: `--output`, the reports of `quick`, `suite`,
-//!   `sweep`, `report`, `compare`): a link that is there then is the
-//!   user's and is followed (`--output=/dev/stdout`); the file is held
-//!   open from then on, so nothing planted during the run can redirect
-//!   the writes.
+//!   `sweep`, `report`, `compare`): a link there is followed only to a
+//!   terminal, a pipe or a device, or to one of the process's own
+//!   descriptors (`--output=/dev/stdout`), never to a regular file; the
+//!   file is held open from then on, so nothing planted during the run
+//!   can redirect the writes.
 //! - A name iomark makes up or opens during a run ([`Named::Iomark`]:
 //!   logs, traces, dumps, charts, fresh report names): never through a
-//!   link (`O_NOFOLLOW`), never a file with other hard links, never a
-//!   device or FIFO.
+//!   link (`O_NOFOLLOW`), never a device or FIFO.
+//! - Either way, never into a regular file with other hard links.
 //!
 //! Either way a missing file is created exclusively (`O_CREAT|O_EXCL`)
 //! in its directory's handle, and an existing file is only truncated by
@@ -116,9 +117,34 @@ pub fn open(path: &Path, named: Named, append: bool) -> io::Result<OutFile> {
             "it is a symbolic link, and iomark writes its files only where no link is".into(),
         ));
     }
-    // A link the user named, as it is now: followed, never removed.
+    // A link the user named, as it is now: followed to a terminal, a pipe
+    // or a device (`/dev/stdout`), or to one of this process's own
+    // descriptors; never to a regular file, which a link planted there
+    // would make iomark overwrite. Never removed.
     let file = open_at(dfd, &name, mode | append_flag)?;
+    if file.metadata()?.is_file() && !own_descriptor(dfd, &name) {
+        return Err(other(format!(
+            "'{}' is a symbolic link to a regular file; name the file itself (iomark does not \
+             write regular files through links)",
+            path.display()
+        )));
+    }
     existing(file, None, named, append, path)
+}
+
+/// Whether the link `name` in `dir` leads to one of this process's own
+/// descriptors (`/dev/stdout` → `/proc/self/fd/1`, `/dev/fd/N`).
+fn own_descriptor(dir: i32, name: &CString) -> bool {
+    let mut buf = [0u8; 256];
+    // SAFETY: readlinkat writes at most buf.len() bytes into buf.
+    let n = unsafe { libc::readlinkat(dir, name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    if n <= 0 {
+        return false;
+    }
+    let target = &buf[..n as usize];
+    ["/proc/self/fd/", "/dev/fd/", "/proc/thread-self/fd/"]
+        .iter()
+        .any(|p| target.starts_with(p.as_bytes()))
 }
 
 /// Checks and keeps an existing file just opened.
@@ -130,19 +156,17 @@ fn existing(
     path: &Path,
 ) -> io::Result<OutFile> {
     let m = file.metadata()?;
-    if named == Named::Iomark {
-        if !m.is_file() {
-            return Err(other(format!(
-                "'{}' is not a regular file, and iomark writes its files only as regular files",
-                path.display()
-            )));
-        }
-        if m.nlink() > 1 {
-            return Err(other(format!(
-                "'{}' has other hard links, so writing it would change another file too",
-                path.display()
-            )));
-        }
+    if named == Named::Iomark && !m.is_file() {
+        return Err(other(format!(
+            "'{}' is not a regular file, and iomark writes its files only as regular files",
+            path.display()
+        )));
+    }
+    if m.is_file() && m.nlink() > 1 {
+        return Err(other(format!(
+            "'{}' has other hard links, so writing it would change another file too",
+            path.display()
+        )));
     }
     finish(file, at, false, append)
 }
@@ -249,16 +273,26 @@ mod tests {
         let e = open(&p, Named::Iomark, true).unwrap_err();
         assert!(e.to_string().contains("hard links"), "{e}");
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
-        // The user's own link, named by the user, is followed.
+        // Named by the user: a link to a regular file is refused too; one
+        // to a device is followed (and never removed).
         std::fs::remove_file(&p).unwrap();
         std::os::unix::fs::symlink(&victim, &p).unwrap();
-        let mut f = open(&p, Named::User, false).unwrap();
-        assert!(!f.name.created);
-        // Not truncated until written.
+        let e = open(&p, Named::User, false).unwrap_err();
+        assert!(e.to_string().contains("link to a regular file"), "{e}");
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
-        f.truncate_once().unwrap();
+        std::fs::remove_file(&p).unwrap();
+        std::os::unix::fs::symlink("/dev/null", &p).unwrap();
+        let f = open(&p, Named::User, false).unwrap();
+        assert!(!f.name.created && !f.name.regular);
         f.remove();
-        assert!(victim.exists());
+        assert!(p.symlink_metadata().is_ok());
+        // An existing regular file is truncated only by the first write.
+        let q = t.path().join("old.json");
+        std::fs::write(&q, b"old report").unwrap();
+        let mut f = open(&q, Named::User, false).unwrap();
+        assert_eq!(std::fs::read(&q).unwrap(), b"old report");
+        f.truncate_once().unwrap();
+        assert_eq!(std::fs::read(&q).unwrap(), b"");
     }
 
     #[test]
