@@ -84,7 +84,8 @@ pub enum FileError {
     /// The file was deleted during the run by someone else: it is not
     /// created again (`made`: the run had created it).
     #[error(
-        "'{}' was deleted during the run ({}); iomark does not create it again",
+        "'{}': no such file: it was deleted during the run ({}), and iomark does not create \
+         it again",
         path.display(),
         if *made { "iomark had created it" } else { "it existed when the run was checked" }
     )]
@@ -180,6 +181,10 @@ fn place_if_there(f: &PlannedFile) -> Option<Place> {
         _ => place(f, false).ok(),
     }
 }
+
+/// How [`open_target`] opens a file at its place with the given flags
+/// (the engine's open, or a plain one): descriptor and engine data.
+pub type OpenAt<'a> = dyn FnMut(&Place, i32) -> std::io::Result<(RawFd, usize)> + 'a;
 
 /// Opens `f` at its place with plain `open(2)` flags (close-on-exec).
 fn open_plain(p: &Place, flags: i32) -> std::io::Result<RawFd> {
@@ -532,13 +537,9 @@ pub fn open_target(
     f: &PlannedFile,
     flags: i32,
     what: &'static str,
-    open: &mut dyn FnMut(&Place, i32) -> std::io::Result<(RawFd, usize)>,
+    open: &mut OpenAt<'_>,
     close: &mut dyn FnMut(RawFd, usize),
 ) -> Result<(RawFd, usize, u64), FileError> {
-    let deletes = spec.io.ioengine.info().destroys == crate::engine::Destroys::Deletes;
-    if deletes {
-        return delete_target(f, open);
-    }
     let opened = open_safely(f, flags, what, open, close)?;
     if opened.fd < 0 {
         // The engine opened nothing (filestat).
@@ -551,10 +552,7 @@ pub fn open_target(
 /// An engine whose open deletes the file (filedelete): only when the
 /// name still is the file the check approved or the run made (looked at
 /// before the timed call), never through a link.
-fn delete_target(
-    f: &PlannedFile,
-    open: &mut dyn FnMut(&Place, i32) -> std::io::Result<(RawFd, usize)>,
-) -> Result<(RawFd, usize, u64), FileError> {
+fn delete_target(f: &PlannedFile, open: &mut OpenAt<'_>) -> Result<(RawFd, usize, u64), FileError> {
     let p = place(f, false)?;
     let id = match owned::check_removable(p.fd(), &p.name, f.seen.id.as_ref()) {
         Ok(Some(id)) => id,
@@ -609,7 +607,7 @@ fn open_safely(
     f: &PlannedFile,
     flags: i32,
     what: &'static str,
-    open: &mut dyn FnMut(&Place, i32) -> std::io::Result<(RawFd, usize)>,
+    open: &mut OpenAt<'_>,
     close: &mut dyn FnMut(RawFd, usize),
 ) -> Result<Opened, FileError> {
     let path = &f.path;
@@ -819,6 +817,9 @@ fn engine_open(
         let r = engine.open(&open_file(f, &p, flags));
         r.map(|(fd, data)| (fd, data, t0.elapsed().as_nanos() as u64))
             .map_err(|e| sys_err("cannot open", &f.path, e))
+    } else if job.spec.io.ioengine.info().destroys == crate::engine::Destroys::Deletes {
+        // The engine's open deletes the file (filedelete).
+        delete_target(f, &mut |p, fl| engine.open(&open_file(f, p, fl)))
     } else {
         let eng = std::cell::RefCell::new(&mut *engine);
         open_target(

@@ -343,7 +343,7 @@ fn hint(huge: bool) -> &'static str {
 /// sized to `len` (noted in `made`, to be removed). Returns the
 /// descriptor and the file's size.
 fn open_backing(
-    path: &PathBuf,
+    path: &std::path::Path,
     len: usize,
     mem: &MemType,
     allow_destroy: bool,
@@ -353,7 +353,7 @@ fn open_backing(
     let fail = |what: &'static str, source: std::io::Error| MemoryError::Backing {
         mem: mem.name(),
         what,
-        path: path.clone(),
+        path: path.to_path_buf(),
         source,
     };
     let dir = dirs::Dir::of(path).map_err(|e| fail("open", e))?;
@@ -363,28 +363,12 @@ fn open_backing(
     })?;
     let name = dirs::file_name(path).map_err(|e| fail("open", e))?;
     let shared = !matches!(mem, MemType::Mmap(_));
-    let base = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
-    let existing_flags = base | if shared { libc::O_RDWR } else { libc::O_RDONLY };
     let key = super::owned::NameKey::new(dfd.as_raw_fd(), &name);
     let mut claim = super::owned::creating(key);
-    let created = dirs::open_at(
-        dfd.as_raw_fd(),
-        &name,
-        base | libc::O_RDWR | libc::O_CREAT | libc::O_EXCL,
-        0o600,
-    );
-    let (fd, new) = match created {
-        Ok(fd) => (fd, true),
-        Err(e) if e.raw_os_error() == Some(libc::EEXIST) => (
-            dirs::open_at(dfd.as_raw_fd(), &name, existing_flags, 0)
-                .map_err(|e| fail("open", e))?,
-            false,
-        ),
-        Err(e) => return Err(fail("create", e)),
-    };
+    let (fd, new) = create_or_open(&dfd, &name, shared).map_err(|(what, e)| fail(what, e))?;
     let refuse = |why: String| MemoryError::BackingRefused {
         mem: mem.name(),
-        path: path.clone(),
+        path: path.to_path_buf(),
         why,
     };
     if let Some(fs) = super::safety::pseudo_filesystem(fd.as_raw_fd()) {
@@ -425,6 +409,29 @@ fn open_backing(
     Ok((fd, size))
 }
 
+/// Creates `name` in `dir` exclusively (true), or opens what is there
+/// without following a link (read-write only for a `shared` mapping);
+/// the failure says what was tried.
+fn create_or_open(
+    dir: &OwnedFd,
+    name: &std::ffi::CStr,
+    shared: bool,
+) -> Result<(OwnedFd, bool), (&'static str, std::io::Error)> {
+    use super::dirs::open_at;
+    let base = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
+    let new = base | libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
+    match open_at(dir.as_raw_fd(), name, new, 0o600) {
+        Ok(fd) => Ok((fd, true)),
+        Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
+            let mode = if shared { libc::O_RDWR } else { libc::O_RDONLY };
+            open_at(dir.as_raw_fd(), name, base | mode, 0)
+                .map(|fd| (fd, false))
+                .map_err(|e| ("open", e))
+        }
+        Err(e) => Err(("create", e)),
+    }
+}
+
 impl Drop for BufferMemory {
     fn drop(&mut self) {
         // SAFETY: releases what `new` obtained, the way it was obtained.
@@ -457,6 +464,8 @@ pub struct Planned {
     pub locked: u128,
     /// The random maps of its files (one bit per block).
     pub random_map: u128,
+    /// The blocks those maps cover.
+    pub map_blocks: u128,
 }
 
 impl Planned {
@@ -468,6 +477,7 @@ impl Planned {
         self.buffers += o.buffers;
         self.locked += o.locked;
         self.random_map += o.random_map;
+        self.map_blocks += o.map_blocks;
     }
 }
 
@@ -493,17 +503,20 @@ pub fn planned(job: &super::plan::PlannedJob) -> Planned {
         let h = u128::from(s.buf.hugepage_size.max(4096));
         buffers = buffers.div_ceil(h) * h;
     }
+    let map_blocks = random_map_blocks(job);
     Planned {
         buffers,
         locked: u128::from(s.buf.lockmem),
-        random_map: random_map_bytes(job),
+        // One bit per block, and the levels above it (1/63 more).
+        random_map: map_blocks.div_ceil(8) * 64 / 63,
+        map_blocks,
     }
 }
 
-/// The bytes of the random maps a job keeps (none without random I/O, with
-/// `norandommap`, `blockalign`, the LFSR generator, or `softrandommap`,
-/// which goes on without one when it does not fit).
-fn random_map_bytes(job: &super::plan::PlannedJob) -> u128 {
+/// The blocks the random maps of a job cover (none without random I/O,
+/// with `norandommap`, `blockalign`, the LFSR generator, or
+/// `softrandommap`, which goes on without one when it does not fit).
+fn random_map_blocks(job: &super::plan::PlannedJob) -> u128 {
     let io = &job.spec.io;
     let uses_map = io.rw.is_random()
         && !io.norandommap
@@ -522,11 +535,7 @@ fn random_map_bytes(job: &super::plan::PlannedJob) -> u128 {
         .max(1);
     job.files
         .iter()
-        .map(|f| {
-            let bits = u128::from(f.region.len / min_bs);
-            // One bit per block, and the levels above it (1/63 more).
-            bits.div_ceil(8) * 64 / 63
-        })
+        .map(|f| u128::from(f.region.len / min_bs))
         .sum()
 }
 
@@ -584,6 +593,17 @@ pub fn check_plan(plan: &super::plan::Plan, ram: u64) -> Result<(), String> {
         }
         let h = |n: u128| readable(u64::try_from(n).unwrap_or(u64::MAX));
         let (name, p) = largest.unwrap_or(("?", sum));
+        if p.random_map > p.buffers + p.locked {
+            return Err(format!(
+                "job '{name}': no memory for the random map of {} blocks ({}, and the jobs that \
+                 run at once would take {}, more than {RAM_SHARE_PERCENT}% of this machine's \
+                 {}): set norandommap=1, or softrandommap=1 to go on without it",
+                p.map_blocks,
+                h(p.random_map),
+                h(sum.total()),
+                h(u128::from(ram))
+            ));
+        }
         return Err(format!(
             "the jobs that run at once would take {} of memory, more than {RAM_SHARE_PERCENT}% \
              of this machine's {}; each clone of job '{name}' takes {} ({} of buffers: iodepth \

@@ -632,8 +632,8 @@ fn check_reads(plan: &Plan) -> Result<(), Refusal> {
 /// Checks every block device and regular file the plan would destroy
 /// data in.
 pub fn check(plan: &Plan) -> Result<(), Refusal> {
-    check_reads(plan)?;
     check_regular_files(plan)?;
+    check_reads(plan)?;
     let mut checked: HashSet<&Path> = HashSet::new();
     let mut mounts: Option<HashMap<Dev, String>> = None;
     for job in &plan.jobs {
@@ -671,6 +671,10 @@ pub fn check(plan: &Plan) -> Result<(), Refusal> {
                 }
                 if let Some(why) = f.seen.id.and_then(|id| stacked_signature(dev_of(id.rdev))) {
                     return Err(refuse(why, "allow_destroy_data"));
+                }
+                // Last, a filesystem at 1 MiB with nothing stacked there.
+                if let Ok(Some(sig)) = super::signatures::probe_at_1mib(&f.path, f.existing_size) {
+                    return Err(refuse(format!("it holds {sig}"), "allow_destroy_data"));
                 }
             }
         }

@@ -205,9 +205,9 @@ fn find_at_end(tail: &[u8], size: u64) -> Option<&'static str> {
 }
 
 /// The first well-known signature on the device at `path` of `size`
-/// bytes, looked for where each lives (see the module documentation),
-/// described for a message ("an MD RAID member (superblock 1.0, at its
-/// end)").
+/// bytes, looked for where each lives (see the module documentation;
+/// the filesystem at 1 MiB is [`probe_at_1mib`]), described for a
+/// message ("an MD RAID member (superblock 1.0, at its end)").
 pub fn probe_device(path: &Path, size: u64) -> std::io::Result<Option<String>> {
     let f = std::fs::File::open(path)?;
     let read = |off: u64, len: usize| -> Option<Vec<u8>> {
@@ -229,11 +229,6 @@ pub fn probe_device(path: &Path, size: u64) -> std::io::Result<Option<String>> {
             "a LUKS2 encrypted volume (its secondary header)".to_string(),
         ));
     }
-    if let Some(fs) = read(FS_AT, FS_WINDOW).and_then(|b| filesystem(&b)) {
-        return Ok(Some(format!(
-            "{fs} starting at 1 MiB (with no partition table before it)"
-        )));
-    }
     let tail_len = TAIL_BYTES.min(size);
     if let Some(tail) = read(size - tail_len, tail_len as usize) {
         if let Some(sig) = find_at_end(&tail, size) {
@@ -241,6 +236,21 @@ pub fn probe_device(path: &Path, size: u64) -> std::io::Result<Option<String>> {
         }
     }
     Ok(None)
+}
+
+/// A filesystem starting at 1 MiB of the device at `path` (of `size`
+/// bytes), where an unpartitioned device's filesystem often starts; the
+/// caller looks for everything else first ([`probe_device`], devices
+/// stacked there), so that the more precise finding is the one named.
+pub fn probe_at_1mib(path: &Path, size: u64) -> std::io::Result<Option<String>> {
+    if size <= FS_AT {
+        return Ok(None);
+    }
+    let f = std::fs::File::open(path)?;
+    let mut b = vec![0u8; FS_WINDOW.min((size - FS_AT) as usize)];
+    f.read_exact_at(&mut b, FS_AT)?;
+    Ok(filesystem(&b)
+        .map(|fs| format!("{fs} starting at 1 MiB (with no partition table before it)")))
 }
 
 #[cfg(test)]

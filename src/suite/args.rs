@@ -291,8 +291,7 @@ mod tests {
                 "quick",
                 &mut |_, _| Ok(false),
             )
-            .err()
-            .expect("refused");
+            .expect_err("refused");
             assert!(e.contains("contradict each other"), "{e}");
         }
     }

@@ -5,7 +5,7 @@
 //! after). Swaps that must happen at a precise moment are done by the
 //! job's own `exec_prerun`/`exec_postrun`, which run at known points.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -242,7 +242,10 @@ fn a_file_deleted_during_the_run_is_not_created_again() {
     );
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("'v.1' was deleted during the run"), "{err}");
+    assert!(
+        err.contains("'v.1': no such file: it was deleted during the run"),
+        "{err}"
+    );
     assert!(!d.join("v.1").exists(), "re-created");
 }
 
