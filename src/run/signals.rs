@@ -291,4 +291,47 @@ mod tests {
         assert_eq!(COUNT.load(Ordering::SeqCst), before);
         assert_eq!(before, 0, "no other test sends stop signals");
     }
+
+    #[test]
+    fn the_hard_exit_removes_only_the_files_the_run_created_through_their_directory() {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::MetadataExt;
+        let t = tempfile::tempdir().unwrap();
+        let sub = t.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let dir = std::fs::File::open(&sub).unwrap();
+        let mine = CString::new("mine.tmp").unwrap();
+        let later = CString::new("later.tmp").unwrap();
+        set_cleanup(&[
+            (dir.as_raw_fd(), mine.clone()),
+            (dir.as_raw_fd(), later.clone()),
+        ]);
+        std::fs::write(sub.join("mine.tmp"), b"the run's").unwrap();
+        let m = std::fs::metadata(sub.join("mine.tmp")).unwrap();
+        note_created(dir.as_raw_fd(), &mine, m.dev(), m.ino());
+        // Registering again keeps what was recorded.
+        set_cleanup(&[
+            (dir.as_raw_fd(), mine.clone()),
+            (dir.as_raw_fd(), later.clone()),
+        ]);
+        // The directory is swapped for a link to a victim's, which holds
+        // files of the same names; "later.tmp" was never created.
+        let victims = t.path().join("victims");
+        std::fs::create_dir(&victims).unwrap();
+        std::fs::write(victims.join("mine.tmp"), b"precious").unwrap();
+        std::fs::write(victims.join("later.tmp"), b"precious").unwrap();
+        std::fs::rename(&sub, t.path().join("sub.old")).unwrap();
+        std::os::unix::fs::symlink(&victims, &sub).unwrap();
+        clean_up_now();
+        clear_cleanup();
+        assert_eq!(
+            std::fs::read(victims.join("mine.tmp")).unwrap(),
+            b"precious"
+        );
+        assert_eq!(
+            std::fs::read(victims.join("later.tmp")).unwrap(),
+            b"precious"
+        );
+        assert!(!t.path().join("sub.old/mine.tmp").exists());
+    }
 }
