@@ -25,6 +25,9 @@ pub mod overcommit;
 pub mod owned;
 pub mod plan;
 pub mod progress;
+pub mod region;
+#[cfg(test)]
+mod region_tests;
 pub mod safety;
 pub mod scheduler;
 pub mod session;
