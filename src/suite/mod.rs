@@ -154,16 +154,19 @@ fn report_to_stdout(f: &RunFlags) -> Result<bool, String> {
 /// flushed, synced and closed before this says it was written; one that
 /// could not be written completely is removed (see `run::output`).
 pub fn write_file(path: &Path, text: &str) -> Result<(), String> {
-    if path.exists() {
-        output::stderr_line(&format!("iomark: replacing existing '{}'", path.display()));
-    }
-    output::write_file(path, text).map_err(|e| {
+    let failed = |e: std::io::Error| {
         format!(
             "cannot write '{}': {}",
             path.display(),
             crate::job::jobfile::io_reason(&e)
         )
-    })
+    };
+    let mut f = output::ReportFile::create(path).map_err(failed)?;
+    if f.replaces() {
+        output::stderr_line(&format!("iomark: replacing existing '{}'", path.display()));
+    }
+    f.write(text);
+    f.finish().map_err(failed)
 }
 
 /// The directory to benchmark and how: engine, direct I/O, notes.
