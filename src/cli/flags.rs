@@ -192,7 +192,8 @@ fn time_us(v: Option<OsString>, flag: &str, unit: TimeUnit) -> Result<u64, Strin
 
 /// `'V' is not one of: A, B (did you mean 'B'?)`.
 pub fn not_one_of(flag: &str, v: &str, choices: &[&str]) -> String {
-    let mut msg = format!("--{flag}: '{v}' is not one of: {}", choices.join(", "));
+    let shown = crate::job::value::excerpt(v);
+    let mut msg = format!("--{flag}: '{shown}' is not one of: {}", choices.join(", "));
     if let Some(s) = crate::job::value::near_choice(v, choices.iter().copied()) {
         msg.push_str(&format!(" (did you mean '{s}'?)"));
     }
@@ -214,7 +215,7 @@ pub const FLAGS: &[Flag] = &[
         r.output = Some(PathBuf::from(v.unwrap_or_default()));
         Ok(None)
     })
-    .long("Write the report to FILE (created, or truncated) instead of standard output. Progress and warnings still go to the terminal's standard error. A report that cannot be written completely is an error, and a partial regular file is removed.")
+    .long("Write the report to FILE (created, or truncated by the first write) instead of standard output. Progress and warnings still go to the terminal's standard error. A link at FILE is followed only to a terminal, pipe or device (/dev/stdout), never to a regular file. A report that cannot be written completely is an error, and a partial regular file is removed.")
     .complete(Complete::File),
     flag("output-format", Required("FMT"), Output, "normal, terse, json or json+, comma-separated", |r, v| {
         r.formats = Formats::parse(&text(v, "output-format")?)?;
@@ -289,11 +290,11 @@ pub const FLAGS: &[Flag] = &[
         Ok(None)
     })
     .long("Print the jobs of the job files and options as one iomark command line that runs the same jobs, and exit."),
-    flag("readonly", Switch, Jobs, "refuse to run jobs that write or trim", |r, _| {
+    flag("readonly", Switch, Jobs, "refuse jobs that change files; create or extend none", |r, _| {
         r.readonly = true;
         Ok(None)
     })
-    .long("A safety check: refuse to start when any job writes or trims (verify_only jobs only read)."),
+    .long("A safety check: refuse to start when any job writes, trims, appends, truncates, creates or deletes files (verify_only jobs only read), and never create or extend a file: a missing or short file is an error."),
     flag("warnings-fatal", Switch, Jobs, "refuse to run when a job draws a warning", |r, _| {
         r.warnings_fatal = true;
         Ok(None)

@@ -139,6 +139,7 @@ fn unknown_option(name: &str) -> String {
             _ => None,
         }),
     };
+    let name = crate::job::value::excerpt(name);
     match suggestion {
         Some(s) => format!("unknown option '--{name}' (did you mean '--{s}'?)"),
         None => format!("unknown option '--{name}' (see iomark --help and iomark --cmdhelp)"),

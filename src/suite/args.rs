@@ -124,7 +124,7 @@ pub const SHARED: &[SharedFlag] = &[
         f.html = Some(PathBuf::from(v));
         Ok(())
     }),
-    shared("no-report", None, "write neither file", |f, _| {
+    shared("no-report", None, "write neither file (not with --json or --html)", |f, _| {
         f.no_report = true;
         Ok(())
     }),
@@ -195,6 +195,17 @@ pub fn parse(
                     None => String::new(),
                 };
                 (flag.apply)(&mut f, &v)?;
+            }
+        }
+    }
+    if f.no_report {
+        // Both said: which one is meant is not for iomark to guess.
+        for (given, flag) in [(&f.json, "--json"), (&f.html, "--html")] {
+            if given.is_some() {
+                return Err(format!(
+                    "--no-report and {flag} contradict each other (one writes no report, the \
+                     other names where to write it): give one of them"
+                ));
             }
         }
     }
@@ -270,5 +281,18 @@ mod tests {
         assert_eq!(f.positionals, vec!["p".to_string()]);
         assert!(help.starts_with("  --size SIZE"), "{help}");
         assert!(help.lines().all(|l| l.len() <= 80), "{help}");
+    }
+
+    #[test]
+    fn no_report_with_a_report_file_is_a_contradiction() {
+        for extra in ["--json=-", "--html=r.html"] {
+            let e = parse(
+                ["--no-report", extra].iter().map(OsString::from).collect(),
+                "quick",
+                &mut |_, _| Ok(false),
+            )
+            .expect_err("refused");
+            assert!(e.contains("contradict each other"), "{e}");
+        }
     }
 }

@@ -154,16 +154,19 @@ fn report_to_stdout(f: &RunFlags) -> Result<bool, String> {
 /// flushed, synced and closed before this says it was written; one that
 /// could not be written completely is removed (see `run::output`).
 pub fn write_file(path: &Path, text: &str) -> Result<(), String> {
-    if path.exists() {
-        output::stderr_line(&format!("iomark: replacing existing '{}'", path.display()));
-    }
-    output::write_file(path, text).map_err(|e| {
+    let failed = |e: std::io::Error| {
         format!(
             "cannot write '{}': {}",
             path.display(),
             crate::job::jobfile::io_reason(&e)
         )
-    })
+    };
+    let mut f = output::ReportFile::create(path).map_err(failed)?;
+    if f.replaces() {
+        output::stderr_line(&format!("iomark: replacing existing '{}'", path.display()));
+    }
+    f.write(text);
+    f.finish().map_err(failed)
 }
 
 /// The directory to benchmark and how: engine, direct I/O, notes.
@@ -252,10 +255,42 @@ pub struct BenchOut {
     pub console: Console,
     /// "cannot write 'PATH': reason", one per file.
     pub failures: Vec<String>,
+    /// The report files opened when the command started (see
+    /// [`BenchOut::reserve`]).
+    reserved: Vec<output::ReportFile>,
 }
 
 impl BenchOut {
-    /// Writes a report file, printing "LABEL PATH" once it is written.
+    /// Opens a report file now, before the run, so that it is written at
+    /// the end through this handle and never through a link planted
+    /// meanwhile (`by_user`: the user named it; else iomark made up its
+    /// name and no link is followed). Unused, it is removed.
+    pub fn reserve(&mut self, path: &Path, by_user: bool) -> Result<(), String> {
+        if path == Path::new(STDOUT) {
+            return Ok(());
+        }
+        let f = if by_user {
+            output::ReportFile::create(path)
+        } else {
+            output::ReportFile::create_generated(path)
+        }
+        .map_err(|e| {
+            format!(
+                "cannot write '{}': {}",
+                path.display(),
+                crate::job::jobfile::io_reason(&e)
+            )
+        })?;
+        if f.replaces() {
+            output::stderr_line(&format!("iomark: replacing existing '{}'", path.display()));
+        }
+        self.reserved.push(f);
+        Ok(())
+    }
+
+    /// Writes a report file, printing "LABEL PATH" once it is written:
+    /// through the file reserved for it, else one opened now whose name
+    /// iomark made up (charts beside the results).
     pub fn file(&mut self, label: &str, path: &Path, text: &str) {
         if path == Path::new(STDOUT) {
             match output::stdout(text) {
@@ -267,9 +302,21 @@ impl BenchOut {
             }
             return;
         }
-        match write_file(path, text) {
+        let f = match self.reserved.iter().position(|r| r.path() == path) {
+            Some(i) => Ok(self.reserved.remove(i)),
+            None => output::ReportFile::create_generated(path),
+        };
+        let r = f.and_then(|mut f| {
+            f.write(text);
+            f.finish()
+        });
+        match r {
             Ok(()) => self.console.print(&format!("{label}{}\n", path.display())),
-            Err(e) => self.failures.push(e),
+            Err(e) => self.failures.push(format!(
+                "cannot write '{}': {}",
+                path.display(),
+                crate::job::jobfile::io_reason(&e)
+            )),
         }
     }
 }
@@ -426,6 +473,18 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     } else {
         BenchOut::default()
     };
+    if !flags.no_report {
+        // Opened now, written at the end through these handles.
+        let named = |p: &Option<PathBuf>, q: &Path| p.as_deref() == Some(q);
+        for (path, by_user) in [
+            (&json_path, named(&flags.json, &json_path)),
+            (&html_path, named(&flags.html, &html_path)),
+        ] {
+            if let Err(e) = out.reserve(path, by_user) {
+                return fail(cmd, &e);
+            }
+        }
+    }
     let label_w = b
         .tests
         .iter()

@@ -6,6 +6,8 @@ mod common;
 mod bad_inputs;
 mod cluster_report;
 mod compat;
+mod consent;
+mod consent_race;
 mod consumers;
 mod engines;
 mod examples_run;
@@ -24,6 +26,7 @@ mod reports;
 mod safety;
 mod seed_workloads;
 mod session;
+mod signatures;
 mod truth;
 mod verify;
 
