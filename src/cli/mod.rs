@@ -71,6 +71,26 @@ pub struct RunArgs {
     pub mpi_timeout_s: Option<u64>,
     /// `--mpi-stonewall`: the first rank to finish a phase ends it on all.
     pub mpi_stonewall: bool,
+    /// `--label`: names the run (JSON `iomark.label`) and records it in
+    /// the results history.
+    pub label: Option<String>,
+    /// `--history`: record the run in the results history.
+    pub history: bool,
+    /// `--no-history`: never record it (with `--label`).
+    pub no_history: bool,
+    /// `--history-db`: the history database.
+    pub history_db: Option<PathBuf>,
+}
+
+impl RunArgs {
+    /// Whether and where the run is recorded: with `--label` or
+    /// `--history`, unless `--no-history`.
+    pub fn record_options(&self) -> crate::history::RecordOptions {
+        crate::history::RecordOptions {
+            enabled: (self.history || self.label.is_some()) && !self.no_history,
+            db: self.history_db.clone(),
+        }
+    }
 }
 
 impl Default for RunArgs {
@@ -99,6 +119,10 @@ impl Default for RunArgs {
             mpi: false,
             mpi_timeout_s: None,
             mpi_stonewall: false,
+            label: None,
+            history: false,
+            no_history: false,
+            history_db: None,
         }
     }
 }

@@ -581,6 +581,29 @@ impl Store {
     }
 }
 
+/// A label as given to `--label`: text without control characters, at
+/// most 100 characters, not starting with `@` or `#` (which name labels
+/// and run ids in `compare` and `trend`).
+pub fn check_label(v: &str) -> Result<String, String> {
+    let t = v.trim();
+    if t.is_empty() {
+        return Err("give a name".into());
+    }
+    if t.chars().any(char::is_control) {
+        return Err("a label cannot hold control characters".into());
+    }
+    if t.chars().count() > 100 {
+        return Err("a label has at most 100 characters".into());
+    }
+    if t.starts_with(['@', '#']) {
+        return Err(format!(
+            "'{t}': a label cannot start with '@' or '#' (compare --base @{} names it)",
+            t.trim_start_matches(['@', '#'])
+        ));
+    }
+    Ok(t.to_string())
+}
+
 /// How a benchmark or job run is recorded: where, or not at all.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RecordOptions {
