@@ -56,6 +56,8 @@ pub fn execute(cmd: Command) -> i32 {
             "sweep" => crate::suite::sweep::main(rest),
             "compare" => crate::suite::compare::main(rest),
             "report" => crate::suite::report_cmd::main(rest),
+            "history" => super::history_cmd::main(rest),
+            "trend" => super::history_cmd::trend_main(rest),
             other => fail(&format!("unknown subcommand '{other}'")),
         },
     }

@@ -462,9 +462,21 @@ pub const COMMANDS: &[CommandDef] = &[
     },
     CommandDef {
         name: "compare",
-        args: "BASE.json NEW.json [OPTIONS]",
+        args: "BASE NEW | --base RUN… --new RUN… [OPTIONS]",
         summary: "before and after, with a verdict that tells a change from noise",
         help: crate::suite::compare::usage,
+    },
+    CommandDef {
+        name: "history",
+        args: "[SELECTION] | import FILE… | export --format F | check",
+        summary: "the results history: list, import, export (CSV, JSON lines, InfluxDB)",
+        help: super::history_cmd::usage,
+    },
+    CommandDef {
+        name: "trend",
+        args: "--test TEXT [--metric M] [--html FILE]",
+        summary: "a metric of one test over time, per device, with its change points",
+        help: super::history_cmd::trend_usage,
     },
     CommandDef {
         name: "completions",

@@ -8,6 +8,7 @@ pub mod commands;
 pub mod completions;
 pub mod flags;
 pub mod help;
+pub mod history_cmd;
 pub mod inflate;
 pub mod manpage;
 pub mod text;
@@ -147,7 +148,9 @@ pub enum Command {
 /// Subcommands that `commands` hands to `suite`; any other first
 /// argument (besides `help` and `completions`) is read as fio-style
 /// input (a job file named like a command can be given as `./NAME`).
-pub const SUBCOMMANDS: &[&str] = &["quick", "suite", "sweep", "compare", "report"];
+pub const SUBCOMMANDS: &[&str] = &[
+    "quick", "suite", "sweep", "compare", "report", "history", "trend",
+];
 
 /// Error text for an unknown `--name`: suggests a run flag when one is a
 /// near miss (`--outputformat`), otherwise a job option.

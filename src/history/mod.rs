@@ -26,6 +26,7 @@
 pub mod export;
 pub mod run;
 pub mod time;
+pub mod trend;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
