@@ -142,8 +142,8 @@ pub fn usage() -> String {
          \x20      iomark history check | delete ID…\n\n",
     );
     s.push_str(&text::wrap(
-        "The results history: quick, suite and sweep record every run (unless --no-history), \
-         job runs when given --label or --history. Each run keeps its label, time, host, \
+        "The results history: quick, suite and sweep record every run (unless given \
+         the flag no-history), job runs when given a label or the flag history. Each run keeps its label, time, host, \
          target (device model, serial, firmware, filesystem, mount options, kernel), tool and \
          version, job file and its digest, and every test's figures with each pass's and the \
          merged latency histogram. The list shows the runs oldest first. import adds result \

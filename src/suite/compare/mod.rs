@@ -695,6 +695,9 @@ fn parse(argv: Vec<OsString>) -> Result<Args, String> {
             }
         }
     }
+    if a.help {
+        return Ok(a);
+    }
     if a.base.is_empty() && a.new.is_empty() {
         if a.positional.len() != 2 {
             return Err("give BASE and NEW, or --base RUN… --new RUN… (see --help)".into());
