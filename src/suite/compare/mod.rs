@@ -22,7 +22,8 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
-use super::svg::esc;
+use super::dataset::{Dataset, Item, METRICS};
+use super::svg::{self, esc, Axis, Format, Scale};
 use super::{args, fail, html, write_file, EXIT_REGRESSION};
 use crate::history::{self, Run};
 use crate::suite::dataset::round3;
@@ -167,6 +168,9 @@ pub struct Outcome<'a> {
     pub rows: Vec<Row>,
     pub only_base: Vec<String>,
     pub only_new: Vec<String>,
+    /// Both sides as data sets, when both are result files (for the
+    /// HTML report's charts of the runs).
+    pub datasets: Option<(Dataset, Dataset)>,
 }
 
 impl Outcome<'_> {
@@ -433,7 +437,7 @@ impl Outcome<'_> {
             }
             b.push_str("</tbody></table>");
             b.push_str("<div class=\"grid\">");
-            for m in &crate::suite::dataset::METRICS {
+            for m in &METRICS {
                 let rows: Vec<&Row> = self.rows.iter().filter(|r| r.metric.key == m.key).collect();
                 if rows.iter().any(|r| r.interval.is_some()) {
                     b.push_str(&forest(m.title, &rows, self.rules.threshold / 100.0));
@@ -441,25 +445,113 @@ impl Outcome<'_> {
             }
             b.push_str("</div>");
         }
+        if let Some((bd, nd)) = &self.datasets {
+            b.push_str(&detail_charts(bd, nd));
+        }
         html::page("iomark compare", &b)
     }
 }
 
+/// The charts of the runs themselves, when both sides are result files:
+/// base and new medians per metric, and per test the latency
+/// percentiles and the throughput over time of a representative pass of
+/// each side.
+fn detail_charts(base: &Dataset, new: &Dataset) -> String {
+    let mut b = String::new();
+    // Bars: base vs new medians per metric.
+    let matched: Vec<(&Item, &Item)> = base
+        .items
+        .iter()
+        .filter_map(|bi| {
+            new.items
+                .iter()
+                .find(|n| n.key == bi.key)
+                .map(|ni| (bi, ni))
+        })
+        .collect();
+    if !matched.is_empty() {
+        b.push_str("<h2>Base and new</h2><div class=\"grid\">");
+        let cats: Vec<String> = matched.iter().map(|(i, _)| i.label()).collect();
+        for m in &METRICS {
+            let (div, unit, fmt) = match m.key {
+                "bw_bytes" => (1048576.0, "MiB/s", Format::Number),
+                "iops" => (1.0, "IOPS", Format::Number),
+                _ => (1.0, "latency", Format::Nanos),
+            };
+            let med = |i: &Item| {
+                let s = i.summary(m);
+                if s.n == 0 {
+                    f64::NAN
+                } else {
+                    s.median / div
+                }
+            };
+            let sets = vec![
+                (
+                    "base".to_string(),
+                    matched.iter().map(|(x, _)| med(x)).collect(),
+                ),
+                (
+                    "new".to_string(),
+                    matched.iter().map(|(_, y)| med(y)).collect(),
+                ),
+            ];
+            b.push_str(&svg::bar_chart(
+                &format!("{} (median)", m.title),
+                &Axis::new(unit, Scale::Linear, fmt),
+                &cats,
+                &sets,
+                ((cats.len() * 90).clamp(460, 960)) as u32,
+            ));
+        }
+        b.push_str("</div><h2>Per job</h2>");
+        for (bi, ni) in &matched {
+            let _ = write!(
+                b,
+                "<div class=\"item\"><h3>{}</h3><div class=\"grid\">",
+                esc(&bi.label())
+            );
+            if let (Some(bd), Some(nd)) = (&bi.detail, &ni.detail) {
+                if !bd.percentiles.is_empty() || !nd.percentiles.is_empty() {
+                    b.push_str(&html::percentile_chart(
+                        "Latency percentiles (base dashed)",
+                        &[("base".into(), bd, true, 0), ("new".into(), nd, false, 1)],
+                    ));
+                }
+                if let (Some(bt), Some(nt)) = (&bd.timeline, &nd.timeline) {
+                    // Both from their own start.
+                    let (bs, ns) = (html::from_zero(bt), html::from_zero(nt));
+                    b.push_str(&html::timeline_chart(
+                        "Bandwidth over time (base dashed)",
+                        false,
+                        &[("base".into(), &bs, true, 0), ("new".into(), &ns, false, 1)],
+                    ));
+                }
+            }
+            b.push_str("</div></div>");
+        }
+    }
+    b
+}
+
 /// An interval chart: one line per test from the interval's low to high
-/// end, a dot at the estimate, the ±threshold band shaded.
+/// end, a dot at the estimate, the ±threshold band shaded. The axis is
+/// the logarithm of the ratio, so that halving and doubling are as far
+/// from "no change".
 fn forest(title: &str, rows: &[&Row], t: f64) -> String {
-    let (w, left, right, top, rh) = (760.0, 230.0, 20.0, 40.0, 24.0);
+    let (w, left, right, top, rh) = (760.0, 230.0, 24.0, 40.0, 24.0);
     let h = top + rh * rows.len() as f64 + 36.0;
-    let mut lo = -t * 2.0;
-    let mut hi = t * 2.0;
+    let ln = |v: f64| (1.0 + v).max(1e-6).ln();
+    let mut lo = ln(-t) * 2.0;
+    let mut hi = ln(t) * 2.0;
     for r in rows {
         if let Some(iv) = &r.interval {
-            lo = lo.min(iv.lo);
-            hi = hi.max(iv.hi);
+            lo = lo.min(ln(iv.lo));
+            hi = hi.max(ln(iv.hi));
         }
     }
     let span = (hi - lo).max(1e-9);
-    let x = |v: f64| left + (v - lo) / span * (w - left - right);
+    let x = |v: f64| left + (ln(v) - lo) / span * (w - left - right);
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" role=\"img\" \
          font-family=\"sans-serif\" class=\"chart interval-chart wide\"><title>{t2}: change and interval</title>\
@@ -506,12 +598,20 @@ fn forest(title: &str, rows: &[&Row], t: f64) -> String {
             );
         }
     }
+    // Ticks at the ends, ±threshold and 0, none crowding another.
     let by = top + rh * rows.len() as f64 + 18.0;
-    for v in [lo, -t, 0.0, t, hi] {
+    let mut last: Option<f64> = None;
+    let mut ticks = vec![lo.exp() - 1.0, -t, 0.0, t, hi.exp() - 1.0];
+    ticks.dedup_by(|a, b| (*a - *b).abs() < 1e-12);
+    for v in ticks {
+        let xx = x(v);
+        if last.is_some_and(|p| xx - p < 48.0) {
+            continue;
+        }
+        last = Some(xx);
         let _ = write!(
             s,
-            "<text x=\"{:.1}\" y=\"{by:.1}\" font-size=\"11\" text-anchor=\"middle\">{}</text>",
-            x(v),
+            "<text x=\"{xx:.1}\" y=\"{by:.1}\" font-size=\"11\" text-anchor=\"middle\">{}</text>",
             esc(&pct(v))
         );
     }
@@ -710,6 +810,25 @@ fn parse(argv: Vec<OsString>) -> Result<Args, String> {
     Ok(a)
 }
 
+/// Both sides as data sets when every item is a file (None otherwise, or
+/// when one cannot be read as one).
+fn file_datasets(base: &[String], new: &[String]) -> Option<(Dataset, Dataset)> {
+    let load = |items: &[String]| -> Option<Dataset> {
+        if items
+            .iter()
+            .any(|i| i.starts_with('@') || i.starts_with('#'))
+        {
+            return None;
+        }
+        let sets = items
+            .iter()
+            .map(|f| super::dataset::load(std::path::Path::new(f)).ok())
+            .collect::<Option<Vec<_>>>()?;
+        Some(super::dataset::merge(sets))
+    };
+    Some((load(base)?, load(new)?))
+}
+
 pub fn main(argv: Vec<OsString>) -> i32 {
     let a = match parse(argv) {
         Ok(a) => a,
@@ -742,6 +861,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         rows,
         only_base,
         only_new,
+        datasets: a.html.as_ref().and_then(|_| file_datasets(&a.base, &a.new)),
     };
     let mut text = match a.json.as_deref() {
         Some("-") => crate::report::json::to_string(&out.json()),
