@@ -23,6 +23,9 @@ pub mod output;
 pub mod overcommit;
 pub mod plan;
 pub mod progress;
+pub mod region;
+#[cfg(test)]
+mod region_tests;
 pub mod safety;
 pub mod scheduler;
 pub mod session;
