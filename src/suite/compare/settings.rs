@@ -104,13 +104,16 @@ pub fn differences(base: &[Run], new: &[Run]) -> Vec<Difference> {
         .chain(new.iter().map(|r| ("new", r)));
     for (side, r) in sides {
         let who = format!("{side}: {}", r.source);
-        diff_maps(
-            "run",
-            &run_settings(reference),
-            &run_settings(r),
-            &who,
-            &mut out,
-        );
+        // The device and filesystem are compared when both runs know
+        // them (fio's own JSON says nothing of either).
+        let (mut a, mut b) = (run_settings(reference), run_settings(r));
+        for k in ["device", "filesystem"] {
+            if !(a.contains_key(k) && b.contains_key(k)) {
+                a.remove(k);
+                b.remove(k);
+            }
+        }
+        diff_maps("run", &a, &b, &who, &mut out);
         for t in &reference.tests {
             if let Some(o) = r.test(&t.key) {
                 diff_maps(&t.key, &t.settings, &o.settings, &who, &mut out);
@@ -232,6 +235,12 @@ mod tests {
         );
         assert!(text.contains("@@ test a/read"), "{text}");
         assert!(differences(&base, &[run("b", "iomark", None)]).is_empty());
+        // An unknown device is no difference; another one is.
+        let mut unknown = run("c", "iomark", None);
+        unknown.target = TargetInfo::default();
+        assert!(differences(&base, &[unknown.clone()]).is_empty());
+        unknown.target.model = "N".into();
+        assert_eq!(differences(&base, &[unknown])[0].key, "device");
         // The kernel differs: shown, not blocking.
         assert_eq!(context_differences(&base, &[])[0], "kernel: k-a1 | k-a2");
     }
