@@ -252,11 +252,15 @@ fn a_ci_gate_against_the_history_of_main() {
             dir.path(),
             &format!("main{i}"),
             800,
-            &["--label=main", &db_arg],
+            // The null engine: only the rate limit sets the pace, so a
+            // busy machine's disk does not make main's runs noisy.
+            &["--label=main", &db_arg, "--ioengine=null"],
         );
         assert!(p.exists());
     }
-    let fresh = run_rated(dir.path(), "run", 800).display().to_string();
+    let fresh = run_rated_with(dir.path(), "run", 800, &["--ioengine=null"])
+        .display()
+        .to_string();
     let gate = [
         "compare",
         "--base",
@@ -274,7 +278,9 @@ fn a_ci_gate_against_the_history_of_main() {
     assert!(out.contains("the new side has one run"), "{out}");
     assert!(!out.contains("REGRESSION"), "{out}");
     // Slower: a regression, exit 2 (the rate differs, allowed here).
-    let slow = run_rated(dir.path(), "slow", 400).display().to_string();
+    let slow = run_rated_with(dir.path(), "slow", 200, &["--ioengine=null"])
+        .display()
+        .to_string();
     let o = run_in(
         dir.path(),
         &[

@@ -293,12 +293,12 @@ impl Outcome<'_> {
             .clamp(4, 26);
         let _ = writeln!(
             s,
-            "\n{:<12}  {:<w$}  {:<12} {:>7}  interval",
+            "\n{:<14}  {:<w$}  {:<12} {:>7}  interval",
             "verdict", "test", "metric", "change"
         );
         let line = |r: &Row, verdict: &str| {
             format!(
-                "{:<12}  {:<w$}  {:<12} {:>7}  {}\n",
+                "{:<14}  {:<w$}  {:<12} {:>7}  {}\n",
                 verdict,
                 r.label,
                 r.metric.title,
