@@ -13,6 +13,7 @@
 pub mod cli;
 pub mod cluster;
 pub mod engine;
+pub mod history;
 pub mod host;
 pub mod job;
 pub mod outfile;

@@ -410,6 +410,38 @@ fn follow(b: &Bench, name: &str, run_opts: RunOptions, r: &Ranks) -> i32 {
     }
 }
 
+/// Records a benchmark's results in the history, saying where (or, on
+/// standard error, why not: the results files stay as written).
+fn record(
+    cmd: &str,
+    opts: &crate::history::RecordOptions,
+    doc: &Value,
+    text: &str,
+    json_path: &Path,
+    no_report: bool,
+    out: &mut BenchOut,
+) {
+    let source = if no_report || json_path == Path::new(STDOUT) {
+        format!("iomark {cmd}")
+    } else {
+        std::fs::canonicalize(json_path)
+            .unwrap_or_else(|_| json_path.to_path_buf())
+            .display()
+            .to_string()
+    };
+    match crate::history::record_document(opts, doc, text, &source, None) {
+        Ok(line) => out.console.print(&format!("History:      {line}\n")),
+        Err(e) => output::stderr_line(&format!(
+            "iomark {cmd}: the run was not recorded in the results history: {e}{}",
+            if no_report {
+                ""
+            } else {
+                " (the results files are written)"
+            }
+        )),
+    }
+}
+
 /// Runs a benchmark: table on stdout as tests finish, JSON and HTML
 /// reports, test files removed; returns the exit code. Under MPI every
 /// rank runs it on its own test file; rank 0 alone prints and reports.
@@ -593,9 +625,11 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     let writing = signals::Reporting::start();
     let report_path = (!flags.no_report).then_some(json_path.as_path());
     let sweep = b.sweep.as_ref().map(|f| f(&outcome, report_path, &mut out));
-    if !flags.no_report {
+    let history = flags.record_options();
+    if !flags.no_report || history.enabled {
         let info = bundle::BundleInfo {
             kind: b.kind,
+            label: flags.label.clone(),
             title: b.title.clone(),
             settings: b.settings.clone(),
             jobfile: b.jobfile.clone(),
@@ -610,13 +644,32 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         };
         let doc = bundle::build(info, &outcome);
         let text = crate::report::json::to_string(&doc);
-        let html = match dataset::from_value(&doc, &json_path.display().to_string()) {
-            Ok(ds) => html::report_page(&b.title, &[ds]),
-            Err(e) => return fail(cmd, &e),
-        };
         out.console.print("\n");
-        out.file("JSON results: ", &json_path, &text);
-        out.file("HTML report:  ", &html_path, &html);
+        if !flags.no_report {
+            let html = match dataset::from_value(&doc, &json_path.display().to_string()) {
+                Ok(ds) => html::report_page(&b.title, &[ds]),
+                Err(e) => return fail(cmd, &e),
+            };
+            out.file("JSON results: ", &json_path, &text);
+            out.file("HTML report:  ", &html_path, &html);
+        }
+        // Only a complete run goes into the history: an interrupted or
+        // failed one would be a false point in its trends.
+        if history.enabled && outcome.error.is_none() && !outcome.interrupted {
+            record(
+                cmd,
+                &history,
+                &doc,
+                &text,
+                &json_path,
+                flags.no_report,
+                &mut out,
+            );
+        } else if history.enabled && outcome.error.is_some() {
+            output::stderr_line(&format!(
+                "iomark {cmd}: the failed run is not recorded in the results history"
+            ));
+        }
     }
     drop(writing);
     // One line for the report files that could not be written.

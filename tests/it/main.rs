@@ -34,6 +34,7 @@ mod buffers;
 mod iolog;
 
 mod front_compare;
+mod front_history;
 mod front_progress;
 mod front_quick;
 mod front_report;
