@@ -75,6 +75,9 @@ pub struct EngineInfo {
     /// (`/dev/ngXnY`) and to nothing else; no other engine may use such
     /// a device.
     pub nvme_passthrough: bool,
+    /// Even its reads change the files (falloc allocates blocks): refused
+    /// under `--readonly` whatever the job's `rw`.
+    pub reads_change_files: bool,
     pub preflight: Preflight,
     pub create: Constructor,
 }
@@ -131,6 +134,7 @@ const DATA_ENGINE: EngineInfo = EngineInfo {
     direct_io: true,
     needs_block_device: false,
     nvme_passthrough: false,
+    reads_change_files: false,
     preflight: no_preflight,
     create: |s| Ok(Box::new(sync::SyncEngine::new(s, sync::Style::Psync))),
 };
@@ -287,6 +291,7 @@ static FTRUNCATE: EngineInfo = EngineInfo {
 static FALLOC: EngineInfo = EngineInfo {
     kind: EngineKind::Falloc,
     caps: SYNCHRONOUS,
+    reads_change_files: true,
     create: |_| Ok(Box::new(falloc::FallocEngine)),
     ..DATA_ENGINE
 };
