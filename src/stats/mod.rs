@@ -38,6 +38,30 @@ pub struct DirStats {
     pub iops_samples: SampleStats,
     /// Milliseconds over which this direction's I/O was measured.
     pub runtime_ms: u64,
+    /// Latencies per I/O priority (fio's `prios`): kept when the job
+    /// issues this direction's I/O at more than one priority
+    /// (`cmdprio*`), or when merged jobs ran at different priorities;
+    /// empty otherwise. See `PrioStat`.
+    #[serde(default)]
+    pub prios: Vec<PrioStat>,
+}
+
+/// The latencies of the I/Os of one priority: completion latencies, or
+/// total latencies when the job reports those (`lat_percentiles`,
+/// `JobStats::prio_lat`), as fio keeps them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PrioStat {
+    /// The priority value (`job::ioprio`).
+    pub ioprio: u16,
+    pub lat: Histogram,
+}
+
+/// What the I/Os of a stream that keeps no per-priority statistics ran
+/// at, and which of its latencies stand for them.
+#[derive(Clone, Copy, Debug)]
+struct PrioSource {
+    ioprio: u16,
+    total_lat: bool,
 }
 
 impl DirStats {
@@ -58,7 +82,54 @@ impl DirStats {
         self.runtime_ms = self.runtime_ms.max(o.runtime_ms);
     }
 
-    /// Copies `o` into `self` without allocating.
+    /// Adds `o`'s latencies per priority to this stream's, as fio sums
+    /// them: a stream without per-priority statistics stands for its
+    /// latencies at its one priority (`mine`, `theirs`), and only
+    /// priorities that saw I/O are added. Call before `merge`.
+    fn merge_prios(&mut self, mine: PrioSource, o: &DirStats, theirs: PrioSource) {
+        if self.prios.is_empty() {
+            let own = if mine.total_lat {
+                &self.lat
+            } else {
+                &self.clat
+            };
+            if own.count() > 0 {
+                self.prios.push(PrioStat {
+                    ioprio: mine.ioprio,
+                    lat: own.clone(),
+                });
+            }
+        }
+        if o.prios.is_empty() {
+            let all = if theirs.total_lat { &o.lat } else { &o.clat };
+            self.add_prio(theirs.ioprio, all);
+        } else {
+            for p in &o.prios {
+                self.add_prio(p.ioprio, &p.lat);
+            }
+        }
+    }
+
+    fn add_prio(&mut self, ioprio: u16, lat: &Histogram) {
+        if lat.count() == 0 {
+            return;
+        }
+        match self.prios.iter_mut().find(|p| p.ioprio == ioprio) {
+            Some(p) => p.lat.merge(lat),
+            None => self.prios.push(PrioStat {
+                ioprio,
+                lat: lat.clone(),
+            }),
+        }
+    }
+
+    /// How many priorities saw I/O (fio shows them from two on).
+    pub fn prios_with_samples(&self) -> usize {
+        self.prios.iter().filter(|p| p.lat.count() > 0).count()
+    }
+
+    /// Copies `o` into `self`; allocates only when the per-priority
+    /// statistics are laid out differently (the first copy).
     pub fn copy_from(&mut self, o: &DirStats) {
         self.bytes = o.bytes;
         self.ios = o.ios;
@@ -70,6 +141,19 @@ impl DirStats {
         self.bw_samples = o.bw_samples;
         self.iops_samples = o.iops_samples;
         self.runtime_ms = o.runtime_ms;
+        let same = self.prios.len() == o.prios.len()
+            && self
+                .prios
+                .iter()
+                .zip(&o.prios)
+                .all(|(a, b)| a.ioprio == b.ioprio);
+        if same {
+            for (a, b) in self.prios.iter_mut().zip(&o.prios) {
+                a.lat.copy_from(&b.lat);
+            }
+        } else {
+            self.prios = o.prios.clone();
+        }
     }
 }
 
@@ -193,10 +277,46 @@ pub struct JobStats {
     pub steady: Option<steady::SteadyResult>,
     /// Throughput over time, sampled by the progress thread (iomark's own).
     pub timeline: timeline::Timeline,
+    /// The job's own I/O priority (`prio`/`prioclass`, 0 when not set):
+    /// what its I/Os ran at unless `cmdprio*` gave them another.
+    #[serde(default)]
+    pub ioprio: u16,
+    /// The per-priority statistics hold total latencies, not completion
+    /// latencies (`lat_percentiles`).
+    #[serde(default)]
+    pub prio_lat: bool,
 }
 
 impl JobStats {
+    /// Whether some direction keeps latencies per priority.
+    pub fn keeps_prios(&self) -> bool {
+        self.dir.iter().any(|d| !d.prios.is_empty())
+    }
+
+    fn prio_source(&self) -> PrioSource {
+        PrioSource {
+            ioprio: self.ioprio,
+            total_lat: self.prio_lat,
+        }
+    }
+
+    /// Adds another clone's (or job's, or host's) figures: counts and
+    /// histograms add up exactly. Latencies per priority are kept as fio
+    /// keeps them for a group: when either side keeps them, or when the
+    /// two ran at different priorities.
     pub fn merge(&mut self, o: &JobStats) {
+        if self.total_ios() == 0 && !self.keeps_prios() {
+            // Nothing measured yet (an empty total): take the other's
+            // priority rather than splitting on a default.
+            self.ioprio = o.ioprio;
+            self.prio_lat = o.prio_lat;
+        }
+        if self.keeps_prios() || o.keeps_prios() || self.ioprio != o.ioprio {
+            let (mine, theirs) = (self.prio_source(), o.prio_source());
+            for (a, b) in self.dir.iter_mut().zip(o.dir.iter()) {
+                a.merge_prios(mine, b, theirs);
+            }
+        }
         for (a, b) in self.dir.iter_mut().zip(o.dir.iter()) {
             a.merge(b);
         }
@@ -238,13 +358,20 @@ impl JobStats {
     /// (`unified_rw_reporting`).
     pub fn mixed(&self) -> DirStats {
         let mut m = self.dir[0].clone();
+        if self.keeps_prios() {
+            let src = self.prio_source();
+            m.merge_prios(src, &self.dir[1], src);
+            m.merge_prios(src, &self.dir[2], src);
+        }
         m.merge(&self.dir[1]);
         m.merge(&self.dir[2]);
         m
     }
 
     /// Records one completed data I/O of direction `d` (0 read, 1 write,
-    /// 2 trim). Latencies are recorded when their flag in `rec` is set; the
+    /// 2 trim), issued at the priority counted at index `prio` of the
+    /// direction's per-priority statistics (when it keeps them).
+    /// Latencies are recorded when their flag in `rec` is set; the
     /// latency distribution follows completion latency. No allocation.
     #[inline]
     pub fn record_io(
@@ -254,8 +381,17 @@ impl JobStats {
         short: bool,
         lat: IoLatency,
         rec: RecordFlags,
+        prio: u16,
     ) {
+        let total_lat = self.prio_lat;
         let ds = &mut self.dir[d];
+        if let Some(p) = ds.prios.get_mut(prio as usize) {
+            match (total_lat, rec.lat, rec.clat) {
+                (true, true, _) => p.lat.record(lat.lat),
+                (false, _, true) => p.lat.record(lat.clat),
+                _ => {}
+            }
+        }
         ds.bytes += bytes;
         ds.ios += 1;
         if short {
@@ -300,6 +436,8 @@ impl JobStats {
         self.latency_depth = o.latency_depth;
         self.total_err = o.total_err;
         self.first_error = o.first_error;
+        self.ioprio = o.ioprio;
+        self.prio_lat = o.prio_lat;
     }
 
     /// Clears every figure, keeping the histogram allocations (end of
@@ -316,6 +454,7 @@ impl JobStats {
             d.bw_samples = SampleStats::default();
             d.iops_samples = SampleStats::default();
             d.runtime_ms = 0;
+            d.prios.iter_mut().for_each(|p| p.lat.clear());
         }
         self.sync_lat.clear();
         self.write_sync_lat.clear();
@@ -436,8 +575,8 @@ mod tests {
                 lat: clat + clat / 7,
             };
             let d = (x >> 20) as usize % 2;
-            clones[i % 4].record_io(d, 4096, false, lat, rec);
-            all.record_io(d, 4096, false, lat, rec);
+            clones[i % 4].record_io(d, 4096, false, lat, rec, 0);
+            all.record_io(d, 4096, false, lat, rec, 0);
         }
         let mut merged = JobStats::default();
         for c in &clones {

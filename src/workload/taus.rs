@@ -5,6 +5,10 @@
 //! depends on a random draw (`filesize=LOW-HIGH`) iomark draws the very
 //! numbers fio 3.33 draws for the same job and clone: the same file sizes.
 //!
+//! The same holds for the draws that give I/Os a priority of their own
+//! (`cmdprio_percentage`): the n-th read or write drawn for gets the
+//! priority fio's n-th does.
+//!
 //! Offsets, block sizes and mixes use iomark's own generator (`rng`);
 //! only their distributions need to match, not their sequences.
 
@@ -21,6 +25,9 @@ const SPREAD: u64 = 0x9e37_0001;
 pub enum Stream {
     /// Sizes drawn from a `filesize` range.
     FileSize = 7,
+    /// Which I/Os get a priority of their own (`cmdprio_percentage`,
+    /// `cmdprio_bssplit`).
+    PrioCmds = 19,
 }
 
 /// The seed of one stream of the clone numbered `thread_number` (1 for

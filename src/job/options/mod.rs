@@ -21,6 +21,7 @@ mod files;
 mod io;
 mod iolog;
 mod logs;
+mod prio;
 mod stats;
 mod sync;
 #[cfg(test)]
@@ -270,6 +271,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         files::OPTS,
         io::OPTS,
         engines::OPTS,
+        prio::OPTS,
         timing::OPTS,
         sync::OPTS,
         buffers::OPTS,

@@ -16,10 +16,11 @@
 //! nothing (every list has its capacity from the start) and makes no
 //! system call but the engine's.
 
-use crate::engine::{Completion, Engine, IoUnit, Op, Queued};
+use crate::engine::{Completion, Engine, IoPrio, IoUnit, Op, Queued};
 use crate::run::files::OpenedFile;
 use crate::run::memory::BufferMemory;
 use crate::stats::{batch_bucket, depth_bucket, JobStats};
+use crate::workload::prio::PrioChooser;
 use crate::workload::NextIo;
 
 /// What the queue needs from its owner while it works.
@@ -115,12 +116,18 @@ pub(super) struct IoQueue {
     serialize: bool,
     /// `sync_file_range` flags.
     sfr_flags: u32,
+    /// Each I/O's priority (`cmdprio*`, `prio`).
+    prio: PrioChooser,
+    /// The priority drawn for the I/O the engine was busy for: it goes
+    /// with that I/O when it is offered again (one draw per I/O).
+    held_prio: Option<IoPrio>,
     /// Dropped last: the engine may hold registrations of these buffers.
     _pool: BufferMemory,
 }
 
 impl IoQueue {
     /// A queue of one unit per `unit_size` bytes of `pool`.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         engine: Box<dyn Engine>,
         pool: BufferMemory,
@@ -129,6 +136,7 @@ impl IoQueue {
         batch: Batching,
         serialize: bool,
         sfr_flags: u32,
+        prio: PrioChooser,
     ) -> IoQueue {
         assert!(
             units as usize * unit_size <= pool.size,
@@ -155,8 +163,16 @@ impl IoQueue {
             batch,
             serialize,
             sfr_flags,
+            prio,
+            held_prio: None,
             _pool: pool,
         }
+    }
+
+    /// A new loop, or the read-back of what was written, starts: the
+    /// priority draws start over where fio's do.
+    pub fn restart_prio(&mut self) {
+        self.prio.restart();
     }
 
     pub fn engine(&self) -> &dyn Engine {
@@ -220,6 +236,10 @@ impl IoQueue {
         u.result = 0;
         u.moved = 0;
         u.sfr_flags = self.sfr_flags;
+        u.prio = match self.held_prio.take() {
+            Some(p) => p,
+            None => self.prio.choose(next.op, next.len),
+        };
         if next.op == Op::SyncFileRange {
             u.offset = 0;
             u.len = 0;
@@ -241,6 +261,7 @@ impl IoQueue {
                 Issued::Queued
             }
             Queued::Busy => {
+                self.held_prio = Some(self.units[idx as usize].prio);
                 self.free.push(idx);
                 self.commit(s);
                 if self.inflight == 0 {
@@ -547,7 +568,9 @@ mod tests {
             calls: calls.clone(),
         };
         let pool = BufferMemory::new(units as usize * 512, 512, &MemType::Malloc, 0).unwrap();
-        let q = IoQueue::new(Box::new(engine), pool, 512, units, batch, false, 0);
+        let spec = crate::job::JobSpec::default();
+        let prio = PrioChooser::new(&spec, 1, 0);
+        let q = IoQueue::new(Box::new(engine), pool, 512, units, batch, false, 0, prio);
         (q, calls)
     }
 
