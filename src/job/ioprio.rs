@@ -41,6 +41,16 @@ pub const fn hint(v: u16) -> u32 {
     ((v as u32) >> HINT_SHIFT) & MAX_HINT
 }
 
+/// Why the kernel refused (EPERM) I/O at priority `v`, when its class
+/// is the reason: "" otherwise.
+pub fn eperm_reason(v: u16) -> &'static str {
+    if class(v) == CLASS_RT {
+        " (the real-time I/O priority class needs CAP_SYS_NICE or CAP_SYS_ADMIN)"
+    } else {
+        ""
+    }
+}
+
 /// The priority a job's I/O runs at without per-I/O priorities: `prio`
 /// and `prioclass` (a level without a class is best effort, a class
 /// without a level takes level 0, as in fio); 0 when neither is given,

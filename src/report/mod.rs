@@ -12,6 +12,8 @@ pub mod env;
 pub mod fmt;
 pub mod json;
 pub mod normal;
+#[cfg(test)]
+mod prio_tests;
 pub mod terse;
 
 use std::sync::Arc;

@@ -594,6 +594,189 @@ mod tests {
         assert_eq!(merged.lat_dist, all.lat_dist);
     }
 
+    const REC: RecordFlags = RecordFlags {
+        slat: true,
+        clat: true,
+        lat: true,
+        dist: true,
+    };
+
+    /// Stats of a job at priority `own` whose directions keep latencies
+    /// for `values` (the job's own first); none when `values` is empty.
+    fn prio_job(own: u16, values: &[u16]) -> JobStats {
+        let mut s = JobStats {
+            ioprio: own,
+            ..JobStats::default()
+        };
+        for d in &mut s.dir {
+            d.prios = values
+                .iter()
+                .map(|v| PrioStat {
+                    ioprio: *v,
+                    lat: Histogram::new(),
+                })
+                .collect();
+        }
+        s
+    }
+
+    /// Feeds `n` I/Os spread over directions 0 and 1 and over `nprios`
+    /// priority indexes, with latencies from `seed`.
+    fn feed(s: &mut JobStats, n: usize, nprios: u16, seed: u64) {
+        let mut x = seed;
+        for _ in 0..n {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let clat = (x >> 33) % 5_000_000 + 1;
+            let lat = IoLatency {
+                slat: clat / 9,
+                clat,
+                lat: clat + clat / 9,
+            };
+            let d = (x >> 13) as usize % 2;
+            let p = ((x >> 7) % nprios as u64) as u16;
+            s.record_io(d, 4096, false, lat, REC, p);
+        }
+    }
+
+    #[test]
+    fn per_priority_latencies_merge_exactly() {
+        let values = [0u16, 0x2000, 0x6003];
+        let mut clones: Vec<JobStats> = (0..4).map(|_| prio_job(0, &values)).collect();
+        for (i, c) in clones.iter_mut().enumerate() {
+            feed(c, 5_000 + i * 100, 3, i as u64 + 1);
+        }
+        // One stats fed every clone's I/Os.
+        let mut all = prio_job(0, &values);
+        for i in 0..4 {
+            feed(&mut all, 5_000 + i * 100, 3, i as u64 + 1);
+        }
+        let mut merged = JobStats::default();
+        for c in &clones {
+            merged.merge(c);
+        }
+        let list = crate::job::spec::DEFAULT_PERCENTILES;
+        for d in 0..2 {
+            let (m, a) = (&merged.dir[d], &all.dir[d]);
+            assert_eq!(m.prios, a.prios, "direction {d}");
+            let n: u64 = m.prios.iter().map(|p| p.lat.count()).sum();
+            assert_eq!(n, m.ios, "every I/O in one priority");
+            for (p, q) in m.prios.iter().zip(&a.prios) {
+                assert_eq!(p.lat.percentiles(&list), q.lat.percentiles(&list));
+                assert_eq!(
+                    p.lat.summary.stddev().to_bits(),
+                    q.lat.summary.stddev().to_bits()
+                );
+            }
+        }
+        assert_eq!(merged.dir[0].prios_with_samples(), 3);
+        // The mixed direction holds both directions' I/Os per priority.
+        let mixed = merged.mixed();
+        for (i, p) in mixed.prios.iter().enumerate() {
+            let want = merged.dir[0].prios[i].lat.count() + merged.dir[1].prios[i].lat.count();
+            assert_eq!((p.ioprio, p.lat.count()), (values[i], want));
+        }
+    }
+
+    #[test]
+    fn jobs_at_different_priorities_keep_each_ones_latencies() {
+        // Two jobs without per-I/O priorities, at 2/3 and 3/0, then a
+        // third at 2/3 again: fio's group keeps them apart.
+        let mut a = prio_job(0x4003, &[]);
+        let mut b = prio_job(0x6000, &[]);
+        let mut c = prio_job(0x4003, &[]);
+        feed(&mut a, 300, 1, 1);
+        feed(&mut b, 200, 1, 2);
+        feed(&mut c, 100, 1, 3);
+        let mut g = a.clone();
+        g.merge(&b);
+        g.merge(&c);
+        for d in 0..2 {
+            let p = &g.dir[d].prios;
+            assert_eq!(p.len(), 2);
+            let mut first = a.dir[d].clat.clone();
+            first.merge(&c.dir[d].clat);
+            assert_eq!((p[0].ioprio, &p[0].lat), (0x4003, &first));
+            assert_eq!((p[1].ioprio, &p[1].lat), (0x6000, &b.dir[d].clat));
+        }
+        // The same priority everywhere keeps nothing per priority.
+        let mut same = a.clone();
+        same.merge(&c);
+        assert!(!same.keeps_prios());
+        // Total latencies when the jobs report those.
+        let (mut x, mut y) = (prio_job(0, &[]), prio_job(0x2000, &[]));
+        x.prio_lat = true;
+        y.prio_lat = true;
+        feed(&mut x, 50, 1, 4);
+        feed(&mut y, 50, 1, 5);
+        x.merge(&y);
+        assert_eq!(x.dir[0].prios[1].lat, y.dir[0].lat);
+        // An empty total takes the first job's priority.
+        let mut empty = JobStats::default();
+        empty.merge(&a);
+        assert!(!empty.keeps_prios());
+        assert_eq!(empty.ioprio, 0x4003);
+    }
+
+    #[test]
+    fn a_job_with_per_io_priorities_merges_with_one_without() {
+        let mut a = prio_job(0, &[0, 0x2000]);
+        feed(&mut a, 1000, 2, 7);
+        let mut b = prio_job(0, &[]);
+        feed(&mut b, 500, 1, 8);
+        let mut g = a.clone();
+        g.merge(&b);
+        for d in 0..2 {
+            let p = &g.dir[d].prios;
+            let mut own = a.dir[d].prios[0].lat.clone();
+            own.merge(&b.dir[d].clat);
+            assert_eq!(p[0].lat, own);
+            assert_eq!(p[1].lat, a.dir[d].prios[1].lat);
+        }
+        // A direction without per-priority statistics adds into the
+        // job's own priority in the mixed direction.
+        let mut r = prio_job(0x4000, &[]);
+        r.dir[0].prios = vec![
+            PrioStat {
+                ioprio: 0x4000,
+                lat: Histogram::new(),
+            },
+            PrioStat {
+                ioprio: 0x2001,
+                lat: Histogram::new(),
+            },
+        ];
+        feed(&mut r, 2000, 2, 9);
+        let m = r.mixed();
+        assert_eq!(
+            m.prios[0].lat.count(),
+            r.dir[0].prios[0].lat.count() + r.dir[1].clat.count()
+        );
+        assert_eq!(m.prios[1].lat, r.dir[0].prios[1].lat);
+    }
+
+    #[test]
+    fn reset_and_copy_keep_the_priority_layout() {
+        let mut a = prio_job(0, &[0, 0x2000]);
+        feed(&mut a, 100, 2, 1);
+        let mut snap = JobStats::default();
+        snap.copy_from(&a);
+        assert_eq!(snap.dir, a.dir);
+        feed(&mut a, 100, 2, 2);
+        // Same layout: copied in place.
+        let before = snap.dir[0].prios.as_ptr();
+        snap.copy_from(&a);
+        assert_eq!(snap.dir[0].prios.as_ptr(), before);
+        assert_eq!(snap.dir, a.dir);
+        a.reset();
+        assert_eq!(a.dir[0].prios.len(), 2);
+        assert!(a
+            .dir
+            .iter()
+            .all(|d| d.prios.iter().all(|p| p.lat.count() == 0)));
+    }
+
     #[test]
     fn depth_and_batch_buckets() {
         assert_eq!(depth_bucket(1), 0);

@@ -181,8 +181,12 @@ impl Worker<'_> {
         } else {
             String::new()
         };
+        let why = match errno {
+            libc::EPERM if u.prio.per_io => crate::job::ioprio::eperm_reason(u.prio.value),
+            _ => "",
+        };
         format!(
-            "{} error on '{}' at offset {}{resid}: {}",
+            "{} error on '{}' at offset {}{resid}: {}{why}",
             match u.op {
                 Op::Read => "read",
                 Op::Write => "write",

@@ -340,10 +340,9 @@ impl IoQueue {
         }
         let n = self.uncommitted.len() as u32;
         if let Err(e) = self.engine.commit() {
-            s.fail(
-                e.raw_os_error().unwrap_or(libc::EIO),
-                format!("submit failed: {e}"),
-            );
+            let errno = e.raw_os_error().unwrap_or(libc::EIO);
+            let why = self.refusal_reason(errno);
+            s.fail(errno, format!("submit failed: {e}{why}"));
             return;
         }
         let now = s.now();
@@ -359,6 +358,22 @@ impl IoQueue {
             st.depth[depth] += n as u64;
             st.depth_total += n as u64;
         }
+    }
+
+    /// Why the kernel may have refused the uncommitted I/O with `errno`:
+    /// a real-time priority of its own without the privilege for it.
+    #[cold]
+    fn refusal_reason(&self, errno: i32) -> &'static str {
+        if errno != libc::EPERM {
+            return "";
+        }
+        self.uncommitted
+            .iter()
+            .map(|i| self.units[*i as usize].prio)
+            .filter(|p| p.per_io)
+            .map(|p| crate::job::ioprio::eperm_reason(p.value))
+            .find(|r| !r.is_empty())
+            .unwrap_or("")
     }
 
     /// Reaps at least `min` completions (0: only what is already done),

@@ -66,12 +66,13 @@ pub enum SetupError {
     Log(#[from] LogError),
     /// The job's I/O priority (`prio`, `prioclass`) cannot be set.
     #[error(
-        "cannot set the I/O priority class {class}, level {level} (prioclass, prio): {source}"
+        "cannot set the I/O priority class {class}, level {level} (prioclass, prio): {source}{why}"
     )]
     Priority {
         class: u32,
         level: u32,
         source: std::io::Error,
+        why: &'static str,
     },
 }
 
@@ -150,9 +151,7 @@ pub(super) fn setup<'a>(
         depth,
         caps.diskless,
     );
-    let prio = PrioChooser::new(spec, job.thread_number, job.seed);
-    let mut stats = opening_latencies(job, &files, caps);
-    shape_stats(&mut stats, spec, &prio);
+    let (stats, prio) = priorities(job, opening_latencies(job, &files, caps));
     rec.shape_snapshots(&stats, &progress.link);
     publish_plan(job, progress);
     let Buffers {
@@ -252,19 +251,27 @@ fn set_io_priority(spec: &crate::job::JobSpec) -> Result<(), SetupError> {
     // takes plain integers.
     let r = unsafe { libc::syscall(libc::SYS_ioprio_set, 1, 0, libc::c_int::from(value)) };
     if r < 0 {
+        let source = std::io::Error::last_os_error();
+        let why = match source.raw_os_error() {
+            Some(libc::EPERM) => crate::job::ioprio::eperm_reason(value),
+            _ => "",
+        };
         return Err(SetupError::Priority {
             class: crate::job::ioprio::class(value),
             level: crate::job::ioprio::level(value),
-            source: std::io::Error::last_os_error(),
+            source,
+            why,
         });
     }
     Ok(())
 }
 
-/// Lays the statistics out for the job's priorities: its own, and a
-/// latency histogram per priority for each direction whose I/O may run
-/// at several (`cmdprio*`).
-fn shape_stats(stats: &mut JobStats, spec: &crate::job::JobSpec, prio: &PrioChooser) {
+/// The chooser of each I/O's priority, and `stats` laid out for the
+/// job's priorities: its own, and a latency histogram per priority for
+/// each direction whose I/O may run at several (`cmdprio*`).
+fn priorities(job: &PlannedJob, mut stats: JobStats) -> (JobStats, PrioChooser) {
+    let spec = &job.spec;
+    let prio = PrioChooser::new(spec, job.thread_number, job.seed);
     stats.ioprio = prio.own().value;
     stats.prio_lat = spec.stat.lat_percentiles;
     for (d, values) in prio.stat_values().iter().enumerate() {
@@ -276,6 +283,7 @@ fn shape_stats(stats: &mut JobStats, spec: &crate::job::JobSpec, prio: &PrioChoo
             })
             .collect();
     }
+    (stats, prio)
 }
 
 /// What the progress line's ETA counts on: the planned bytes and time.
