@@ -126,7 +126,7 @@ fn parse_entry(entry: &str, kb_base: u64) -> Result<PrioSplit, String> {
     };
     let perc = match fields.get(1) {
         None => 0,
-        Some(p) if p.is_empty() => 0,
+        Some(&"") => 0,
         Some(_) => num(1, "percentage", 100)?,
     };
     let prio = match fields.len() {

@@ -475,6 +475,9 @@ mod tests {
     struct Calls {
         commits: Vec<u32>,
         reaps: Vec<(u32, u32)>,
+        /// The priority of each I/O taken, in order; Busy answers.
+        prios: Vec<IoPrio>,
+        busy: u32,
     }
 
     /// An engine that takes up to `room` I/Os, answers `Busy` beyond,
@@ -497,8 +500,10 @@ mod tests {
         }
         fn queue(&mut self, io: &mut IoUnit) -> Queued {
             if self.queued.len() >= self.room {
+                self.calls.lock().unwrap().busy += 1;
                 return Queued::Busy;
             }
+            self.calls.lock().unwrap().prios.push(io.prio);
             let result = if self.fail_reads && io.op == Op::Read {
                 -(libc::EIO as i64)
             } else {
@@ -574,6 +579,24 @@ mod tests {
         units: u32,
         batch: Batching,
     ) -> (IoQueue, Arc<Mutex<Calls>>) {
+        let spec = crate::job::JobSpec::default();
+        queue_with(
+            room,
+            fail_reads,
+            units,
+            batch,
+            PrioChooser::new(&spec, 1, 0),
+        )
+    }
+
+    /// `queue`, with the I/Os' priorities from `prio`.
+    fn queue_with(
+        room: usize,
+        fail_reads: bool,
+        units: u32,
+        batch: Batching,
+        prio: PrioChooser,
+    ) -> (IoQueue, Arc<Mutex<Calls>>) {
         let calls = Arc::new(Mutex::new(Calls::default()));
         let engine = Scripted {
             room,
@@ -583,8 +606,6 @@ mod tests {
             calls: calls.clone(),
         };
         let pool = BufferMemory::new(units as usize * 512, 512, &MemType::Malloc, 0).unwrap();
-        let spec = crate::job::JobSpec::default();
-        let prio = PrioChooser::new(&spec, 1, 0);
         let q = IoQueue::new(Box::new(engine), pool, 512, units, batch, false, 0, prio);
         (q, calls)
     }
@@ -691,6 +712,42 @@ mod tests {
         assert_eq!(o.accounted.len(), 2);
         assert_eq!(q.free.len(), 4);
         assert_eq!(o.error, 0);
+    }
+
+    /// One draw per I/O: an I/O the engine was busy for keeps the
+    /// priority drawn for it when offered again, so the I/Os get the
+    /// priorities a chooser gives in order (fio's sequence).
+    #[test]
+    fn a_busy_engine_does_not_cost_a_priority_draw() {
+        let spec = crate::job::test_spec(&[
+            ("ioengine", "libaio"),
+            ("rw", "read"),
+            ("cmdprio_percentage", "50"),
+        ]);
+        let mut fresh = PrioChooser::new(&spec, 1, 0);
+        let want: Vec<IoPrio> = (0..12).map(|_| fresh.choose(Op::Read, 512)).collect();
+        assert!(want.iter().any(|p| p.per_io) && want.iter().any(|p| !p.per_io));
+        let chooser = PrioChooser::new(&spec, 1, 0);
+        let (mut q, calls) = queue_with(2, false, 4, batching(4, 4, 1, 4, 4), chooser);
+        let mut o = Owner::default();
+        for k in 0..12u64 {
+            loop {
+                let idx = q.take_unit(&mut o).expect("a free unit");
+                q.prep(idx, &read(k * 512), &no_file(), 0);
+                if q.issue(idx, &mut o) != Issued::Busy {
+                    break;
+                }
+            }
+            q.keep_depth(&mut o);
+        }
+        q.drain(&mut o);
+        let c = calls.lock().unwrap();
+        assert!(c.busy > 0, "the engine was never busy");
+        assert_eq!(c.prios, want);
+        // A restart draws the same numbers again.
+        q.restart_prio();
+        let again: Vec<IoPrio> = (0..12).map(|_| q.prio.choose(Op::Read, 512)).collect();
+        assert_eq!(again, want);
     }
 
     #[test]
