@@ -385,12 +385,8 @@ impl JobStats {
     ) {
         let total_lat = self.prio_lat;
         let ds = &mut self.dir[d];
-        if let Some(p) = ds.prios.get_mut(prio as usize) {
-            match (total_lat, rec.lat, rec.clat) {
-                (true, true, _) => p.lat.record(lat.lat),
-                (false, _, true) => p.lat.record(lat.clat),
-                _ => {}
-            }
+        if !ds.prios.is_empty() {
+            record_prio(ds, total_lat, lat, rec, prio);
         }
         ds.bytes += bytes;
         ds.ios += 1;
@@ -476,6 +472,20 @@ impl JobStats {
         self.total_err = 0;
         self.first_error = 0;
         self.steady = None;
+    }
+}
+
+/// Records the latency of an I/O of the priority counted at `prio` of
+/// `ds` (total latency when `total_lat`); out of line, as only jobs with
+/// per-I/O priorities get here.
+#[inline(never)]
+fn record_prio(ds: &mut DirStats, total_lat: bool, lat: IoLatency, rec: RecordFlags, prio: u16) {
+    if let Some(p) = ds.prios.get_mut(prio as usize) {
+        match (total_lat, rec.lat, rec.clat) {
+            (true, true, _) => p.lat.record(lat.lat),
+            (false, _, true) => p.lat.record(lat.clat),
+            _ => {}
+        }
     }
 }
 

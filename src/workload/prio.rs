@@ -59,6 +59,9 @@ enum Rule {
 #[derive(Clone, Debug)]
 pub struct PrioChooser {
     own: IoPrio,
+    /// Some direction has a rule other than `Own` (the fast path skips
+    /// the rules otherwise).
+    active: bool,
     rules: [Rule; 2],
     seed: u64,
     /// Draws start over at each loop (`randrepeat`), as fio's do.
@@ -177,6 +180,7 @@ impl PrioChooser {
         };
         PrioChooser {
             own,
+            active: rules.iter().any(|r| *r != Rule::Own),
             rules,
             seed,
             repeat: io.randrepeat || io.allrandrepeat,
@@ -187,7 +191,7 @@ impl PrioChooser {
 
     /// Whether some I/O may get a priority of its own.
     pub fn per_io(&self) -> bool {
-        self.rules.iter().any(|r| *r != Rule::Own)
+        self.active
     }
 
     /// The job's own priority (`prio`/`prioclass`; 0 when not set).
@@ -205,6 +209,16 @@ impl PrioChooser {
     /// The priority of an I/O doing `op` on `len` bytes.
     #[inline]
     pub fn choose(&mut self, op: Op, len: u64) -> IoPrio {
+        if !self.active {
+            return self.own;
+        }
+        self.choose_by_rule(op, len)
+    }
+
+    /// `choose` for a job with per-I/O priorities (kept out of line so
+    /// the common case stays one test).
+    #[inline(never)]
+    fn choose_by_rule(&mut self, op: Op, len: u64) -> IoPrio {
         let d = match op {
             Op::Read => 0,
             Op::Write => 1,
@@ -244,7 +258,7 @@ impl PrioChooser {
 /// A number in 0..100, as fio draws it (`rand_between(0, 99)`).
 #[inline]
 fn draw(rng: &mut Taus) -> u32 {
-    rng.scaled(0, 100) as u32
+    rng.percent()
 }
 
 #[cfg(test)]

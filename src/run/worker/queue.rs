@@ -145,11 +145,13 @@ impl IoQueue {
         let list = (0..units)
             // SAFETY: each unit's slice lies inside the pool allocation.
             .map(|i| {
-                IoUnit::new(
+                let mut u = IoUnit::new(
                     i,
                     unsafe { pool.ptr.add(i as usize * unit_size) },
                     unit_size as u64,
-                )
+                );
+                u.prio = prio.own();
+                u
             })
             .collect();
         IoQueue {
@@ -236,10 +238,14 @@ impl IoQueue {
         u.result = 0;
         u.moved = 0;
         u.sfr_flags = self.sfr_flags;
-        u.prio = match self.held_prio.take() {
-            Some(p) => p,
-            None => self.prio.choose(next.op, next.len),
-        };
+        // Without per-I/O priorities every unit keeps the job's (set in
+        // `new`): nothing to do per I/O.
+        if self.prio.per_io() {
+            u.prio = match self.held_prio.take() {
+                Some(p) => p,
+                None => self.prio.choose(next.op, next.len),
+            };
+        }
         if next.op == Op::SyncFileRange {
             u.offset = 0;
             u.len = 0;
