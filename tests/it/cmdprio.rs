@@ -5,6 +5,9 @@
 //! priority column of the logs, merged reports, and the kernel refusing
 //! a real-time priority to a process without the privilege for it.
 //!
+//! Most jobs here use the real-time class (cmdprio's default), which
+//! needs CAP_SYS_NICE or CAP_SYS_ADMIN.
+//!
 //! iomark draws which I/Os get a priority as fio does (same generator,
 //! same seeds), so jobs whose I/O sequence is the same in both give the
 //! very same counts per priority; jobs that mix directions or block
@@ -90,6 +93,9 @@ fn engines() -> Vec<&'static str> {
 #[test]
 fn prios_are_fios_draw_for_draw_on_files_and_a_loop_device() {
     require_fio!();
+    if !realtime_io_priority_allowed() {
+        return;
+    }
     let dir = tempdir();
     let dev = LoopDev::new(dir.path(), 16 << 20);
     let mut targets = vec![None];
@@ -156,6 +162,9 @@ fn per_direction_shares_and_classes_match_fio() {
 #[test]
 fn bssplit_priorities_match_fio() {
     require_fio!();
+    if !realtime_io_priority_allowed() {
+        return;
+    }
     let args = "--filename=TARGET --size=32m --bssplit=4k/50:16k/50 --rw=randwrite --norandommap --direct=1 \
                 --iodepth=8 --ioengine=libaio --cmdprio_class=2 --cmdprio=5 \
                 --cmdprio_bssplit=4k/30/1/0:4k/20:16k/100/3/0";
@@ -188,6 +197,9 @@ fn bssplit_priorities_match_fio() {
 #[test]
 fn merged_reports_keep_exact_counts_per_priority() {
     require_fio!();
+    if !realtime_io_priority_allowed() {
+        return;
+    }
     let base = "--filename=TARGET --size=2m --bs=4k --rw=randread --direct=1 --iodepth=4 \
                 --ioengine=libaio --cmdprio_percentage=25 --numjobs=2";
     let (f, o) = both(&format!("{base} --group_reporting"), None, &[]);
@@ -275,6 +287,9 @@ fn prio_lines(text: &str) -> Vec<String> {
 #[test]
 fn text_report_names_priorities_as_fio_does() {
     require_fio!();
+    if !realtime_io_priority_allowed() {
+        return;
+    }
     let (d1, d2) = (tempdir(), tempdir());
     let args = [
         "--name=j",
@@ -317,6 +332,9 @@ fn column_counts(path: &Path) -> std::collections::BTreeMap<String, u64> {
 #[test]
 fn logs_carry_each_ios_priority() {
     require_fio!();
+    if !realtime_io_priority_allowed() {
+        return;
+    }
     for log_prio in ["1", "0"] {
         let (d1, d2) = (tempdir(), tempdir());
         let args = format!(
@@ -376,6 +394,9 @@ fn json_of(o: &Output) -> Value {
 #[test]
 fn a_real_time_priority_needs_the_privilege_for_it() {
     require_fio!();
+    if !realtime_io_priority_allowed() {
+        return;
+    }
     if !is_root() {
         missing("dropping capabilities is tested as root");
         return;
