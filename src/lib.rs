@@ -13,8 +13,10 @@
 pub mod cli;
 pub mod cluster;
 pub mod engine;
+pub mod history;
 pub mod host;
 pub mod job;
+pub mod outfile;
 pub mod report;
 pub mod run;
 pub mod stats;

@@ -56,6 +56,8 @@ pub fn execute(cmd: Command) -> i32 {
             "sweep" => crate::suite::sweep::main(rest),
             "compare" => crate::suite::compare::main(rest),
             "report" => crate::suite::report_cmd::main(rest),
+            "history" => super::history_cmd::main(rest),
+            "trend" => super::history_cmd::trend_main(rest),
             other => fail(&format!("unknown subcommand '{other}'")),
         },
     }
@@ -251,6 +253,9 @@ fn run_jobs(args: RunArgs) -> i32 {
         Ok(r) => r,
         Err(e) => return fail(&e.to_string()),
     };
+    let history = args.record_options();
+    // The json+ document the history records (when it does).
+    let mut recorded: Option<serde_json::Value> = None;
     let (result, text, failed) = match (&cluster, gathered) {
         (Some(c), Some(g)) => {
             let all = g.lock().expect("gathered").take().unwrap_or_default();
@@ -275,7 +280,13 @@ fn run_jobs(args: RunArgs) -> i32 {
                 ranks: names.len() as u32,
                 phases,
             };
-            let text = report::cluster::render(&report::cluster::build(&hosts, &info), &outputs);
+            let mut rep = report::cluster::build(&hosts, &info);
+            rep.jobs.label = args.label.clone();
+            rep.all_clients.label = args.label.clone();
+            let text = report::cluster::render(&rep, &outputs);
+            if history.enabled {
+                recorded = Some(report::cluster::document(&rep, true));
+            }
             (result, text, failed)
         }
         _ => {
@@ -284,7 +295,12 @@ fn run_jobs(args: RunArgs) -> i32 {
                     output::stderr_line(&format!("iomark: job '{}': {msg}", jr.job.name()));
                 }
             }
-            let text = report::render(&report::build(&result), &outputs);
+            let mut rep = report::build(&result);
+            rep.label = args.label.clone();
+            let text = report::render(&rep, &outputs);
+            if history.enabled {
+                recorded = Some(report::json::document(&rep, true));
+            }
             let failed = result.failed();
             (result, text, failed)
         }
@@ -303,6 +319,18 @@ fn run_jobs(args: RunArgs) -> i32 {
     if let Some(m) = &failure {
         fail(m);
     }
+    if let Some(doc) = recorded {
+        // Only a complete run goes into the history.
+        if failed || result.interrupted || signals::received() {
+            if !signals::received() {
+                output::stderr_line(
+                    "iomark: the failed run is not recorded in the results history",
+                );
+            }
+        } else {
+            record_run(&args, &history, &doc);
+        }
+    }
     if result.interrupted || signals::received() {
         return signals::exit_code().unwrap_or(128 + libc::SIGINT);
     }
@@ -310,6 +338,28 @@ fn run_jobs(args: RunArgs) -> i32 {
         EXIT_FAIL
     } else {
         EXIT_OK
+    }
+}
+
+/// Records a job run in the results history; a failure is said on
+/// stderr and leaves the report as written (and the exit status alone).
+fn record_run(args: &RunArgs, opts: &crate::history::RecordOptions, doc: &serde_json::Value) {
+    let text = doc.to_string();
+    let source = match &args.output {
+        Some(p) => std::fs::canonicalize(p)
+            .unwrap_or_else(|_| p.clone())
+            .display()
+            .to_string(),
+        None => "iomark job run".to_string(),
+    };
+    let jobs = help::showcmd(&args.sources);
+    match crate::history::record_document(opts, doc, &text, &source, Some(&jobs)) {
+        Ok(line) => {
+            output::stderr_line(&format!("iomark: recorded in the results history: {line}"))
+        }
+        Err(e) => output::stderr_line(&format!(
+            "iomark: the run was not recorded in the results history: {e} (the report is written)"
+        )),
     }
 }
 

@@ -335,7 +335,7 @@ impl Engine for IoUringEngine {
                         "fixedbufs: cannot register {} bytes of buffers: {e}{}",
                         pool.1,
                         if e.raw_os_error() == Some(libc::EFAULT) {
-                            " (the kernel registers only anonymous or shared memory, not a mapped file: use mem=malloc, shm or mmap without a file)"
+                            " (the kernel registers only anonymous or shared memory, not a shared mapping of a file: use mem=malloc, shm, mmap or mmap:FILE)"
                         } else {
                             ""
                         }

@@ -187,10 +187,16 @@ impl Caps {
     };
 }
 
-/// Per-file information an engine may need when opening.
+/// Per-file information an engine may need when opening. The file is
+/// `name` in the directory `dir` (a handle the run holds; `AT_FDCWD` with
+/// the whole path as `name` when there is none): engines open it with
+/// `openat` ([`file::open_file`]), never by `path`, which is for
+/// messages.
 #[derive(Debug)]
 pub struct OpenFile<'a> {
     pub path: &'a std::path::Path,
+    pub dir: RawFd,
+    pub name: &'a std::ffi::CStr,
     pub flags: i32,
     pub size: u64,
     pub is_blockdev: bool,
@@ -220,7 +226,7 @@ pub trait Engine: Send {
 
     /// Opens a file; returns the descriptor and engine-private data.
     fn open(&mut self, f: &OpenFile) -> io::Result<(RawFd, usize)> {
-        file::open_fd(f.path, f.flags).map(|fd| (fd, 0))
+        file::open_file(f, f.flags).map(|fd| (fd, 0))
     }
 
     /// Called once after all files are open (e.g. to register them).

@@ -413,6 +413,9 @@ pub struct FileOpts {
     /// `write_hint`: the lifetime hint set on each file (F_SET_RW_HINT
     /// value, 1 none … 5 extreme), 0 for none given.
     pub write_hint: u64,
+    /// Set by the run flag `--readonly` (not a job option): the job's
+    /// files are never created, extended, filled or removed.
+    pub readonly: bool,
 }
 
 impl FileOpts {
@@ -470,6 +473,7 @@ impl Default for FileOpts {
             fadvise_hint: FadviseHint::Workload,
             create_fsync: true,
             write_hint: 0,
+            readonly: false,
         }
     }
 }

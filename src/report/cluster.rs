@@ -279,6 +279,7 @@ pub fn build(hosts: &[Host], info: &ClusterInfo) -> ClusterReport {
         overcommit: first.map(|r| r.overcommit.clone()).unwrap_or_default(),
         environment: first.map(|r| r.environment.clone()).unwrap_or_default(),
         warnings: first.map(|r| r.warnings.clone()).unwrap_or_default(),
+        label: None,
     };
     ClusterReport {
         hosts: host_reports,

@@ -386,6 +386,9 @@ pub fn head(report: &Report) -> Map<String, Value> {
 /// The "iomark" object: environment, warnings, timeline, sync writes.
 pub fn iomark_object(report: &Report) -> Value {
     let mut iomark = super::env::iomark_section(report);
+    if let Some(l) = &report.label {
+        iomark["label"] = json!(l);
+    }
     if let Some(w) = sync_writes(report) {
         iomark["sync_writes"] = w;
     }

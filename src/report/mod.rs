@@ -179,6 +179,8 @@ pub struct Report {
     pub environment: crate::host::Environment,
     /// Cache warnings and run notes, as printed before the run.
     pub warnings: Vec<crate::host::Warning>,
+    /// `--label`: the run's name (JSON `iomark.label`).
+    pub label: Option<String>,
 }
 
 impl Report {
@@ -370,6 +372,7 @@ pub fn build(result: &RunResult) -> Report {
         overcommit: result.overcommit.clone(),
         environment: result.context.environment.clone(),
         warnings: result.context.warnings.clone(),
+        label: None,
     }
 }
 

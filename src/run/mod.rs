@@ -11,6 +11,7 @@
 //! describes the host once, switches the I/O scheduler, and calls [`run`].
 
 pub mod clock;
+pub mod dirs;
 pub mod error;
 pub mod files;
 pub mod flow;
@@ -21,6 +22,7 @@ pub mod numa;
 pub mod offload;
 pub mod output;
 pub mod overcommit;
+pub mod owned;
 pub mod plan;
 pub mod progress;
 pub mod region;
@@ -30,6 +32,7 @@ pub mod safety;
 pub mod scheduler;
 pub mod session;
 pub mod signals;
+pub mod signatures;
 pub mod worker;
 
 use std::sync::atomic::Ordering;
@@ -235,6 +238,8 @@ pub fn run(
         run.tick();
         std::thread::sleep(Duration::from_millis(10));
     }
+    // Directories the run created for its files go once empty.
+    dirs::remove_made_dirs();
     run.finish()
 }
 

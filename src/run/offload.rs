@@ -200,7 +200,7 @@ impl Engine for OffloadEngine {
         if self.caps.diskless {
             return Ok((-1, 0));
         }
-        file::open_fd(f.path, f.flags).map(|fd| (fd, 0))
+        file::open_file(f, f.flags).map(|fd| (fd, 0))
     }
 
     fn close(&mut self, fd: RawFd, _data: usize, _size: u64) -> io::Result<()> {

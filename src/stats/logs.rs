@@ -19,7 +19,7 @@
 //! of the failure (ENOSPC for a full filesystem, not a generic EIO) and a
 //! message in the same words; writes are checked up to close(2).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -139,16 +139,16 @@ impl LogFile {
     /// As `open`; `compressed` stores the samples as fio's `.fz` logs.
     pub fn open_as(path: PathBuf, append: bool, compressed: bool) -> Result<LogFile, LogError> {
         let reason = |e: std::io::Error| LogError::io("create", &path, &e);
-        if !append {
-            File::create(&path).map_err(reason)?;
-        }
         // Always append: clones sharing a file (per_job_logs=0) each write
         // whole chunks at the end, so lines never overwrite each other.
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(reason)?;
+        // Never through a link or into a file with other hard links (see
+        // `crate::outfile`); a new log starts empty.
+        let out =
+            crate::outfile::open(&path, crate::outfile::Named::Iomark, true).map_err(reason)?;
+        if !append {
+            out.file.set_len(0).map_err(reason)?;
+        }
+        let file = out.file;
         Ok(LogFile {
             file: Some(file),
             path,

@@ -8,9 +8,49 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-/// The iomark binary built for these tests.
+/// The iomark binary built for these tests. It never records in the
+/// real user's results history: every command of this test process
+/// shares one in a temporary directory ([`shared_history`]), unless a
+/// test gives it its own ([`history_in`]).
 pub fn iomark() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_iomark"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iomark"));
+    c.env("IOMARK_HISTORY_DB", shared_history())
+        .env_remove("XDG_DATA_HOME");
+    c
+}
+
+static SHARED_HISTORY: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+extern "C" fn remove_shared_history() {
+    if let Some(p) = SHARED_HISTORY.get().and_then(|p| p.parent()) {
+        let _ = std::fs::remove_dir_all(p);
+    }
+}
+
+/// The results history of this test process: a file in a temporary
+/// directory (named without "iomark", which some tests look for in
+/// the output), removed when the process exits.
+pub fn shared_history() -> &'static Path {
+    SHARED_HISTORY.get_or_init(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("it-history-")
+            .tempdir()
+            .expect("temp dir")
+            .keep();
+        // SAFETY: registers a plain function to run at exit.
+        unsafe { libc::atexit(remove_shared_history) };
+        dir.join("history.sqlite")
+    })
+}
+
+/// The results history of the tests in `dir`, as [`history_in`] sets it.
+pub fn history_db(dir: &Path) -> std::path::PathBuf {
+    dir.join("history.sqlite")
+}
+
+/// Gives `cmd` the results history of `dir` (see [`history_db`]).
+pub fn history_in<'a>(cmd: &'a mut Command, dir: &Path) -> &'a mut Command {
+    cmd.env("IOMARK_HISTORY_DB", history_db(dir))
 }
 
 /// Runs iomark with `args` in `dir`.

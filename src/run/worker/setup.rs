@@ -328,17 +328,21 @@ fn flow(spec: &crate::job::JobSpec, shared: &RunShared) -> Option<crate::run::fl
 fn buffers(job: &PlannedJob, depth: u32) -> Result<Buffers, SetupError> {
     let spec = &job.spec;
     let max_bs = spec.io.bs.iter().map(|b| b.max()).max().unwrap_or(4096);
-    let align = engine::align::buffer_alignment(
+    // Each unit is aligned for the targets (a page, or what direct I/O
+    // needs); `iomem_align` aligns the start of the pool, as in fio.
+    let unit_align = engine::align::buffer_alignment(
         spec.sync.direct,
-        spec.buf.iomem_align,
+        0,
         job.files.iter().map(|f| f.path.as_path()),
     ) as usize;
-    let unit_size = (max_bs as usize).div_ceil(align) * align;
-    let mut pool = BufferMemory::new(
+    let align = unit_align.max(spec.buf.iomem_align as usize);
+    let unit_size = (max_bs as usize).div_ceil(unit_align) * unit_align;
+    let mut pool = BufferMemory::with_consent(
         depth as usize * unit_size,
         align,
         &spec.buf.mem,
         spec.buf.hugepage_size,
+        spec.file.allow_destroy_data,
     )
     .map_err(SetupError::Memory)?;
     let locked = match spec.buf.lockmem {
