@@ -77,6 +77,31 @@ pub struct IoUnit {
     /// Bytes earlier parts of a short transfer moved: `offset`, `buf` and
     /// `len` then describe the rest (the worker's business, not engines').
     pub moved: u64,
+    /// The I/O priority of this unit (set by the queue, from
+    /// `workload::prio`): engines that take a priority per command send
+    /// it with reads and writes.
+    pub prio: IoPrio,
+}
+
+/// The I/O priority a unit is issued with and accounted under. The
+/// workload decides it per I/O (`workload::prio::PrioChooser`) before the
+/// unit reaches the engine; engines only read it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoPrio {
+    /// The priority value (`class << 13 | hint << 3 | level`, see
+    /// `job::ioprio`): the job's own (`prio`/`prioclass`, 0 when not
+    /// set) unless `per_io`.
+    pub value: u16,
+    /// The value was chosen for this I/O (`cmdprio*`): an engine must
+    /// send it with the command (libaio sets `IOCB_FLAG_IOPRIO`).
+    /// Otherwise the I/O runs at the thread's priority, which the job
+    /// set with `ioprio_set`; engines whose commands always carry a
+    /// priority (io_uring's `sqe->ioprio`) send `value` then too, as a
+    /// kernel submission thread does not inherit the job's.
+    pub per_io: bool,
+    /// Index of the per-priority statistics of the I/O's direction this
+    /// I/O counts in (0: the job's own priority).
+    pub stat: u16,
 }
 
 // SAFETY: the raw buffer pointer refers to memory owned by the worker that
@@ -100,6 +125,7 @@ impl IoUnit {
             sfr_flags: 0,
             file_data: 0,
             moved: 0,
+            prio: IoPrio::default(),
         }
     }
 

@@ -18,6 +18,8 @@ pub mod fmt;
 pub mod html;
 pub mod json;
 pub mod normal;
+#[cfg(test)]
+mod prio_tests;
 pub mod svg;
 pub mod terse;
 

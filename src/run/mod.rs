@@ -670,8 +670,9 @@ pub fn notes(spec: &crate::job::JobSpec) -> Vec<String> {
     out
 }
 
-/// CPU affinity, memory policy, nice value and I/O priority for the
-/// calling worker thread.
+/// CPU affinity, memory policy and nice value for the calling worker
+/// thread (its I/O priority is set by the worker's setup, where failing
+/// to set it fails the job).
 fn apply_placement(job: &PlannedJob) {
     let ctl = &job.spec.ctl;
     // numa_cpu_nodes replaces cpus_allowed, as in fio.
@@ -708,14 +709,6 @@ fn apply_placement(job: &PlannedJob) {
         unsafe {
             let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
             libc::setpriority(libc::PRIO_PROCESS, tid, ctl.nice);
-        }
-    }
-    if let Some(class) = ctl.prioclass.or(ctl.prio.map(|_| 2)) {
-        let level = ctl.prio.unwrap_or(4);
-        let ioprio = (class << 13) | level;
-        // SAFETY: ioprio_set(IOPRIO_WHO_PROCESS, 0 = this thread, value).
-        unsafe {
-            libc::syscall(libc::SYS_ioprio_set, 1, 0, ioprio);
         }
     }
 }

@@ -73,6 +73,10 @@ pub struct PlannedJob {
     pub wait_for: Option<usize>,
     /// Seed for this clone's random streams.
     pub seed: u64,
+    /// The clone's place among all the run's clones, from 1, as fio
+    /// numbers its threads: it seeds the draws made as fio makes them
+    /// (`workload::taus`).
+    pub thread_number: u64,
     /// `read_iolog`: the trace to replay (loaded when the job's phase
     /// starts if an earlier job of the run writes it).
     pub trace: Option<Arc<Trace>>,
@@ -511,6 +515,7 @@ pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, RunError> {
                 worker_index,
                 wait_for,
                 seed,
+                thread_number,
                 trace: None,
                 dedupe_share: None,
             };

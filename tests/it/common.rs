@@ -206,3 +206,21 @@ pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
 }
+
+/// Whether this process may give I/O the real-time priority class
+/// (CAP_SYS_NICE or CAP_SYS_ADMIN in its effective set); when it may
+/// not, says so through `missing`.
+pub fn realtime_io_priority_allowed() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let eff = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .unwrap_or(0);
+    // CAP_SYS_ADMIN is bit 21, CAP_SYS_NICE bit 23.
+    if eff & (1 << 21 | 1 << 23) != 0 {
+        return true;
+    }
+    missing("the real-time I/O priority class needs CAP_SYS_NICE or CAP_SYS_ADMIN");
+    false
+}

@@ -5,6 +5,7 @@ mod common;
 
 mod bad_inputs;
 mod cluster_report;
+mod cmdprio;
 mod compat;
 mod consent;
 mod consent_race;

@@ -2,14 +2,13 @@
 //! `userspace_reap`, …). Each lists its engines, so using one with another
 //! engine is an error, and `--enghelp=ENGINE` lists them.
 
-use super::{boolean, opt, size, uint_in, unsupported, Category::*, Kind, OptDef};
+use super::{boolean, opt, size, uint_in, Category::*, Kind, OptDef};
 use crate::job::engine_kind::EngineKind;
 use crate::job::spec::{Placement, PlidSelect, StatType};
 use crate::job::value::parse_choice;
 
 /// io_uring and its passthrough variant share their ring options.
 const URING: &[EngineKind] = &[EngineKind::IoUring, EngineKind::IoUringCmd];
-const URING_AIO: &[EngineKind] = &[EngineKind::IoUring, EngineKind::Libaio];
 const URING_PVSYNC2: &[EngineKind] = &[
     EngineKind::IoUring,
     EngineKind::IoUringCmd,
@@ -185,34 +184,6 @@ pub const OPTS: &[OptDef] = &[
     )
     .default("stat")
     .engines(&[EngineKind::FileStat]),
-    unsupported(
-        "cmdprio_percentage",
-        Engine,
-        "Percentage of I/Os sent with a higher priority",
-        "per-I/O priorities are not implemented; prio/prioclass set the priority of the whole job",
-    )
-    .engines(URING_AIO),
-    unsupported(
-        "cmdprio_class",
-        Engine,
-        "Priority class of the I/Os chosen by cmdprio_percentage or cmdprio_bssplit",
-        "per-I/O priorities are not implemented; prio/prioclass set the priority of the whole job",
-    )
-    .engines(URING_AIO),
-    unsupported(
-        "cmdprio",
-        Engine,
-        "Priority level of the I/Os chosen by cmdprio_percentage or cmdprio_bssplit",
-        "per-I/O priorities are not implemented; prio/prioclass set the priority of the whole job",
-    )
-    .engines(URING_AIO),
-    unsupported(
-        "cmdprio_bssplit",
-        Engine,
-        "Percentages of I/Os, by block size, sent with a higher priority",
-        "per-I/O priorities are not implemented; prio/prioclass set the priority of the whole job",
-    )
-    .engines(URING_AIO),
     opt(
         "cmd_type",
         Engine,
@@ -491,15 +462,5 @@ mod tests {
         assert_eq!(s.engine.nvme.plid_select, PlidSelect::Random);
         set(&mut s, "cmd_type", Some("nvme")).unwrap();
         assert!(set(&mut s, "cmd_type", Some("bsg")).is_err());
-    }
-
-    #[test]
-    fn per_io_priorities_are_refused_by_name() {
-        let mut s = JobSpec::default();
-        let e = set(&mut s, "cmdprio_percentage", Some("50")).unwrap_err();
-        assert!(
-            e.contains("cmdprio_percentage") && e.contains("not supported"),
-            "{e}"
-        );
     }
 }

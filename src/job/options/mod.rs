@@ -22,6 +22,7 @@ mod files;
 mod io;
 mod iolog;
 mod logs;
+mod prio;
 mod stats;
 mod sync;
 #[cfg(test)]
@@ -271,6 +272,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         files::OPTS,
         io::OPTS,
         engines::OPTS,
+        prio::OPTS,
         timing::OPTS,
         sync::OPTS,
         buffers::OPTS,

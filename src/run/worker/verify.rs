@@ -443,6 +443,8 @@ impl Worker<'_> {
         if let Some(vs) = self.vfy.as_deref_mut() {
             vs.history.arrange();
         }
+        // As fio's, the priority draws start over for the read-back.
+        q.restart_prio();
         while !self.err.failed() {
             let Some(p) = self
                 .vfy
