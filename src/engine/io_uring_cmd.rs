@@ -12,6 +12,10 @@
 //! gives that status, and its message names the status
 //! ([`Engine::error_detail`]).
 //!
+//! No command carries an I/O priority: Linux fails a passthrough entry
+//! whose `ioprio` is set with EINVAL, so `cmdprio*` is refused with this
+//! engine (`job::validate`).
+//!
 //! Options: those of the ring as for `io_uring` (`fixedbufs`: buffers
 //! registered once, commands flagged to use them; `registerfiles`,
 //! `sqthread_poll`, `sqthread_poll_cpu`, `hipri`, `nonvectored`: 0 sends

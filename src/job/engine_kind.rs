@@ -70,7 +70,7 @@ engine_kinds! {
     /// io_uring rings.
     IoUring = "io_uring", "asynchronous I/O through io_uring submission and completion rings";
     /// NVMe passthrough commands through io_uring.
-    IoUringCmd = "io_uring_cmd", "NVMe read and write commands through io_uring on NVMe generic character devices (/dev/ngXnY)";
+    IoUringCmd = "io_uring_cmd", "NVMe read, write, deallocate and flush commands through io_uring on NVMe generic character devices (/dev/ngXnY)";
     /// POSIX asynchronous I/O from the C library.
     PosixAio = "posixaio", "POSIX asynchronous I/O (aio_read(3), aio_write(3))";
     /// Copies to and from a shared mapping of each file.

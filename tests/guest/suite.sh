@@ -97,6 +97,29 @@ run nowait iomark --name=nw $PT --rw=read --size=64k --nowait=1
 run fionowait fio --name=nw $PT --rw=read --size=64k --nowait=1
 case_end
 
+# --- per-I/O priorities (cmdprio*): Linux fails a passthrough command that
+# carries a priority (EINVAL), so iomark refuses cmdprio with io_uring_cmd;
+# fio 3.33 takes it and fails; a job priority (prio, prioclass) is not
+# sent with the commands and runs. On the block device libaio and io_uring
+# give the same I/Os at the same priorities as fio (JSON prios arrays).
+case_begin cmdprio-uring-cmd
+CU="--name=cp $PT --rw=randread --bs=4k --iodepth=8 --size=8m --cmdprio_percentage=30 --cmdprio_class=1 --cmdprio=2 --output-format=json"
+run iomark iomark $CU
+run fio fio $CU
+run jobprio iomark --name=jp $PT --rw=randread --bs=4k --iodepth=8 --size=1m --prioclass=2 --prio=4 \
+  --output-format=json
+case_end
+case_begin cmdprio-bdev
+for e in libaio io_uring; do
+  CP="--name=cb --filename=$IMK_CONV_BDEV --direct=1 --rw=randread --bs=4k --iodepth=8 --size=8m --ioengine=$e --cmdprio_percentage=40 --cmdprio_class=3 --cmdprio=0"
+  run iomark-$e iomark $CP --output-format=json
+  run fio-$e fio $CP --output-format=json
+done
+CW="--name=cw --filename=$IMK_CONV_BDEV --direct=1 --rw=randwrite --bs=4k --iodepth=8 --size=4m --ioengine=io_uring --cmdprio_bssplit=4k/40 --cmdprio_class=2 --cmdprio=5"
+run iomark-w iomark $CW --output-format=json
+run fio-w fio $CW --output-format=json
+case_end
+
 # --- zonemode=zbd on the zoned namespace (32 zones of 4 MiB, 3 MiB of
 # capacity, at most 8 open). Each job starts on reset zones; iomark's and
 # fio's runs are compared, and the zones are reported after each.
@@ -123,6 +146,15 @@ case_end
 case_begin zbd-max-open
 zbd_both --name=mo $ZB --rw=randwrite --bs=4k --size=32m --io_size=8m --max_open_zones=2 \
   --write_iolog=mo.iolog
+case_end
+# a job limit under the device's (8, the global limit when max_open_zones
+# is not given); a global limit beyond the device's with ignore_zone_limits
+case_begin zbd-job-max-open
+zbd_both --name=jm $ZB --rw=randwrite --bs=4k --size=32m --io_size=8m --job_max_open_zones=3 \
+  --write_iolog=jm.iolog
+case_end
+case_begin zbd-ignore-limits
+zbd_both --name=il $ZB --rw=write --bs=64k --size=16m --max_open_zones=9 --ignore_zone_limits=1
 case_end
 case_begin zbd-uring-cmd
 zbd_both --name=pt $ZC --rw=write --bs=64k --size=16m --loops=2 --iodepth=1
@@ -174,6 +206,11 @@ run hostread iomark --name=hostread $PI --rw=randread --pi_act=0 --md_per_io_siz
   --pi_chk=GUARD,REFTAG,APPTAG --apptag=0x4242 --output-format=json
 run wrongtag iomark --name=wrongtag $PI --rw=read --size=64k --pi_act=0 --md_per_io_size=64 \
   --pi_chk=APPTAG --apptag=0x1111 --output-format=json
+# only the masked bits of the application tag are compared: 0x..42 matches
+run masked iomark --name=masked $PI --rw=read --size=64k --pi_act=0 --md_per_io_size=64 \
+  --pi_chk=APPTAG --apptag=0x1142 --apptag_mask=0x00ff --output-format=json
+run unmasked iomark --name=unmasked $PI --rw=read --size=64k --pi_act=0 --md_per_io_size=64 \
+  --pi_chk=APPTAG --apptag=0x1142 --apptag_mask=0xff00 --output-format=json
 run smallmd iomark --name=smallmd $PI --rw=randwrite --pi_act=0 --md_per_io_size=4 \
   --output-format=json
 case_end

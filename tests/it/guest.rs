@@ -69,6 +69,11 @@ impl Case {
     /// text report may follow).
     fn json(&self, label: &str) -> Result<Value, String> {
         self.ok(label)?;
+        self.json_of_failed(label)
+    }
+
+    /// `label`'s JSON report, whatever its exit status.
+    fn json_of_failed(&self, label: &str) -> Result<Value, String> {
         let t = self.out(label)?;
         let start = t.find("{\n").unwrap_or(0);
         serde_json::Deserializer::from_str(&t[start..])
@@ -302,6 +307,104 @@ fn uring_cmd_zipf_rate_logs(c: &Case) -> Result<(), String> {
 }
 
 /// `label` failed (non-zero exit) and its stderr holds every one of `want`.
+/// (class, level, count) of each entry of a job's `prios` in direction
+/// `dir`, and the sorted keys of each entry and of its latency object.
+type Prios = (Vec<(u64, u64, u64)>, Vec<Vec<String>>);
+
+fn prios(doc: &Value, dir: &str) -> Result<Prios, String> {
+    let job = &doc["jobs"][0];
+    let a = job[dir]["prios"]
+        .as_array()
+        .ok_or_else(|| format!("no {dir} prios array"))?;
+    let keys = |v: &Value| -> Vec<String> {
+        let mut k: Vec<String> = v
+            .as_object()
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default();
+        k.sort();
+        k
+    };
+    let mut counts = Vec::new();
+    let mut names = Vec::new();
+    for p in a {
+        let lat = p
+            .get("clat_ns")
+            .or_else(|| p.get("lat_ns"))
+            .ok_or("a prios entry without latencies")?;
+        let num = |v: &Value| v.as_u64().ok_or("a prios entry without a number");
+        counts.push((num(&p["prioclass"])?, num(&p["prio"])?, num(&lat["N"])?));
+        names.push(keys(p));
+        names.push(keys(lat));
+    }
+    Ok((counts, names))
+}
+
+/// iomark's and fio's `prios` of direction `dir` (labels `ours`,
+/// `theirs`) are the same: two priorities, the I/Os of each counted
+/// alike, every I/O in one of them; returns the counts.
+fn same_prios(
+    c: &Case,
+    ours: &str,
+    theirs: &str,
+    dir: &str,
+) -> Result<Vec<(u64, u64, u64)>, String> {
+    let (o, f) = (c.json(ours)?, c.json(theirs)?);
+    let (po, ko) = prios(&o, dir)?;
+    let (pf, kf) = prios(&f, dir)?;
+    if po != pf {
+        return Err(format!("{ours}: prios {po:?}, {theirs}: {pf:?}"));
+    }
+    if ko != kf {
+        return Err(format!("{ours}: prios keys {ko:?}, {theirs}: {kf:?}"));
+    }
+    if po.len() != 2 {
+        return Err(format!("{ours}: {} priorities, expected 2", po.len()));
+    }
+    let n: u64 = po.iter().map(|p| p.2).sum();
+    expect(
+        &format!("{ours}: I/Os over the priorities"),
+        n,
+        o["jobs"][0][dir]["total_ios"].as_u64().unwrap_or(0),
+    )?;
+    Ok(po)
+}
+
+fn cmdprio_uring_cmd(c: &Case) -> Result<(), String> {
+    refused(
+        c,
+        "iomark",
+        &[
+            "'cmdprio_percentage' only applies to ioengine=io_uring,libaio",
+            "(EINVAL)",
+        ],
+    )?;
+    if c.text("iomark.err")?.trim().lines().count() != 1 {
+        return Err("iomark: the refusal is not one line".into());
+    }
+    // why: fio's prioritized commands fail with EINVAL
+    let fio = c.json_of_failed("fio")?;
+    expect(
+        "fio's error",
+        fio["jobs"][0]["error"].as_u64().unwrap_or(0),
+        libc::EINVAL as u64,
+    )?;
+    // a job priority is not sent with the commands: the job runs
+    c.ok("jobprio")?;
+    let n = counts(&c.json("jobprio")?);
+    expect("reads at a job priority", ios(&n, "read"), 256)
+}
+
+fn cmdprio_bdev(c: &Case) -> Result<(), String> {
+    for e in ["libaio", "io_uring"] {
+        let (ours, theirs) = (format!("iomark-{e}"), format!("fio-{e}"));
+        let p = same_prios(c, &ours, &theirs, "read")?;
+        expect(&format!("{e}: idle class"), p[1].0, 3)?;
+    }
+    let p = same_prios(c, "iomark-w", "fio-w", "write")?;
+    expect("bssplit: best-effort class", p[1].0, 2)?;
+    expect("bssplit: level", p[1].1, 5)
+}
+
 fn refused(c: &Case, label: &str, want: &[&str]) -> Result<(), String> {
     let err = c.text(&format!("{label}.err"))?;
     if c.rc(label)? == 0 {
@@ -331,6 +434,12 @@ fn pi(c: &Case) -> Result<(), String> {
     let err = c.text("wrongtag.err")?.to_lowercase();
     if c.rc("wrongtag")? == 0 || !err.contains("application tag") {
         return Err(format!("a wrong apptag was not caught: {err}"));
+    }
+    let masked = counts(&c.json("masked")?);
+    expect("reads with a masked apptag", ios(&masked, "read"), 16)?;
+    let err = c.text("unmasked.err")?.to_lowercase();
+    if c.rc("unmasked")? == 0 || !err.contains("application tag") {
+        return Err(format!("apptag_mask=0xff00 let 0x11 for 0x42 pass: {err}"));
     }
     refused(c, "smallmd", &["md_per_io_size should be at least 8 bytes"])
 }
@@ -428,17 +537,39 @@ fn zbd_max_open(c: &Case) -> Result<(), String> {
     let n = same_counts(c)?;
     expect("writes", ios(&n, "write"), 2048)?;
     writes_at_write_pointers(c, "iomark-mo.iolog")?;
+    at_most_open(c, 2)
+}
+
+fn zbd_job_max_open(c: &Case) -> Result<(), String> {
+    let n = same_counts(c)?;
+    expect("writes", ios(&n, "write"), 2048)?;
+    writes_at_write_pointers(c, "iomark-jm.iolog")?;
+    at_most_open(c, 3)
+}
+
+fn zbd_ignore_limits(c: &Case) -> Result<(), String> {
+    let (n, resets) = same_zbd(c)?;
+    // 4 zones of 48 writes of 64k (3 MiB of capacity each)
+    expect("writes", ios(&n, "write"), 192)?;
+    expect("zone resets", resets, 0)
+}
+
+/// Each tool's run left at most `max` zones partly written or open, as
+/// `blkzone report` shows them.
+fn at_most_open(c: &Case, max: usize) -> Result<(), String> {
     for tool in ["iomark", "fio"] {
         let z = c.zones(tool)?;
         let partial = z.iter().filter(|z| z.2 > 0 && z.2 < z.1).count();
         let open = z.iter().filter(|z| z.3 == "oi" || z.3 == "oe").count();
-        if partial > 2 {
+        if partial > max {
             return Err(format!(
-                "{tool}: {partial} zones partly written with max_open_zones=2"
+                "{tool}: {partial} zones partly written with an open limit of {max}"
             ));
         }
-        if open > 2 {
-            return Err(format!("{tool}: {open} zones open with max_open_zones=2"));
+        if open > max {
+            return Err(format!(
+                "{tool}: {open} zones open with an open limit of {max}"
+            ));
         }
     }
     Ok(())
@@ -520,9 +651,13 @@ const CHECKS: &[(&str, Check)] = &[
     ("uring-cmd-hipri", uring_cmd_same_io),
     ("uring-cmd-zipf-rate-logs", uring_cmd_zipf_rate_logs),
     ("uring-cmd-nvme-status", uring_cmd_nvme_status),
+    ("cmdprio-uring-cmd", cmdprio_uring_cmd),
+    ("cmdprio-bdev", cmdprio_bdev),
     ("zbd-seq-write", zbd_seq_write),
     ("zbd-rand-write", zbd_rand_write),
     ("zbd-max-open", zbd_max_open),
+    ("zbd-job-max-open", zbd_job_max_open),
+    ("zbd-ignore-limits", zbd_ignore_limits),
     ("zbd-uring-cmd", zbd_uring_cmd),
     ("zbd-verify-read", zbd_verify_read),
     ("zbd-refusals", zbd_refusals),

@@ -14,7 +14,13 @@ use crate::common::*;
 /// (reads, writes, zone resets) of a run's JSON and text output.
 fn figures(json: &str, text: &str) -> (u64, u64, u64) {
     let start = json.find("{\n").unwrap_or(0);
-    let doc: Value = serde_json::from_str(&json[start..]).expect("JSON");
+    // (a job without I/O has no text block to split at: the JSON is
+    // followed by the rest of the report)
+    let doc: Value = serde_json::Deserializer::from_str(&json[start..])
+        .into_iter()
+        .next()
+        .expect("a JSON document")
+        .expect("JSON");
     let job = &doc["jobs"][0];
     let resets = text
         .lines()
@@ -94,6 +100,54 @@ fn the_same_io_and_zone_resets_as_fio() {
         (&["--rw=write", "--offset=1m", "--size=15m"], (0, 2304, 0)),
         // verification: full zones are not reset, so the job ends there
         (&["--rw=randwrite", "--verify=crc32c"], (3072, 3072, 0)),
+        // past half the region's capacity written, every write resets its
+        // zone first (7 resets without the threshold)
+        (
+            &[
+                "--rw=write",
+                "--io_size=32m",
+                "--zone_reset_threshold=0.5",
+                "--zone_reset_frequency=1",
+            ],
+            (0, 8192, 12),
+        ),
+        // ... or every second write, past a quarter
+        (
+            &[
+                "--rw=write",
+                "--io_size=32m",
+                "--zone_reset_threshold=0.25",
+                "--zone_reset_frequency=0.5",
+            ],
+            (0, 8192, 28),
+        ),
+        // a job limit below the global one; a global limit beyond the
+        // device's (none for a file) with ignore_zone_limits
+        (
+            &[
+                "--rw=write",
+                "--io_size=24m",
+                "--max_open_zones=2",
+                "--job_max_open_zones=1",
+            ],
+            (0, 6144, 4),
+        ),
+        (
+            &[
+                "--rw=write",
+                "--io_size=24m",
+                "--max_open_zones=3",
+                "--ignore_zone_limits=1",
+            ],
+            (0, 6144, 4),
+        ),
+        // reads of empty zones: none, unless read_beyond_wp (no writes,
+        // so no zone-reset line in either report)
+        (&["--rw=read", "--bs=64k"], (0, 0, u64::MAX)),
+        (
+            &["--rw=read", "--bs=64k", "--read_beyond_wp=1"],
+            (256, 0, u64::MAX),
+        ),
     ];
     for (extra, want) in cases {
         let job = case(extra);

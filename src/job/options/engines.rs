@@ -21,7 +21,7 @@ pub const OPTS: &[OptDef] = &[
         "hipri",
         Engine,
         Kind::Switch,
-        "io_uring, io_uring_cmd: use polled completions (a device with poll queues; io_uring needs direct=1); pvsync2: set RWF_HIPRI",
+        "Polled completions: with io_uring and io_uring_cmd, a device with poll queues (io_uring needs direct=1); with pvsync2, RWF_HIPRI",
         |s, v| {
             s.engine.hipri = boolean(v)?;
             Ok(())

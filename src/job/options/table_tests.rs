@@ -640,6 +640,18 @@ fn engine_options_are_refused_with_other_engines() {
         engine_mismatch(lookup("bs").unwrap(), EngineKind::Null),
         None
     );
+    // per-I/O priorities with passthrough: the reason is given
+    for name in ["cmdprio_percentage", "cmdprio_bssplit", "cmdprio_class"] {
+        let e = engine_mismatch(lookup(name).unwrap(), EngineKind::IoUringCmd).unwrap();
+        assert!(
+            e.contains(&format!(
+                "'{name}' only applies to ioengine=io_uring,libaio"
+            )) && e.contains("passthrough commands that carry an I/O priority (EINVAL)"),
+            "{e}"
+        );
+    }
+    let e = engine_mismatch(lookup("cmdprio").unwrap(), EngineKind::Psync).unwrap();
+    assert!(!e.contains("passthrough"), "{e}");
 }
 
 #[test]
