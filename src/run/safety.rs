@@ -1034,9 +1034,14 @@ pub fn recheck_opened_block(
     } else {
         (path.to_path_buf(), dev_of(rdev))
     };
+    let what = if nvme {
+        "NVMe namespace"
+    } else {
+        "block device"
+    };
     match in_use_dev(&node, dev, &mounted_devices()) {
         Some(why) => Err(Refusal(format!(
-            "refusing to write to '{}': {why} (checked again after opening it); \
+            "refusing to write to {what} '{}': {why} (checked again after opening it); \
              set allow_mounted_write=1 if you really want it overwritten",
             path.display()
         ))),
