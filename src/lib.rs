@@ -15,6 +15,7 @@ pub mod cluster;
 pub mod engine;
 pub mod host;
 pub mod job;
+pub mod launch;
 pub mod report;
 pub mod run;
 pub mod stats;

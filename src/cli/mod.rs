@@ -71,6 +71,8 @@ pub struct RunArgs {
     pub mpi_timeout_s: Option<u64>,
     /// `--mpi-stonewall`: the first rank to finish a phase ends it on all.
     pub mpi_stonewall: bool,
+    /// `--mpi-per-rank`: every rank's clones apart in the report.
+    pub mpi_per_rank: bool,
 }
 
 impl Default for RunArgs {
@@ -99,6 +101,7 @@ impl Default for RunArgs {
             mpi: false,
             mpi_timeout_s: None,
             mpi_stonewall: false,
+            mpi_per_rank: false,
         }
     }
 }

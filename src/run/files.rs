@@ -245,7 +245,8 @@ fn size_now(f: &PlannedFile) -> Result<Option<u64>, FileError> {
         )),
         Ok(m) => {
             // Another rank of this run may have made it since the check.
-            let peer = f.seen.id.is_none() && super::safety::created_by_peer_at(&f.path);
+            let peer =
+                f.seen.id.is_none() && super::safety::created_by_peer_at(&f.path, f.run_token());
             if !peer {
                 super::safety::check_identity(&f.path, &f.seen, &FileId::of_meta(&m))
                     .map_err(|m| FileError::refused(libc::EEXIST, m.0))?;
@@ -511,7 +512,7 @@ fn open_safely(
                             return Err(sys_err("cannot stat", path, e));
                         }
                     }
-                    super::safety::mark_created(fd);
+                    super::safety::mark_created(fd, f.run_token());
                     return Ok(Opened::new(fd, data, ns, true));
                 }
                 (Ok((fd, data)), ns) => return Ok(Opened::new(fd, data, ns, false)),
@@ -559,7 +560,9 @@ fn check_opened(
             return Err(sys_err("cannot stat", path, e));
         }
     };
-    let peer = f.seen.id.is_none() && id.fmt == libc::S_IFREG && super::safety::created_by_peer(fd);
+    let peer = f.seen.id.is_none()
+        && id.fmt == libc::S_IFREG
+        && super::safety::created_by_peer(fd, f.run_token());
     if !o.created && !peer {
         if let Err(m) = super::safety::check_identity(path, &f.seen, &id) {
             return refuse(close, libc::EEXIST, m.0);

@@ -68,26 +68,17 @@ const MARK: &std::ffi::CStr = c"user.iomark";
 /// file, so that the other ranks of that run may use it.
 const RUN_MARK: &std::ffi::CStr = c"user.iomark.run";
 
-/// The token of the run over many ranks this process is part of.
-static RUN_TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
-/// This process is a rank of the run `token` names (the same on every
-/// rank, random per run): files it creates carry the token, and files
-/// that carry it (made by another rank of this run after the check, such
-/// as one shared file) may be used. Only the first call counts.
-pub fn set_run_token(token: &str) {
-    let _ = RUN_TOKEN.set(token.to_string());
-}
-
 /// Marks a file iomark has just created exclusively (best effort:
-/// filesystems without user extended attributes simply keep no mark).
-/// Takes the descriptor, so the mark cannot land on another file.
-pub fn mark_created(fd: std::os::fd::RawFd) {
+/// filesystems without user extended attributes simply keep no mark),
+/// with the token of the run over many ranks it belongs to, if any
+/// (`PlannedFile::run_token`). Takes the descriptor, so the mark cannot
+/// land on another file.
+pub fn mark_created(fd: std::os::fd::RawFd, run_token: Option<&str>) {
     // SAFETY: an open descriptor, a NUL-terminated name, a one-byte value.
     unsafe {
         libc::fsetxattr(fd, MARK.as_ptr(), b"1".as_ptr().cast(), 1, 0);
     }
-    if let Some(t) = RUN_TOKEN.get() {
+    if let Some(t) = run_token {
         // SAFETY: as above, with the token's bytes.
         unsafe {
             libc::fsetxattr(fd, RUN_MARK.as_ptr(), t.as_ptr().cast(), t.len(), 0);
@@ -95,10 +86,10 @@ pub fn mark_created(fd: std::os::fd::RawFd) {
     }
 }
 
-/// Whether another rank of this run created the open file `fd` (it
-/// carries this run's token).
-pub fn created_by_peer(fd: std::os::fd::RawFd) -> bool {
-    let Some(t) = RUN_TOKEN.get() else {
+/// Whether another rank of the run `run_token` names created the open
+/// file `fd` (it carries that token).
+pub fn created_by_peer(fd: std::os::fd::RawFd, run_token: Option<&str>) -> bool {
+    let Some(t) = run_token else {
         return false;
     };
     let mut buf = [0u8; 64];
@@ -109,7 +100,7 @@ pub fn created_by_peer(fd: std::os::fd::RawFd) -> bool {
 
 /// `created_by_peer` for the regular file at `path`, not following a
 /// link (for a size check; opening checks the descriptor).
-pub fn created_by_peer_at(path: &Path) -> bool {
+pub fn created_by_peer_at(path: &Path, run_token: Option<&str>) -> bool {
     let Ok(f) = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
@@ -117,7 +108,8 @@ pub fn created_by_peer_at(path: &Path) -> bool {
     else {
         return false;
     };
-    f.metadata().is_ok_and(|m| m.is_file()) && created_by_peer(std::os::fd::AsRawFd::as_raw_fd(&f))
+    f.metadata().is_ok_and(|m| m.is_file())
+        && created_by_peer(std::os::fd::AsRawFd::as_raw_fd(&f), run_token)
 }
 
 /// Who a file is: the device and inode it lives on, its type, for
