@@ -51,6 +51,10 @@ use hooks::{Hooks, Link};
 use msg::{Down, Up, Verdicts};
 use node::Node;
 
+/// How long a rank that received a stop signal waits, its report done,
+/// for the launcher to end it (see [`Ranks::end`]).
+const LAUNCHER_GRACE: Duration = Duration::from_millis(1500);
+
 /// How long a rank may stay silent before the others give up on it.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -315,7 +319,14 @@ impl Ranks {
             crate::run::signals::clean_up_now();
             node.abort(if code == 0 { 1 } else { code });
         }
-        node.bye(code)
+        let code = node.bye(code);
+        if crate::run::signals::received() && launched_by_mpi() {
+            // A launcher that passed a stop signal on ends the ranks
+            // itself a second later; ranks leaving on their own meanwhile
+            // race with it (Open MPI 4.1's mpirun can crash or hang then).
+            std::thread::sleep(LAUNCHER_GRACE);
+        }
+        code
     }
 
     /// The name of this rank's own copy of a test file: `NAME.RANK.EXT`

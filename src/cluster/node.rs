@@ -62,6 +62,9 @@ pub(crate) struct Shared {
     st: Mutex<State>,
     stopping: AtomicBool,
     quit: AtomicBool,
+    /// This process itself was stopped for longer than half the timeout
+    /// (and has resumed): the others have likely given up on it.
+    stalled: AtomicBool,
 }
 
 struct State {
@@ -244,17 +247,22 @@ impl Shared {
 
     /// One look of the watch thread.
     fn watch(&self) {
-        self.pump();
-        self.stop_on_signal();
-        let (neighbours, lost_now) = {
+        {
             let mut st = self.state();
             // This process itself was stopped (and has just resumed): the
             // silence it sees is its own, nobody else's.
             if st.last_look.elapsed() > self.timeout / 2 {
                 let now = Instant::now();
                 st.heard.iter_mut().for_each(|h| *h = now);
+                self.stalled.store(true, Ordering::SeqCst);
             }
             st.last_look = Instant::now();
+        }
+        self.pump();
+        self.leave_on_teardown();
+        self.stop_on_signal();
+        let (neighbours, lost_now) = {
+            let mut st = self.state();
             let lost = lost_of(&st);
             let mut n = st.tree.live_children(self.rank, &lost);
             n.extend(st.tree.live_parent(self.rank, &lost));
@@ -286,17 +294,60 @@ impl Shared {
         let _ = neighbours;
         for l in lost_now {
             if l.rank == 0 {
-                // Nobody is left to report: say who, end every rank.
-                output::stderr_line(&format!(
-                    "iomark: rank {}: {l}; stopping every rank",
-                    self.rank
-                ));
-                signals::clean_up_now();
-                self.t.abort(1);
+                self.rank_0_lost(l);
             }
             self.stop(Cause::Lost(l));
         }
         self.hard_stop();
+    }
+
+    /// Rank 0 is lost: nobody is left to report. Says who, tells the
+    /// ranks it can reach (so that they leave at once when the launcher
+    /// ends them), and ends every rank.
+    fn rank_0_lost(&self, l: Lost) -> ! {
+        output::stderr_line(&format!(
+            "iomark: rank {}: {l}; stopping every rank",
+            self.rank
+        ));
+        let lost = RankSet::one(0);
+        let near = {
+            let st = self.state();
+            let mut n = st.tree.live_children(0, &lost);
+            n.extend(st.tree.live_children(self.rank, &lost));
+            n
+        };
+        let m = Msg::Stop(Stop {
+            cause: Cause::Lost(l.clone()),
+            lost: vec![l],
+        });
+        for r in near.into_iter().filter(|&r| r != self.rank) {
+            self.send(r, &m);
+        }
+        let t0 = Instant::now();
+        while self.t.sending() > 0 && t0.elapsed() < Duration::from_millis(50) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        signals::clean_up_now();
+        self.t.abort(1)
+    }
+
+    /// The launcher is ending the ranks (a stop signal after one of them
+    /// was lost, or after this one was stopped): leave at once, rather
+    /// than be killed a second later. Rank 0 stays to write its report,
+    /// unless it is the one that was stopped.
+    fn leave_on_teardown(&self) {
+        if !signals::received() {
+            return;
+        }
+        let lost = self
+            .state()
+            .stop
+            .as_ref()
+            .is_some_and(|(s, _)| !s.lost.is_empty());
+        if self.stalled.load(Ordering::SeqCst) || lost && self.rank != 0 {
+            signals::clean_up_now();
+            std::process::exit(signals::exit_code().unwrap_or(1));
+        }
     }
 
     /// Rank 0, a rank lost: every rank ends `HARD_STOP` after the stop,
@@ -371,6 +422,7 @@ impl Node {
             }),
             stopping: AtomicBool::new(false),
             quit: AtomicBool::new(false),
+            stalled: AtomicBool::new(false),
         });
         let w = sh.clone();
         let watcher = std::thread::Builder::new()

@@ -331,13 +331,15 @@ pub fn structure(jobs: &[JobSpec]) -> String {
                 .as_ref()
                 .map(|w| format!(" wait_for={w}"))
                 .unwrap_or_default(),
+            // Names given outright may differ (each rank its own file, a
+            // node-local path); how many may not.
             if f.filenames.is_empty() {
                 format!(
                     "nrfiles={} filename_format={}",
                     f.nrfiles, f.filename_format
                 )
             } else {
-                format!("filename={}", f.filenames.join(":"))
+                format!("filenames={}", f.filenames.len())
             },
             if j.io.ioengine.info().caps.diskless {
                 " (no files)"

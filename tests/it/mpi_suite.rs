@@ -141,6 +141,27 @@ fn quick_on_two_ranks_reports_their_sum_and_spread_once_and_leaves_no_test_file(
         .as_array()
         .is_some_and(|c| !c.is_empty()));
     assert_eq!(run["iomark"]["cluster"]["ranks"], 2);
+    // The same `iomark.cluster` as the command line writes, phases too
+    // (one launch for both).
+    let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    let cli = mpirun(
+        &bin,
+        d.path(),
+        2,
+        &[],
+        &[
+            "--name=k",
+            "--ioengine=null",
+            "--size=64k",
+            "--output-format=json",
+        ],
+    );
+    assert!(cli.status.success(), "{}", common::stderr(&cli));
+    let cli = json_of(&cli)["iomark"]["cluster"].clone();
+    let pass = &run["iomark"]["cluster"];
+    assert_eq!(keys(pass), keys(&cli), "{pass}\n{cli}");
+    assert_eq!(keys(&pass["phases"][0]), keys(&cli["phases"][0]));
+    assert_eq!(pass["phases"][0]["ranks"], 2);
     // The table (on stderr with --json -) once, with the spread lines.
     assert_eq!(headings(&err), 1, "{err}");
     assert!(err.contains("on 2 MPI ranks"), "{err}");
