@@ -168,22 +168,34 @@ impl Ranks {
     ) -> Result<Ranks, JoinError> {
         let rank = t.rank();
         let mut node = Node::new(t, opts.timeout.unwrap_or(DEFAULT_TIMEOUT), hostname.clone());
-        let hello = Up::Hello(vec![(hostname.clone(), RankSet::one(rank))]);
+        let hello = Up::Hello(
+            vec![(hostname.clone(), RankSet::one(rank))],
+            vec![(rank, std::process::id())],
+        );
         let welcome = node
             .meet("every rank to start", hello, false, |acc| match acc {
-                Up::Hello(pairs) => Down::Welcome {
-                    hosts: Hosts::of(pairs),
-                    token: new_token(),
-                },
+                Up::Hello(pairs, mut pids) => {
+                    pids.sort_unstable();
+                    Down::Welcome {
+                        hosts: Hosts::of(pairs),
+                        pids: pids.into_iter().map(|(_, p)| p).collect(),
+                        token: new_token(),
+                    }
+                }
                 _ => Down::Empty,
             })
             .map_err(|_| JoinError::Stopped)?;
-        let Down::Welcome { mut hosts, token } = welcome else {
+        let Down::Welcome {
+            mut hosts,
+            pids,
+            token,
+        } = welcome
+        else {
             return Err(JoinError::Stopped);
         };
         hosts.index();
         let hosts = Arc::new(hosts);
-        node.use_hosts(hosts.clone());
+        node.use_hosts(hosts.clone(), pids);
         node.clocks(&hosts).map_err(|_| JoinError::Stopped)?;
         let alone = hosts.ranks[hosts.host_of(rank)].len() == 1;
         let place = Placement {
@@ -317,7 +329,7 @@ impl Ranks {
         if self.is_root() && node.stop().is_some_and(|s| !s.lost.is_empty()) {
             let _ = crate::run::output::finish_stdout();
             crate::run::signals::clean_up_now();
-            node.abort(if code == 0 { 1 } else { code });
+            node.end_all(if code == 0 { 1 } else { code });
         }
         let code = node.bye(code);
         if crate::run::signals::received() && launched_by_mpi() {

@@ -66,8 +66,9 @@ pub enum Msg {
 /// A meeting's contribution of one rank and the ranks below it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Up {
-    /// Host names (the first meeting): each host with its ranks.
-    Hello(Vec<(String, RankSet)>),
+    /// Host names (the first meeting): each host with its ranks, and
+    /// each rank's process id.
+    Hello(Vec<(String, RankSet)>, Vec<(u32, u32)>),
     Verdicts(Verdicts),
     /// Arrived at a batch's start barrier, with the previous batch's end.
     Arrived(Ends),
@@ -82,9 +83,10 @@ pub enum Up {
 /// Rank 0's answer to a meeting.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Down {
-    /// Every rank's host, and the run's token.
+    /// Every rank's host and process id, and the run's token.
     Welcome {
         hosts: Hosts,
+        pids: Vec<u32>,
         token: String,
     },
     /// The agreed verdict: `None` to go on, else the refusal (every
@@ -101,6 +103,10 @@ pub enum Down {
     Ends(Option<u64>),
     /// The end, with the exit code of the run.
     Bye {
+        code: i32,
+    },
+    /// Rank 0 ends every rank now (a rank was lost): leave at once.
+    End {
         code: i32,
     },
     Empty,
@@ -191,7 +197,8 @@ impl Up {
     /// Merges a child's contribution to the same meeting into this one.
     pub fn absorb(&mut self, o: Up) {
         match (self, o) {
-            (Up::Hello(a), Up::Hello(b)) => {
+            (Up::Hello(a, ap), Up::Hello(b, bp)) => {
+                ap.extend(bp);
                 for (name, set) in b {
                     match a.iter_mut().find(|(n, _)| *n == name) {
                         Some((_, s)) => s.union(&set),

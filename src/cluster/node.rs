@@ -70,6 +70,8 @@ pub(crate) struct Shared {
 struct State {
     tree: Tree,
     hosts: Option<Arc<Hosts>>,
+    /// Every rank's process id (by rank).
+    pids: Vec<u32>,
     heard: Vec<Instant>,
     ups: HashMap<(Key, u32), Up>,
     downs: HashMap<Key, Down>,
@@ -147,6 +149,10 @@ impl Shared {
                 // not wait for this rank's main thread.
                 let kids = st.tree.live_children(self.rank, &lost_of(st));
                 self.send_bytes(&kids, bytes);
+                if let Down::End { code } = down {
+                    self.end_lost_peers(st);
+                    self.leave(code);
+                }
                 st.downs.insert(key, down);
             }
             Msg::Rate { batch, counters } => {
@@ -207,6 +213,16 @@ impl Shared {
             return;
         };
         let lost = stop.lost_ranks();
+        // Ranks this one now hangs below, or that now hang below it, have
+        // not been heard from as neighbours: their silence counts from now.
+        let now = Instant::now();
+        let mut near = st.tree.live_children(self.rank, &lost);
+        near.extend(st.tree.live_parent(self.rank, &lost));
+        for r in near {
+            if let Some(h) = st.heard.get_mut(r as usize) {
+                *h = (*h).max(now);
+            }
+        }
         let m = Msg::Stop(stop);
         if self.rank != 0 && !lost.contains(0) {
             self.send(0, &m);
@@ -223,6 +239,38 @@ impl Shared {
                 }
             }
         }
+    }
+
+    /// Ends the lost ranks of this host (stopped processes, which only a
+    /// kill ends): the launcher would wait seconds before killing them.
+    fn end_lost_peers(&self, st: &State) {
+        let Some(hosts) = &st.hosts else {
+            return;
+        };
+        let here = hosts.host_of(self.rank);
+        let me = std::fs::read_link("/proc/self/exe").ok();
+        for r in lost_of(st).iter().filter(|&r| hosts.host_of(r) == here) {
+            let Some(&pid) = st.pids.get(r as usize) else {
+                continue;
+            };
+            // Still this program (not a process that took the pid since).
+            if me.is_some() && std::fs::read_link(format!("/proc/{pid}/exe")).ok() == me {
+                // SAFETY: kill(2) on the process of a lost rank of this run.
+                unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            }
+        }
+    }
+
+    /// Leaves at once (its messages sent, its test files removed): rank
+    /// 0 is ending every rank, or gave up on this one.
+    fn leave(&self, code: i32) -> ! {
+        let t0 = Instant::now();
+        while self.t.sending() > 0 && t0.elapsed() < Duration::from_millis(100) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        signals::clean_up_now();
+        let _ = output::finish_stdout();
+        std::process::exit(code)
     }
 
     /// This rank starts a stop.
@@ -251,12 +299,24 @@ impl Shared {
             let mut st = self.state();
             // This process itself was stopped (and has just resumed): the
             // silence it sees is its own, nobody else's.
-            if st.last_look.elapsed() > self.timeout / 2 {
+            let gap = st.last_look.elapsed();
+            if gap > self.timeout / 2 {
                 let now = Instant::now();
                 st.heard.iter_mut().for_each(|h| *h = now);
                 self.stalled.store(true, Ordering::SeqCst);
             }
             st.last_look = Instant::now();
+            if gap > self.timeout + BEAT {
+                // Silent past the timeout: the others have gone on
+                // without this rank.
+                drop(st);
+                output::stderr_line(&format!(
+                    "iomark: rank {}: this rank was stopped for {} s; the other ranks went on without it",
+                    self.rank,
+                    gap.as_secs()
+                ));
+                self.leave(1);
+            }
         }
         self.pump();
         self.leave_on_teardown();
@@ -405,6 +465,7 @@ impl Node {
             st: Mutex::new(State {
                 tree: Tree::by_rank(size),
                 hosts: None,
+                pids: Vec::new(),
                 heard: vec![now; size as usize],
                 ups: HashMap::new(),
                 downs: HashMap::new(),
@@ -450,11 +511,13 @@ impl Node {
         &self.sh
     }
 
-    /// Meets along the tree of `hosts` from now on.
-    pub fn use_hosts(&self, hosts: Arc<Hosts>) {
+    /// Meets along the tree of `hosts` from now on (`pids`: every rank's
+    /// process id).
+    pub fn use_hosts(&self, hosts: Arc<Hosts>, pids: Vec<u32>) {
         let mut st = self.sh.state();
         st.tree = Tree::by_host(&hosts);
         st.hosts = Some(hosts);
+        st.pids = pids;
         let now = Instant::now();
         st.heard.iter_mut().for_each(|h| *h = now);
     }
@@ -647,8 +710,16 @@ impl Node {
         self.sh.state().merge_ns
     }
 
-    /// Ends every rank at once (a lost rank cannot leave MPI by itself).
-    pub fn abort(&self, code: i32) -> ! {
+    /// Rank 0: ends every rank at once (a lost rank cannot leave MPI by
+    /// itself): the live ones are told to leave, the launcher ends the
+    /// others.
+    pub fn end_all(&self, code: i32) -> ! {
+        self.sh.end_lost_peers(&self.sh.state());
+        self.down(Key::Bye, &Down::End { code });
+        let t0 = Instant::now();
+        while self.sh.t.sending() > 0 && t0.elapsed() < Duration::from_millis(100) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         self.sh.t.abort(code)
     }
 
