@@ -210,14 +210,7 @@ pub fn job_targets(spec: &JobSpec) -> Vec<PathBuf> {
     spec.file
         .filenames
         .iter()
-        .map(|f| {
-            let p = PathBuf::from(f);
-            if p.is_absolute() {
-                p
-            } else {
-                dirs[0].join(p)
-            }
-        })
+        .map(|f| spec.file.path_of(f, false, 0))
         .collect()
 }
 
@@ -258,7 +251,7 @@ mod tests {
         spec.file.directories = vec!["/d".into()];
         assert_eq!(
             job_targets(&spec),
-            vec![PathBuf::from("/d/f"), PathBuf::from("/abs/g")]
+            vec![PathBuf::from("/d/f"), PathBuf::from("/d/abs/g")]
         );
         spec.io.ioengine = crate::job::engine_kind::EngineKind::Null;
         assert!(job_targets(&spec).is_empty());

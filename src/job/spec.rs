@@ -415,6 +415,25 @@ pub struct FileOpts {
     pub write_hint: u64,
 }
 
+impl FileOpts {
+    /// Where a file of the job lives. Names given with `filename` go in
+    /// the first `directory`; generated names (`filename_format`) in the
+    /// clone's, round robin over the directories. The directory prefixes
+    /// even an absolute name, as in fio: with `directory=/mnt/t`,
+    /// `filename=/dev/sdb` is the file `/mnt/t/dev/sdb`, not the device.
+    pub fn path_of(&self, name: &str, generated: bool, clone: u32) -> std::path::PathBuf {
+        if self.directories.is_empty() {
+            return name.into();
+        }
+        let i = if generated {
+            clone as usize % self.directories.len()
+        } else {
+            0
+        };
+        std::path::Path::new(&self.directories[i]).join(name.trim_start_matches('/'))
+    }
+}
+
 impl Default for FileOpts {
     fn default() -> Self {
         FileOpts {

@@ -6,12 +6,19 @@
 //! run measured, and read nothing from the system: the host environment
 //! and the warnings come from the result (`run::RunContext`), captured
 //! once before the run.
+//!
+//! `html` (the self-contained HTML report) and `svg` (its charts) render
+//! results as `suite::dataset` reads them from JSON files — one run's,
+//! a benchmark's passes, or several files for `report` and `compare` —
+//! rather than this module's model.
 
 pub mod cluster;
 pub mod env;
 pub mod fmt;
+pub mod html;
 pub mod json;
 pub mod normal;
+pub mod svg;
 pub mod terse;
 
 use std::sync::Arc;

@@ -932,7 +932,7 @@ mod tests {
     #[test]
     fn a_replaced_file_is_refused_and_a_fifo_does_not_block() {
         let (_d, victim, _) = setup();
-        let job = planned(&victim, &[("rw", "read"), ("size", "8")]);
+        let job = planned(&victim, &[("rw", "read"), ("size", "8"), ("bs", "8")]);
         std::fs::remove_file(&victim).unwrap();
         std::fs::write(&victim, b"another").unwrap();
         let e = open(&job, libc::O_RDONLY).unwrap_err();
@@ -953,7 +953,7 @@ mod tests {
     fn a_link_the_user_named_is_followed_while_it_leads_to_the_checked_file() {
         let (d, victim, target) = setup();
         std::os::unix::fs::symlink(&victim, &target).unwrap();
-        let job = planned(&target, &[("rw", "read"), ("size", "8")]);
+        let job = planned(&target, &[("rw", "read"), ("size", "8"), ("bs", "8")]);
         assert!(job.files[0].seen.link);
         open(&job, libc::O_RDONLY).unwrap();
         let other = d.path().join("other.dat");

@@ -24,6 +24,9 @@ pub mod overcommit;
 pub mod place;
 pub mod plan;
 pub mod progress;
+pub mod region;
+#[cfg(test)]
+mod region_tests;
 pub mod safety;
 pub mod scheduler;
 pub mod session;

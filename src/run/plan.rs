@@ -15,11 +15,10 @@ use std::sync::Arc;
 
 use super::error::RunError;
 use super::place::Placement;
+use super::region::{self, Probed, FILL_UNBOUNDED};
 use super::safety::{FileId, Seen};
 use crate::job::spec::JobSpec;
-use crate::job::value::{human_bytes, SizeOrPercent};
 use crate::workload::iolog::{self, Trace};
-use crate::workload::rng::Rng;
 use crate::workload::{Limits, Region};
 
 /// What a target path is.
@@ -373,35 +372,24 @@ fn format_name(fmt: &str, job: &str, clone: u32, filenum: u32) -> String {
 }
 
 fn file_paths(spec: &JobSpec, clone: u32) -> Vec<PathBuf> {
-    let dirs = &spec.file.directories;
-    let in_dir = |i: usize, name: &str| -> PathBuf {
-        if dirs.is_empty() || Path::new(name).is_absolute() {
-            PathBuf::from(name)
-        } else {
-            Path::new(&dirs[i % dirs.len()]).join(name)
-        }
-    };
-    if !spec.file.filenames.is_empty() {
-        return spec
-            .file
+    let f = &spec.file;
+    if !f.filenames.is_empty() {
+        return f
             .filenames
             .iter()
-            .enumerate()
-            .map(|(i, n)| in_dir(i, n))
+            .map(|n| f.path_of(n, false, clone))
             .collect();
     }
-    (0..spec.file.nrfiles)
+    (0..f.nrfiles)
         .map(|i| {
-            in_dir(
-                i as usize,
-                &format_name(&spec.file.filename_format, &spec.name, clone, i),
+            f.path_of(
+                &format_name(&f.filename_format, &spec.name, clone, i),
+                true,
+                clone,
             )
         })
         .collect()
 }
-
-/// Size used with `fill_device` where nothing bounds the target.
-const FILL_UNBOUNDED: u64 = 1 << 60;
 
 /// Free bytes on the filesystem that holds (or will hold) `path`.
 fn free_space(path: &Path) -> u64 {
@@ -421,67 +409,54 @@ fn free_space(path: &Path) -> u64 {
     (st.f_bavail as u64).saturating_mul(st.f_frsize as u64)
 }
 
-fn percent_of(p: f64, total: u64) -> u64 {
-    (total as f64 * p / 100.0) as u64
-}
-
-/// The smallest block size the job uses (alignment of sizes and offsets).
-fn min_bs(spec: &JobSpec) -> u64 {
-    crate::job::spec::Ddir::ALL
-        .iter()
-        .filter(|d| spec.io.rw.has(**d))
-        .map(|d| spec.io.bs[d.idx()].min())
-        .min()
-        .unwrap_or(4096)
-        .max(1)
-}
-
-/// Plans one clone's files and how much I/O it does.
+/// Plans one clone's files and how much I/O it does (`region::layout`).
 ///
-/// `created` holds the sizes earlier jobs will give files that do not
-/// exist yet, so a later job's `size=N%`, percentage offsets and
-/// `file_append` see the file as it will be when that job starts.
+/// `created` holds the sizes earlier jobs (and earlier clones) will give
+/// files that do not exist yet, so a later job's `size=N%`, percentage
+/// offsets, `filesize` and `file_append` see the file as it will be when
+/// that job starts. `thread_number` is the clone's place among all the
+/// run's clones, from 1.
 fn plan_files(
     spec: &JobSpec,
     clone: u32,
+    thread_number: u64,
     seed: u64,
     created: &HashMap<PathBuf, u64>,
 ) -> Result<(Vec<PlannedFile>, Limits), RunError> {
     let paths = clone_paths(spec, clone);
     let (probed, seens) = probe_targets(spec, &paths, created)?;
-    let bs = min_bs(spec);
-    let per_file = region_sizes(spec, &paths, &probed, bs, seed)?;
-    let sized = spec.file.size.is_some() || spec.file.filesize.is_some() || spec.file.fill_device;
-    let align = if spec.file.offset_align > 0 {
-        spec.file.offset_align
-    } else {
-        bs
-    };
-    let mut files = Vec::with_capacity(paths.len());
-    let mut total = 0u64;
-    for (((path, (kind, existing)), want), seen) in
-        paths.into_iter().zip(probed).zip(per_file).zip(seens)
-    {
-        let target = Target {
-            path: &path,
-            kind,
-            existing,
-            want,
-        };
-        let (start, len, needed) = file_region(spec, clone, &target, sized, align)?;
-        total += len;
-        files.push(PlannedFile {
+    let fill = spec.file.fill_device && spec.file.size.is_none();
+    let targets: Vec<Probed> = paths
+        .iter()
+        .zip(&probed)
+        .map(|(path, (kind, size))| Probed {
+            path,
+            kind: *kind,
+            size: *size,
+            free: if fill { free_space(path) } else { 0 },
+        })
+        .collect();
+    let layout = region::layout(spec, clone, thread_number, seed, &targets)?;
+    let files = paths
+        .into_iter()
+        .zip(probed)
+        .zip(seens)
+        .zip(layout.files)
+        .map(|(((path, (kind, existing)), seen), r)| PlannedFile {
             path,
             kind,
             existing_size: existing,
-            needed_size: needed,
-            region: Region { start, len },
+            needed_size: r.needed,
+            region: Region {
+                start: r.start,
+                len: r.len,
+            },
             seen,
             run_token: None,
             shared: false,
-        });
-    }
-    Ok((files, io_limits(spec, total)))
+        })
+        .collect();
+    Ok((files, layout.limits))
 }
 
 /// The paths of one clone's files (names only for a diskless engine).
@@ -533,202 +508,6 @@ fn probe_targets(
     Ok((probed, seens))
 }
 
-/// Size of each file's region: from `filesize`, `size` (bytes or a
-/// percentage of each target), `fill_device`, or the targets' sizes.
-fn region_sizes(
-    spec: &JobSpec,
-    paths: &[PathBuf],
-    probed: &[(TargetKind, u64)],
-    bs: u64,
-    seed: u64,
-) -> Result<Vec<u64>, RunError> {
-    let n = paths.len() as u64;
-    let job = &spec.name;
-    let targets = paths.iter().zip(probed);
-    Ok(match (spec.file.size, spec.file.filesize) {
-        (size, Some(range)) => filesize_sizes(size, range, n, bs, seed),
-        (Some(SizeOrPercent::Bytes(total)), None) => vec![total / n.max(1); n as usize],
-        (Some(SizeOrPercent::Percent(p)), None) => {
-            let mut v = Vec::new();
-            for (path, (kind, size)) in targets {
-                let unknown =
-                    matches!(kind, TargetKind::None | TargetKind::Char | TargetKind::Fifo)
-                        || (*kind == TargetKind::Missing && *size == 0);
-                if unknown {
-                    return Err(RunError::Plan(format!(
-                        "job '{job}': size={p}% needs an existing file or device, and '{}' has no size",
-                        path.display()
-                    )));
-                }
-                v.push(percent_of(p, *size));
-            }
-            v
-        }
-        (None, None) if spec.file.fill_device => {
-            // Until the device or filesystem is full (ENOSPC ends the job).
-            targets
-                .map(|(path, (kind, size))| match kind {
-                    TargetKind::Block => *size,
-                    TargetKind::Regular | TargetKind::Missing => {
-                        (free_space(path).saturating_add(*size) / n.max(1)).max(bs)
-                    }
-                    _ => FILL_UNBOUNDED,
-                })
-                .collect()
-        }
-        (None, None) => {
-            let mut v = Vec::new();
-            for (path, (kind, size)) in targets {
-                match kind {
-                    TargetKind::Regular | TargetKind::Block | TargetKind::Missing if *size > 0 => {
-                        v.push(*size)
-                    }
-                    _ => {
-                        return Err(RunError::Plan(format!(
-                            "job '{job}': no size given and '{}' {} (set size= or filesize=)",
-                            path.display(),
-                            if *kind == TargetKind::Missing {
-                                "does not exist"
-                            } else {
-                                "has no known size"
-                            }
-                        )))
-                    }
-                }
-            }
-            v
-        }
-    })
-}
-
-/// `filesize=lo-hi`: each of `n` files gets a random size in the range
-/// (in whole blocks), of which `size=N%` takes that share.
-fn filesize_sizes(
-    size: Option<SizeOrPercent>,
-    (lo, hi): (u64, u64),
-    n: u64,
-    bs: u64,
-    seed: u64,
-) -> Vec<u64> {
-    let mut rng = Rng::stream(seed, 99);
-    (0..n)
-        .map(|_| {
-            let v = if lo == hi {
-                lo
-            } else {
-                // A random size in the range, in whole blocks.
-                let v = lo + rng.below(hi - lo + 1);
-                if v >= bs {
-                    v / bs * bs
-                } else {
-                    v
-                }
-            };
-            // size=N% of each file's size, in whole blocks, as fio
-            // sizes them.
-            match size {
-                Some(SizeOrPercent::Percent(p)) => {
-                    let part = percent_of(p, v);
-                    if part >= bs {
-                        part / bs * bs
-                    } else {
-                        part
-                    }
-                }
-                _ => v,
-            }
-        })
-        .collect()
-}
-
-/// One probed target and the size of region planned for it.
-struct Target<'p> {
-    path: &'p Path,
-    kind: TargetKind,
-    existing: u64,
-    want: u64,
-}
-
-/// Where a clone's I/O to one file starts, how long it is, and the size
-/// the file needs: `offset`, `offset_increment` per clone, `file_append`,
-/// bounded by a device's (or unsized regular file's) end.
-fn file_region(
-    spec: &JobSpec,
-    clone: u32,
-    t: &Target,
-    sized: bool,
-    align: u64,
-) -> Result<(u64, u64, u64), RunError> {
-    let job = &spec.name;
-    let (kind, existing, want) = (t.kind, t.existing, t.want);
-    // Percentages are of the target's size (the planned size when new).
-    let basis = if existing > 0 { existing } else { want };
-    let base_off = match spec.file.offset {
-        SizeOrPercent::Bytes(b) => b,
-        SizeOrPercent::Percent(p) => percent_of(p, basis) / align * align,
-    };
-    let inc = match spec.file.offset_increment {
-        SizeOrPercent::Bytes(b) => b,
-        SizeOrPercent::Percent(p) => percent_of(p, basis),
-    };
-    let mut start = base_off + inc * clone as u64;
-    if spec.file.file_append && matches!(kind, TargetKind::Regular | TargetKind::Missing) {
-        start += existing;
-    }
-    let beyond = || {
-        format!(
-            "job '{job}': offset {start} is beyond the end of '{}' ({})",
-            t.path.display(),
-            human_bytes(existing, false)
-        )
-    };
-    let (len, needed) = match kind {
-        TargetKind::Block => {
-            if start >= existing {
-                return Err(RunError::Plan(beyond()));
-            }
-            let end = if sized {
-                (start + want).min(existing)
-            } else {
-                existing
-            };
-            (end - start, existing)
-        }
-        TargetKind::Regular if !sized => {
-            if start >= existing {
-                return Err(RunError::Plan(beyond()));
-            }
-            (existing - start, existing)
-        }
-        _ => (want, start + want),
-    };
-    if len == 0 {
-        return Err(RunError::Plan(format!(
-            "job '{job}': '{}' leaves no bytes to do I/O to",
-            t.path.display()
-        )));
-    }
-    Ok((start, len, needed))
-}
-
-/// How much I/O a loop does (`size` or the regions' total) and
-/// `io_size` when given.
-fn io_limits(spec: &JobSpec, total: u64) -> Limits {
-    let size_limit = match spec.file.size {
-        Some(SizeOrPercent::Bytes(b)) => b,
-        _ => total,
-    };
-    let io_size = match spec.file.io_size {
-        Some(SizeOrPercent::Bytes(b)) if b > 0 => Some(b),
-        Some(SizeOrPercent::Percent(p)) => Some(percent_of(p, total).max(1)),
-        _ => None,
-    };
-    Limits {
-        bytes: io_size.unwrap_or(size_limit),
-        io_size,
-    }
-}
-
 /// Builds the plan for a list of jobs.
 pub fn plan(jobs: &[JobSpec]) -> Result<Plan, RunError> {
     plan_at(jobs, &Placement::default())
@@ -776,6 +555,8 @@ pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, RunError> {
         let elsewhere = Elsewhere::of(jobs, ji, place);
         for local in 0..spec.ctl.numjobs {
             let clone = place.rank * spec.ctl.numjobs + local;
+            let clones = spec.ctl.numjobs as u64 * place.ranks as u64;
+            let thread_number = clones_before + fio_thread_number(clone as u64, clones);
             let mut job = PlannedJob {
                 spec: spec.clone(),
                 job_index: ji,
@@ -794,7 +575,7 @@ pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, RunError> {
                 dedupe_share: None,
                 run_token: place.run_token.clone(),
             };
-            plan_clone_io(&mut job, &iologs, &created)?;
+            plan_clone_io(&mut job, thread_number, &iologs, &created)?;
             elsewhere.mark(&mut job, local);
             note_created(&mut created, &job);
             note_write_iolog(&spec, phase, &mut iologs)?;
@@ -806,6 +587,18 @@ pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, RunError> {
     share_dedupe_sets(&mut plan);
     super::safety::check(&plan)?;
     Ok(plan)
+}
+
+/// The place (from 1) fio gives clone `k` of a job's `n` clones among
+/// them: the first clone, then the others from the last down (fio makes
+/// clone `n - 1` second), so draws seeded by it (`filesize` ranges) are
+/// the same for the same clone.
+fn fio_thread_number(k: u64, n: u64) -> u64 {
+    if k == 0 {
+        1
+    } else {
+        1 + n - k
+    }
 }
 
 /// `wait_for`: the index of the last job before job `ji` with that name.
@@ -862,6 +655,7 @@ fn clone_seed(spec: &JobSpec, planned: usize) -> u64 {
 /// planned from its options.
 fn plan_clone_io(
     job: &mut PlannedJob,
+    thread_number: u64,
     iologs: &[(PathBuf, u32, String)],
     created: &HashMap<PathBuf, u64>,
 ) -> Result<(), RunError> {
@@ -879,7 +673,7 @@ fn plan_clone_io(
             None => resolve_replay(job)?,
         }
     } else {
-        (job.files, job.limits) = plan_files(&spec, job.clone, job.seed, created)?;
+        (job.files, job.limits) = plan_files(&spec, job.clone, thread_number, job.seed, created)?;
     }
     Ok(())
 }
@@ -1012,6 +806,48 @@ mod tests {
             }
         );
         assert_eq!(p.jobs[0].files[0].needed_size, (1 << 20) + (256 << 10));
+    }
+
+    #[test]
+    fn the_directory_prefixes_even_an_absolute_file_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        let s = spec(&[("size", "64k"), ("directory", d), ("filename", "/dev/null")]);
+        let p = plan(&[s]).unwrap();
+        assert_eq!(p.jobs[0].files[0].path, dir.path().join("dev/null"));
+        assert_eq!(p.jobs[0].files[0].kind, TargetKind::Missing);
+    }
+
+    #[test]
+    fn generated_names_go_in_the_clones_directory_given_names_in_the_first() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let dirs = format!("{}:{}", a.path().display(), b.path().display());
+        let s = spec(&[
+            ("size", "64k"),
+            ("directory", &dirs),
+            ("nrfiles", "2"),
+            ("numjobs", "2"),
+        ]);
+        let p = plan(&[s]).unwrap();
+        let paths: Vec<_> = p
+            .jobs
+            .iter()
+            .flat_map(|j| &j.files)
+            .map(|f| &f.path)
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                &a.path().join("t.0.0"),
+                &a.path().join("t.0.1"),
+                &b.path().join("t.1.0"),
+                &b.path().join("t.1.1")
+            ]
+        );
+        let s = spec(&[("size", "64k"), ("directory", &dirs), ("filename", "x:y")]);
+        let p = plan(&[s]).unwrap();
+        let paths: Vec<_> = p.jobs[0].files.iter().map(|f| &f.path).collect();
+        assert_eq!(paths, [&a.path().join("x"), &a.path().join("y")]);
     }
 
     #[test]

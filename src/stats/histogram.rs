@@ -46,6 +46,17 @@ pub fn bucket_value(idx: usize) -> u64 {
     base + ((within + 0.5) * (1u64 << shift) as f64) as u64
 }
 
+/// Smallest value of a bucket; `bucket_start(idx + 1)` ends it
+/// (`bucket_start(NR)` ends the last one).
+pub fn bucket_start(idx: usize) -> u64 {
+    if idx < 2 * PER_GROUP {
+        return idx as u64;
+    }
+    let shift = (idx / PER_GROUP - 1) as u32;
+    let within = (idx % PER_GROUP) as u64;
+    (1u64 << (shift + BITS)) + (within << shift)
+}
+
 /// Running min/max/mean/stddev of samples; exact and mergeable.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
@@ -420,6 +431,17 @@ mod tests {
         assert_eq!(bucket_of(127), 127);
         assert_eq!(bucket_of(128), 128);
         assert_eq!(bucket_of(u64::MAX), NR - 1);
+    }
+
+    #[test]
+    fn bucket_starts_bound_their_buckets() {
+        for idx in 0..NR - 1 {
+            let (lo, hi) = (bucket_start(idx), bucket_start(idx + 1));
+            assert_eq!(bucket_of(lo), idx, "start of {idx}");
+            assert_eq!(bucket_of(hi - 1), idx, "end of {idx}");
+            assert!(lo <= bucket_value(idx) && bucket_value(idx) < hi);
+        }
+        assert_eq!(bucket_start(NR), 1 << 34);
     }
 
     #[test]

@@ -12,8 +12,9 @@
 //!   "warnings": [ {"kind", "job", "message"} ],   cache honesty
 //!   "environment": { "host": {…}, "targets": [ {…} ] },
 //!   "interrupted": false,
-//!   "tests": [ { "name", "section", "direction", "params": {rw, bs, iodepth,
-//!                numjobs, ioengine, direct},
+//!   "tests": [ { "name", "section", "direction", "params": {every job option
+//!                that defines the test: rw, rwmixread, bs, bssplit, iodepth, numjobs,
+//!                size, runtime, ioengine, direct, fdatasync, …},
 //!                "passes": [ {"bw_bytes", "iops", "lat_mean_ns", "lat_p99_ns"} … ],
 //!                "summary": { metric: {"n", "median", "q1", "q3", "min", "max"} } } ],
 //!   "cluster": { "ranks", "hosts": [ {"hostname", "ranks"} ], "spread_over" }
@@ -134,14 +135,7 @@ pub fn build(info: BundleInfo, out: &SuiteOutcome) -> Value {
                 "name": t.test.label,
                 "section": t.test.section,
                 "direction": d.dir,
-                "params": {
-                    "rw": t.params.rw,
-                    "bs": t.params.bs,
-                    "iodepth": t.params.iodepth,
-                    "numjobs": t.params.numjobs,
-                    "ioengine": t.params.ioengine,
-                    "direct": t.params.direct,
-                },
+                "params": t.params.to_json(),
                 "passes": d.passes.iter().map(|m| m.to_json()).collect::<Vec<_>>(),
                 "summary": summary,
             });

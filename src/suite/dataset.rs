@@ -132,66 +132,197 @@ pub struct Detail {
     pub timeline: Option<Series>,
 }
 
-/// What a job was asked to do (as written in its options).
+/// What a job was asked to do: every option that defines its I/O, as
+/// its options were written (the global ones, then its own overriding
+/// them), in a fixed order for the usual ones (`LEAD`) and then as given.
+/// Options that only name, place, group or report a job (its name, files
+/// and directory, logs, percentiles, `group_reporting`, …: see
+/// [`defines_the_test`]) are left out. A switch given bare (`time_based`)
+/// has an empty value.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Params {
-    pub rw: String,
-    pub bs: String,
-    pub iodepth: String,
-    pub numjobs: String,
-    pub ioengine: String,
-    pub direct: String,
-    /// fio's size text, e.g. "8m" (empty: not given).
-    pub size: String,
-    /// fio's runtime text with its unit, e.g. "2s" (empty: not given).
-    pub runtime: String,
-    /// "1" when the job is time_based.
-    pub time_based: String,
+pub struct Params(pub Vec<(String, String)>);
+
+/// The options shown first, in this order.
+const LEAD: [&str; 14] = [
+    "rw",
+    "rwmixread",
+    "rwmixwrite",
+    "bs",
+    "bsrange",
+    "bssplit",
+    "iodepth",
+    "numjobs",
+    "size",
+    "runtime",
+    "time_based",
+    "ioengine",
+    "direct",
+    "io_size",
+];
+
+/// Options that name, place, group or report a job without changing the
+/// I/O it does.
+const NOT_DEFINING: &[&str] = &[
+    "name",
+    "description",
+    "filename",
+    "directory",
+    "opendir",
+    "filename_format",
+    "unique_filename",
+    "allow_file_create",
+    "allow_mounted_write",
+    "allow_destroy_data",
+    "allow_special_files",
+    "unlink",
+    "unlink_each_loop",
+    "stonewall",
+    "new_group",
+    "wait_for",
+    "group_reporting",
+    "exitall",
+    "exitall_on_error",
+    "exit_what",
+    "thread",
+    "stats",
+    "disk_util",
+    "unified_rw_reporting",
+    "percentile_list",
+    "clat_percentiles",
+    "lat_percentiles",
+    "slat_percentiles",
+    "disable_lat",
+    "disable_clat",
+    "disable_slat",
+    "disable_bw_measurement",
+    "gtod_reduce",
+    "significant_figures",
+    "bwavgtime",
+    "iopsavgtime",
+    "write_iolog",
+    "kb_base",
+    "unit_base",
+    "clocksource",
+    "gtod_cpu",
+];
+
+/// The canonical name of an option (aliases resolved through the option
+/// table; names it does not know stay as given).
+fn canonical(name: &str) -> &str {
+    crate::job::options::lookup(name).map_or(name, |d| d.name)
 }
 
-/// A size as fio writes it (`8m`, `1g`), from what a job file or JSON
-/// holds ("8m", "8388608", "8M"); other text (percentages) unchanged.
-fn size_option(v: &str) -> String {
-    match crate::job::value::parse_size(v, 1024) {
-        Ok(b) if b > 0 => super::presets::size_text(b),
-        _ => v.to_string(),
-    }
+/// Whether an option changes the I/O a job does (and so tells two tests
+/// apart): everything but what names, places, groups or reports a job,
+/// and every log option.
+pub fn defines_the_test(name: &str) -> bool {
+    use crate::job::options::{lookup, Category};
+    let c = canonical(name);
+    !NOT_DEFINING.contains(&c) && lookup(c).is_none_or(|d| d.category != Category::Logs)
 }
 
-/// A time with its unit (`2s`, `500ms`): fio takes a bare number as
-/// seconds.
-fn time_option(v: &str) -> String {
-    match crate::job::value::parse_time_us(v, crate::job::value::TimeUnit::Sec) {
-        Ok(us) if us > 0 => super::presets::time_text(us),
+/// A value in fio's spelling with its unit: sizes as `8m`, times as `2s`
+/// or `500ms` (fio takes a bare number in the option's own unit); other
+/// text (percentages, lists) unchanged.
+fn option_text(name: &str, v: &str) -> String {
+    use crate::job::options::{lookup, Kind};
+    match lookup(name).map(|d| d.kind) {
+        Some(Kind::Size) => match crate::job::value::parse_size(v, 1024) {
+            Ok(b) if b > 0 => super::presets::size_text(b),
+            _ => v.to_string(),
+        },
+        Some(Kind::Time(unit)) => match crate::job::value::parse_time_us(v, unit) {
+            Ok(us) if us > 0 => super::presets::time_text(us),
+            _ => v.to_string(),
+        },
         _ => v.to_string(),
     }
 }
 
 impl Params {
-    /// The options as `name=value` in fio's spelling, size and runtime
-    /// included (with `time_based` when the job runs for its runtime).
-    pub fn describe(&self) -> String {
-        let mut parts = Vec::new();
-        let size = size_option(&self.size);
-        let runtime = time_option(&self.runtime);
-        for (k, v) in [
-            ("rw", &self.rw),
-            ("bs", &self.bs),
-            ("iodepth", &self.iodepth),
-            ("numjobs", &self.numjobs),
-            ("size", &size),
-            ("runtime", &runtime),
-            ("ioengine", &self.ioengine),
-            ("direct", &self.direct),
-        ] {
-            if !v.is_empty() {
-                parts.push(format!("{k}={v}"));
-            }
-            if k == "runtime" && !v.is_empty() && !self.time_based.is_empty() {
-                parts.push("time_based".into());
+    /// From fio's `global options` and a job's `job options` objects.
+    pub fn from_options(global: &Value, job: &Value) -> Params {
+        let mut p = Params::default();
+        for m in [global, job].into_iter().filter_map(Value::as_object) {
+            for (k, v) in m {
+                p.set(k, &s(v));
             }
         }
-        parts.join(" ")
+        p.sorted()
+    }
+
+    /// From an object of option names and text values (a results
+    /// bundle's test `params`).
+    pub fn from_json(v: &Value) -> Params {
+        Params::from_options(&Value::Null, v)
+    }
+
+    pub fn to_json(&self) -> Value {
+        Value::Object(
+            self.0
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect(),
+        )
+    }
+
+    /// Sets an option that defines the test (others are ignored),
+    /// replacing an earlier value of it or of an alias.
+    fn set(&mut self, k: &str, v: &str) {
+        if !defines_the_test(k) {
+            return;
+        }
+        let c = canonical(k);
+        match self.0.iter_mut().find(|(x, _)| canonical(x) == c) {
+            Some(e) => *e = (k.to_string(), v.to_string()),
+            None => self.0.push((k.to_string(), v.to_string())),
+        }
+    }
+
+    fn sorted(mut self) -> Params {
+        let rank = |k: &str| {
+            LEAD.iter()
+                .position(|l| *l == canonical(k))
+                .unwrap_or(LEAD.len())
+        };
+        // Stable: options outside LEAD keep their order.
+        self.0.sort_by_key(|(k, _)| rank(k));
+        self
+    }
+
+    /// The value of an option (by its name or an alias), "" when not set.
+    pub fn get(&self, k: &str) -> &str {
+        let c = canonical(k);
+        self.0
+            .iter()
+            .find(|(x, _)| canonical(x) == c)
+            .map_or("", |(_, v)| v.as_str())
+    }
+
+    /// These options, with those of `other` this one lacks.
+    pub fn or(mut self, other: &Params) -> Params {
+        for (k, v) in &other.0 {
+            if !self.0.iter().any(|(x, _)| canonical(x) == canonical(k)) {
+                self.0.push((k.clone(), v.clone()));
+            }
+        }
+        self.sorted()
+    }
+
+    /// The options as `name=value` in fio's spelling (sizes and times with
+    /// their units), switches bare.
+    pub fn describe(&self) -> String {
+        self.0
+            .iter()
+            .map(|(k, v)| {
+                if v.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{k}={}", option_text(k, v))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 
@@ -252,6 +383,12 @@ pub struct Dataset {
     /// "fio", "iomark", "quick", "suite" or "sweep".
     pub kind: String,
     pub title: String,
+    /// The run's label (`label` of a results bundle, `iomark.label` of a
+    /// job's JSON), "" when it has none.
+    pub label: String,
+    /// The host it ran on, as it described itself ("" when unknown: fio's
+    /// own JSON does not say).
+    pub host: String,
     pub version: String,
     pub time: String,
     pub environment: Option<Value>,
@@ -318,6 +455,11 @@ pub fn from_value(v: &Value, source: &str) -> Result<Dataset, String> {
         version: s(&v["fio version"]),
         time: s(&v["time"]),
         environment: v.pointer("/iomark/environment").cloned(),
+        label: v.pointer("/iomark/label").map(s).unwrap_or_default(),
+        host: v
+            .pointer("/iomark/environment/host/hostname")
+            .map(s)
+            .unwrap_or_default(),
         interrupted: v
             .get("interrupted")
             .and_then(Value::as_bool)
@@ -448,32 +590,6 @@ pub fn dir_metrics(d: &Value) -> Option<(Metrics, Detail)> {
     ))
 }
 
-fn params(job: &Value, global: &Value) -> Params {
-    let get = |k: &str| -> String {
-        job.pointer(&format!("/job options/{k}"))
-            .or_else(|| global.get(k))
-            .map(s)
-            .unwrap_or_default()
-    };
-    Params {
-        rw: get("rw"),
-        bs: get("bs"),
-        iodepth: get("iodepth"),
-        numjobs: get("numjobs"),
-        ioengine: get("ioengine"),
-        direct: get("direct"),
-        size: get("size"),
-        runtime: get("runtime"),
-        time_based: if job.pointer("/job options/time_based").is_some()
-            || global.get("time_based").is_some()
-        {
-            "1".into()
-        } else {
-            String::new()
-        },
-    }
-}
-
 /// A job that syncs its writes: its latency figures become those of a
 /// write plus the sync that makes it durable (`iomark.sync_writes`),
 /// which is what a table about synchronous writes is about.
@@ -556,7 +672,7 @@ pub fn items_of_doc(doc: &Value) -> Vec<(Item, Detail)> {
         } else {
             format!("{name}#{}", n + 1)
         };
-        let p = params(job, &global);
+        let p = Params::from_options(&global, &job["job options"]);
         for dir in ["read", "write", "trim"] {
             let Some((m, mut detail)) = dir_metrics(&job[dir]) else {
                 continue;
@@ -591,6 +707,11 @@ fn from_bundle(v: &Value, source: &str) -> Result<Dataset, String> {
         version: s(&v["iomark version"]),
         time: s(&v["time"]),
         environment: v.get("environment").cloned(),
+        label: v.get("label").map(s).unwrap_or_default(),
+        host: v
+            .pointer("/environment/host/hostname")
+            .map(s)
+            .unwrap_or_default(),
         warnings: warning_texts(v.get("warnings")),
         notes: v["notes"]
             .as_array()
@@ -654,42 +775,117 @@ fn from_bundle(v: &Value, source: &str) -> Result<Dataset, String> {
                 Some((*no, t))
             })
             .collect();
-        // Size and runtime come from the pass's own job options when the
-        // test's params do not hold them.
+        // Every defining option comes from the pass's own job options;
+        // the test's params (older results held only a few) fill gaps.
         let run_params = passes
             .iter()
             .find_map(|(_, f)| f.as_ref().map(|(i, _)| i.params.clone()))
             .unwrap_or_default();
-        let pv = &t["params"];
-        let or_run = |k: &str, run: &String| {
-            let v = s(&pv[k]);
-            if v.is_empty() {
-                run.clone()
-            } else {
-                v
-            }
-        };
         d.items.push(Item {
             key: format!("{section}/{dir}"),
             name: s(&t["name"]),
             dir,
-            params: Params {
-                rw: or_run("rw", &run_params.rw),
-                bs: or_run("bs", &run_params.bs),
-                iodepth: or_run("iodepth", &run_params.iodepth),
-                numjobs: or_run("numjobs", &run_params.numjobs),
-                ioengine: or_run("ioengine", &run_params.ioengine),
-                direct: or_run("direct", &run_params.direct),
-                size: or_run("size", &run_params.size),
-                runtime: or_run("runtime", &run_params.runtime),
-                time_based: or_run("time_based", &run_params.time_based),
-            },
+            params: run_params.or(&Params::from_json(&t["params"])),
             samples,
             detail,
             pass_timelines,
         });
     }
     Ok(d)
+}
+
+/// A ctime date ("Thu Jul 10 12:34:56 2025", as fio and iomark write
+/// `time`) as "2025-07-10 12:34:56"; other text unchanged.
+pub fn short_time(t: &str) -> String {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let f: Vec<&str> = t.split_whitespace().collect();
+    let parsed = match f.as_slice() {
+        [_, mon, day, hms, year] => MONTHS
+            .iter()
+            .position(|m| m == mon)
+            .zip(day.parse::<u32>().ok())
+            .filter(|_| hms.len() == 8 && year.len() == 4)
+            .map(|(m, d)| format!("{year}-{:02}-{d:02} {hms}", m + 1)),
+        _ => None,
+    };
+    parsed.unwrap_or_else(|| t.trim().to_string())
+}
+
+impl Dataset {
+    /// Where and when it ran: "host, 2025-07-10 12:34:56" (either part
+    /// alone when the other is unknown).
+    pub fn host_time(&self) -> String {
+        [self.host.clone(), short_time(&self.time)]
+            .into_iter()
+            .filter(|x| !x.is_empty())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The file it was read from, without its directory.
+    pub fn file_name(&self) -> String {
+        Path::new(&self.source)
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.source.clone())
+    }
+
+    /// Names for this run, from the shortest: its label, else where and
+    /// when it ran; then with more detail (where and when, the file).
+    fn run_name_candidates(&self) -> Vec<String> {
+        let (l, ht, f) = (self.label.trim(), self.host_time(), self.file_name());
+        let mut v = match (l.is_empty(), ht.is_empty()) {
+            (false, false) => vec![
+                l.to_string(),
+                format!("{l} ({ht})"),
+                format!("{l} ({ht}, {f})"),
+            ],
+            (false, true) => vec![l.to_string(), format!("{l} ({f})")],
+            (true, false) => vec![ht.clone(), format!("{ht} ({f})")],
+            (true, true) => vec![f],
+        };
+        v.dedup();
+        v
+    }
+}
+
+/// A name for each run of a report that tells them apart: its label,
+/// else its host and time; runs that would share a name get more detail
+/// (host and time after a label, then the file name), and any still alike
+/// a number ("#2").
+pub fn run_names(sets: &[Dataset]) -> Vec<String> {
+    let cands: Vec<Vec<String>> = sets.iter().map(Dataset::run_name_candidates).collect();
+    let mut level = vec![0usize; sets.len()];
+    loop {
+        let names: Vec<&String> = cands.iter().zip(&level).map(|(c, l)| &c[*l]).collect();
+        let mut moved = false;
+        for i in 0..sets.len() {
+            let shared = names.iter().filter(|n| **n == names[i]).count() > 1;
+            if shared && level[i] + 1 < cands[i].len() {
+                level[i] += 1;
+                moved = true;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    for (c, l) in cands.iter().zip(&level) {
+        let base = &c[*l];
+        let n = out
+            .iter()
+            .filter(|x| *x == base || x.starts_with(&format!("{base} #")))
+            .count();
+        out.push(if n == 0 {
+            base.clone()
+        } else {
+            format!("{base} #{}", n + 1)
+        });
+    }
+    out
 }
 
 /// Index of the sample whose bandwidth is the (lower) median.
@@ -776,8 +972,12 @@ mod tests {
         assert_eq!(d.items.len(), 2);
         let a = &d.items[0];
         assert_eq!(a.key, "a/read");
-        assert_eq!(a.params.bs, "4k");
-        assert_eq!(a.params.iodepth, "8");
+        assert_eq!(a.params.get("bs"), "4k");
+        assert_eq!(a.params.get("iodepth"), "8");
+        assert_eq!(
+            a.params.describe(),
+            "rw=randrw bs=4k iodepth=8 ioengine=libaio"
+        );
         let m = a.samples[0];
         assert_eq!(m.bw_bytes, 409600.0);
         assert_eq!(m.lat_mean_ns, 2000.0);
@@ -791,6 +991,117 @@ mod tests {
         assert_eq!(b.samples[0].bw_bytes, 20.0 * 1024.0);
         assert_eq!(b.samples[0].lat_p99_ns, 99.0);
         assert_eq!(b.detail.as_ref().unwrap().lat_kind, "lat");
+    }
+
+    #[test]
+    fn the_parameters_are_every_option_that_defines_the_test() {
+        let global = serde_json::json!({
+            "ioengine": "libaio", "direct": "1", "size": "8388608", "runtime": "2",
+            "filename": "/mnt/x/f", "group_reporting": "", "lat_percentiles": "1",
+            "write_bw_log": "oltp", "log_avg_msec": "500", "ramp_time": "500ms"});
+        let oltp = serde_json::json!({
+            "rw": "randrw", "rwmixread": "70", "bssplit": "4k/50:8k/50",
+            "iodepth": "16", "fdatasync": "4", "name": "ignored"});
+        let plain = serde_json::json!({"readwrite": "randread", "bs": "4k", "iodepth": "16"});
+        let a = Params::from_options(&global, &oltp);
+        let b = Params::from_options(&global, &plain);
+        assert_eq!(
+            a.describe(),
+            "rw=randrw rwmixread=70 bssplit=4k/50:8k/50 iodepth=16 size=8m runtime=2s \
+             ioengine=libaio direct=1 ramp_time=500ms fdatasync=4"
+        );
+        assert_eq!(
+            b.describe(),
+            "readwrite=randread bs=4k iodepth=16 size=8m runtime=2s ioengine=libaio \
+             direct=1 ramp_time=500ms"
+        );
+        assert_eq!(b.get("rw"), "randread", "aliases are the same option");
+        // A job's own value wins over the global one.
+        let own = Params::from_options(&global, &serde_json::json!({"direct": "0"}));
+        assert_eq!(own.get("direct"), "0");
+        // Round trip through a results bundle, gaps filled from older params.
+        assert_eq!(Params::from_json(&a.to_json()), a);
+        let old = Params::from_json(&serde_json::json!({"rw": "read", "bs": "1m"}));
+        assert_eq!(Params::default().or(&old).describe(), "rw=read bs=1m",);
+        assert!(!defines_the_test("write_hist_log") && !defines_the_test("log_hist_msec"));
+        assert!(defines_the_test("rate_iops") && defines_the_test("verify"));
+    }
+
+    #[test]
+    fn every_run_of_a_report_gets_a_name_that_tells_it_apart() {
+        let run = |label: &str, host: &str, time: &str, source: &str| Dataset {
+            label: label.into(),
+            host: host.into(),
+            time: time.into(),
+            source: source.into(),
+            title: "CrystalDiskMark-style quick test".into(),
+            ..Dataset::default()
+        };
+        assert_eq!(
+            short_time("Thu Jul 10 09:04:05 2025"),
+            "2025-07-10 09:04:05"
+        );
+        assert_eq!(short_time("yesterday"), "yesterday");
+        // Labels when they differ.
+        let sets = [
+            run("before", "db1", "Thu Jul 10 09:04:05 2025", "d/a.json"),
+            run("after", "db1", "Fri Jul 11 09:04:05 2025", "d/b.json"),
+        ];
+        assert_eq!(run_names(&sets), ["before", "after"]);
+        // Unlabelled runs by host and time; a shared label gets them too.
+        let sets = [
+            run("", "db1", "Thu Jul 10 09:04:05 2025", "a.json"),
+            run("", "db2", "Thu Jul 10 09:04:05 2025", "b.json"),
+            run("nightly", "db1", "Thu Jul 10 10:00:00 2025", "c.json"),
+            run("nightly", "db1", "Fri Jul 11 10:00:00 2025", "d.json"),
+            run("weekly", "db1", "Fri Jul 11 10:00:00 2025", "e.json"),
+        ];
+        assert_eq!(
+            run_names(&sets),
+            [
+                "db1, 2025-07-10 09:04:05",
+                "db2, 2025-07-10 09:04:05",
+                "nightly (db1, 2025-07-10 10:00:00)",
+                "nightly (db1, 2025-07-11 10:00:00)",
+                "weekly",
+            ]
+        );
+        // The same time on the same host: the file; the same file: a number.
+        let sets = [
+            run("", "h", "Thu Jul 10 09:04:05 2025", "x/a.json"),
+            run("", "h", "Thu Jul 10 09:04:05 2025", "x/b.json"),
+            run("", "h", "Thu Jul 10 09:04:05 2025", "x/b.json"),
+            run("", "", "", "fio.json"),
+        ];
+        assert_eq!(
+            run_names(&sets),
+            [
+                "h, 2025-07-10 09:04:05 (a.json)",
+                "h, 2025-07-10 09:04:05 (b.json)",
+                "h, 2025-07-10 09:04:05 (b.json) #2",
+                "fio.json",
+            ]
+        );
+    }
+
+    #[test]
+    fn labels_are_read_from_bundles_and_job_results() {
+        let job: Value = serde_json::from_str(
+            r#"{"jobs": [], "time": "Thu Jul 10 09:04:05 2025",
+                "iomark": {"label": "fw-1.2", "environment": {"host": {"hostname": "db1"}}}}"#,
+        )
+        .unwrap();
+        let d = from_value(&job, "j.json").unwrap();
+        assert_eq!((d.label.as_str(), d.host.as_str()), ("fw-1.2", "db1"));
+        let bundle: Value = serde_json::from_str(
+            r#"{"kind": "quick", "tests": [], "label": "base", "time": "x",
+                "environment": {"host": {"hostname": "h2"}}}"#,
+        )
+        .unwrap();
+        let d = from_value(&bundle, "q.json").unwrap();
+        assert_eq!((d.label.as_str(), d.host.as_str()), ("base", "h2"));
+        let fio = parse_text(DOC, "f.json").unwrap();
+        assert_eq!((fio.label.as_str(), fio.host.as_str()), ("", ""));
     }
 
     #[test]

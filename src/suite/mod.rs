@@ -8,7 +8,7 @@
 //!
 //! Benchmarks generate a fio job file and run it through the normal job
 //! pipeline (`pipeline`), several passes per test (`runner`), then write
-//! a results bundle (`bundle`) and its HTML report (`html`). This module
+//! a results bundle (`bundle`) and its HTML report (`report::html`). This module
 //! owns no I/O logic of its own: everything that touches the target goes
 //! through the job pipeline.
 
@@ -17,7 +17,6 @@ pub mod bundle;
 pub mod compare;
 pub mod dataset;
 pub mod eta;
-pub mod html;
 pub mod logs;
 pub mod pipeline;
 pub mod presets;
@@ -27,9 +26,13 @@ pub mod report_cmd;
 pub mod runner;
 pub mod stats;
 pub mod suite_cmd;
-pub mod svg;
 pub mod sweep;
 pub mod table;
+
+// The HTML and SVG renderers live with the other report formats; these
+// names keep `super::html` / `super::svg` working for the modules here
+// that still use them (compare).
+pub use crate::report::{html, svg};
 
 use std::path::{Path, PathBuf};
 
@@ -344,6 +347,7 @@ fn follow(b: &Bench, name: &str, run_opts: RunOptions) -> i32 {
         passes: b.passes,
         warmup_us: b.warmup_us,
         run_opts,
+        announce: false,
     };
     match runner::run_suite_on(&run, b.launch, &mut |_| {}) {
         Ok(o) => match signals::exit_code() {
@@ -449,8 +453,10 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     } else {
         String::new()
     };
+    let unit = table::BwUnit::of_tests(b.tests.iter().map(|t| t.label.as_str()));
     out.console.print(&format!(
-        "{} test(s), {} measured pass(es) each{}, engine {}, {} I/O; median of the passes shown\n",
+        "{} test(s), {} measured pass(es) each{}, engine {}, {} I/O; median of the passes \
+         shown, in {}\n",
         b.tests.len(),
         b.passes,
         warm,
@@ -459,7 +465,8 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
             "direct"
         } else {
             "buffered"
-        }
+        },
+        unit.meaning()
     ));
     let mut notes = b.target.notes.clone();
     if let Some(r) = launch.ranks() {
@@ -479,7 +486,8 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     // The cache warnings and notes of every test, once (each pass's
     // result carries its own for the JSON).
     all.ready().announce();
-    out.console.print(&format!("\n{}", table::header(label_w)));
+    out.console
+        .print(&format!("\n{}", table::header(label_w, unit)));
     let run = SuiteRun {
         jobfile: &b.jobfile,
         jobfile_name: &name,
@@ -487,6 +495,8 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         passes: b.passes,
         warmup_us: b.warmup_us,
         run_opts,
+        // Rank 0 (or this host alone) says what the passes find.
+        announce: true,
     };
     let mut print_row = |t: &runner::TestOutcome| {
         let mut rows = String::new();
@@ -495,9 +505,10 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
                 &format!("{} {}", t.test.label, d.dir),
                 label_w,
                 &d.passes,
+                unit,
             ));
             if let Some(sp) = runner::client_spread(&t.clients, &d.dir) {
-                rows.push_str(&table::spread_row(label_w, &sp));
+                rows.push_str(&table::spread_row(label_w, &sp, unit));
             }
         }
         out.console.print(&rows);

@@ -44,6 +44,10 @@ pub struct SuiteRun<'a> {
     /// Warm-up pass length (0: none).
     pub warmup_us: u64,
     pub run_opts: RunOptions,
+    /// Print on standard error, once each, the warnings a pass finds
+    /// that were not known before the run (CPU overcommit), as a job run
+    /// prints them; the caller announced the others (`Ready::announce`).
+    pub announce: bool,
 }
 
 /// One direction of one test over its passes.
@@ -195,6 +199,44 @@ pub fn pass_metrics(doc: &Value) -> (Params, Vec<(String, Metrics)>) {
     (params, out)
 }
 
+/// The warnings and notes a run found as it ran: each kind and job once
+/// (the cache warnings known before the run were announced up front).
+struct Announced(Vec<(String, String)>);
+
+impl Announced {
+    fn new(known: &[crate::host::Warning]) -> Announced {
+        Announced(
+            known
+                .iter()
+                .map(|w| (w.kind.to_string(), w.job.clone()))
+                .collect(),
+        )
+    }
+
+    /// Prints the warnings of a pass's document not printed before:
+    /// "iomark: note: …" for CPU overcommit and notes (as a job run
+    /// prints them), "iomark: warning: …" for the others.
+    fn pass(&mut self, doc: &Value) {
+        let list = doc.pointer("/iomark/warnings").and_then(Value::as_array);
+        for w in list.into_iter().flatten() {
+            let kind = w["kind"].as_str().unwrap_or("").to_string();
+            let job = w["job"].as_str().unwrap_or("").to_string();
+            if self.0.iter().any(|(k, j)| *k == kind && *j == job) {
+                continue;
+            }
+            let word = match kind.as_str() {
+                "cpu-overcommit" | "note" => "note",
+                _ => "warning",
+            };
+            output::stderr_line(&format!(
+                "iomark: {word}: {}",
+                w["message"].as_str().unwrap_or("")
+            ));
+            self.0.push((kind, job));
+        }
+    }
+}
+
 /// Why a suite will not start over an existing file.
 pub fn existing_file_message(f: &std::path::Path) -> String {
     format!(
@@ -317,6 +359,7 @@ pub fn run_suite_on(
     let mut forecast =
         eta::Forecast::of_plan(all.plan(), &sections_run, s.passes, s.warmup_us, &created);
     let mut pass_no = 0;
+    let mut announced = Announced::new(all.ready().warnings());
     let mut created = TestFiles::new(created);
     let _sweeper = launch.ranks().map(|_| RemoveOnSignal::start());
     let files_of = |section: &str| -> Vec<PathBuf> {
@@ -374,6 +417,9 @@ pub fn run_suite_on(
                 Err(e) => return Err(e),
             };
             let r = pipeline::run_on(prepared)?;
+            if s.announce {
+                announced.pass(&r.doc);
+            }
             forecast.record(pass_no, began.elapsed().as_secs_f64(), r.io_s);
             pass_no += 1;
             if r.interrupted {

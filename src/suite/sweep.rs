@@ -4,13 +4,13 @@
 //! change with the swept value: a table, SVG charts and — for queue depth
 //! and job count sweeps — the knee.
 //!
-//! **Knee**: along one series (all other parameters fixed), with points
-//! ordered by the swept value x₁ < x₂ < … and T(x) the median IOPS, the
-//! knee is the first xᵢ for which T(xᵢ₊₁) < 1.10 × T(xᵢ) — the first
-//! value after which doubling (or otherwise raising) it gains less than
-//! 10 %. No knee is reported when throughput still grows by 10 % or more
-//! at the last step ("still scaling"), or when there are fewer than two
-//! points.
+//! **Knee**: along one series (all other parameters fixed), with T(x) the
+//! median IOPS at swept value x, the knee is the smallest x with
+//! T(x) ≥ 90 % × max T — read from the whole curve, so a late rise (IOPS
+//! up 48 % between QD16 and QD64 after a flat step at QD32) moves it. When
+//! only the last point reaches 90 % of the best, the series is "still
+//! scaling" there and no knee is reported; none either with fewer than two
+//! points or no I/O.
 
 use std::ffi::OsString;
 use std::fmt::Write;
@@ -20,14 +20,15 @@ use serde_json::{json, Value};
 
 use super::presets::{self, Defaults, Render};
 use super::runner::{SuiteOutcome, SuiteTest};
-use super::svg::{self, Axis, Format, LineChart, Scale, Series};
+use super::table::BwUnit;
 use super::{args, stats, Bench};
 use crate::job::value::parse_size;
+use crate::report::svg::{self, Axis, Format, LineChart, Scale, Series};
 
-/// The gain below which throughput counts as no longer scaling.
-pub const KNEE_GAIN: f64 = 0.10;
+/// The share of the series' best median IOPS the knee reaches.
+pub const KNEE_SHARE: f64 = 0.90;
 pub const KNEE_RULE: &str =
-    "the first value after which the next step raises median IOPS by less than 10%";
+    "the smallest value whose median IOPS reaches 90% of the best median IOPS of its series";
 
 pub const DEFAULT_IODEPTHS: &str = "1,2,4,8,16,32,64,128,256";
 pub const SIZE: u64 = 1 << 30;
@@ -254,19 +255,91 @@ fn series_of(p: &Point, x: &str, dir: &str) -> String {
     parts.join(" ")
 }
 
-/// The knee of a series of (x, median throughput), sorted by x.
-pub fn knee(points: &[(f64, f64)]) -> Option<f64> {
-    points
-        .windows(2)
-        .find(|w| {
-            let (a, b) = (w[0].1, w[1].1);
-            if a <= 0.0 {
-                return b <= 0.0;
-            }
-            // A tolerance so that exactly 10 % still counts as scaling.
-            (b - a) / a < KNEE_GAIN - 1e-9
-        })
-        .map(|w| w[0].0)
+/// Where a series of (x, median IOPS), sorted by x, stops scaling.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Knee {
+    /// The smallest x reaching `KNEE_SHARE` of the best (`best` at
+    /// `best_x`); `y` is its median IOPS.
+    At {
+        x: f64,
+        y: f64,
+        best_x: f64,
+        best: f64,
+    },
+    /// Only the last point reaches it: more might still scale.
+    StillScaling { last_x: f64 },
+    /// Fewer than two points, or no I/O at all.
+    None,
+}
+
+/// The knee of a series (see the module doc for the rule).
+pub fn knee(points: &[(f64, f64)]) -> Knee {
+    if points.len() < 2 {
+        return Knee::None;
+    }
+    let (best_x, best) = points
+        .iter()
+        .copied()
+        .filter(|p| p.1.is_finite())
+        .fold((f64::NAN, 0.0), |b, p| if p.1 > b.1 { p } else { b });
+    if best <= 0.0 {
+        return Knee::None;
+    }
+    // A relative tolerance so that exactly 90 % counts as reaching it.
+    let bar = best * KNEE_SHARE * (1.0 - 1e-12);
+    let Some(i) = points.iter().position(|p| p.1 >= bar) else {
+        return Knee::None;
+    };
+    let (x, y) = points[i];
+    if i + 1 == points.len() {
+        return Knee::StillScaling { last_x: x };
+    }
+    Knee::At { x, y, best_x, best }
+}
+
+impl Knee {
+    /// The knee's x, when there is one.
+    pub fn x(&self) -> Option<f64> {
+        match self {
+            Knee::At { x, .. } => Some(*x),
+            _ => None,
+        }
+    }
+
+    /// The knee in words, `x` naming the swept option: "iodepth 64 (93%
+    /// of the best median IOPS: 64,000 at iodepth 128)".
+    pub fn note(&self, x_name: &str) -> String {
+        match *self {
+            Knee::None => "no knee (fewer than two points, or no I/O)".into(),
+            Knee::StillScaling { last_x } => format!(
+                "still scaling at {x_name} {last_x}: no smaller value reaches 90% of its IOPS"
+            ),
+            Knee::At {
+                x, best_x, best, ..
+            } if x == best_x => format!(
+                "{x_name} {x} ({} IOPS, the best of the series)",
+                thousands(best)
+            ),
+            Knee::At { x, y, best_x, best } => format!(
+                "{x_name} {x} ({:.0}% of the best median IOPS: {} at {x_name} {best_x})",
+                (y / best * 100.0).floor(),
+                thousands(best)
+            ),
+        }
+    }
+}
+
+/// A whole number with thousands separators: 64,000.
+fn thousands(v: f64) -> String {
+    let digits = format!("{:.0}", v.max(0.0));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn med(v: &[f64]) -> Value {
@@ -313,15 +386,16 @@ pub fn sweep_object(dims: &Dims, points: &[Point], out: &SuiteOutcome) -> Value 
                 })
                 .collect();
             let k = knee(&curve);
-            let note = match (k, curve.len()) {
-                (_, 0 | 1) => "one point only: no knee".to_string(),
-                (Some(v), _) => format!("{x} {v}"),
-                (None, _) => format!(
-                    "still scaling at {x} {}",
-                    curve.last().map(|c| c.0).unwrap_or(0.0)
-                ),
+            let note = match k {
+                Knee::None if curve.len() < 2 => "one point only: no knee".to_string(),
+                _ => k.note(x),
             };
-            knees.push(json!({"series": name, "knee": k, "note": note}));
+            let mut entry = json!({"series": name, "knee": k.x(), "note": note});
+            if let Knee::At { best_x, best, .. } = k {
+                entry["best"] = json!(best_x);
+                entry["best_iops"] = json!(best);
+            }
+            knees.push(entry);
         }
     }
     json!({
@@ -362,7 +436,7 @@ fn group(points: &[Value]) -> Vec<(String, Vec<Value>)> {
 /// Charts of bandwidth, IOPS and p99 latency against the swept value,
 /// one line per series with min–max bars: (file suffix, svg). They are
 /// inline in the HTML report; `--svg` also writes them as files.
-pub fn sweep_charts(sweep: &Value) -> Vec<(&'static str, String)> {
+pub fn sweep_charts(sweep: &Value, unit: BwUnit) -> Vec<(&'static str, String)> {
     let x = sweep["x"].as_str().unwrap_or("iodepth");
     let (x_label, x_scale, x_fmt) = match x {
         "bs" => ("block size", Scale::Log2, Format::Bytes),
@@ -383,10 +457,10 @@ pub fn sweep_charts(sweep: &Value) -> Vec<(&'static str, String)> {
             "bw",
             "bw_bytes",
             "Bandwidth",
-            "MiB/s",
+            unit.name(),
             Scale::Linear,
             Format::Number,
-            1048576.0,
+            unit.bytes(),
         ),
         (
             "iops",
@@ -453,8 +527,9 @@ pub fn sweep_charts(sweep: &Value) -> Vec<(&'static str, String)> {
     out
 }
 
-/// The sweep part of the HTML report: knees and charts.
-pub fn sweep_html(sweep: &Value) -> String {
+/// The sweep part of the HTML report: knees and charts (bandwidth in
+/// the report's unit).
+pub fn sweep_html(sweep: &Value, unit: BwUnit) -> String {
     let mut s = String::new();
     let rows: Vec<Vec<String>> = sweep["knees"]
         .as_array()
@@ -473,10 +548,10 @@ pub fn sweep_html(sweep: &Value) -> String {
             "<p class=\"meta\">Knee: {}.</p>",
             svg::esc(sweep["knee_rule"].as_str().unwrap_or(KNEE_RULE))
         );
-        s.push_str(&super::html::table(&["series", "knee"], &rows, 2));
+        s.push_str(&crate::report::html::table(&["series", "knee"], &rows, 2));
     }
     s.push_str("<div class=\"grid\">");
-    for (_, c) in sweep_charts(sweep) {
+    for (_, c) in sweep_charts(sweep, unit) {
         s.push_str(&c);
     }
     s.push_str("</div>");
@@ -681,7 +756,7 @@ fn run(
                 to.console.print(&text);
             }
             if let Some(p) = json_path.filter(|_| svg_files) {
-                for (suffix, svg) in sweep_charts(&sw) {
+                for (suffix, svg) in sweep_charts(&sw, BwUnit::Mib) {
                     let stem = p.with_extension("");
                     let path = std::path::PathBuf::from(format!("{}-{suffix}.svg", stem.display()));
                     to.file("Chart: ", &path, &svg);
@@ -709,20 +784,54 @@ mod tests {
     use super::*;
 
     #[test]
-    fn knee_is_the_first_value_after_which_gain_is_below_ten_percent() {
-        let c = [
+    fn the_knee_is_read_from_the_whole_curve() {
+        // Flat from QD16 to QD32 (+7 %), then up 48 % at QD64: the first
+        // step under 10 % would say QD16; 90 % of the best says QD64.
+        let late = [
+            (1.0, 10_000.0),
+            (2.0, 19_000.0),
+            (4.0, 34_000.0),
+            (8.0, 39_000.0),
+            (16.0, 43_000.0),
+            (32.0, 46_000.0),
+            (64.0, 63_640.0),
+            (128.0, 64_000.0),
+            (256.0, 63_000.0),
+        ];
+        let k = knee(&late);
+        assert_eq!(k.x(), Some(64.0));
+        assert_eq!(
+            k.note("iodepth"),
+            "iodepth 64 (99% of the best median IOPS: 64,000 at iodepth 128)"
+        );
+        // A curve that saturates early.
+        let early = [
             (1.0, 100.0),
             (2.0, 190.0),
-            (4.0, 350.0),
+            (4.0, 360.0),
             (8.0, 380.0),
             (16.0, 390.0),
         ];
-        assert_eq!(knee(&c), Some(4.0));
+        assert_eq!(knee(&early).x(), Some(4.0));
+        // Exactly 90 % of the best counts.
+        assert_eq!(
+            knee(&[(1.0, 90.0), (2.0, 100.0), (4.0, 95.0)]).x(),
+            Some(1.0)
+        );
+        // A peak in the middle: the best is the knee.
+        let peak = knee(&[(1.0, 10.0), (2.0, 100.0), (4.0, 60.0)]);
+        assert_eq!(peak.x(), Some(2.0));
+        assert!(peak.note("numjobs").contains("the best of the series"));
+        // Only the last point is near the best: still scaling.
         let still = [(1.0, 100.0), (2.0, 200.0), (4.0, 400.0)];
-        assert_eq!(knee(&still), None);
-        assert_eq!(knee(&[(1.0, 5.0)]), None);
-        // Exactly 10% more is still scaling.
-        assert_eq!(knee(&[(1.0, 100.0), (2.0, 110.0), (4.0, 111.0)]), Some(2.0));
+        assert_eq!(knee(&still), Knee::StillScaling { last_x: 4.0 });
+        assert!(knee(&still)
+            .note("iodepth")
+            .starts_with("still scaling at iodepth 4"));
+        assert_eq!(knee(&[(1.0, 5.0)]), Knee::None);
+        assert_eq!(knee(&[(1.0, 0.0), (2.0, 0.0)]), Knee::None);
+        assert_eq!(thousands(1234567.4), "1,234,567");
+        assert_eq!(thousands(999.0), "999");
     }
 
     #[test]

@@ -1,6 +1,13 @@
 //! The terminal results table: one row per test and direction with the
 //! median of the measured passes, the min–max spread of bandwidth, IOPS,
 //! mean and 99th-percentile latency.
+//!
+//! **Units**: one bandwidth unit per report, named in the table's header
+//! ([`BwUnit`]): CrystalDiskMark-style results (`quick`, the
+//! crystaldiskmark presets: tests named like `SEQ1M Q8T1`) are in MB/s of
+//! 10⁶ bytes, as CrystalDiskMark shows them, in the terminal and in every
+//! table and chart of their HTML report; everything else is in MiB/s of
+//! 2²⁰ bytes, as fio's figures.
 
 use super::dataset::Metrics;
 use super::stats;
@@ -21,14 +28,63 @@ pub fn latency(ns: f64) -> String {
 }
 
 pub fn mib(bytes_per_s: f64) -> String {
-    if !bytes_per_s.is_finite() {
-        return "-".into();
+    BwUnit::Mib.text(bytes_per_s)
+}
+
+/// The bandwidth unit of a report (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BwUnit {
+    /// MB/s: 1,000,000 bytes per second.
+    Mb,
+    /// MiB/s: 1,048,576 bytes per second.
+    Mib,
+}
+
+impl BwUnit {
+    /// MB/s when one of the tests is a CrystalDiskMark test, else MiB/s.
+    pub fn of_tests<'a>(mut names: impl Iterator<Item = &'a str>) -> BwUnit {
+        if names.any(|n| crate::report::html::cdm_label(n).is_some()) {
+            BwUnit::Mb
+        } else {
+            BwUnit::Mib
+        }
     }
-    let v = bytes_per_s / 1048576.0;
-    if v >= 100.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
+
+    pub fn bytes(self) -> f64 {
+        match self {
+            BwUnit::Mb => 1e6,
+            BwUnit::Mib => 1048576.0,
+        }
+    }
+
+    /// "MB/s" or "MiB/s".
+    pub fn name(self) -> &'static str {
+        match self {
+            BwUnit::Mb => "MB/s",
+            BwUnit::Mib => "MiB/s",
+        }
+    }
+
+    /// What the unit is, for the line that introduces a table.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            BwUnit::Mb => "MB/s of 1,000,000 bytes (as CrystalDiskMark shows)",
+            BwUnit::Mib => "MiB/s of 1,048,576 bytes (as fio's figures)",
+        }
+    }
+
+    /// A bandwidth in this unit: 2 decimals below 100, 1 above, "-" when
+    /// unknown.
+    pub fn text(self, bytes_per_s: f64) -> String {
+        if !bytes_per_s.is_finite() {
+            return "-".into();
+        }
+        let v = bytes_per_s / self.bytes();
+        if v >= 100.0 {
+            format!("{v:.1}")
+        } else {
+            format!("{v:.2}")
+        }
     }
 }
 
@@ -42,11 +98,11 @@ pub fn iops(v: f64) -> String {
     }
 }
 
-pub fn header(label_width: usize) -> String {
+pub fn header(label_width: usize, unit: BwUnit) -> String {
     format!(
         "{:<w$}  {:>9}  {:<19}  {:>9}  {:>9}  {:>9}\n",
         "Test",
-        "MiB/s",
+        unit.name(),
         "(min–max)",
         "IOPS",
         "mean lat",
@@ -56,7 +112,7 @@ pub fn header(label_width: usize) -> String {
 }
 
 /// One row: medians over the passes, bandwidth spread as min–max.
-pub fn row(label: &str, label_width: usize, passes: &[Metrics]) -> String {
+pub fn row(label: &str, label_width: usize, passes: &[Metrics], unit: BwUnit) -> String {
     let s = |f: fn(&Metrics) -> f64| {
         stats::summarize(
             &passes
@@ -68,7 +124,7 @@ pub fn row(label: &str, label_width: usize, passes: &[Metrics]) -> String {
     };
     let bw = s(|m| m.bw_bytes);
     let spread = if bw.n > 1 {
-        format!("({}–{})", mib(bw.min), mib(bw.max))
+        format!("({}–{})", unit.text(bw.min), unit.text(bw.max))
     } else {
         String::new()
     };
@@ -80,7 +136,11 @@ pub fn row(label: &str, label_width: usize, passes: &[Metrics]) -> String {
     let mut out = format!(
         "{:<w$}  {:>9}  {:<19}  {:>9}  {:>9}  {:>9}\n",
         label,
-        na(&bw, mib),
+        if bw.n == 0 {
+            "-".into()
+        } else {
+            unit.text(bw.median)
+        },
         spread,
         na(&io, iops),
         na(&lat, latency),
@@ -99,14 +159,15 @@ pub fn row(label: &str, label_width: usize, passes: &[Metrics]) -> String {
 
 /// The line under a row of a run on many ranks: the range of bandwidth
 /// and IOPS over the hosts (or the ranks, on one host).
-pub fn spread_row(label_width: usize, sp: &super::runner::Spread) -> String {
+pub fn spread_row(label_width: usize, sp: &super::runner::Spread, unit: BwUnit) -> String {
     format!(
-        "{:<w$}  over {} {}s: MiB/s {}–{}, IOPS {}–{}\n",
+        "{:<w$}  over {} {}s: {} {}–{}, IOPS {}–{}\n",
         "",
         sp.clients,
         sp.unit,
-        mib(sp.bw_bytes.0),
-        mib(sp.bw_bytes.1),
+        unit.name(),
+        unit.text(sp.bw_bytes.0),
+        unit.text(sp.bw_bytes.1),
         iops(sp.iops.0),
         iops(sp.iops.1),
         w = label_width
@@ -130,6 +191,7 @@ mod tests {
             "RND4K Q1T1 read",
             20,
             &[m(10.0, 50_000.0), m(12.0, 40_000.0), m(11.0, 45_000.0)],
+            BwUnit::Mib,
         );
         assert!(r.starts_with("RND4K Q1T1 read "), "{r}");
         assert!(r.contains(" 11.00 "), "{r}");
@@ -138,6 +200,15 @@ mod tests {
         assert!(r.contains("45.0µs"), "{r}");
         assert!(r.contains("90.0µs"), "{r}");
         assert_eq!(latency(1_500_000.0), "1.50ms");
+        // The same figures in MB/s: 11 MiB/s is 11.53 MB/s.
+        let mb = row("RND4K Q1T1 read", 20, &[m(11.0, 45_000.0)], BwUnit::Mb);
+        assert!(mb.contains(" 11.53 "), "{mb}");
+        assert!(header(20, BwUnit::Mb).contains(" MB/s "));
+        assert!(header(20, BwUnit::Mib).contains(" MiB/s "));
+        let quick = ["SEQ1M Q8T1", "RND4K Q1T1"];
+        assert_eq!(BwUnit::of_tests(quick.into_iter()), BwUnit::Mb);
+        let sweep = ["randread 4k QD1 J1"];
+        assert_eq!(BwUnit::of_tests(sweep.into_iter()), BwUnit::Mib);
         assert_eq!(latency(f64::NAN), "-");
     }
 }

@@ -1,7 +1,14 @@
 //! Block sizes: which length the next I/O has, from `bs` (fixed),
-//! `bsrange` (multiples of the low end, or any byte count with
-//! `bs_unaligned`) or `bssplit` (weighted choices), per direction or, with
+//! `bsrange` or `bssplit` (weighted choices), per direction or, with
 //! `bs_is_seq_rand`, per sequential/random I/O.
+//!
+//! A `bsrange=LOW-HIGH` length is drawn as fio draws it: uniform over
+//! `LOW .. LOW + HIGH`, rounded down to a multiple of LOW (unless
+//! `bs_unaligned`), then capped at HIGH. Every multiple of LOW below HIGH
+//! is equally likely and HIGH takes the rest, so with `4k-10k` the shares
+//! are 4k 40 %, 8k 40 %, 10k 20 % (HIGH is issued even when it is not a
+//! multiple of LOW). Where a length must fit in what is left of a region,
+//! it is drawn again until it does (`pick_within`).
 //!
 //! Pure arithmetic on a caller's random stream; no allocation after `new`.
 
@@ -81,18 +88,30 @@ impl BlockSizer {
         }
     }
 
+    /// A length of at most `room` bytes: drawn again until one fits, or
+    /// `None` when not even the smallest does.
+    #[inline]
+    pub fn pick_within(&self, rng: &mut Rng, d: Ddir, random: bool, room: u64) -> Option<u64> {
+        if self.min(d) > room {
+            return None;
+        }
+        loop {
+            let len = self.pick(rng, d, random);
+            if len <= room {
+                return Some(len);
+            }
+        }
+    }
+
     #[inline]
     fn in_range(&self, rng: &mut Rng, lo: u64, hi: u64) -> u64 {
         let lo = lo.max(1);
         if hi <= lo {
             return lo;
         }
-        if self.unaligned {
-            lo + rng.below(hi - lo + 1)
-        } else {
-            // A whole multiple of the low end, each equally likely.
-            lo * (1 + rng.below(hi / lo))
-        }
+        let len = lo + rng.below(hi);
+        let len = if self.unaligned { len } else { len - len % lo };
+        len.min(hi)
     }
 }
 
@@ -108,6 +127,62 @@ mod tests {
             apply(&mut s, lookup(k).unwrap(), Some(v)).unwrap();
         }
         BlockSizer::new(&s.io)
+    }
+
+    /// Shares of each length in 100,000 draws.
+    fn shares(opts: &[(&str, &str)], d: Ddir) -> std::collections::BTreeMap<u64, f64> {
+        let b = sizer(opts);
+        let mut rng = Rng::new(9);
+        let mut n = std::collections::BTreeMap::new();
+        for _ in 0..100_000 {
+            *n.entry(b.pick(&mut rng, d, false)).or_insert(0.0) += 1e-3;
+        }
+        n
+    }
+
+    fn near(got: &std::collections::BTreeMap<u64, f64>, want: &[(u64, f64)]) {
+        assert_eq!(got.len(), want.len(), "{got:?}");
+        for (len, pct) in want {
+            let g = got.get(len).copied().unwrap_or(0.0);
+            assert!(
+                (g - pct).abs() < 0.6,
+                "{len}: {g:.1} %, want {pct} % ({got:?})"
+            );
+        }
+    }
+
+    #[test]
+    fn a_range_whose_top_is_no_multiple_of_its_low_end_issues_its_top() {
+        // Drawn over low..low+high, rounded down, capped at the top.
+        near(
+            &shares(&[("bsrange", "4k-10k")], Ddir::Write),
+            &[(4096, 40.0), (8192, 40.0), (10240, 20.0)],
+        );
+        near(
+            &shares(&[("bsrange", "3k-10k")], Ddir::Read),
+            &[(3072, 30.0), (6144, 30.0), (9216, 30.0), (10240, 10.0)],
+        );
+        // Per direction: reads 4k-10k, writes 1k-3k.
+        near(
+            &shares(&[("bsrange", "4k-10k,1k-3k")], Ddir::Write),
+            &[(1024, 33.3), (2048, 33.3), (3072, 33.3)],
+        );
+        // Unaligned: any length, the top taking low/high of the draws.
+        let u = shares(&[("bsrange", "1k-9k"), ("bs_unaligned", "1")], Ddir::Write);
+        let top = u[&9216];
+        assert!((top - 100.0 / 9.0).abs() < 0.6, "{top}");
+        assert!(u.len() > 7000, "{}", u.len());
+    }
+
+    #[test]
+    fn a_length_that_must_fit_is_drawn_again() {
+        let b = sizer(&[("bsrange", "4k-16k")]);
+        let mut rng = Rng::new(4);
+        for _ in 0..1000 {
+            let l = b.pick_within(&mut rng, Ddir::Read, false, 9000).unwrap();
+            assert!(l == 4096 || l == 8192, "{l}");
+        }
+        assert_eq!(b.pick_within(&mut rng, Ddir::Read, false, 4095), None);
     }
 
     #[test]
@@ -131,7 +206,7 @@ mod tests {
         let b = sizer(&[("bsrange", "1000-1003"), ("bs_unaligned", "1")]);
         let mut rng = Rng::new(2);
         let mut seen = [false; 4];
-        for _ in 0..1000 {
+        for _ in 0..20_000 {
             seen[(b.pick(&mut rng, Ddir::Write, true) - 1000) as usize] = true;
         }
         assert!(seen.iter().all(|s| *s));

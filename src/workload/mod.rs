@@ -25,6 +25,7 @@ pub mod pacing;
 pub mod randmap;
 pub mod rng;
 pub mod target;
+pub mod taus;
 pub mod verify;
 
 use crate::engine::Op;
@@ -513,14 +514,17 @@ impl Workload {
 
     fn offset_in(&mut self, fi: usize, d: Ddir, len: u64, random: bool) -> Option<(u64, u64)> {
         let f = &mut self.files[fi];
+        // A length that does not fit before the end is drawn again.
+        let (sizer, rng_bs) = (&self.sizer, &mut self.rng_bs);
+        let fit = |room| sizer.pick_within(rng_bs, d, random, room);
         if self.cfg.zones.is_some() {
-            return f.zoned(d, len, random, &self.cfg, &mut self.rng_off);
+            return f.zoned(d, len, random, &self.cfg, &mut self.rng_off, fit);
         }
         if !self.rw.is_random() {
-            return f.sequential(d, len, self.sizer.is_fixed(d), self.sizer.min(d), &self.cfg);
+            return f.sequential(d, len, &self.cfg, fit);
         }
         if random {
-            f.random(d, len, &self.cfg, &mut self.rng_off)
+            f.random(d, len, &self.cfg, &mut self.rng_off, fit)
         } else {
             f.follow(d, len, self.identical && self.rand_run > 1)
         }

@@ -90,6 +90,36 @@ impl RandomMap {
         self.mark_padding();
     }
 
+    /// Frees every block below `n` (where all the used ones are), at the
+    /// cost of those blocks' words rather than the whole map's.
+    pub fn clear_below(&mut self, n: u64) {
+        let n = n.min(self.nblocks);
+        if n == 0 {
+            return;
+        }
+        let mut words = n.div_ceil(64) as usize;
+        let last = self.levels[0].len() - 1;
+        let mut freed: u64 = self.levels[0][..words]
+            .iter()
+            .map(|w| w.count_ones() as u64)
+            .sum();
+        let rem = self.nblocks % 64;
+        if words > last && rem != 0 {
+            // The padding past the last block, set again below.
+            freed -= 64 - rem;
+        }
+        for lvl in 0..self.levels.len() {
+            let words_here = words.min(self.levels[lvl].len());
+            self.levels[lvl][..words_here]
+                .iter_mut()
+                .for_each(|w| *w = 0);
+            // The level above marks full words of this one.
+            words = words.div_ceil(64);
+        }
+        self.used -= freed;
+        self.mark_padding();
+    }
+
     pub fn is_used(&self, b: u64) -> bool {
         self.levels[0][(b / 64) as usize] & (1u64 << (b % 64)) != 0
     }
@@ -176,6 +206,29 @@ mod tests {
             assert!(m.is_full());
             m.clear();
             assert_eq!(m.next_free(0), Some(0));
+        }
+    }
+
+    #[test]
+    fn clearing_the_low_blocks_leaves_the_map_as_if_they_were_never_used() {
+        for n in [10u64, 64, 100, 4096, 100_003] {
+            let mut m = RandomMap::new(n);
+            let low = (n / 3).max(1);
+            for b in 0..low {
+                m.mark(b);
+            }
+            m.clear_below(low);
+            assert_eq!(m.next_free(0), Some(0), "{n}");
+            // Still hands out every block exactly once.
+            let mut r = Rng::new(n);
+            let mut count = 0;
+            while let Some(b) = m.next_free(r.below(n)) {
+                assert!(m.mark(b));
+                count += 1;
+            }
+            assert_eq!(count, n, "{n}");
+            m.clear_below(n);
+            assert_eq!((m.next_free(n - 1), m.is_full()), (Some(n - 1), false));
         }
     }
 

@@ -45,6 +45,9 @@ pub struct FileTarget {
     zone_start: u64,
     zone_pos: u64,
     zone_done: u64,
+    /// One past the highest block (from the zone's start) the random map
+    /// marked since it was last cleared.
+    zone_hi: u64,
 }
 
 impl FileTarget {
@@ -63,7 +66,12 @@ impl FileTarget {
         let nblocks = region.len / cfg.unit.max(1);
         let any_uniform = dists.iter().any(|d| d.is_uniform());
         let want_map = random && cfg.use_map && !cfg.use_lfsr && any_uniform;
-        let map = want_map.then(|| RandomMap::try_new(nblocks)).flatten();
+        // In strided zones the map covers one zone, indexed from its start.
+        let map_blocks = match cfg.zones {
+            Some((_, range, _)) => (range / cfg.unit.max(1)).clamp(1, nblocks.max(1)),
+            None => nblocks,
+        };
+        let map = want_map.then(|| RandomMap::try_new(map_blocks)).flatten();
         let lfsr = (random && cfg.use_lfsr).then(|| Lfsr::new(nblocks, seed));
         let pickers = [0, 1, 2].map(|i| {
             (random && !dists[i].is_uniform())
@@ -82,6 +90,7 @@ impl FileTarget {
             zone_start: region.start,
             zone_pos: region.start,
             zone_done: 0,
+            zone_hi: 0,
         };
         t.reset();
         t
@@ -102,6 +111,7 @@ impl FileTarget {
         self.zone_start = s;
         self.zone_pos = s;
         self.zone_done = 0;
+        self.zone_hi = 0;
     }
 
     fn end(&self) -> u64 {
@@ -117,15 +127,15 @@ impl FileTarget {
     }
 
     /// The next sequential I/O of a sequential pattern, or `None` when the
-    /// file has nothing left in this pass. `fixed` lengths never shrink to
-    /// fit the end; variable ones are cut to a multiple of `min_len`.
+    /// file has nothing left in this pass. A length that does not fit
+    /// before the region's end is replaced by `fit(room)` (another length
+    /// of at most `room` bytes, or `None` when none fits).
     pub fn sequential(
         &mut self,
         d: Ddir,
         len: u64,
-        fixed: bool,
-        min_len: u64,
         cfg: &TargetCfg,
+        fit: impl FnOnce(u64) -> Option<u64>,
     ) -> Option<(u64, u64)> {
         let (start, end) = (self.region.start, self.end());
         let i = d.idx();
@@ -152,13 +162,7 @@ impl FileTarget {
         };
         let mut len = len;
         if pos + len > end {
-            if fixed {
-                return None;
-            }
-            len = (end - pos) / min_len * min_len;
-            if len == 0 {
-                return None;
-            }
+            len = fit(end.saturating_sub(pos))?;
         }
         self.record(d, pos, len)
     }
@@ -182,28 +186,38 @@ impl FileTarget {
     }
 
     /// A random offset, or `None` when the random map (or lfsr) has given
-    /// every block in this pass.
+    /// every block in this pass. A length that does not fit before the
+    /// region's end is replaced by `fit(room)` as in `sequential`.
     pub fn random(
         &mut self,
         d: Ddir,
         len: u64,
         cfg: &TargetCfg,
         rng: &mut Rng,
+        fit: impl FnOnce(u64) -> Option<u64>,
     ) -> Option<(u64, u64)> {
         let (start, end) = (self.region.start, self.end());
         let unit = cfg.unit.max(1);
         if self.region.len == 0 {
             return None;
         }
+        let fitted = |off: u64| {
+            let room = end - off;
+            if len <= room {
+                len
+            } else {
+                fit(room).unwrap_or(room)
+            }
+        };
         if let Some(l) = &mut self.lfsr {
             let b = l.next_block()?;
             let off = start + b * unit;
-            return self.record(d, off, len.min(end - off));
+            return self.record(d, off, fitted(off));
         }
         if let Some(p) = &self.pickers[d.idx()] {
             let b = p.pick(rng);
             let off = start + b * unit;
-            return self.record(d, off, len.min(end - off));
+            return self.record(d, off, fitted(off));
         }
         if let Some(map) = &mut self.map {
             if self.nblocks == 0 {
@@ -212,7 +226,9 @@ impl FileTarget {
             let step = (cfg.align[d.idx()] / unit).max(1);
             let slots = self.nblocks.div_ceil(step);
             let b = map.next_free(rng.below(slots) * step)?;
-            // Cut the I/O at the first block already done (or the end).
+            // A length that fits before the end, cut at the first block
+            // already done.
+            let len = fitted(start + b * unit);
             let want = len.div_ceil(unit).max(1);
             let mut run = 0;
             while run < want && b + run < self.nblocks && !map.is_used(b + run) {
@@ -234,7 +250,10 @@ impl FileTarget {
 
     /// `zonemode=strided`: `zonesize` bytes of I/O in each zone of
     /// `zonerange` bytes, then on to the next zone `zoneskip` bytes further,
-    /// back to the first after the last.
+    /// back to the first after the last. Each visit (and each `zonerange`
+    /// bytes of a longer one) starts the zone afresh, as fio does: a
+    /// sequential pattern at the zone's start, a random one with an empty
+    /// random map, so later visits may touch blocks earlier ones did.
     pub fn zoned(
         &mut self,
         d: Ddir,
@@ -242,6 +261,7 @@ impl FileTarget {
         random: bool,
         cfg: &TargetCfg,
         rng: &mut Rng,
+        fit: impl FnOnce(u64) -> Option<u64>,
     ) -> Option<(u64, u64)> {
         let (size, range, skip) = cfg.zones?;
         let (start, end) = (self.region.start, self.end());
@@ -253,56 +273,75 @@ impl FileTarget {
             if self.zone_start >= end {
                 self.zone_start = start;
             }
-            self.zone_pos = self.zone_start;
             self.zone_done = 0;
+        }
+        if self.zone_done % range.max(1) == 0 {
+            self.zone_pos = self.zone_start;
+            if let Some(m) = &mut self.map {
+                m.clear_below(self.zone_hi);
+                self.zone_hi = 0;
+            }
         }
         let zs = self.zone_start;
         let ze = (zs + range).min(end);
-        let len = len.min(ze - zs);
-        let off = if random {
-            self.random_in_zone(d, len, zs, ze, cfg, rng)
+        let (off, len) = if random {
+            self.random_in_zone(d, len, range, cfg, rng, fit)?
         } else {
+            let len = len.min(ze - zs);
             let mut pos = self.zone_pos;
             if pos + len > ze {
                 pos = zs;
             }
             self.zone_pos = pos + len;
-            pos
+            (pos, len)
         };
         self.zone_done += len;
         self.record(d, off, len)
     }
 
+    /// A random block among the zone's first `range` bytes, counted from
+    /// the zone's start; with the random map (one zone's blocks), a block
+    /// already done gives way to the next free one in the zone.
     fn random_in_zone(
         &mut self,
         d: Ddir,
         len: u64,
-        zs: u64,
-        ze: u64,
+        range: u64,
         cfg: &TargetCfg,
         rng: &mut Rng,
-    ) -> u64 {
-        let unit = cfg.unit.max(1);
-        let (b_lo, b_hi) = (
-            (zs - self.region.start) / unit,
-            (ze - self.region.start) / unit,
-        );
-        if let Some(map) = &mut self.map {
-            if b_hi > b_lo {
-                let pick = b_lo + rng.below(b_hi - b_lo);
-                let found = map
-                    .next_free(pick)
-                    .filter(|b| (b_lo..b_hi).contains(b))
-                    .or_else(|| map.next_free(b_lo).filter(|b| (b_lo..b_hi).contains(b)));
-                if let Some(b) = found {
-                    map.mark(b);
-                    return self.region.start + b * unit;
-                }
+        fit: impl FnOnce(u64) -> Option<u64>,
+    ) -> Option<(u64, u64)> {
+        let zs = self.zone_start;
+        let end = self.end();
+        let fitted = |off: u64| {
+            let room = end - off;
+            if len <= room {
+                len
+            } else {
+                fit(room).unwrap_or(room)
             }
+        };
+        if let Some(map) = &mut self.map {
+            let unit = cfg.unit.max(1);
+            let mut b = map.next_free(rng.below((range / unit).max(1)))?;
+            if zs + b * unit >= end {
+                b = map.next_free(0)?;
+            }
+            let off = zs + b * unit;
+            let len = fitted(off);
+            let mut run = 0;
+            while run < len.div_ceil(unit).max(1) && map.mark(b + run) {
+                run += 1;
+            }
+            self.zone_hi = self.zone_hi.max(b + run);
+            return Some((off, len.min(run * unit)));
         }
         let align = cfg.align[d.idx()].max(1);
-        let slots = (ze - zs).saturating_sub(len) / align + 1;
-        zs + rng.below(slots) * align
+        let off = zs + rng.below((range / align).max(1)) * align;
+        if off >= end {
+            return Some((zs, fitted(zs)));
+        }
+        Some((off, fitted(off)))
     }
 }
 
@@ -342,7 +381,7 @@ mod tests {
         };
         let mut t = FileTarget::new(region, &c, &UNIFORM, false, 1);
         (0..n)
-            .map_while(|_| t.sequential(Ddir::Read, 4096, true, 4096, &c))
+            .map_while(|_| t.sequential(Ddir::Read, 4096, &c, |_| None))
             .map(|(o, _)| o / 1024)
             .collect()
     }
@@ -373,14 +412,20 @@ mod tests {
         };
         let mut t = FileTarget::new(region, &c, &UNIFORM, false, 1);
         assert_eq!(
-            t.sequential(Ddir::Write, k(16), false, 4096, &c),
+            t.sequential(Ddir::Write, k(16), &c, |room| Some(room / 4096 * 4096)
+                .filter(|l| *l > 0)),
             Some((0, k(16)))
         );
         assert_eq!(
-            t.sequential(Ddir::Write, k(16), false, 4096, &c),
+            t.sequential(Ddir::Write, k(16), &c, |room| Some(room / 4096 * 4096)
+                .filter(|l| *l > 0)),
             Some((k(16), k(4)))
         );
-        assert_eq!(t.sequential(Ddir::Write, k(16), false, 4096, &c), None);
+        assert_eq!(
+            t.sequential(Ddir::Write, k(16), &c, |room| Some(room / 4096 * 4096)
+                .filter(|l| *l > 0)),
+            None
+        );
     }
 
     #[test]
@@ -394,7 +439,7 @@ mod tests {
         let mut rng = Rng::new(3);
         let mut total = 0;
         let mut covered = [false; 16];
-        while let Some((off, len)) = t.random(Ddir::Write, k(12), &c, &mut rng) {
+        while let Some((off, len)) = t.random(Ddir::Write, k(12), &c, &mut rng, Some) {
             for b in off / 4096..(off + len) / 4096 {
                 assert!(!covered[b as usize], "block {b} twice");
                 covered[b as usize] = true;
@@ -417,8 +462,50 @@ mod tests {
         let mut t = FileTarget::new(region, &c, &UNIFORM, false, 1);
         let mut rng = Rng::new(1);
         let offs: Vec<u64> = (0..8)
-            .map(|_| t.zoned(Ddir::Read, 4096, false, &c, &mut rng).unwrap().0 / 1024)
+            .map(|_| {
+                t.zoned(Ddir::Read, 4096, false, &c, &mut rng, |_| None)
+                    .unwrap()
+                    .0
+                    / 1024
+            })
             .collect();
         assert_eq!(offs, [0, 4, 32, 36, 64, 68, 0, 4]);
+    }
+
+    /// Distinct 4k blocks among `n` random I/Os in strided zones over 16 MiB.
+    fn distinct_in_zones(zones: (u64, u64, u64), n: usize) -> usize {
+        let c = TargetCfg {
+            zones: Some(zones),
+            ..cfg()
+        };
+        let region = Region {
+            start: 0,
+            len: 16 << 20,
+        };
+        let mut t = FileTarget::new(region, &c, &UNIFORM, true, 1);
+        let mut rng = Rng::new(8);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..n {
+            let (off, len) = t
+                .zoned(Ddir::Read, 4096, true, &c, &mut rng, |_| None)
+                .unwrap();
+            assert_eq!(len, 4096);
+            let z = off % k(256);
+            assert!(z < k(128), "offset {off} outside its zone");
+            seen.insert(off / 4096);
+        }
+        seen.len()
+    }
+
+    #[test]
+    fn each_visit_to_a_zone_starts_with_an_empty_random_map() {
+        // Two visits of half a zone each: about 1 - 1/4 of the blocks are
+        // new (fio: 74.0-75.5 % over five seeds).
+        let d = distinct_in_zones((k(64), k(128), k(128)), 2048);
+        assert!((1500..1560).contains(&d), "{d} distinct of 2048");
+        // A visit twice the zone's range covers the zone twice, each time
+        // every block once: exactly half are distinct.
+        let d = distinct_in_zones((k(256), k(128), k(128)), 2048);
+        assert_eq!(d, 1024);
     }
 }

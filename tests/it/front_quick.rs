@@ -58,19 +58,39 @@ fn quick_prints_the_table_and_leaves_reports_but_no_test_file() {
     );
     let out = stdout(&o);
     assert!(o.status.success(), "{}\n{out}", stderr(&o));
-    assert!(out.contains("MiB/s") && out.contains("p99 lat"), "{out}");
+    // CrystalDiskMark's unit, as its grid in the HTML report, said once.
+    let head = out.lines().find(|l| l.starts_with("Test ")).unwrap();
+    assert!(head.contains(" MB/s ") && head.contains("p99 lat"), "{out}");
+    assert!(out.contains("in MB/s of 1,000,000 bytes"), "{out}");
+    let (json, html) = report_paths(dir.path(), &out);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     for l in LABELS {
         let row = out
             .lines()
             .find(|r| r.starts_with(l))
             .unwrap_or_else(|| panic!("no row '{l}' in:\n{out}"));
-        // median MiB/s, spread, IOPS, two latencies
+        // median MB/s, spread, IOPS, two latencies
         assert!(
             row.contains('–') && row.split_whitespace().count() >= 7,
             "{row}"
         );
+        // The median is the JSON's, in MB/s of 10^6 bytes.
+        let (name, dir) = l.rsplit_once(' ').unwrap();
+        let t = v["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name && t["direction"] == dir)
+            .unwrap();
+        let mb = t["summary"]["bw_bytes"]["median"].as_f64().unwrap() / 1e6;
+        let want = if mb >= 100.0 {
+            format!("{mb:.1}")
+        } else {
+            format!("{mb:.2}")
+        };
+        let shown = row[l.len()..].split_whitespace().next().unwrap();
+        assert_eq!(shown, want, "{row}");
     }
-    let (json, html) = report_paths(dir.path(), &out);
     let mut expected: Vec<String> = [&json, &html]
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
@@ -81,7 +101,6 @@ fn quick_prints_the_table_and_leaves_reports_but_no_test_file() {
         expected,
         "only the two reports remain"
     );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["kind"], "quick");
     assert_eq!(v["interrupted"], false);
     let tests = v["tests"].as_array().unwrap();

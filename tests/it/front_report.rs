@@ -54,12 +54,17 @@ fn report_of_fio_json_plus_has_percentiles_and_histograms() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let html = std::fs::read_to_string(dir.path().join("plus.html")).unwrap();
+    // fio's logs are drawn under the job that wrote them.
     assert!(
-        html.contains("mixed_bw.1.log — bandwidth"),
+        html.contains("<h3>Logs of job mixed</h3>"),
+        "grouped by job"
+    );
+    assert!(
+        html.contains("The run that wrote mixed_bw.1.log."),
         "fio's bw log drawn"
     );
     assert!(
-        html.contains("mixed_clat.1.log — latency"),
+        html.contains("The run that wrote mixed_clat.1.log."),
         "fio's clat log drawn"
     );
     assert!(html.contains("Latency histogram (json+ bins)"));
@@ -109,15 +114,35 @@ fn report_of_iomark_json_shows_throughput_over_time_and_environment() {
 fn report_refuses_what_it_cannot_read() {
     let dir = tempdir();
     std::fs::write(dir.path().join("x.json"), "{\"hello\": 1}").unwrap();
+    // A directory with nothing iomark can read (a non-result JSON, a
+    // file of another kind).
+    std::fs::create_dir(dir.path().join("d")).unwrap();
+    std::fs::write(dir.path().join("d/x.json"), "{\"hello\": 1}").unwrap();
+    std::fs::write(dir.path().join("d/readme.txt"), "hi").unwrap();
     for args in [
         vec!["report"],
         vec!["report", "x.json"],
         vec!["report", "missing.json"],
+        vec!["report", "d/x.json_bw.1.log"],
     ] {
         let o = run_in(dir.path(), &args);
         assert_eq!(o.status.code(), Some(1), "{args:?}");
         assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     }
+    assert!(!dir.path().join("iomark-report.html").exists());
+    let o = run_in(dir.path(), &["report", "d"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert_eq!(
+        err.lines().last(),
+        Some("iomark report: 'd' holds no results (*.json) or fio logs (*.log) iomark can read"),
+        "{err}"
+    );
+    assert!(
+        err.contains("note: skipped d/x.json: not a fio/iomark JSON result"),
+        "{err}"
+    );
+    assert!(!err.contains("readme"), "{err}");
     assert!(!dir.path().join("iomark-report.html").exists());
 }
 
@@ -358,6 +383,30 @@ fn a_quick_report_opens_on_crystaldiskmarks_grid_and_says_what_every_chart_shows
         first[2].contains("size=8m") && first[2].contains("runtime=1s"),
         "{first:?}"
     );
+    // One unit for the whole page, as the grid: the summary's bandwidth is
+    // in MB/s too, with the JSON's medians; the charts say MB/s.
+    let head = cells(&elements(&summary, "tr")[0]);
+    assert_eq!(head[3], "MB/s median (min–max)", "{head:?}");
+    for r in &elements(&summary, "tr")[1..] {
+        let c = cells(r);
+        let t = tests
+            .iter()
+            .find(|t| t["name"] == c[0].as_str() && t["direction"] == c[1].as_str())
+            .unwrap_or_else(|| panic!("{c:?} not in the JSON"));
+        let mb = t["summary"]["bw_bytes"]["median"].as_f64().unwrap() / 1e6;
+        let want = if mb >= 100.0 {
+            format!("{mb:.1} (")
+        } else {
+            format!("{mb:.2} (")
+        };
+        assert!(c[3].starts_with(&want), "{c:?}: not {want}");
+    }
+    assert!(
+        !text.contains("MiB/s"),
+        "a second bandwidth unit in the page"
+    );
+    assert!(text.contains(">Bandwidth (MB/s, median)<"));
+    assert!(text.contains("in MB/s of 1,000,000 bytes"));
 
     // Well-formed, self-contained, renders; no sideways scrolling at 390 px.
     html_check::check_report(&html);
@@ -440,4 +489,224 @@ fn a_quick_report_opens_on_crystaldiskmarks_grid_and_says_what_every_chart_shows
         .time_captions
         .iter()
         .all(|c| c.contains("the pass with the median bandwidth")));
+}
+
+/// The legend entries of the bar charts of a page, chart by chart.
+fn bar_legends(doc: &roxmltree::Document) -> Vec<Vec<String>> {
+    doc.descendants()
+        .filter(|n| {
+            n.is_element()
+                && n.tag_name().name() == "svg"
+                && n.attribute("class")
+                    .is_some_and(|c| c.split_whitespace().any(|c| c == "bar-chart"))
+        })
+        .map(|svg| {
+            svg.descendants()
+                .filter(|n| {
+                    n.attribute("class")
+                        .is_some_and(|c| c.split_whitespace().any(|c| c == "legend"))
+                })
+                .flat_map(|lg| {
+                    lg.descendants()
+                        .filter(|t| t.is_element() && t.tag_name().name() == "text")
+                        .map(|t| html_check::text_of(&t))
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_report_of_several_runs_names_each_by_its_label_else_its_host_and_time() {
+    let dir = tempdir();
+    let o = run_in(
+        dir.path(),
+        &[
+            "quick",
+            "--size=4m",
+            "--runtime=100ms",
+            "--passes=1",
+            "--warmup=0",
+            "--json",
+            "q.json",
+            "--eta=never",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.path().join("q.json")).unwrap();
+    let q: Value = serde_json::from_str(&text).unwrap();
+    let host = q["environment"]["host"]["hostname"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Two labelled copies, two unlabelled ones (same host and time), and a
+    // job's result with its label inside "iomark".
+    for (name, label) in [("a.json", Some("before")), ("b.json", Some("after"))] {
+        let mut v = q.clone();
+        v["label"] = label.into();
+        std::fs::write(dir.path().join(name), v.to_string()).unwrap();
+    }
+    std::fs::write(dir.path().join("c.json"), &text).unwrap();
+    std::fs::write(dir.path().join("d.json"), &text).unwrap();
+    let mut args = FIO_JOB.to_vec();
+    args.push("--output-format=json");
+    let o = run_in(dir.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut job: Value = serde_json::from_slice(&o.stdout).unwrap();
+    job["iomark"]["label"] = "job-run".into();
+    std::fs::write(dir.path().join("job.json"), job.to_string()).unwrap();
+    let o = run_in(
+        dir.path(),
+        &[
+            "report",
+            "a.json",
+            "b.json",
+            "c.json",
+            "d.json",
+            "job.json",
+            "-o",
+            "runs.html",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = std::fs::read_to_string(dir.path().join("runs.html")).unwrap();
+    let doc = parse_page(&page);
+    // The summary's first column names the run of every row.
+    let summary = elements(&doc.root(), "table")
+        .into_iter()
+        .find(|t| cells(&elements(t, "tr")[0]).first().map(String::as_str) == Some("run"))
+        .expect("a summary with a run column");
+    let mut runs: Vec<String> = elements(&summary, "tr")[1..]
+        .iter()
+        .map(|r| cells(r)[0].clone())
+        .collect();
+    runs.dedup();
+    assert_eq!(runs.len(), 5, "{runs:?}");
+    assert_eq!(&runs[..2], ["before", "after"]);
+    assert_eq!(runs[4], "job-run");
+    for (r, file) in [(&runs[2], "c.json"), (&runs[3], "d.json")] {
+        assert!(
+            r.starts_with(&format!("{host}, 20")) && r.ends_with(&format!(" ({file})")),
+            "{r}"
+        );
+    }
+    assert!(
+        !runs.iter().any(|r| r.contains("CrystalDiskMark")),
+        "{runs:?}"
+    );
+    // The bar charts' legends name the same runs; each run has a heading.
+    let legends = bar_legends(&doc);
+    assert_eq!(legends.len(), 2, "{legends:?}");
+    for l in &legends {
+        assert_eq!(l, &runs, "legend");
+    }
+    for r in &runs {
+        assert!(page.contains(&format!("<h2>{r}</h2>")), "no heading {r}");
+    }
+    html_check::check_report(&dir.path().join("runs.html"));
+}
+
+/// The completions of a direction in a histogram log: the sum of its bins.
+fn hist_total(text: &str, dir: u64) -> u64 {
+    text.lines()
+        .map(|l| {
+            l.split(',')
+                .map(|x| x.trim().parse::<u64>().unwrap())
+                .collect::<Vec<_>>()
+        })
+        .filter(|f| f[1] == dir)
+        .map(|f| f[3..].iter().sum::<u64>())
+        .sum()
+}
+
+#[test]
+fn a_directory_of_results_and_histogram_logs_is_one_report() {
+    let dir = tempdir();
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    // iomark's histogram log: every completion of the job, per direction.
+    let mut args = FIO_JOB.to_vec();
+    args.extend([
+        "--name=ih",
+        "--write_hist_log=ih",
+        "--log_hist_msec=100",
+        "--log_hist_coarseness=1",
+        "--write_iops_log=ih",
+        "--output-format=json",
+    ]);
+    let o = run_in(&run, &args[1..]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(run.join("iomark.json"), &o.stdout).unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let hist = std::fs::read_to_string(run.join("ih_clat_hist.1.log")).unwrap();
+    for (d, name) in [(0, "read"), (1, "write")] {
+        assert_eq!(
+            hist_total(&hist, d),
+            v["jobs"][0][name]["clat_ns"]["N"].as_u64().unwrap(),
+            "{name}: the log's intervals hold every completion"
+        );
+    }
+    // A file that is no result is skipped with a note.
+    std::fs::write(run.join("notes.json"), "{\"hello\": 1}").unwrap();
+    require_fio!();
+    // fio's: two jobs (numjobs=2), each with its own numbered logs.
+    let o = std::process::Command::new("fio")
+        .args([
+            "--name=fh",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=4m",
+            "--runtime=1",
+            "--time_based",
+            "--numjobs=2",
+            "--write_hist_log=fh",
+            "--log_hist_msec=250",
+            "--write_bw_log=fh",
+            "--log_avg_msec=250",
+            "--output-format=json",
+            "--output=fio.json",
+        ])
+        .current_dir(&run)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let fio_hist = std::fs::read_to_string(run.join("fh_clat_hist.2.log")).unwrap();
+    assert_eq!(
+        fio_hist.lines().next().unwrap().split(',').count(),
+        3 + 1856,
+        "fio 3.33's layout: time, direction, block size, 1856 bins"
+    );
+    // Test files of the runs are not results or logs: left alone.
+    let o = run_in(dir.path(), &["report", "run", "-o", "r.html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("note: skipped run/notes.json: not a fio/iomark JSON result"),
+        "{err}"
+    );
+    let page = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    // Both results, and each job's logs under its name.
+    assert!(page.contains("fio.json") && page.contains("iomark.json"));
+    for want in [
+        "<h3>Logs of job fh (number 1 in its run)</h3>",
+        "<h3>Logs of job fh (number 2 in its run)</h3>",
+        "<h3>Logs of job ih</h3>",
+        "The run that wrote fh_clat_hist.2.log: each point a percentile",
+        "The run that wrote ih_clat_hist.1.log: each point a percentile",
+        "(bin midpoints, within 1.6%)",
+        "(bin midpoints, within 0.8%)",
+    ] {
+        assert!(page.contains(want), "missing {want}");
+    }
+    let st = html_check::check_charts(&page, "r.html");
+    let titles = |t: &str| page.matches(&format!(">{t}<")).count();
+    // fio: two jobs, reads; iomark: reads and writes.
+    assert_eq!(titles("Completion latency percentiles over time — read"), 3);
+    assert_eq!(
+        titles("Completion latency percentiles over time — write"),
+        1
+    );
+    assert_eq!(titles("Bandwidth over time"), 2 + 2, "{st:?}");
+    html_check::check_report(&dir.path().join("r.html"));
 }

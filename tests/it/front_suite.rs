@@ -126,6 +126,41 @@ fn a_preset_runs_through_its_job_file() {
     let job = &oltp["result"]["jobs"][0];
     assert_eq!(job["job options"]["rwmixread"], "70");
     assert_eq!(job["job options"]["numjobs"], "4");
+    // Every option that defines a test is in its parameters (JSON and the
+    // HTML summary), so OLTP 70/30 reads differently from a random read;
+    // what only names, places or reports a job is not.
+    let test = |name: &str| {
+        v["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no test {name}"))
+            .clone()
+    };
+    let p = &test("database OLTP")["params"];
+    assert_eq!(
+        (&p["rw"], &p["rwmixread"]),
+        (&"randrw".into(), &"70".into())
+    );
+    assert!(
+        p.get("filename").is_none() && p.get("lat_percentiles").is_none(),
+        "{p}"
+    );
+    assert_eq!(test("database log")["params"]["fdatasync"], "1");
+    assert_eq!(
+        test("web server")["params"]["bssplit"],
+        "4k/20:16k/30:64k/30:256k/20"
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    for want in [
+        "rw=randrw rwmixread=70 bs=8k iodepth=16 numjobs=4 size=8m runtime=300ms",
+        "rw=write bs=8k iodepth=1 numjobs=1 size=8m runtime=300ms ioengine=",
+        "rwmixread=95 bssplit=4k/20:16k/30:64k/30:256k/20 iodepth=4",
+    ] {
+        assert!(page.contains(want), "{want} not in the summary");
+    }
+    assert!(page.contains(" fdatasync=1<"), "fdatasync in the summary");
     html_check::check_report(&html);
 }
 
@@ -159,4 +194,63 @@ fn quick_and_sweep_job_files_run_under_fio() {
         assert_eq!(jobs.len(), if name == "quick" { 8 } else { 4 }, "{name}");
         assert!(jobs.iter().all(|j| j["error"] == 0), "{name}: {v}");
     }
+}
+
+/// Runs iomark in `dir` on CPU 0 alone (sched_setaffinity in the child).
+fn run_on_one_cpu(dir: &Path, args: &[&str]) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    let mut c = iomark();
+    c.args(args).current_dir(dir);
+    // SAFETY: the closure only calls sched_setaffinity, which is
+    // async-signal-safe, on a set built before the fork.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    unsafe { libc::CPU_SET(0, &mut set) };
+    unsafe {
+        c.pre_exec(move || {
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    c.output().expect("run iomark")
+}
+
+#[test]
+fn warnings_a_suite_finds_while_running_are_printed_on_stderr() {
+    // 16 CPU-bound clones (ars's 64K test, buffered into the page cache)
+    // on one allowed CPU: the run notes the overcommit, which a job run
+    // prints on stderr and a suite printed only into its reports.
+    let dir = tempdir();
+    let o = run_on_one_cpu(
+        dir.path(),
+        &[
+            "suite",
+            "ars",
+            "--size=1m",
+            "--runtime=200ms",
+            "--no-warmup",
+            "--json",
+            "ars.json",
+            "--eta=never",
+        ],
+    );
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("ars.json")).unwrap())
+            .unwrap();
+    let w = v["warnings"].as_array().unwrap();
+    let over = w
+        .iter()
+        .find(|w| w["kind"] == "cpu-overcommit")
+        .unwrap_or_else(|| panic!("no overcommit in the JSON: {w:?}"));
+    let msg = over["message"].as_str().unwrap();
+    assert!(msg.contains("16 CPU-bound clones"), "{msg}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains(msg)).collect();
+    assert_eq!(lines, [format!("iomark: note: {msg}")], "stderr:\n{err}");
+    // The warnings known before the run are still said once each.
+    let cache = err.lines().filter(|l| l.contains("page cache")).count();
+    assert_eq!(cache, 4, "{err}");
+    assert!(!stdout(&o).contains(msg), "the table stays clean");
 }

@@ -94,7 +94,7 @@ fn check_tests_sum_their_ranks(doc: &Value, passes: usize) {
 /// How often the table's heading appears in `text`.
 fn headings(text: &str) -> usize {
     text.lines()
-        .filter(|l| l.starts_with("Test ") && l.contains("MiB/s") && l.contains("p99 lat"))
+        .filter(|l| l.starts_with("Test ") && l.contains("B/s") && l.contains("p99 lat"))
         .count()
 }
 

@@ -244,6 +244,7 @@ fn a_suite_pass_switches_the_scheduler_and_notes_like_the_command_line() {
             status: Some(hook),
             ..RunOptions::default()
         },
+        announce: false,
     };
     let out = run_suite(&run, &mut |_| {}).expect("the suite runs");
     assert!(out.error.is_none() && !out.interrupted, "{:?}", out.error);

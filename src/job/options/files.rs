@@ -84,7 +84,7 @@ pub const OPTS: &[OptDef] = &[
         s.file.ioscheduler = Some(v.to_string());
         Ok(())
     }),
-    opt("directory", Files, Kind::Str, "Directory for the job's files; several are separated by ':'", |s, v| {
+    opt("directory", Files, Kind::Str, "Directory for the job's files, prefixed even to an absolute filename (as fio does); several are separated by ':', one per clone", |s, v| {
         let dirs = split_colon_list(v);
         if dirs.is_empty() {
             return Err("needs a directory".into());
@@ -150,7 +150,7 @@ pub const OPTS: &[OptDef] = &[
     })
     .alias(&["fileoffset"])
     .default("0"),
-    opt("offset_align", Files, Kind::Size, "Round a percentage offset down to this alignment (0: the minimum block size)", |s, v| {
+    opt("offset_align", Files, Kind::Size, "Round a percentage offset (or offset_increment) up to this alignment (0: the smallest block size)", |s, v| {
         s.file.offset_align = size(s, v)?;
         Ok(())
     })

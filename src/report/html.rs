@@ -17,9 +17,9 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use super::dataset::{Dataset, Detail, Item, METRICS};
 use super::svg::{self, esc, Axis, Format, LineChart, Scale, Series};
-use super::table;
+use crate::suite::dataset::{Dataset, Detail, Item, METRICS};
+use crate::suite::table::{self, BwUnit};
 
 const CSS: &str = "\
 *,*::before,*::after{box-sizing:border-box}\
@@ -115,7 +115,7 @@ pub fn boxes(class: &str, lines: &[String]) -> String {
         .collect()
 }
 
-pub fn warning_boxes(w: &[super::dataset::Warning]) -> String {
+pub fn warning_boxes(w: &[crate::suite::dataset::Warning]) -> String {
     let texts: Vec<String> = w.iter().map(|w| w.text.clone()).collect();
     boxes("warn", &texts)
 }
@@ -157,18 +157,18 @@ fn latency_text(ns: f64) -> String {
     }
 }
 
-/// "median (min–max)" of MiB/s.
-fn bw_cell(item: &Item) -> String {
+/// "median (min–max)" of bandwidth in `unit`.
+fn bw_cell(item: &Item, unit: BwUnit) -> String {
     let s = item.summary(&METRICS[0]);
     if s.n > 1 {
         format!(
             "{} ({}–{})",
-            table::mib(s.median),
-            table::mib(s.min),
-            table::mib(s.max)
+            unit.text(s.median),
+            unit.text(s.min),
+            unit.text(s.max)
         )
     } else {
-        table::mib(s.median)
+        unit.text(s.median)
     }
 }
 
@@ -181,27 +181,22 @@ fn median(item: &Item, i: usize) -> f64 {
     }
 }
 
-fn summary_table(sets: &[Dataset]) -> String {
+fn summary_table(sets: &[Dataset], names: &[String], unit: BwUnit) -> String {
     let many = sets.len() > 1;
     let mut headers = vec!["test / job", "dir", "parameters"];
     if many {
-        headers.insert(0, "source");
+        headers.insert(0, "run");
     }
-    headers.extend([
-        "MiB/s median (min–max)",
-        "IOPS",
-        "mean lat",
-        "p99 lat",
-        "passes",
-    ]);
+    let bw = format!("{} median (min–max)", unit.name());
+    headers.extend([bw.as_str(), "IOPS", "mean lat", "p99 lat", "passes"]);
     let mut rows = Vec::new();
-    for d in sets {
+    for (d, name) in sets.iter().zip(names) {
         for it in &d.items {
             let mut r = vec![it.name.clone(), it.dir.clone(), it.params.describe()];
             if many {
-                r.insert(0, d.title.clone());
+                r.insert(0, name.clone());
             }
-            r.push(bw_cell(it));
+            r.push(bw_cell(it, unit));
             r.push(table::iops(median(it, 1)));
             r.push(table::latency(median(it, 2)));
             r.push(table::latency(median(it, 3)));
@@ -214,7 +209,7 @@ fn summary_table(sets: &[Dataset]) -> String {
 
 /// Bar charts of median bandwidth and IOPS per item (several data sets
 /// side by side).
-fn bar_charts(sets: &[Dataset], names: &[String]) -> String {
+fn bar_charts(sets: &[Dataset], names: &[String], unit: BwUnit) -> String {
     let mut keys: Vec<(String, String)> = Vec::new();
     for d in sets {
         for it in &d.items {
@@ -228,8 +223,9 @@ fn bar_charts(sets: &[Dataset], names: &[String]) -> String {
     }
     let cats: Vec<String> = keys.iter().map(|k| k.1.clone()).collect();
     let mut out = String::from("<div class=\"grid\">");
+    let bw_title = format!("Bandwidth ({}, median)", unit.name());
     for (mi, title, ax) in [
-        (0usize, "Bandwidth (MiB/s, median)", "MiB/s"),
+        (0usize, bw_title.as_str(), unit.name()),
         (1, "IOPS (median)", "IOPS"),
     ] {
         let sets_v: Vec<(String, Vec<f64>)> = sets
@@ -245,7 +241,7 @@ fn bar_charts(sets: &[Dataset], names: &[String]) -> String {
                             .map(|i| {
                                 let m = median(i, mi);
                                 if mi == 0 {
-                                    m / 1048576.0
+                                    m / unit.bytes()
                                 } else {
                                     m
                                 }
@@ -381,34 +377,46 @@ pub fn histogram_bins(bins: &[(f64, f64)]) -> Vec<(f64, f64, f64)> {
 }
 
 /// A timeline shifted so that its job starts at 0 s.
-pub fn from_zero(s: &super::dataset::Series) -> super::dataset::Series {
-    super::dataset::Series {
+pub fn from_zero(s: &crate::suite::dataset::Series) -> crate::suite::dataset::Series {
+    crate::suite::dataset::Series {
         start_s: 0.0,
         t_s: s.t_s.iter().map(|t| t - s.start_s).collect(),
         ..s.clone()
     }
 }
 
-/// Throughput over time: (name, series, dashed, color) per curve; the
-/// caption names the run each curve is of (`Series::label`).
+/// Throughput over time (bandwidth in MiB/s): (name, series, dashed,
+/// color) per curve; the caption names the run each curve is of
+/// (`Series::label`).
 pub fn timeline_chart(
     title: &str,
     iops: bool,
-    curves: &[(String, &super::dataset::Series, bool, usize)],
+    curves: &[(String, &crate::suite::dataset::Series, bool, usize)],
+) -> String {
+    timeline_chart_in(BwUnit::Mib, title, iops, curves)
+}
+
+/// [`timeline_chart`] with bandwidth in `unit`.
+pub fn timeline_chart_in(
+    unit: BwUnit,
+    title: &str,
+    iops: bool,
+    curves: &[(String, &crate::suite::dataset::Series, bool, usize)],
 ) -> String {
     let caption: Vec<(&str, &str)> = curves
         .iter()
         .map(|c| (c.0.as_str(), c.1.label.as_str()))
         .collect();
-    timeline_chart_with(title, &runs_caption(&caption), iops, curves)
+    timeline_chart_with(unit, title, &runs_caption(&caption), iops, curves)
 }
 
-/// Throughput over time with the given caption.
+/// Throughput over time with the given caption, bandwidth in `unit`.
 pub fn timeline_chart_with(
+    unit: BwUnit,
     title: &str,
     caption: &str,
     iops: bool,
-    curves: &[(String, &super::dataset::Series, bool, usize)],
+    curves: &[(String, &crate::suite::dataset::Series, bool, usize)],
 ) -> String {
     let series: Vec<Series> = curves
         .iter()
@@ -418,7 +426,7 @@ pub fn timeline_chart_with(
                 .t_s
                 .iter()
                 .zip(if iops { &s.iops } else { &s.bw_bytes })
-                .map(|(t, v)| (*t, if iops { *v } else { v / 1048576.0 }))
+                .map(|(t, v)| (*t, if iops { *v } else { v / unit.bytes() }))
                 .collect(),
             dashed: *dashed,
             color: Some(*color),
@@ -431,7 +439,7 @@ pub fn timeline_chart_with(
         subtitle: caption.to_string(),
         x,
         y: Axis::new(
-            if iops { "IOPS" } else { "MiB/s" },
+            if iops { "IOPS" } else { unit.name() },
             Scale::Linear,
             Format::Number,
         ),
@@ -469,12 +477,12 @@ fn passes_caption(shown: &[u64], total: usize, warmup_us: Option<u64>) -> String
     format!("Shows {which}{warm}.")
 }
 
-fn item_section(d: &Dataset, it: &Item) -> String {
+fn item_section(d: &Dataset, run: &str, it: &Item, unit: BwUnit) -> String {
     let mut s = String::from("<div class=\"item\">");
-    let title = if d.title.is_empty() {
+    let title = if run.is_empty() {
         it.label()
     } else {
-        format!("{} — {}", it.label(), d.title)
+        format!("{} — {}", it.label(), run)
     };
     let _ = write!(
         s,
@@ -488,12 +496,12 @@ fn item_section(d: &Dataset, it: &Item) -> String {
         .and_then(|v| v.get("warmup_us"))
         .and_then(Value::as_u64);
     if !it.pass_timelines.is_empty() {
-        let shifted: Vec<(u64, super::dataset::Series)> = it
+        let shifted: Vec<(u64, crate::suite::dataset::Series)> = it
             .pass_timelines
             .iter()
             .map(|(n, t)| (*n, from_zero(t)))
             .collect();
-        let curves: Vec<(String, &super::dataset::Series, bool, usize)> = shifted
+        let curves: Vec<(String, &crate::suite::dataset::Series, bool, usize)> = shifted
             .iter()
             .enumerate()
             .map(|(i, (n, t))| (format!("pass {n}"), t, false, i))
@@ -501,12 +509,14 @@ fn item_section(d: &Dataset, it: &Item) -> String {
         let shown: Vec<u64> = shifted.iter().map(|(n, _)| *n).collect();
         let caption = passes_caption(&shown, it.samples.len().max(shown.len()), warmup);
         s.push_str(&timeline_chart_with(
+            unit,
             "Bandwidth over time",
             &caption,
             false,
             &curves,
         ));
         s.push_str(&timeline_chart_with(
+            unit,
             "IOPS over time",
             &caption,
             true,
@@ -515,8 +525,8 @@ fn item_section(d: &Dataset, it: &Item) -> String {
     } else if let Some(tl) = it.detail.as_ref().and_then(|d| d.timeline.as_ref()) {
         let tl = from_zero(tl);
         let c = [(it.label(), &tl, false, 0usize)];
-        s.push_str(&timeline_chart("Bandwidth over time", false, &c));
-        s.push_str(&timeline_chart("IOPS over time", true, &c));
+        s.push_str(&timeline_chart_in(unit, "Bandwidth over time", false, &c));
+        s.push_str(&timeline_chart_in(unit, "IOPS over time", true, &c));
     }
     if let Some(det) = &it.detail {
         if !det.percentiles.is_empty() {
@@ -741,8 +751,8 @@ fn cdm_cell(it: Option<&Item>) -> String {
 fn cdm_how(d: &Dataset, passes: usize) -> String {
     let st = d.settings.clone().unwrap_or(Value::Null);
     let mut parts = vec![format!(
-        "Big figures: MB/s (1 MB = 1,000,000 bytes, as CrystalDiskMark shows; the \
-         tables below use MiB/s), the median of {passes} measured pass{}",
+        "Big figures: MB/s (1 MB = 1,000,000 bytes, as CrystalDiskMark shows, as in \
+         the tables and charts below), the median of {passes} measured pass{}",
         if passes == 1 { "" } else { "es" }
     )];
     if let Some(us) = st.get("runtime_us").and_then(Value::as_u64) {
@@ -838,22 +848,28 @@ pub fn report_page(title: &str, sets: &[Dataset]) -> String {
     report_page_with_logs(title, sets, &[])
 }
 
-fn source_line(d: &Dataset) -> String {
-    format!(
-        "<p class=\"meta\">{} — {}{}{}</p>",
-        esc(&d.source),
-        esc(&d.kind),
-        if d.version.is_empty() {
-            String::new()
-        } else {
-            format!(", {}", esc(&d.version))
-        },
-        if d.time.is_empty() {
-            String::new()
-        } else {
-            format!(", {}", esc(&d.time))
-        },
-    )
+/// What a run is and where it comes from: file, tool and version, host
+/// and time, and its label (the title too when several runs share the
+/// page, each under its own heading).
+fn source_line(d: &Dataset, many: bool) -> String {
+    let mut parts = Vec::new();
+    if many && !d.title.is_empty() {
+        parts.push(d.title.clone());
+    }
+    parts.push(d.source.clone());
+    let mut tool = d.kind.clone();
+    if !d.version.is_empty() {
+        tool.push_str(&format!(", {}", d.version));
+    }
+    parts.push(tool);
+    let ht = d.host_time();
+    if !ht.is_empty() {
+        parts.push(ht);
+    }
+    if !many && !d.label.is_empty() {
+        parts.push(format!("label {}", d.label));
+    }
+    format!("<p class=\"meta\">{}</p>", esc(&parts.join(" — ")))
 }
 
 fn notices(d: &Dataset) -> String {
@@ -870,7 +886,19 @@ fn notices(d: &Dataset) -> String {
 }
 
 /// The report of result files and fio log files.
-pub fn report_page_with_logs(title: &str, sets: &[Dataset], logs: &[super::logs::Log]) -> String {
+pub fn report_page_with_logs(
+    title: &str,
+    sets: &[Dataset],
+    logs: &[crate::suite::logs::Log],
+) -> String {
+    let many = sets.len() > 1;
+    // Each run's name in headings, the summary and the legends: with
+    // several runs, one that tells them apart (label, else host and time).
+    let names: Vec<String> = if many {
+        crate::suite::dataset::run_names(sets)
+    } else {
+        sets.iter().map(|d| d.title.clone()).collect()
+    };
     let mut b = String::new();
     let grids: Vec<Option<String>> = sets.iter().map(cdm_grid).collect();
     let first = grids.iter().any(Option::is_some);
@@ -878,11 +906,11 @@ pub fn report_page_with_logs(title: &str, sets: &[Dataset], logs: &[super::logs:
         b.push_str("<section class=\"first\">");
     }
     let _ = write!(b, "<h1>{}</h1>", esc(title));
-    for (d, grid) in sets.iter().zip(&grids) {
-        if sets.len() > 1 && grid.is_some() {
-            let _ = write!(b, "<h2>{}</h2>", esc(&d.title));
+    for ((d, grid), name) in sets.iter().zip(&grids).zip(&names) {
+        if many {
+            let _ = write!(b, "<h2>{}</h2>", esc(name));
         }
-        b.push_str(&source_line(d));
+        b.push_str(&source_line(d, many));
         b.push_str(&notices(d));
         if let Some(g) = grid {
             b.push_str(g);
@@ -891,64 +919,89 @@ pub fn report_page_with_logs(title: &str, sets: &[Dataset], logs: &[super::logs:
     if first {
         b.push_str("</section>");
     }
+    // One bandwidth unit for the whole page: CrystalDiskMark's MB/s when
+    // it opens on its grid, else fio's MiB/s.
+    let unit = if first { BwUnit::Mb } else { BwUnit::Mib };
     if !sets.is_empty() {
         b.push_str("<h2>Summary</h2>");
-        b.push_str(&summary_table(sets));
+        b.push_str(&summary_table(sets, &names, unit));
     }
-    b.push_str(
+    let _ = write!(
+        b,
         "<p class=\"meta\">Medians over the measured passes (min–max of bandwidth in \
-         brackets); MiB/s is 1,048,576 bytes per second. Mean latency is total latency; \
-         p99 is of total latency when the job reports it, else of completion latency.</p>",
+         brackets). Bandwidth throughout this report is in {}. Mean latency is total \
+         latency; p99 is of total latency when the job reports it, else of completion \
+         latency.</p>",
+        esc(unit.meaning())
     );
-    let names: Vec<String> = sets.iter().map(|d| d.title.clone()).collect();
-    b.push_str(&bar_charts(sets, &names));
-    for d in sets {
+    b.push_str(&bar_charts(sets, &names, unit));
+    for (d, name) in sets.iter().zip(&names) {
         if let Some(sw) = &d.sweep {
-            let _ = write!(b, "<h2>Sweep — {}</h2>", esc(&d.title));
-            b.push_str(&super::sweep::sweep_html(sw));
+            let _ = write!(b, "<h2>Sweep — {}</h2>", esc(name));
+            b.push_str(&crate::suite::sweep::sweep_html(sw, unit));
         }
     }
-    if !logs.is_empty() {
-        b.push_str("<h2>Logs</h2><div class=\"grid\">");
-        for l in logs {
-            b.push_str(&super::logs::chart(l));
-        }
-        b.push_str("</div>");
-    }
+    b.push_str(&logs_section(logs, unit));
     if !sets.is_empty() {
         b.push_str("<h2>Per test</h2>");
     }
-    for d in sets {
+    for (d, name) in sets.iter().zip(&names) {
         for it in &d.items {
-            b.push_str(&item_section(d, it));
+            b.push_str(&item_section(d, name, it, unit));
         }
     }
-    for d in sets {
-        if let Some(env) = &d.environment {
-            let _ = write!(b, "<h2>Environment — {}</h2>", esc(&d.title));
-            b.push_str(&environment(env));
-        }
-        if let Some(st) = d.settings.as_ref().filter(|s| s.is_object()) {
-            let _ = write!(b, "<h3>Settings — {}</h3>", esc(&d.title));
-            b.push_str(&kv_table(&settings_rows(st)));
-        }
-    }
-    for d in sets {
-        if let Some(jf) = &d.jobfile {
-            let _ = write!(
-                b,
-                "<h2>Job file — {}</h2><pre>{}</pre>",
-                esc(&d.title),
-                esc(jf)
-            );
-        }
-    }
+    b.push_str(&run_details(sets, &names));
     let _ = write!(
         b,
         "<p class=\"meta\">Written by iomark {}.</p>",
         env!("CARGO_PKG_VERSION")
     );
     page(title, &b)
+}
+
+/// Charts of fio's log files, job by job.
+fn logs_section(logs: &[crate::suite::logs::Log], unit: BwUnit) -> String {
+    use crate::suite::logs;
+    let mut b = String::new();
+    if logs.is_empty() {
+        return b;
+    }
+    b.push_str("<h2>Logs</h2>");
+    for g in logs::by_job(logs) {
+        let files: Vec<String> = g.logs.iter().map(|l| l.file()).collect();
+        let _ = write!(
+            b,
+            "<div class=\"item\"><h3>Logs of {}</h3><p class=\"meta\">{}</p><div class=\"grid\">",
+            esc(&g.title),
+            esc(&files.join(", "))
+        );
+        for c in logs::charts(&g, unit) {
+            b.push_str(&c);
+        }
+        b.push_str("</div></div>");
+    }
+    b
+}
+
+/// Each run's environment, settings and job file, under its name.
+fn run_details(sets: &[Dataset], names: &[String]) -> String {
+    let mut b = String::new();
+    for (d, name) in sets.iter().zip(names) {
+        if let Some(env) = &d.environment {
+            let _ = write!(b, "<h2>Environment — {}</h2>", esc(name));
+            b.push_str(&environment(env));
+        }
+        if let Some(st) = d.settings.as_ref().filter(|s| s.is_object()) {
+            let _ = write!(b, "<h3>Settings — {}</h3>", esc(name));
+            b.push_str(&kv_table(&settings_rows(st)));
+        }
+    }
+    for (d, name) in sets.iter().zip(names) {
+        if let Some(jf) = &d.jobfile {
+            let _ = write!(b, "<h2>Job file — {}</h2><pre>{}</pre>", esc(name), esc(jf));
+        }
+    }
+    b
 }
 
 #[cfg(test)]
