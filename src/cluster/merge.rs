@@ -358,8 +358,9 @@ pub struct Merged {
     pub hosts: Vec<Host>,
     /// The run as a whole: ranks, phases, missing ranks.
     pub info: ClusterInfo,
-    /// One result per client (see [`Client`]).
-    pub clients: Vec<(Client, RunResult)>,
+    /// Every rank's own result, when all ran on one host (the ranks are
+    /// then the clients: see [`Merged::clients`]).
+    pub rank_clients: Vec<(Client, RunResult)>,
     /// The exit code a stop of the ranks calls for (128 + a signal, or 1
     /// for a lost rank), when they stopped.
     pub stop_code: Option<i32>,
@@ -387,31 +388,41 @@ pub fn merged(
         ..ClusterInfo::default()
     };
     let by_rank = hosts.names.len() == 1 && hosts.size() > 1;
-    let mut clients = Vec::new();
+    let mut ranks = Vec::new();
     let mut out = Vec::with_capacity(g.hosts.len());
     for part in g.hosts {
         if by_rank {
-            clients.extend(rank_clients(result, &part, hosts));
+            ranks.extend(rank_clients(result, &part, hosts));
         }
-        let h = host_of(result, part, hosts);
-        if !by_rank {
-            clients.push((
-                Client {
-                    name: h.hostname.clone(),
-                    hostname: h.hostname.clone(),
-                    ranks: h.ranks.clone(),
-                    unit: "host",
-                },
-                h.result.clone(),
-            ));
-        }
-        out.push(h);
+        out.push(host_of(result, part, hosts));
     }
     Merged {
         hosts: out,
         info,
-        clients,
+        rank_clients: ranks,
         stop_code: None,
+    }
+}
+
+impl Merged {
+    /// One result per client (see [`Client`]): the hosts, or when every
+    /// rank ran on one host, the ranks.
+    pub fn clients(&self) -> Vec<(Client, RunResult)> {
+        if !self.rank_clients.is_empty() {
+            return self.rank_clients.clone();
+        }
+        self.hosts
+            .iter()
+            .map(|h| {
+                let c = Client {
+                    name: h.hostname.clone(),
+                    hostname: h.hostname.clone(),
+                    ranks: h.ranks.clone(),
+                    unit: "host",
+                };
+                (c, h.result.clone())
+            })
+            .collect()
     }
 }
 

@@ -196,6 +196,17 @@ fn subtree(
     msg::encode(&Msg::Up(key, Up::Results(Box::new(acc))))
 }
 
+/// The messages rank 0 would receive if every rank sent its results to
+/// it directly (no tree), for comparison.
+pub fn flat_messages(hosts: &Hosts, env: &crate::host::Environment) -> Vec<Vec<u8>> {
+    (1..hosts.size())
+        .map(|r| {
+            let g = rank_result(r, hosts, env);
+            msg::encode(&Msg::Up(Key::Results(1), Up::Results(Box::new(g))))
+        })
+        .collect()
+}
+
 /// The results in a message, as a rank decodes them.
 pub fn receive(bytes: &[u8]) -> Option<Gathered> {
     match msg::decode(bytes) {

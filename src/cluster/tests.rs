@@ -86,8 +86,8 @@ fn every_ranks_results_reach_rank_0_merged_per_host_with_their_phases() {
     assert_eq!(p.until_last.1[0], 6 * 2 * 64);
     assert!(p.all_running.is_some());
     assert!(p.first_done_ns <= p.last_done_ns);
-    assert_eq!(m.clients.len(), 3);
-    assert_eq!(m.clients[1].0.unit, "host");
+    assert_eq!(m.clients().len(), 3);
+    assert_eq!(m.clients()[1].0.unit, "host");
 }
 
 #[test]
@@ -104,9 +104,10 @@ fn on_one_host_each_rank_is_kept_apart_and_is_a_client() {
     let m = out[0].as_ref().unwrap();
     assert_eq!(m.hosts.len(), 1);
     assert_eq!(m.hosts[0].result.jobs.len(), 6, "every clone apart");
-    let names: Vec<&str> = m.clients.iter().map(|(c, _)| c.name.as_str()).collect();
+    let clients = m.clients();
+    let names: Vec<&str> = clients.iter().map(|(c, _)| c.name.as_str()).collect();
     assert_eq!(names, ["rank 0", "rank 1", "rank 2"]);
-    for (c, r) in &m.clients {
+    for (c, r) in &clients {
         assert_eq!(c.unit, "rank");
         assert_eq!(r.jobs.len(), 2);
         let ios: u64 = r.jobs.iter().map(|j| j.outcome.stats.dir[0].ios).sum();

@@ -324,8 +324,11 @@ impl Launched {
     }
 
     /// Each client's result (hosts, or ranks on one host) under MPI.
-    pub fn clients(&self) -> &[(Client, RunResult)] {
-        self.merged.as_ref().map_or(&[], |m| m.clients.as_slice())
+    pub fn clients(&self) -> Vec<(Client, RunResult)> {
+        self.merged
+            .as_ref()
+            .map(Merged::clients)
+            .unwrap_or_default()
     }
 
     /// The exit code: 128 + the signal after a stop signal, 1 for a

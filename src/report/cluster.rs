@@ -721,6 +721,63 @@ mod tests {
     }
 
     #[test]
+    fn phases_show_their_start_skew_above_a_millisecond_and_missing_ranks() {
+        let ms = 1_000_000;
+        let phase = |skew_ns: u64| PhaseFigures {
+            phase: 1,
+            ranks: 3,
+            first_done_ns: 1000 * ms,
+            last_done_ns: 1500 * ms,
+            start_skew_ns: skew_ns,
+            all_running: Some(([0, 4096 * 100, 0], [0, 100, 0])),
+            until_last: ([0, 4096 * 150, 0], [0, 150, 0]),
+            ..PhaseFigures::default()
+        };
+        let info = |skew_ns: u64| ClusterInfo {
+            ranks: 4,
+            phases: vec![phase(skew_ns)],
+            reported: 3,
+            missing: vec![MissingRanks {
+                ranks: vec![2],
+                hostnames: vec!["h2".into()],
+                reason: "sent nothing for 3 s during phase 1".into(),
+            }],
+            stopped: Some("rank 2 (host h2) sent nothing for 3 s during phase 1".into()),
+            ..ClusterInfo::default()
+        };
+        let c = build(
+            &hosts("[a]\nioengine=null\nsize=64k\n", &["h1"]),
+            &info(2 * ms),
+        );
+        let text = normal_text(&c);
+        assert!(text.contains("Phase 1 over 3 ranks: first done at 1.000s, last at 1.500s"));
+        assert!(
+            text.contains("  the ranks started 2.0 ms apart\n"),
+            "{text}"
+        );
+        assert!(text.contains("while all ran: WRITE: bw=400KiB/s"), "{text}");
+        assert!(
+            text.contains("Missing: rank 2 (host h2): sent nothing for 3 s"),
+            "{text}"
+        );
+        assert!(text.contains("Stopped early: rank 2 (host h2)"), "{text}");
+        let c = build(
+            &hosts("[a]\nioengine=null\nsize=64k\n", &["h1"]),
+            &info(ms / 2),
+        );
+        assert!(!normal_text(&c).contains("started"));
+        let doc = document(&c, false);
+        let p = &doc["iomark"]["cluster"]["phases"][0];
+        assert_eq!(p["start_skew_ns"], ms / 2);
+        assert_eq!(p["all_running"]["runtime_ns"], 1000 * ms);
+        assert_eq!(p["until_last_done"]["write"]["bw_bytes"], 4096 * 100);
+        let cl = &doc["iomark"]["cluster"];
+        assert_eq!(cl["ranks_reported"], 3);
+        assert_eq!(cl["missing"][0]["ranks"], json!([2]));
+        assert!(cl["stopped"].as_str().unwrap().starts_with("rank 2"));
+    }
+
+    #[test]
     fn host_disks_carry_the_host() {
         let mut h = hosts("[a]\nioengine=null\nsize=64k\n", &["h1", "h2"]);
         for (i, host) in h.iter_mut().enumerate() {

@@ -760,6 +760,62 @@ mod tests {
     }
 
     #[test]
+    fn a_rank_knows_which_files_other_ranks_use_too_and_marks_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        let place = Placement {
+            rank: 1,
+            ranks: 3,
+            run_token: Some("t0k".into()),
+            ..Placement::default()
+        };
+        // Names from the global clone number: each rank its own files.
+        let own = spec(&[("size", "64k"), ("directory", d), ("numjobs", "2")]);
+        let p = plan_at(&[own], &place).unwrap();
+        assert_eq!(p.jobs[0].files[0].path, dir.path().join("t.2.0"));
+        assert!(p.jobs.iter().all(|j| j.files.iter().all(|f| !f.shared)));
+        assert_eq!(p.jobs[0].files[0].run_token(), Some("t0k"));
+        // One file for every rank.
+        let f = dir.path().join("shared");
+        let one = spec(&[("size", "64k"), ("filename", f.to_str().unwrap())]);
+        assert!(plan_at(&[one.clone()], &place).unwrap().jobs[0].files[0].shared);
+        // $rank in the name: apart again.
+        let fmt = spec(&[
+            ("size", "64k"),
+            ("directory", d),
+            ("filename_format", "r$rank.$filenum"),
+        ]);
+        assert!(!plan_at(&[fmt], &place).unwrap().jobs[0].files[0].shared);
+        // Alone, nothing is shared.
+        assert!(!plan(&[one]).unwrap().jobs[0].files[0].shared);
+    }
+
+    #[test]
+    fn the_structure_of_a_job_list_ignores_sizes_but_not_clones_or_names() {
+        let a = spec(&[("size", "64k"), ("rw", "write")]);
+        let b = spec(&[("size", "1g"), ("rw", "write"), ("runtime", "5")]);
+        assert_eq!(structure(&[a.clone()]), structure(&[b]));
+        let c = spec(&[("size", "64k"), ("rw", "write"), ("numjobs", "3")]);
+        assert_ne!(structure(&[a.clone()]), structure(&[c]));
+        let d = spec(&[("size", "64k"), ("rw", "read")]);
+        assert_ne!(structure(&[a.clone()]), structure(&[d]));
+        let e = spec(&[
+            ("size", "64k"),
+            ("rw", "write"),
+            ("filename_format", "x.$jobnum"),
+        ]);
+        assert_ne!(structure(&[a.clone()]), structure(&[e]));
+        // Names given outright may differ (each rank its own); their
+        // number may not.
+        let f1 = spec(&[("size", "64k"), ("rw", "write"), ("filename", "a.0")]);
+        let f2 = spec(&[("size", "64k"), ("rw", "write"), ("filename", "a.1")]);
+        let f3 = spec(&[("size", "64k"), ("rw", "write"), ("filename", "a:b")]);
+        assert_eq!(structure(&[f1.clone()]), structure(&[f2]));
+        assert_ne!(structure(&[f1]), structure(&[f3]));
+        assert_eq!(structure(&[a.clone(), a.clone()]).lines().count(), 2);
+    }
+
+    #[test]
     fn clones_get_their_own_files_and_groups_follow_stonewall() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path().to_str().unwrap();
