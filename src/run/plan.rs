@@ -778,7 +778,7 @@ mod tests {
         // One file for every rank.
         let f = dir.path().join("shared");
         let one = spec(&[("size", "64k"), ("filename", f.to_str().unwrap())]);
-        assert!(plan_at(&[one.clone()], &place).unwrap().jobs[0].files[0].shared);
+        assert!(plan_at(std::slice::from_ref(&one), &place).unwrap().jobs[0].files[0].shared);
         // $rank in the name: apart again.
         let fmt = spec(&[
             ("size", "64k"),
@@ -794,23 +794,23 @@ mod tests {
     fn the_structure_of_a_job_list_ignores_sizes_but_not_clones_or_names() {
         let a = spec(&[("size", "64k"), ("rw", "write")]);
         let b = spec(&[("size", "1g"), ("rw", "write"), ("runtime", "5")]);
-        assert_eq!(structure(&[a.clone()]), structure(&[b]));
+        assert_eq!(structure(std::slice::from_ref(&a)), structure(&[b]));
         let c = spec(&[("size", "64k"), ("rw", "write"), ("numjobs", "3")]);
-        assert_ne!(structure(&[a.clone()]), structure(&[c]));
+        assert_ne!(structure(std::slice::from_ref(&a)), structure(&[c]));
         let d = spec(&[("size", "64k"), ("rw", "read")]);
-        assert_ne!(structure(&[a.clone()]), structure(&[d]));
+        assert_ne!(structure(std::slice::from_ref(&a)), structure(&[d]));
         let e = spec(&[
             ("size", "64k"),
             ("rw", "write"),
             ("filename_format", "x.$jobnum"),
         ]);
-        assert_ne!(structure(&[a.clone()]), structure(&[e]));
+        assert_ne!(structure(std::slice::from_ref(&a)), structure(&[e]));
         // Names given outright may differ (each rank its own); their
         // number may not.
         let f1 = spec(&[("size", "64k"), ("rw", "write"), ("filename", "a.0")]);
         let f2 = spec(&[("size", "64k"), ("rw", "write"), ("filename", "a.1")]);
         let f3 = spec(&[("size", "64k"), ("rw", "write"), ("filename", "a:b")]);
-        assert_eq!(structure(&[f1.clone()]), structure(&[f2]));
+        assert_eq!(structure(std::slice::from_ref(&f1)), structure(&[f2]));
         assert_ne!(structure(&[f1]), structure(&[f3]));
         assert_eq!(structure(&[a.clone(), a.clone()]).lines().count(), 2);
     }
