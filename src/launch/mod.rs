@@ -39,6 +39,21 @@ pub enum Refused {
     Quiet,
 }
 
+impl From<String> for Refused {
+    fn from(line: String) -> Refused {
+        Refused::Say(line)
+    }
+}
+
+impl From<RunError> for Refused {
+    fn from(e: RunError) -> Refused {
+        match e {
+            RunError::RefusedElsewhere => Refused::Quiet,
+            e => Refused::Say(e.to_string()),
+        }
+    }
+}
+
 impl Launch {
     /// A run on this host alone.
     pub fn alone() -> Launch {

@@ -354,8 +354,8 @@ fn follow(b: &Bench, name: &str, run_opts: RunOptions) -> i32 {
             Some(code) => code,
             None => i32::from(o.error.is_some() || o.interrupted),
         },
-        Err(e) if e.is_empty() => 1,
-        Err(e) => {
+        Err(Refused::Quiet) => 1,
+        Err(Refused::Say(e)) => {
             // Rank 0 cannot know this rank's own failure: say it here.
             output::stderr_line(&format!(
                 "iomark {}: rank {}: {e}",
@@ -402,8 +402,8 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     };
     let all = match pipeline::prepare_on(launch, &sections, &name, None, &[], &run_opts) {
         Ok(a) => a,
-        Err(e) if e.is_empty() => return 1,
-        Err(e) => return fail_all(&e),
+        Err(Refused::Quiet) => return 1,
+        Err(Refused::Say(e)) => return fail_all(&e),
     };
     let existing = pipeline::plan_files(all.plan())
         .1
@@ -515,7 +515,8 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     };
     let outcome = match runner::run_suite_on(&run, launch, &mut print_row) {
         Ok(o) => o,
-        Err(e) => return fail(cmd, &e),
+        Err(Refused::Say(e)) => return fail(cmd, &e),
+        Err(Refused::Quiet) => return 1,
     };
     // A closed standard output ends the run quietly (exit 141).
     let quiet = signals::which() == libc::SIGPIPE;

@@ -21,9 +21,8 @@ use super::dataset::Metrics;
 
 use crate::cluster::Client;
 use crate::job::{self, Entry, Origin, Section};
-use crate::launch::{Launch, Prepared};
+use crate::launch::{Launch, Prepared, Refused};
 use crate::report;
-use crate::run::error::RunError;
 use crate::run::plan::{Plan, TargetKind};
 use crate::run::session::SessionOptions;
 use crate::run::RunOptions;
@@ -37,7 +36,7 @@ pub fn sections(text: &str, name: &str) -> Result<Vec<Section>, String> {
 /// all), with `extra` options appended to the chosen sections (e.g. a
 /// warm-up's shorter runtime), as a session on `launch` that runs with
 /// `opts`: its safety verdict agreed by every rank (a refusal anywhere is
-/// an error on every rank, with an empty text except on rank 0).
+/// an error on every rank, said by rank 0 alone).
 pub fn prepare_on(
     launch: &Launch,
     sections: &[Section],
@@ -45,7 +44,7 @@ pub fn prepare_on(
     only: Option<&str>,
     extra: &[(&str, String)],
     opts: &RunOptions,
-) -> Result<Prepared, String> {
+) -> Result<Prepared, Refused> {
     let mut secs = sections.to_vec();
     if !extra.is_empty() {
         for s in secs.iter_mut().filter(|s| !s.is_global()) {
@@ -72,11 +71,7 @@ pub fn prepare_on(
         place: launch.place(),
         ..SessionOptions::default()
     };
-    match launch.prepare(list, opts) {
-        Ok(p) => Ok(p),
-        Err(RunError::RefusedElsewhere) => Err(String::new()),
-        Err(e) => Err(e.to_string()),
-    }
+    Ok(launch.prepare(list, opts)?)
 }
 
 /// Files a plan would create (missing now) and regular files it would

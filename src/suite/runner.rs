@@ -23,7 +23,7 @@ use serde_json::Value;
 use super::dataset::{items_of_doc, Metrics, Params};
 use super::{eta, pipeline};
 use crate::cluster::Client;
-use crate::launch::Launch;
+use crate::launch::{Launch, Refused};
 use crate::run::progress::PassContext;
 use crate::run::{output, signals, RunOptions};
 
@@ -333,7 +333,11 @@ pub fn run_suite(
     s: &SuiteRun,
     on_test: &mut dyn FnMut(&TestOutcome),
 ) -> Result<SuiteOutcome, String> {
-    run_suite_on(s, &Launch::alone(), on_test)
+    run_suite_on(s, &Launch::alone(), on_test).map_err(|r| match r {
+        Refused::Say(line) => line,
+        // Alone, nobody else says anything.
+        Refused::Quiet => "refused".into(),
+    })
 }
 
 /// [`run_suite`] on `launch` (this host alone, or this rank of many).
@@ -345,14 +349,14 @@ pub fn run_suite_on(
     s: &SuiteRun,
     launch: &Launch,
     on_test: &mut dyn FnMut(&TestOutcome),
-) -> Result<SuiteOutcome, String> {
+) -> Result<SuiteOutcome, Refused> {
     let sections = pipeline::sections(s.jobfile, s.jobfile_name)?;
     // Plan everything first: bad options fail before any I/O, and we learn
     // which files are ours to remove.
     let all = pipeline::prepare_on(launch, &sections, s.jobfile_name, None, &[], &s.run_opts)?;
     let (created, existing) = pipeline::plan_files(all.plan());
     if let Some(f) = existing.first() {
-        return Err(existing_file_message(f));
+        return Err(existing_file_message(f).into());
     }
     signals::install();
     let sections_run: Vec<String> = s.tests.iter().map(|t| t.section.clone()).collect();
