@@ -9,9 +9,9 @@
 //! rank sending rank 0 its own results, for comparison.
 //!
 //! `cargo bench --bench scale_out` prints one table row per size: rank
-//! 0's time (merge, and merge plus report) and the most heap it held
-//! above what it held before the first message arrived (a counting
-//! allocator). The figures go in docs/scale-out.md; run it on a quiet
+//! 0's time (merge, and merge plus report; wall and this thread's CPU)
+//! and the most heap it held above what it held before the first message
+//! arrived (a counting allocator), while merging and with the report. The figures go in docs/scale-out.md; run it on a quiet
 //! machine.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -84,6 +84,18 @@ fn own_result() -> iomark::run::RunResult {
         .expect("runs")
 }
 
+/// This thread's CPU time, s (less disturbed than wall time by other work
+/// on the machine).
+fn cpu_s() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+}
+
 fn mib(b: usize) -> f64 {
     b as f64 / (1 << 20) as f64
 }
@@ -92,7 +104,7 @@ fn main() {
     let own = own_result();
     let env = iomark::host::Environment::capture(&[]);
     println!(
-        "ranks  hosts  messages  received MiB  merge ms  merge+report ms  peak MiB  report MiB  (others' work s)"
+        "ranks  hosts  messages  received MiB  merge ms (cpu)  merge+report ms (cpu)  peak MiB: merge, +report  report MiB  (others' work s)"
     );
     for (ranks, hosts, flat) in [
         (100u32, 5u32, false),
@@ -112,20 +124,24 @@ fn main() {
         let received: usize = inputs.iter().map(Vec::len).sum();
         let base = NOW.load(Ordering::Relaxed);
         PEAK.store(base, Ordering::Relaxed);
-        let t0 = Instant::now();
+        let (t0, c0) = (Instant::now(), cpu_s());
         let g = sim::rank_0_merge(&inputs, mine);
         let m = merge::merged(&own, g, &h, &[], None);
         let merge_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let merge_cpu = (cpu_s() - c0) * 1e3;
+        let merge_peak = PEAK.load(Ordering::Relaxed) - base;
         let c = iomark::report::cluster::build(&m.hosts, &m.info);
         let doc = iomark::report::cluster::document(&c, true);
         let text = iomark::report::json::to_string(&doc);
         let total_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let total_cpu = (cpu_s() - c0) * 1e3;
         let peak = PEAK.load(Ordering::Relaxed) - base;
         assert_eq!(m.info.reported, ranks);
         println!(
-            "{ranks:>5}  {hosts:>5}  {:>8}  {:>12.1}  {merge_ms:>8.0}  {total_ms:>15.0}  {:>8.1}  {:>10.1}  ({others:.1}){}",
+            "{ranks:>5}  {hosts:>5}  {:>8}  {:>12.1}  {merge_ms:>8.0} ({merge_cpu:>3.0})  {total_ms:>15.0} ({total_cpu:>4.0})  {:>12.1} {:>9.1}  {:>10.1}  ({others:.1}){}",
             inputs.len(),
             mib(received),
+            mib(merge_peak),
             mib(peak),
             mib(text.len()),
             if flat { "  flat: no tree" } else { "" },

@@ -164,6 +164,8 @@ pub(super) struct Hooks {
     ended: Option<Batch>,
     phases: Vec<PhaseSum>,
     interrupted: bool,
+    /// The batches of the plan (stonewall phases).
+    planned: u32,
 }
 
 impl Hooks {
@@ -187,6 +189,7 @@ impl Hooks {
             ended: None,
             phases: Vec::new(),
             interrupted: false,
+            planned: 0,
         }
     }
 
@@ -353,6 +356,7 @@ impl SessionHooks for Hooks {
     }
 
     fn before_layout(&mut self, plan: &Plan, batch: &[usize]) -> Flow {
+        self.planned = plan.phases();
         // A file shared by ranks is laid out by rank 0 first; files of
         // their own the ranks lay out at once.
         if self.node().rank() != 0 && shares(plan, batch) {
@@ -435,6 +439,11 @@ impl SessionHooks for Hooks {
     }
 
     fn finish(&mut self, result: &mut RunResult) {
+        if self.batch < self.planned {
+            // Ended early here (exitall): the others, waiting at the next
+            // batch's barrier, end theirs too.
+            self.node().ended_early();
+        }
         if self.node().stopping() || result.interrupted {
             self.cur.interrupted = true;
         }

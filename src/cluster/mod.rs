@@ -398,9 +398,11 @@ impl Spread {
             .collect();
         let stopped = stop.as_ref().map(|s| s.cause.to_string());
         let mut merged = merge::merged(&result, g, &self.hosts, &lost, stopped);
-        merged.stop_code = stop.map(|s| match s.cause {
-            msg::Cause::Signal { signal, .. } => 128 + signal,
-            msg::Cause::Lost(_) => 1,
+        merged.stop_code = stop.and_then(|s| match s.cause {
+            msg::Cause::Signal { signal, .. } => Some(128 + signal),
+            msg::Cause::Lost(_) => Some(1),
+            // As on one host: the jobs' own errors say whether it failed.
+            msg::Cause::Ended { .. } => None,
         });
         merged.info.merge_ns = decoded_ns + t0.elapsed().as_nanos() as u64;
         merged.info.peak_rss_bytes = crate::host::peak_rss_bytes();

@@ -225,6 +225,9 @@ pub enum Cause {
     },
     /// A rank sent nothing for too long.
     Lost(Lost),
+    /// A rank's run ended before its last batch (`exitall`,
+    /// `exitall_on_error`): the others end theirs too.
+    Ended { rank: u32, host: String },
 }
 
 /// A rank found silent.
@@ -256,6 +259,10 @@ impl std::fmt::Display for Cause {
                 crate::cluster::signal_name(*signal)
             ),
             Cause::Lost(l) => l.fmt(f),
+            Cause::Ended { rank, host } => write!(
+                f,
+                "rank {rank} (host {host}) ended its run before its last phase (exitall)"
+            ),
         }
     }
 }

@@ -7,7 +7,7 @@
 //! soon as it arrives. Waiting is polling with short sleeps (or none, for
 //! the release from a start barrier), never a blocking call.
 //!
-//! **Watching** (one thread per rank, every 2 ms): it receives whatever
+//! **Watching** (one thread per rank, every 5 ms): it receives whatever
 //! has arrived (so forwarding never waits for the main thread, however
 //! busy), sends a heartbeat twice a second to the rank's tree neighbours,
 //! and checks how long each neighbour has been silent. A neighbour silent
@@ -40,7 +40,7 @@ use crate::run::{output, signals};
 /// Heartbeat period.
 const BEAT: Duration = Duration::from_millis(500);
 /// How often the watch thread looks.
-const WATCH: Duration = Duration::from_millis(2);
+const WATCH: Duration = Duration::from_millis(5);
 /// How long after a stop rank 0 waits for results.
 const STOP_BUDGET: Duration = Duration::from_millis(650);
 /// ... and each level of the tree less than its parent.
@@ -277,7 +277,7 @@ impl Shared {
     pub fn stop(&self, cause: Cause) {
         let lost = match &cause {
             Cause::Lost(l) => vec![l.clone()],
-            Cause::Signal { .. } => Vec::new(),
+            Cause::Signal { .. } | Cause::Ended { .. } => Vec::new(),
         };
         let mut st = self.state();
         self.stop_with(&mut st, Stop { cause, lost });
@@ -812,6 +812,16 @@ impl Node {
     pub fn pump(&self) {
         self.sh.pump();
         self.sh.stop_on_signal();
+    }
+
+    /// This rank's run ended before its last batch: every rank ends its.
+    pub fn ended_early(&self) {
+        if !self.stopping() {
+            self.sh.stop(Cause::Ended {
+                rank: self.rank(),
+                host: self.sh.hostname.clone(),
+            });
+        }
     }
 
     fn up(&self, key: Key, up: Up) {

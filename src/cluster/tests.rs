@@ -210,3 +210,37 @@ fn a_rank_that_hangs_mid_phase_is_named_and_the_others_report_in_bounded_time() 
     assert!(m.info.phases[0].interrupted);
     assert_eq!(m.info.phases[0].all_running, None);
 }
+
+#[test]
+fn a_rank_whose_run_ends_early_ends_the_others_instead_of_hanging_them() {
+    let out = on_ranks(3, 3, Options::default(), |r, _| {
+        // Rank 1's first job fails before it starts and ends its run
+        // (exitall_on_error): it never reaches the second phase.
+        let fail = if r.rank() == 1 {
+            "exec_prerun=false\n"
+        } else {
+            ""
+        };
+        let text = format!(
+            "[global]\nioengine=null\nsize=64k\nexitall_on_error\n[a]\n{fail}[b]\nstonewall\n"
+        );
+        let t0 = Instant::now();
+        let spread = r.prepare(list(&text), quiet()).expect("prepares");
+        let (_, merged) = spread.run().expect("runs");
+        let took = t0.elapsed();
+        let why = r.stopped();
+        let code = r.end(1);
+        (took, why, merged, code)
+    });
+    for (took, why, _, _) in &out {
+        assert!(*took < Duration::from_secs(5), "{took:?}");
+        let (why, lost) = why.clone().expect("stopped");
+        assert!(!lost);
+        assert!(why.contains("rank 1 (host h1) ended its run"), "{why}");
+    }
+    let m = out[0].2.as_ref().unwrap();
+    assert_eq!(m.info.reported, 3);
+    // The jobs' own error says it failed, as on one host.
+    assert_eq!(m.stop_code, None);
+    assert!(m.hosts[1].result.failed());
+}

@@ -298,7 +298,7 @@ impl Launched {
     pub fn interrupted(&self) -> bool {
         self.result.interrupted
             || self.merged.as_ref().is_some_and(|m| {
-                m.info.stopped.is_some()
+                m.stop_code.is_some()
                     || !m.info.missing.is_empty()
                     || m.hosts.iter().any(|h| h.result.interrupted)
             })
