@@ -21,9 +21,12 @@
 //! its nearest live ancestor) by a deadline that is shorter the deeper
 //! the rank, so rank 0 has what it can get 650 ms after the stop and
 //! reports it, naming the ranks it misses. With a lost rank, rank 0 then
-//! ends every rank (the lost one cannot leave MPI by itself); if its
-//! report is not written 0.9 s after the stop, its watch thread ends them
-//! all anyway.
+//! ends every rank (the lost one cannot leave MPI by itself): it tells
+//! the live ranks to leave, each first ending a lost rank of its own host
+//! (a stopped process, which the launcher would wait seconds to kill),
+//! and aborts; if its report is not written 0.9 s after the stop, its
+//! watch thread ends them all anyway. A rank that was itself stopped past
+//! the timeout leaves as soon as it resumes.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
