@@ -16,9 +16,11 @@
 pub mod cli;
 pub mod cluster;
 pub mod engine;
+pub mod history;
 pub mod host;
 pub mod job;
 pub mod launch;
+pub mod outfile;
 pub mod report;
 pub mod run;
 pub mod stats;

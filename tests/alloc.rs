@@ -71,6 +71,7 @@ fn main() {
     let iops_log = format!("--write_iops_log={d}/iops");
     let hist_log = format!("--write_hist_log={d}/hist");
     let vfile = format!("--filename={d}/verify");
+    let pfile = format!("--filename={d}/prio");
     let cases: Vec<(&str, Vec<&str>)> = vec![
         (
             "random mix with fsync, two clones",
@@ -159,6 +160,36 @@ fn main() {
                 "--verify=md5",
                 "--verify_backlog=16",
                 "--verify_backlog_batch=8",
+            ],
+        ),
+        (
+            "per-I/O priorities (libaio): per direction, per-priority latencies, log_prio",
+            vec![
+                "--name=prio",
+                "--ioengine=libaio",
+                &pfile,
+                "--size=4m",
+                "--rw=randrw",
+                "--iodepth=8",
+                "--cmdprio_percentage=30,60",
+                "--cmdprio_class=2,1",
+                "--prio=4",
+                "--log_prio=1",
+                &lat_log,
+            ],
+        ),
+        (
+            "per-I/O priorities (io_uring): by block size, total latencies",
+            vec![
+                "--name=priobs",
+                "--ioengine=io_uring",
+                &pfile,
+                "--size=4m",
+                "--rw=randwrite",
+                "--iodepth=8",
+                "--bssplit=4k/50:16k/50",
+                "--cmdprio_bssplit=4k/30/1/0:4k/20:16k/100/3/0",
+                "--lat_percentiles=1",
             ],
         ),
         (

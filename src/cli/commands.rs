@@ -58,6 +58,8 @@ pub fn execute(cmd: Command) -> i32 {
             "sweep" => crate::suite::sweep::main(rest),
             "compare" => crate::suite::compare::main(rest),
             "report" => crate::suite::report_cmd::main(rest),
+            "history" => super::history_cmd::main(rest),
+            "trend" => super::history_cmd::trend_main(rest),
             other => fail(&format!("unknown subcommand '{other}'")),
         },
     }
@@ -241,10 +243,14 @@ fn launched(launch: &Launch, args: RunArgs) -> i32 {
         Ok(r) => r,
         Err(e) => return fail(&e.to_string()),
     };
+    let done = done.with_label(args.label.clone());
     for line in done.stop_lines().iter().chain(&done.job_errors()) {
         output::stderr_line(&format!("iomark: {line}"));
     }
     let text = done.report(&outputs);
+    let history = args.record_options();
+    // The json+ document the history records (when it does).
+    let recorded = history.enabled.then(|| done.document(true));
     let failure = {
         // A third signal now waits until the report is written.
         let _writing = signals::Reporting::start();
@@ -258,6 +264,18 @@ fn launched(launch: &Launch, args: RunArgs) -> i32 {
     };
     if let Some(m) = &failure {
         fail(m);
+    }
+    if let Some(doc) = recorded {
+        // Only a complete run goes into the history.
+        if done.failed() || done.interrupted() || signals::received() {
+            if !signals::received() {
+                output::stderr_line(
+                    "iomark: the failed run is not recorded in the results history",
+                );
+            }
+        } else {
+            record_run(&args, &history, &doc);
+        }
     }
     match done.exit_code() {
         EXIT_OK if failure.is_some() => EXIT_FAIL,
@@ -278,6 +296,28 @@ fn header(prepared: &crate::launch::Prepared, launch: &Launch) -> String {
         ));
     }
     head
+}
+
+/// Records a job run in the results history; a failure is said on
+/// stderr and leaves the report as written (and the exit status alone).
+fn record_run(args: &RunArgs, opts: &crate::history::RecordOptions, doc: &serde_json::Value) {
+    let text = doc.to_string();
+    let source = match &args.output {
+        Some(p) => std::fs::canonicalize(p)
+            .unwrap_or_else(|_| p.clone())
+            .display()
+            .to_string(),
+        None => "iomark job run".to_string(),
+    };
+    let jobs = help::showcmd(&args.sources);
+    match crate::history::record_document(opts, doc, &text, &source, Some(&jobs)) {
+        Ok(line) => {
+            output::stderr_line(&format!("iomark: recorded in the results history: {line}"))
+        }
+        Err(e) => output::stderr_line(&format!(
+            "iomark: the run was not recorded in the results history: {e} (the report is written)"
+        )),
+    }
 }
 
 /// What a run spread over MPI ranks cannot do (yet): said before anything

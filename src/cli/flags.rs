@@ -37,14 +37,16 @@ pub enum Category {
     Output,
     Progress,
     Jobs,
+    History,
     Info,
 }
 
 impl Category {
-    pub const ALL: [Category; 4] = [
+    pub const ALL: [Category; 5] = [
         Category::Output,
         Category::Progress,
         Category::Jobs,
+        Category::History,
         Category::Info,
     ];
 
@@ -53,6 +55,7 @@ impl Category {
             Category::Output => "Output",
             Category::Progress => "Progress and interim reports",
             Category::Jobs => "Choosing and checking jobs",
+            Category::History => "Results history",
             Category::Info => "Help and tools",
         }
     }
@@ -192,7 +195,8 @@ fn time_us(v: Option<OsString>, flag: &str, unit: TimeUnit) -> Result<u64, Strin
 
 /// `'V' is not one of: A, B (did you mean 'B'?)`.
 pub fn not_one_of(flag: &str, v: &str, choices: &[&str]) -> String {
-    let mut msg = format!("--{flag}: '{v}' is not one of: {}", choices.join(", "));
+    let shown = crate::job::value::excerpt(v);
+    let mut msg = format!("--{flag}: '{shown}' is not one of: {}", choices.join(", "));
     if let Some(s) = crate::job::value::near_choice(v, choices.iter().copied()) {
         msg.push_str(&format!(" (did you mean '{s}'?)"));
     }
@@ -204,7 +208,7 @@ const ETA: &[&str] = &["auto", "always", "never"];
 const TERSE_VERSIONS: &[&str] = &["2", "3", "4", "5"];
 pub const SHELLS: &[&str] = &["bash", "zsh", "fish"];
 
-use Category::{Info, Jobs, Output, Progress};
+use Category::{History, Info, Jobs, Output, Progress};
 use Value::{Optional, Required, Switch};
 
 /// Every run flag, in the order `--help` shows them.
@@ -214,7 +218,7 @@ pub const FLAGS: &[Flag] = &[
         r.output = Some(PathBuf::from(v.unwrap_or_default()));
         Ok(None)
     })
-    .long("Write the report to FILE (created, or truncated) instead of standard output. Progress and warnings still go to the terminal's standard error. A report that cannot be written completely is an error, and a partial regular file is removed.")
+    .long("Write the report to FILE (created, or truncated by the first write) instead of standard output. Progress and warnings still go to the terminal's standard error. A link at FILE is followed only to a terminal, pipe or device (/dev/stdout), never to a regular file. A report that cannot be written completely is an error, and a partial regular file is removed.")
     .complete(Complete::File),
     flag("output-format", Required("FMT"), Output, "normal, terse, json or json+, comma-separated", |r, v| {
         r.formats = Formats::parse(&text(v, "output-format")?)?;
@@ -289,11 +293,11 @@ pub const FLAGS: &[Flag] = &[
         Ok(None)
     })
     .long("Print the jobs of the job files and options as one iomark command line that runs the same jobs, and exit."),
-    flag("readonly", Switch, Jobs, "refuse to run jobs that write or trim", |r, _| {
+    flag("readonly", Switch, Jobs, "refuse jobs that change files; create or extend none", |r, _| {
         r.readonly = true;
         Ok(None)
     })
-    .long("A safety check: refuse to start when any job writes or trims (verify_only jobs only read)."),
+    .long("A safety check: refuse to start when any job writes, trims, appends, truncates, creates or deletes files (verify_only jobs only read), and never create or extend a file: a missing or short file is an error."),
     flag("warnings-fatal", Switch, Jobs, "refuse to run when a job draws a warning", |r, _| {
         r.warnings_fatal = true;
         Ok(None)
@@ -334,6 +338,28 @@ pub const FLAGS: &[Flag] = &[
         Ok(None)
     })
     .long("How long a rank may stay silent (every rank sends its neighbours a heartbeat twice a second, and watches theirs all the time, mid-phase too) before it is named, with its host: every rank stops, rank 0 reports what reached it with the silent rank marked missing, and every rank is gone within SECS + 1 seconds, with exit status 1. Default: 60 seconds."),
+    // Results history.
+    flag("label", Required("NAME"), History, "name the run and record it in the results history", |r, v| {
+        let v = text(v, "label")?;
+        r.label = Some(crate::history::check_label(&v).map_err(|e| format!("--label: {e}"))?);
+        Ok(None)
+    })
+    .long("Name the run: the JSON report carries the name as \"label\" in its \"iomark\" object, and the run is recorded in the results history under it (see iomark help history), where iomark compare --base @NAME and iomark trend find it."),
+    flag("history", Switch, History, "record the run in the results history", |r, _| {
+        r.history = true;
+        Ok(None)
+    })
+    .long("Record the run in the results history (done anyway with --label). quick, suite and sweep record every run unless given --no-history."),
+    flag("no-history", Switch, History, "do not record the run (with --label)", |r, _| {
+        r.no_history = true;
+        Ok(None)
+    }),
+    flag("history-db", Required("FILE"), History, "the results history to record in", |r, v| {
+        r.history_db = Some(PathBuf::from(text(v, "history-db")?));
+        Ok(None)
+    })
+    .long("The SQLite database of the results history. Default: $IOMARK_HISTORY_DB, else $XDG_DATA_HOME/iomark/history.sqlite, else ~/.local/share/iomark/history.sqlite.")
+    .complete(Complete::File),
     // Help and tools.
     flag("help", Switch, Info, "this help", |_, _| Ok(Some(Command::Text(super::help::usage()))))
         .short('h')
@@ -442,9 +468,21 @@ pub const COMMANDS: &[CommandDef] = &[
     },
     CommandDef {
         name: "compare",
-        args: "BASE.json NEW.json [OPTIONS]",
+        args: "BASE NEW | --base RUN… --new RUN… [OPTIONS]",
         summary: "before and after, with a verdict that tells a change from noise",
         help: crate::suite::compare::usage,
+    },
+    CommandDef {
+        name: "history",
+        args: "[SELECTION] | import FILE… | export --format F | check",
+        summary: "the results history: list, import, export (CSV, JSON lines, InfluxDB)",
+        help: super::history_cmd::usage,
+    },
+    CommandDef {
+        name: "trend",
+        args: "--test TEXT [--metric M] [--html FILE]",
+        summary: "a metric of one test over time, per device, with its change points",
+        help: super::history_cmd::trend_usage,
     },
     CommandDef {
         name: "completions",

@@ -19,7 +19,8 @@ pub fn bare_usage() -> String {
         "iomark: {NO_JOB}\n\
          Usage: iomark [OPTIONS] JOBFILE...     run fio job files\n\
          \x20      iomark --name=JOB --OPTION=V   run a job given on the command line\n\
-         \x20      iomark COMMAND [ARGS]          quick, suite, sweep, report, compare\n\
+         \x20      iomark COMMAND [ARGS]          quick, suite, sweep, report, compare,\n\
+         \x20                                     history, trend\n\
          Try 'iomark quick' to benchmark the filesystem here in about a minute, and\n\
          'iomark --help' for every command, option and example.\n"
     )
@@ -39,7 +40,8 @@ pub const EXAMPLES: &[(&str, &str)] = &[
     ("iomark job.fio --output-format=json > result.json", "a fio job file; standard output holds only the JSON"),
     ("iomark --parse-only job.fio", "check a job file without running it"),
     ("iomark --cmdhelp=bs", "describe one job option"),
-    ("iomark compare before.json after.json", "tell a real change from noise"),
+    ("iomark compare --base @before --new @after", "tell a real change from noise, from the results history"),
+    ("iomark trend --test rnd4k-q1t1-read --html trend.html", "a test's IOPS over time, with its change points"),
 ];
 
 /// Exit statuses, for `--help` and the man page.
@@ -50,6 +52,7 @@ pub const EXIT_STATUS: &[(&str, &str)] = &[
         "bad input, no job given, a job failed, or a report could not be written",
     ),
     ("2", "compare found a regression"),
+    ("3", "compare: the sides ran different settings (not comparable)"),
     (
         "129, 130, 143",
         "stopped by SIGHUP, SIGINT or SIGTERM; the report of what was measured is still written, marked interrupted",

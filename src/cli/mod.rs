@@ -8,6 +8,7 @@ pub mod commands;
 pub mod completions;
 pub mod flags;
 pub mod help;
+pub mod history_cmd;
 pub mod inflate;
 pub mod manpage;
 pub mod text;
@@ -73,6 +74,26 @@ pub struct RunArgs {
     pub mpi_stonewall: bool,
     /// `--mpi-per-rank`: every rank's clones apart in the report.
     pub mpi_per_rank: bool,
+    /// `--label`: names the run (JSON `iomark.label`) and records it in
+    /// the results history.
+    pub label: Option<String>,
+    /// `--history`: record the run in the results history.
+    pub history: bool,
+    /// `--no-history`: never record it (with `--label`).
+    pub no_history: bool,
+    /// `--history-db`: the history database.
+    pub history_db: Option<PathBuf>,
+}
+
+impl RunArgs {
+    /// Whether and where the run is recorded: with `--label` or
+    /// `--history`, unless `--no-history`.
+    pub fn record_options(&self) -> crate::history::RecordOptions {
+        crate::history::RecordOptions {
+            enabled: (self.history || self.label.is_some()) && !self.no_history,
+            db: self.history_db.clone(),
+        }
+    }
 }
 
 impl Default for RunArgs {
@@ -102,6 +123,10 @@ impl Default for RunArgs {
             mpi_timeout_s: None,
             mpi_stonewall: false,
             mpi_per_rank: false,
+            label: None,
+            history: false,
+            no_history: false,
+            history_db: None,
         }
     }
 }
@@ -126,7 +151,9 @@ pub enum Command {
 /// Subcommands that `commands` hands to `suite`; any other first
 /// argument (besides `help` and `completions`) is read as fio-style
 /// input (a job file named like a command can be given as `./NAME`).
-pub const SUBCOMMANDS: &[&str] = &["quick", "suite", "sweep", "compare", "report"];
+pub const SUBCOMMANDS: &[&str] = &[
+    "quick", "suite", "sweep", "compare", "report", "history", "trend",
+];
 
 /// Error text for an unknown `--name`: suggests a run flag when one is a
 /// near miss (`--outputformat`), otherwise a job option.
@@ -142,6 +169,7 @@ fn unknown_option(name: &str) -> String {
             _ => None,
         }),
     };
+    let name = crate::job::value::excerpt(name);
     match suggestion {
         Some(s) => format!("unknown option '--{name}' (did you mean '--{s}'?)"),
         None => format!("unknown option '--{name}' (see iomark --help and iomark --cmdhelp)"),

@@ -179,7 +179,7 @@ impl Ranks {
                     Down::Welcome {
                         hosts: Hosts::of(pairs),
                         pids: pids.into_iter().map(|(_, p)| p).collect(),
-                        token: new_token(),
+                        token: crate::run::place::new_token(),
                     }
                 }
                 _ => Down::Empty,
@@ -497,22 +497,6 @@ fn stop_text(node: &Node) -> String {
         Some(s) => format!("{}; stopping every rank", s.cause),
         None => "the ranks stopped".into(),
     }
-}
-
-/// 128 random bits, in hex.
-fn new_token() -> String {
-    let mut b = [0u8; 16];
-    // SAFETY: getrandom fills at most b.len() bytes of b.
-    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
-    if n != b.len() as isize {
-        // No randomness: still unique enough for a run's own files.
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        b = (t ^ (std::process::id() as u128) << 64).to_le_bytes();
-    }
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 #[cfg(test)]

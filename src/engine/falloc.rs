@@ -8,7 +8,7 @@
 use std::io;
 use std::os::fd::RawFd;
 
-use super::file::{open_fd, ret_or_errno, sync_op};
+use super::file::{open_file, ret_or_errno, sync_op};
 use super::{Engine, EngineKind, IoUnit, Op, OpenFile, Queued};
 
 pub struct FallocEngine;
@@ -20,7 +20,7 @@ impl Engine for FallocEngine {
 
     fn open(&mut self, f: &OpenFile) -> io::Result<(RawFd, usize)> {
         let flags = (f.flags & !libc::O_ACCMODE) | libc::O_RDWR;
-        open_fd(f.path, flags).map(|fd| (fd, 0))
+        open_file(f, flags).map(|fd| (fd, 0))
     }
 
     #[inline]

@@ -26,6 +26,25 @@ pub fn open_fd(path: &Path, flags: i32) -> io::Result<RawFd> {
     }
 }
 
+/// Opens `f` (its name in its directory's handle) with `flags`.
+pub fn open_file(f: &super::OpenFile, flags: i32) -> io::Result<RawFd> {
+    // SAFETY: a NUL-terminated name relative to an open directory (or
+    // AT_FDCWD); mode is used only with O_CREAT.
+    let fd = unsafe {
+        libc::openat(
+            f.dir,
+            f.name.as_ptr(),
+            flags | libc::O_CLOEXEC,
+            0o644 as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(fd)
+    }
+}
+
 pub fn close_fd(fd: RawFd) -> io::Result<()> {
     // SAFETY: closing a descriptor this process opened.
     if unsafe { libc::close(fd) } < 0 {

@@ -12,7 +12,7 @@
 use std::io;
 use std::os::fd::RawFd;
 
-use super::file::{close_fd, cstring};
+use super::file::close_fd;
 use super::{Engine, EngineKind, IoUnit, OpenFile, Queued};
 use crate::job::spec::StatType;
 use crate::job::JobSpec;
@@ -57,7 +57,8 @@ impl Engine for FileOpEngine {
     }
 
     fn open(&mut self, f: &OpenFile) -> io::Result<(RawFd, usize)> {
-        let path = cstring(f.path)?;
+        // The file is `name` in the directory handle `dir` (see OpenFile).
+        let (dir, name) = (f.dir, f.name.as_ptr());
         match self.kind {
             Kind::Create => {
                 // The runner's safety flags (exclusive create, no
@@ -67,8 +68,8 @@ impl Engine for FileOpEngine {
                 if self.direct {
                     flags |= libc::O_DIRECT;
                 }
-                // SAFETY: NUL-terminated path; mode used with O_CREAT.
-                let fd = unsafe { libc::open(path.as_ptr(), flags, 0o600 as libc::c_uint) };
+                // SAFETY: NUL-terminated name; mode used with O_CREAT.
+                let fd = unsafe { libc::openat(dir, name, flags, 0o600 as libc::c_uint) };
                 if fd < 0 {
                     return Err(io::Error::last_os_error());
                 }
@@ -80,29 +81,25 @@ impl Engine for FileOpEngine {
                     match t {
                         StatType::Stat => {
                             let mut st: libc::stat = std::mem::zeroed();
-                            check(libc::stat(path.as_ptr(), &mut st))?;
+                            check(libc::fstatat(dir, name, &mut st, 0))?;
                         }
                         StatType::Lstat => {
                             let mut st: libc::stat = std::mem::zeroed();
-                            check(libc::lstat(path.as_ptr(), &mut st))?;
+                            check(libc::fstatat(dir, name, &mut st, libc::AT_SYMLINK_NOFOLLOW))?;
                         }
                         StatType::Statx => {
                             let mut st: libc::statx = std::mem::zeroed();
-                            check(libc::statx(
-                                libc::AT_FDCWD,
-                                path.as_ptr(),
-                                0,
-                                libc::STATX_ALL,
-                                &mut st,
-                            ))?;
+                            check(libc::statx(dir, name, 0, libc::STATX_ALL, &mut st))?;
                         }
                     }
                 }
                 Ok((-1, 0))
             }
             Kind::Delete => {
-                // SAFETY: unlink of a NUL-terminated path.
-                check(unsafe { libc::unlink(path.as_ptr()) })?;
+                // The runner checked that the name is the file it may
+                // delete (`run::files::open_target`) before this call.
+                // SAFETY: unlinkat of a NUL-terminated name.
+                check(unsafe { libc::unlinkat(dir, name, 0) })?;
                 Ok((-1, 0))
             }
         }

@@ -10,8 +10,10 @@
 //! `hipri` (polled completions, IOPOLL), `nonvectored` (READ/WRITE rather
 //! than READV/WRITEV; -1 picks what the kernel supports), `force_async`
 //! (every Nth request is forced to the async worker pool), `uncached` and
-//! `nowait` (per-I/O RWF flags). fsync and fdatasync are io_uring
-//! operations; trims run synchronously once nothing is in flight.
+//! `nowait` (per-I/O RWF flags). Every read and write carries its I/O
+//! priority (`sqe->ioprio`: the job's, or its own with `cmdprio*`).
+//! fsync and fdatasync are io_uring operations; trims run synchronously
+//! once nothing is in flight.
 //!
 //! io_uring can be switched off (seccomp, `kernel.io_uring_disabled`), so
 //! `preflight` probes it before a run and names the fallback engines.
@@ -209,17 +211,22 @@ impl IoUringEngine {
     fn entry(&mut self, io: &IoUnit) -> squeue::Entry {
         let len = io.len as u32;
         let (off, flags) = (io.offset, self.rw_flags);
+        // Every read and write carries its priority: a kernel submission
+        // thread (sqthread_poll) does not run at the job's.
+        let prio = io.prio.value;
         let write = io.op == Op::Write;
         if self.fixed_bufs {
             return with_fd!(self, io, |fd| if write {
                 opcode::WriteFixed::new(fd, io.buf, len, 0)
                     .offset(off)
                     .rw_flags(flags)
+                    .ioprio(prio)
                     .build()
             } else {
                 opcode::ReadFixed::new(fd, io.buf, len, 0)
                     .offset(off)
                     .rw_flags(flags)
+                    .ioprio(prio)
                     .build()
             });
         }
@@ -232,11 +239,13 @@ impl IoUringEngine {
                 opcode::Writev::new(fd, iov, 1)
                     .offset(off)
                     .rw_flags(flags)
+                    .ioprio(prio)
                     .build()
             } else {
                 opcode::Readv::new(fd, iov, 1)
                     .offset(off)
                     .rw_flags(flags)
+                    .ioprio(prio)
                     .build()
             });
         }
@@ -244,11 +253,13 @@ impl IoUringEngine {
             opcode::Write::new(fd, io.buf, len)
                 .offset(off)
                 .rw_flags(flags)
+                .ioprio(prio)
                 .build()
         } else {
             opcode::Read::new(fd, io.buf, len)
                 .offset(off)
                 .rw_flags(flags)
+                .ioprio(prio)
                 .build()
         })
     }
@@ -324,7 +335,7 @@ impl Engine for IoUringEngine {
                         "fixedbufs: cannot register {} bytes of buffers: {e}{}",
                         pool.1,
                         if e.raw_os_error() == Some(libc::EFAULT) {
-                            " (the kernel registers only anonymous or shared memory, not a mapped file: use mem=malloc, shm or mmap without a file)"
+                            " (the kernel registers only anonymous or shared memory, not a shared mapping of a file: use mem=malloc, shm, mmap or mmap:FILE)"
                         } else {
                             ""
                         }

@@ -8,6 +8,9 @@
 //! `userspace_reap`, a reap that asks for no minimum reads the kernel's
 //! completion ring directly instead of calling `io_getevents`.
 //!
+//! An I/O given a priority of its own (`cmdprio*`) carries it in its
+//! iocb (`IOCB_FLAG_IOPRIO`).
+//!
 //! Hot path: iocbs, the submission pointer array and the event array are
 //! allocated once in `init`; queue/commit/reap only fill them.
 
@@ -52,6 +55,8 @@ compile_error!("the libaio iocb layout here is the little-endian one");
 
 const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
+/// `aio_reqprio` holds the I/O's priority.
+const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
 
 /// The header of the completion ring the kernel maps at the context
 /// address (`struct aio_ring` in fs/aio.c); events follow it.
@@ -231,15 +236,24 @@ impl Engine for LibaioEngine {
         if self.pending.len() + self.inflight as usize >= self.depth as usize {
             return Queued::Busy;
         }
+        // An I/O given its own priority carries it; the others run at
+        // the thread's (the job's `prio`/`prioclass`), as in fio.
+        let (reqprio, flags) = if io.prio.per_io {
+            (io.prio.value as i16, IOCB_FLAG_IOPRIO)
+        } else {
+            (0, 0)
+        };
         let cb = &mut self.iocbs[io.idx as usize];
         *cb = Iocb {
             aio_data: io.idx as u64,
             aio_rw_flags: self.rw_flags,
             aio_lio_opcode: opcode,
+            aio_reqprio: reqprio,
             aio_fildes: io.fd as u32,
             aio_buf: io.buf as u64,
             aio_nbytes: io.len,
             aio_offset: io.offset as i64,
+            aio_flags: flags,
             ..Iocb::default()
         };
         self.pending.push(cb as *mut Iocb);

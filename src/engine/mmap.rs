@@ -10,7 +10,7 @@
 use std::io;
 use std::os::fd::RawFd;
 
-use super::file::{open_fd, ret_or_errno, sync_op};
+use super::file::{open_file, ret_or_errno, sync_op};
 use super::{Engine, EngineKind, IoUnit, Op, OpenFile, Queued};
 use crate::job::JobSpec;
 
@@ -50,7 +50,7 @@ impl Engine for MmapEngine {
     }
 
     fn open(&mut self, f: &OpenFile) -> io::Result<(RawFd, usize)> {
-        let fd = open_fd(f.path, f.flags)?;
+        let fd = open_file(f, f.flags)?;
         let fail = |e: io::Error| {
             // SAFETY: closing the descriptor opened above.
             unsafe { libc::close(fd) };

@@ -76,6 +76,31 @@ pub struct IoUnit {
     /// Bytes earlier parts of a short transfer moved: `offset`, `buf` and
     /// `len` then describe the rest (the worker's business, not engines').
     pub moved: u64,
+    /// The I/O priority of this unit (set by the queue, from
+    /// `workload::prio`): engines that take a priority per command send
+    /// it with reads and writes.
+    pub prio: IoPrio,
+}
+
+/// The I/O priority a unit is issued with and accounted under. The
+/// workload decides it per I/O (`workload::prio::PrioChooser`) before the
+/// unit reaches the engine; engines only read it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoPrio {
+    /// The priority value (`class << 13 | hint << 3 | level`, see
+    /// `job::ioprio`): the job's own (`prio`/`prioclass`, 0 when not
+    /// set) unless `per_io`.
+    pub value: u16,
+    /// The value was chosen for this I/O (`cmdprio*`): an engine must
+    /// send it with the command (libaio sets `IOCB_FLAG_IOPRIO`).
+    /// Otherwise the I/O runs at the thread's priority, which the job
+    /// set with `ioprio_set`; engines whose commands always carry a
+    /// priority (io_uring's `sqe->ioprio`) send `value` then too, as a
+    /// kernel submission thread does not inherit the job's.
+    pub per_io: bool,
+    /// Index of the per-priority statistics of the I/O's direction this
+    /// I/O counts in (0: the job's own priority).
+    pub stat: u16,
 }
 
 // SAFETY: the raw buffer pointer refers to memory owned by the worker that
@@ -99,6 +124,7 @@ impl IoUnit {
             sfr_flags: 0,
             file_data: 0,
             moved: 0,
+            prio: IoPrio::default(),
         }
     }
 
@@ -161,10 +187,16 @@ impl Caps {
     };
 }
 
-/// Per-file information an engine may need when opening.
+/// Per-file information an engine may need when opening. The file is
+/// `name` in the directory `dir` (a handle the run holds; `AT_FDCWD` with
+/// the whole path as `name` when there is none): engines open it with
+/// `openat` ([`file::open_file`]), never by `path`, which is for
+/// messages.
 #[derive(Debug)]
 pub struct OpenFile<'a> {
     pub path: &'a std::path::Path,
+    pub dir: RawFd,
+    pub name: &'a std::ffi::CStr,
     pub flags: i32,
     pub size: u64,
     pub is_blockdev: bool,
@@ -194,7 +226,7 @@ pub trait Engine: Send {
 
     /// Opens a file; returns the descriptor and engine-private data.
     fn open(&mut self, f: &OpenFile) -> io::Result<(RawFd, usize)> {
-        file::open_fd(f.path, f.flags).map(|fd| (fd, 0))
+        file::open_file(f, f.flags).map(|fd| (fd, 0))
     }
 
     /// Called once after all files are open (e.g. to register them).

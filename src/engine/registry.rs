@@ -69,6 +69,9 @@ pub struct EngineInfo {
     pub direct_io: bool,
     /// Runs only on block devices (refused on files before the run).
     pub needs_block_device: bool,
+    /// Even its reads change the files (falloc allocates blocks): refused
+    /// under `--readonly` whatever the job's `rw`.
+    pub reads_change_files: bool,
     pub preflight: Preflight,
     pub create: Constructor,
 }
@@ -123,6 +126,7 @@ const DATA_ENGINE: EngineInfo = EngineInfo {
     destroys: Destroys::WhenWriting,
     direct_io: true,
     needs_block_device: false,
+    reads_change_files: false,
     preflight: no_preflight,
     create: |s| Ok(Box::new(sync::SyncEngine::new(s, sync::Style::Psync))),
 };
@@ -268,6 +272,7 @@ static FTRUNCATE: EngineInfo = EngineInfo {
 static FALLOC: EngineInfo = EngineInfo {
     kind: EngineKind::Falloc,
     caps: SYNCHRONOUS,
+    reads_change_files: true,
     create: |_| Ok(Box::new(falloc::FallocEngine)),
     ..DATA_ENGINE
 };

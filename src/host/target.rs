@@ -20,6 +20,12 @@ pub struct Target {
     /// Disks under a dm/md device.
     pub slaves: Vec<String>,
     pub device_model: Option<String>,
+    /// The disk's serial number (NVMe, SCSI/SATA VPD page 0x80, virtio).
+    #[serde(default)]
+    pub device_serial: Option<String>,
+    /// The disk's firmware revision (NVMe `firmware_rev`, SCSI `rev`).
+    #[serde(default)]
+    pub device_firmware: Option<String>,
     pub device_size_bytes: Option<u64>,
     pub scheduler: Option<String>,
     pub rotational: Option<bool>,
@@ -86,6 +92,47 @@ fn disk_model(disk: &Path) -> Option<String> {
     }
 }
 
+/// The serial number of the disk at `disk` (its /sys/block directory):
+/// NVMe and some SCSI drivers expose `device/serial`, virtio `serial`,
+/// SCSI/SATA disks the unit serial number VPD page (0x80: a 4-byte
+/// header, then the serial as ASCII, often space-padded).
+fn disk_serial(disk: &Path) -> Option<String> {
+    read_trim(disk.join("device/serial"))
+        .or_else(|| read_trim(disk.join("serial")))
+        .or_else(|| {
+            let page = std::fs::read(disk.join("device/vpd_pg80")).ok()?;
+            vpd_serial(&page)
+        })
+}
+
+/// The serial in a unit serial number VPD page.
+fn vpd_serial(page: &[u8]) -> Option<String> {
+    if page.len() < 4 || page[1] != 0x80 {
+        return None;
+    }
+    let len = usize::from(u16::from_be_bytes([page[2], page[3]]));
+    let body = page.get(4..4 + len.min(page.len() - 4))?;
+    let text: String = body
+        .iter()
+        .take_while(|&&b| b != 0)
+        .map(|&b| {
+            if b.is_ascii_graphic() || b == b' ' {
+                b as char
+            } else {
+                '?'
+            }
+        })
+        .collect();
+    let t = text.trim();
+    (!t.is_empty()).then(|| t.to_string())
+}
+
+/// The firmware revision of the disk at `disk`: NVMe `firmware_rev`,
+/// SCSI/SATA `rev`.
+fn disk_firmware(disk: &Path) -> Option<String> {
+    read_trim(disk.join("device/firmware_rev")).or_else(|| read_trim(disk.join("device/rev")))
+}
+
 fn fill_device(t: &mut Target, disk: &Path) {
     let name = disk
         .file_name()
@@ -104,6 +151,8 @@ fn fill_device(t: &mut Target, disk: &Path) {
     });
     t.rotational = read_trim(disk.join("queue/rotational")).map(|s| s == "1");
     t.device_model = disk_model(disk);
+    t.device_serial = disk_serial(disk);
+    t.device_firmware = disk_firmware(disk);
     // dm/md: describe the disks underneath.
     if let Ok(rd) = std::fs::read_dir(disk.join("slaves")) {
         let mut slaves: Vec<String> = rd
@@ -124,6 +173,12 @@ fn fill_device(t: &mut Target, disk: &Path) {
             if let Some(sd) = sdisk {
                 if t.device_model.is_none() {
                     t.device_model = disk_model(&sd);
+                }
+                if t.device_serial.is_none() {
+                    t.device_serial = disk_serial(&sd);
+                }
+                if t.device_firmware.is_none() {
+                    t.device_firmware = disk_firmware(&sd);
                 }
                 if t.rotational.is_none() {
                     t.rotational = read_trim(sd.join("queue/rotational")).map(|s| s == "1");
@@ -195,4 +250,40 @@ pub fn target(path: &Path) -> Target {
         fill_device(&mut t, &d);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_vpd_page_gives_the_serial() {
+        let mut page = vec![0x00, 0x80, 0x00, 0x0c];
+        page.extend_from_slice(b"  S3Z9NB0K  ");
+        assert_eq!(vpd_serial(&page).as_deref(), Some("S3Z9NB0K"));
+        // Another page, a short page, an empty serial: none.
+        assert_eq!(vpd_serial(&[0x00, 0x83, 0x00, 0x02, b'a', b'b']), None);
+        assert_eq!(vpd_serial(&[0x00, 0x80]), None);
+        assert_eq!(vpd_serial(&[0x00, 0x80, 0x00, 0x02, b' ', b' ']), None);
+        // A length beyond the page is cut to it.
+        assert_eq!(
+            vpd_serial(&[0x00, 0x80, 0x00, 0x40, b'x', b'y']).as_deref(),
+            Some("xy")
+        );
+    }
+
+    #[test]
+    fn serial_and_firmware_come_from_sysfs() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("device")).unwrap();
+        assert_eq!(disk_serial(d.path()), None);
+        std::fs::write(d.path().join("serial"), "virtio-1\n").unwrap();
+        assert_eq!(disk_serial(d.path()).as_deref(), Some("virtio-1"));
+        std::fs::write(d.path().join("device/serial"), "  NVME123 \n").unwrap();
+        assert_eq!(disk_serial(d.path()).as_deref(), Some("NVME123"));
+        std::fs::write(d.path().join("device/rev"), "0002\n").unwrap();
+        assert_eq!(disk_firmware(d.path()).as_deref(), Some("0002"));
+        std::fs::write(d.path().join("device/firmware_rev"), "3B2QGXA7\n").unwrap();
+        assert_eq!(disk_firmware(d.path()).as_deref(), Some("3B2QGXA7"));
+    }
 }

@@ -8,6 +8,7 @@ pub mod engine_kind;
 pub mod errno;
 pub mod error;
 pub mod expr;
+pub mod ioprio;
 pub mod jobfile;
 pub mod options;
 pub mod pattern;

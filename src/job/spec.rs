@@ -413,6 +413,9 @@ pub struct FileOpts {
     /// `write_hint`: the lifetime hint set on each file (F_SET_RW_HINT
     /// value, 1 none … 5 extreme), 0 for none given.
     pub write_hint: u64,
+    /// Set by the run flag `--readonly` (not a job option): the job's
+    /// files are never created, extended, filled or removed.
+    pub readonly: bool,
 }
 
 impl FileOpts {
@@ -470,6 +473,7 @@ impl Default for FileOpts {
             fadvise_hint: FadviseHint::Workload,
             create_fsync: true,
             write_hint: 0,
+            readonly: false,
         }
     }
 }
@@ -1033,6 +1037,8 @@ pub struct EngineOpts {
     pub nonvectored: i32,
     pub force_async: u32,
     pub userspace_reap: bool,
+    /// Per-I/O priorities (libaio, io_uring).
+    pub cmdprio: CmdPrio,
     /// mmap: ask for transparent huge pages.
     pub thp: bool,
     pub stat_type: StatType,
@@ -1052,10 +1058,46 @@ impl Default for EngineOpts {
             nonvectored: -1,
             force_async: 0,
             userspace_reap: false,
+            cmdprio: CmdPrio::default(),
             thp: false,
             stat_type: StatType::Stat,
         }
     }
+}
+
+/// Per-I/O priorities (`cmdprio_percentage`, `cmdprio_class`,
+/// `cmdprio`, `cmdprio_hint`, `cmdprio_bssplit`), for reads (`[0]`) and
+/// writes (`[1]`); trims take none.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct CmdPrio {
+    /// Share of the I/Os issued with the priority below, in percent.
+    pub percentage: [u32; 2],
+    /// Priority class (0: not given, which means real-time).
+    pub class: [u32; 2],
+    /// Priority level within the class.
+    pub level: [u32; 2],
+    /// Priority hint.
+    pub hint: [u32; 2],
+    /// `cmdprio_bssplit`, when given (not empty): per direction, the
+    /// entries with a share, sorted by block size.
+    pub bssplit: Option<[Vec<PrioSplit>; 2]>,
+}
+
+impl CmdPrio {
+    /// Whether any I/O may get its own priority.
+    pub fn in_use(&self) -> bool {
+        self.bssplit.is_some() || self.percentage.iter().any(|p| *p > 0)
+    }
+}
+
+/// One `cmdprio_bssplit` entry: I/Os of `bs` bytes, `perc` percent of
+/// them issued with `prio` (class, level, hint), or with `cmdprio_class`,
+/// `cmdprio` and `cmdprio_hint` when the entry names none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrioSplit {
+    pub bs: u64,
+    pub perc: u32,
+    pub prio: Option<(u32, u32, u32)>,
 }
 
 /// One job, as the options describe it.

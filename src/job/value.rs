@@ -544,6 +544,63 @@ pub fn near_choice<'a>(word: &str, choices: impl Iterator<Item = &'a str>) -> Op
         .map(|(_, c)| c)
 }
 
+/// How many characters of a value an error line quotes at most.
+pub const EXCERPT_CHARS: usize = 80;
+
+/// `s` as an error line quotes it: whole when it has at most
+/// [`EXCERPT_CHARS`] characters, else its start, "…" and its length.
+pub fn excerpt(s: &str) -> std::borrow::Cow<'_, str> {
+    excerpt_to(s, EXCERPT_CHARS)
+}
+
+fn excerpt_to(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    let n = s.chars().count();
+    if n <= max {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let head: String = s.chars().take(max.saturating_sub(20).max(8)).collect();
+    std::borrow::Cow::Owned(format!("{head}… ({} bytes)", s.len()))
+}
+
+/// `msg` with every occurrence of the (long) value `v` shortened to its
+/// [`excerpt`].
+pub fn clip_value(msg: String, v: &str) -> String {
+    if v.chars().count() <= EXCERPT_CHARS {
+        return msg;
+    }
+    msg.replace(v, &excerpt(v))
+}
+
+/// `line` with every single-quoted part longer than `max` characters
+/// shortened (a guard for lines that quote whatever they were given).
+pub fn clip_quoted(line: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if line.len() <= max {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len().min(4096));
+    let mut rest = line;
+    let mut changed = false;
+    while let Some(open) = rest.find('\'') {
+        out.push_str(&rest[..=open]);
+        rest = &rest[open + 1..];
+        let Some(close) = rest.find('\'') else {
+            break;
+        };
+        let inner = &rest[..close];
+        let cut = excerpt_to(inner, max);
+        changed |= matches!(cut, std::borrow::Cow::Owned(_));
+        out.push_str(&cut);
+        out.push('\'');
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    if changed {
+        std::borrow::Cow::Owned(out)
+    } else {
+        std::borrow::Cow::Borrowed(line)
+    }
+}
+
 /// Parses one of a fixed set of words, with an error listing them.
 pub fn parse_choice<T: Copy>(s: &str, choices: &[(&str, T)]) -> Result<T, String> {
     let t = s.trim();
@@ -808,5 +865,20 @@ mod tests {
             parse_choice("up", &[("read", 0), ("randwrite", 1)]),
             Err("'up' is not one of: read, randwrite".into())
         );
+    }
+
+    #[test]
+    fn long_values_are_quoted_in_part() {
+        let v = "a".repeat(5000);
+        let e = excerpt(&v);
+        assert!(e.chars().count() <= EXCERPT_CHARS, "{e}");
+        assert!(e.ends_with("… (5000 bytes)"), "{e}");
+        assert_eq!(excerpt("4k"), "4k");
+        let msg = clip_value(format!("option 'bs': '{v}' is not a size"), &v);
+        assert!(msg.len() < 120, "{msg}");
+        let line = format!("cannot access '{v}': file name too long, 'short'");
+        let c = clip_quoted(&line, 256);
+        assert!(c.len() < 300 && c.ends_with("too long, 'short'"), "{c}");
+        assert_eq!(clip_quoted("a 'b' c", 256), "a 'b' c");
     }
 }

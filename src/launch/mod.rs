@@ -225,6 +225,7 @@ impl Prepared {
             result,
             merged,
             ranks: self.ranks,
+            label: None,
         })
     }
 }
@@ -235,6 +236,8 @@ pub struct Launched {
     pub result: RunResult,
     pub merged: Option<Merged>,
     ranks: u32,
+    /// `--label`: the run's name in the JSON (`iomark.label`).
+    label: Option<String>,
 }
 
 impl Launched {
@@ -243,20 +246,40 @@ impl Launched {
         self.ranks <= 1 || self.merged.is_some()
     }
 
+    /// Names the run (`--label`): its JSON carries the name as `label`
+    /// in its `iomark` object.
+    pub fn with_label(mut self, label: Option<String>) -> Launched {
+        self.label = label;
+        self
+    }
+
     /// Every requested format: the run's, or (many ranks) the cluster's.
     pub fn report(&self, out: &Outputs) -> String {
         match &self.merged {
-            Some(m) => report::cluster::render(&report::cluster::build(&m.hosts, &m.info), out),
-            None => report::render(&report::build(&self.result), out),
+            Some(m) => report::cluster::render(&self.cluster_report(m), out),
+            None => report::render(&self.run_report(), out),
         }
     }
 
     /// The JSON document (json+ with `plus`), as `report` writes it.
     pub fn document(&self, plus: bool) -> Value {
         match &self.merged {
-            Some(m) => report::cluster::document(&report::cluster::build(&m.hosts, &m.info), plus),
-            None => report::json::document(&report::build(&self.result), plus),
+            Some(m) => report::cluster::document(&self.cluster_report(m), plus),
+            None => report::json::document(&self.run_report(), plus),
         }
+    }
+
+    fn run_report(&self) -> report::Report {
+        let mut rep = report::build(&self.result);
+        rep.label = self.label.clone();
+        rep
+    }
+
+    fn cluster_report(&self, m: &Merged) -> report::cluster::ClusterReport {
+        let mut rep = report::cluster::build(&m.hosts, &m.info);
+        rep.jobs.label = self.label.clone();
+        rep.all_clients.label = self.label.clone();
+        rep
     }
 
     /// One line per job that failed: `job 'x': message`, with its host

@@ -365,6 +365,7 @@ pub fn build(hosts: &[Host], info: &ClusterInfo) -> ClusterReport {
         overcommit: first.map(|r| r.overcommit.clone()).unwrap_or_default(),
         environment: first.map(|r| r.environment.clone()).unwrap_or_default(),
         warnings: first.map(|r| r.warnings.clone()).unwrap_or_default(),
+        label: None,
     };
     ClusterReport {
         hosts: host_reports,
@@ -580,6 +581,68 @@ mod tests {
         let g0 = c.all_clients.group(0).unwrap();
         assert_eq!(g0.dir[0].io_bytes, 6 * 256 * 1024);
         assert_eq!(c.jobs.groups, c.all_clients.groups);
+    }
+
+    /// Hosts whose clones ran at different priorities: "All clients"
+    /// keeps each priority's latencies, the sum of its hosts' exactly,
+    /// and reports them as fio's `prios`.
+    #[test]
+    fn all_clients_keep_each_prioritys_latencies_exactly() {
+        let mut h = hosts(TWO_GROUPS, &["h1", "h2", "h3"]);
+        let prio = [0x4003u16, 0x6000, 0x4003];
+        for (host, p) in h.iter_mut().zip(prio) {
+            for jr in &mut host.result.jobs {
+                jr.outcome.stats.ioprio = p;
+            }
+        }
+        let c = build(
+            &h,
+            &ClusterInfo {
+                ranks: 3,
+                ..Default::default()
+            },
+        );
+        let all = &c.all_clients.jobs[0];
+        let reads = &all.stats.dir[0];
+        assert_eq!(reads.prios.len(), 2);
+        for (i, want) in [(0usize, 0x4003u16), (1, 0x6000)] {
+            let mut sum = crate::stats::histogram::Histogram::new();
+            for (host, p) in h.iter().zip(prio) {
+                for jr in host.result.jobs.iter().filter(|j| j.job.group == 0) {
+                    if p == want {
+                        sum.merge(&jr.outcome.stats.dir[0].clat);
+                    }
+                }
+            }
+            assert_eq!(reads.prios[i].ioprio, want);
+            assert_eq!(reads.prios[i].lat, sum, "priority {want:#x}");
+        }
+        assert_eq!(
+            reads.prios[0].lat.count() + reads.prios[1].lat.count(),
+            reads.ios
+        );
+        let doc = document(&c, false);
+        let entry = doc["client_stats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["jobname"] == ALL_CLIENTS && e["groupid"] == 0)
+            .unwrap();
+        let p = entry["read"]["prios"].as_array().expect("prios");
+        assert_eq!(
+            (p[0]["prioclass"].as_u64(), p[0]["prio"].as_u64()),
+            (Some(2), Some(3))
+        );
+        assert_eq!(
+            p[1]["clat_ns"]["N"].as_u64(),
+            Some(reads.prios[1].lat.count())
+        );
+        // Each host alone ran at one priority: no prios there.
+        assert!(c.hosts[0]
+            .report
+            .jobs
+            .iter()
+            .all(|j| !j.stats.keeps_prios()));
     }
 
     #[test]

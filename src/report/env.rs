@@ -51,6 +51,8 @@ pub fn target_json(t: &Target) -> Value {
         m.insert("slaves".into(), json!(t.slaves));
     }
     opt(&mut m, "device_model", t.device_model.clone());
+    opt(&mut m, "device_serial", t.device_serial.clone());
+    opt(&mut m, "device_firmware", t.device_firmware.clone());
     opt(&mut m, "device_size_bytes", t.device_size_bytes);
     opt(&mut m, "scheduler", t.scheduler.clone());
     opt(&mut m, "rotational", t.rotational);

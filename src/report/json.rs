@@ -89,6 +89,9 @@ fn dir_obj(r: &JobReport, ds: &DirStats, agg_bw: u64, plus: bool) -> Value {
         "lat_ns".into(),
         lat_obj(&ds.lat, st.lat_percentiles.then_some(list), plus),
     );
+    if let Some(prios) = prios_array(r, ds, plus) {
+        m.insert("prios".into(), prios);
+    }
     m.insert("bw_min".into(), json!(bws.min));
     m.insert("bw_max".into(), json!(bws.max));
     m.insert("bw_agg".into(), f(bw_agg));
@@ -101,6 +104,41 @@ fn dir_obj(r: &JobReport, ds: &DirStats, agg_bw: u64, plus: bool) -> Value {
     m.insert("iops_stddev".into(), f(is.stddev()));
     m.insert("iops_samples".into(), json!(is.n));
     Value::Object(m)
+}
+
+/// fio's `prios` array: one object per priority that saw I/O
+/// (`prioclass`, `prio`, and the latencies as `clat_ns`, or `lat_ns`
+/// with `lat_percentiles`), when two or more did. `priohint` (newer fio's
+/// key) is added when a priority carries a hint (`cmdprio_hint`).
+fn prios_array(r: &JobReport, ds: &DirStats, plus: bool) -> Option<Value> {
+    use crate::job::ioprio;
+    if ds.prios_with_samples() < 2 {
+        return None;
+    }
+    let st = &r.spec.stat;
+    let key = if st.lat_percentiles {
+        "lat_ns"
+    } else {
+        "clat_ns"
+    };
+    let list = (st.clat_percentiles || st.lat_percentiles).then_some(st.percentile_list.as_slice());
+    let hints = ds.prios.iter().any(|p| ioprio::hint(p.ioprio) != 0);
+    let arr = ds
+        .prios
+        .iter()
+        .filter(|p| p.lat.count() > 0)
+        .map(|p| {
+            let mut o = Map::new();
+            o.insert("prioclass".into(), json!(ioprio::class(p.ioprio)));
+            o.insert("prio".into(), json!(ioprio::level(p.ioprio)));
+            if hints {
+                o.insert("priohint".into(), json!(ioprio::hint(p.ioprio)));
+            }
+            o.insert(key.into(), lat_obj(&p.lat, list, plus));
+            Value::Object(o)
+        })
+        .collect();
+    Some(Value::Array(arr))
 }
 
 /// Percentages keyed by labels (distributions use fio's minimums: 0.1%
@@ -348,6 +386,9 @@ pub fn head(report: &Report) -> Map<String, Value> {
 /// The "iomark" object: environment, warnings, timeline, sync writes.
 pub fn iomark_object(report: &Report) -> Value {
     let mut iomark = super::env::iomark_section(report);
+    if let Some(l) = &report.label {
+        iomark["label"] = json!(l);
+    }
     if let Some(w) = sync_writes(report) {
         iomark["sync_writes"] = w;
     }

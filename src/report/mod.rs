@@ -18,6 +18,8 @@ pub mod fmt;
 pub mod html;
 pub mod json;
 pub mod normal;
+#[cfg(test)]
+mod prio_tests;
 pub mod svg;
 pub mod terse;
 
@@ -177,6 +179,8 @@ pub struct Report {
     pub environment: crate::host::Environment,
     /// Cache warnings and run notes, as printed before the run.
     pub warnings: Vec<crate::host::Warning>,
+    /// `--label`: the run's name (JSON `iomark.label`).
+    pub label: Option<String>,
 }
 
 impl Report {
@@ -369,6 +373,7 @@ pub fn build(result: &RunResult) -> Report {
         overcommit: result.overcommit.clone(),
         environment: result.context.environment.clone(),
         warnings: result.context.warnings.clone(),
+        label: None,
     }
 }
 

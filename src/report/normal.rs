@@ -179,6 +179,17 @@ fn samples_lines(
     }
 }
 
+/// `CLASS/LEVEL` of a priority, as fio 3.33 names it; `CLASS/LEVEL/HINT`
+/// (newer fio's form) when a priority of the direction has a hint.
+fn prio_name(ds: &DirStats, v: u16) -> String {
+    use crate::job::ioprio::{class, hint, level};
+    if ds.prios.iter().any(|p| hint(p.ioprio) != 0) {
+        format!("{}/{}/{}", class(v), level(v), hint(v))
+    } else {
+        format!("{}/{}", class(v), level(v))
+    }
+}
+
 fn dir_block(out: &mut String, r: &JobReport, sec: &Section, report: &Report) {
     let ds: &DirStats = sec.stats;
     let spec = &r.spec;
@@ -202,6 +213,14 @@ fn dir_block(out: &mut String, r: &JobReport, sec: &Section, report: &Report) {
     lat_line(out, "slat", &ds.slat);
     lat_line(out, "clat", &ds.clat);
     lat_line(out, " lat", &ds.lat);
+    let prios = ds.prios_with_samples() >= 2;
+    let lat_type = if st.lat_percentiles { "lat" } else { "clat" };
+    if prios {
+        for p in ds.prios.iter().filter(|p| p.lat.count() > 0) {
+            let label = format!("{lat_type} prio {}", prio_name(ds, p.ioprio));
+            lat_line(out, &label, &p.lat);
+        }
+    }
     let list = st.percentile_list.as_slice();
     let prec = st.percentile_precision;
     if st.slat_percentiles {
@@ -212,6 +231,22 @@ fn dir_block(out: &mut String, r: &JobReport, sec: &Section, report: &Report) {
     }
     if st.lat_percentiles {
         percentile_block(out, "lat", &ds.lat, list, prec);
+    }
+    if prios && (st.clat_percentiles || st.lat_percentiles) {
+        let all = if st.lat_percentiles {
+            &ds.lat
+        } else {
+            &ds.clat
+        }
+        .count();
+        for p in ds.prios.iter().filter(|p| p.lat.count() > 0) {
+            let label = format!(
+                "{lat_type} prio {} ({:.2}% of IOs)",
+                prio_name(ds, p.ioprio),
+                100.0 * p.lat.count() as f64 / all.max(1) as f64
+            );
+            percentile_block(out, &label, &p.lat, list, prec);
+        }
     }
     samples_lines(
         out,

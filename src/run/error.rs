@@ -26,9 +26,10 @@ pub enum RunError {
     /// A job's engine cannot run it here (`engine::preflight`).
     #[error(transparent)]
     Engine(#[from] EngineError),
-    /// `--readonly` and a job that writes.
-    #[error("job '{job}' writes (rw={rw}) but --readonly was given")]
-    ReadOnly { job: String, rw: &'static str },
+    /// `--readonly` and a job that writes, trims, appends, truncates,
+    /// creates or deletes (`what` says which, and by which option).
+    #[error("job '{job}' {what} but --readonly was given")]
+    ReadOnly { job: String, what: String },
     /// The safety verdict the session's hooks settled on (every refusing
     /// rank's, on rank 0 of a run spread over several hosts).
     #[error("{0}")]

@@ -8,17 +8,25 @@
 //! Every open of a target goes through [`open_target`], which keeps the
 //! safety check's approval true at open time (no links the plan did not
 //! see, exclusive creation, same identity as approved, non-blocking until
-//! the file is known; see `safety`).
+//! the file is known; see `safety`). Every open, create and removal is
+//! relative to the handle of the file's directory opened when the run was
+//! checked ([`Place`], `dirs`); missing parent directories are created
+//! then, as fio creates them, and removed with the files when they are
+//! empty.
 
+use std::ffi::CString;
 use std::io::Write;
-use std::os::fd::FromRawFd;
 use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use super::dirs::{self, DirError};
 use super::error::RunError;
+use super::owned::{self, NameKey, NameState};
 use super::plan::{PlannedFile, PlannedJob, TargetKind};
 use super::safety::FileId;
-use crate::engine::file::{close_fd, open_fd};
+use crate::engine::file::close_fd;
 use crate::engine::{Engine, OpenFile};
 use crate::job::spec::{Ddir, FallocateMode, JobSpec, RwPattern};
 use crate::job::value::human_bytes;
@@ -70,6 +78,22 @@ pub enum FileError {
     /// A signal stopped the layout.
     #[error("laying out '{}' was stopped by a signal", path.display())]
     Stopped { path: PathBuf },
+    /// A parent directory cannot be created or is not the run's.
+    #[error(transparent)]
+    Dir(#[from] DirError),
+    /// The file was deleted during the run by someone else: it is not
+    /// created again (`made`: the run had created it).
+    #[error(
+        "'{}': no such file: it was deleted during the run ({}), and iomark does not create \
+         it again",
+        path.display(),
+        if *made { "iomark had created it" } else { "it existed when the run was checked" }
+    )]
+    Vanished { path: PathBuf, made: bool },
+    /// A job that only reads (or any job under --readonly) would have to
+    /// create, extend or fill a file.
+    #[error("{0}")]
+    ReadOnly(String),
     /// `direct=1` on a filesystem that refuses `O_DIRECT`.
     #[error(
         "cannot open '{}' with direct=1: the filesystem does not support direct I/O (use direct=0)",
@@ -97,8 +121,10 @@ impl FileError {
         match self {
             FileError::Sys { source, .. } => source.raw_os_error().unwrap_or(libc::EIO),
             FileError::Refused { errno, .. } => *errno,
-            FileError::NotAllowed { .. } => libc::ENOENT,
+            FileError::NotAllowed { .. } | FileError::Vanished { .. } => libc::ENOENT,
             FileError::Stopped { .. } => libc::EINTR,
+            FileError::Dir(e) => e.errno(),
+            FileError::ReadOnly(_) => libc::EROFS,
             FileError::NoDirectIo { .. } | FileError::Misaligned { .. } => libc::EINVAL,
         }
     }
@@ -106,6 +132,63 @@ impl FileError {
     fn refused(errno: i32, msg: String) -> Self {
         FileError::Refused { errno, msg }
     }
+}
+
+/// Where a planned file is: the handle of its directory (opened when the
+/// run was checked) and its name there.
+pub struct Place {
+    dir: Option<Arc<OwnedFd>>,
+    pub name: CString,
+}
+
+impl Place {
+    /// The directory's descriptor (AT_FDCWD with the whole path as the
+    /// name for a target that has no directory handle).
+    pub fn fd(&self) -> RawFd {
+        self.dir.as_ref().map_or(libc::AT_FDCWD, |d| d.as_raw_fd())
+    }
+
+    /// The name in its directory, for the run's records.
+    pub fn key(&self) -> NameKey {
+        NameKey::new(self.fd(), &self.name)
+    }
+}
+
+/// The place of `f`. With `create`, missing parent directories are
+/// created first (as fio creates them); without, a missing directory is
+/// ENOENT.
+pub fn place(f: &PlannedFile, create: bool) -> Result<Place, FileError> {
+    let Some(dir) = &f.seen.dir else {
+        let name = crate::engine::file::cstring(&f.path)
+            .map_err(|e| sys_err("cannot open", &f.path, e))?;
+        return Ok(Place { dir: None, name });
+    };
+    let name = dirs::file_name(&f.path).map_err(|e| sys_err("cannot open", &f.path, e))?;
+    let fd = dir.get(create).map_err(|e| match e {
+        DirError::Sys { source, .. } if !create => sys_err("cannot open", &f.path, source),
+        e => FileError::Dir(e),
+    })?;
+    Ok(Place {
+        dir: Some(fd),
+        name,
+    })
+}
+
+/// The place of `f` if its directory exists (None: nothing is there).
+fn place_if_there(f: &PlannedFile) -> Option<Place> {
+    match &f.seen.dir {
+        Some(d) if !d.exists() => None,
+        _ => place(f, false).ok(),
+    }
+}
+
+/// How [`open_target`] opens a file at its place with the given flags
+/// (the engine's open, or a plain one): descriptor and engine data.
+pub type OpenAt<'a> = dyn FnMut(&Place, i32) -> std::io::Result<(RawFd, usize)> + 'a;
+
+/// Opens `f` at its place with plain `open(2)` flags (close-on-exec).
+fn open_plain(p: &Place, flags: i32) -> std::io::Result<RawFd> {
+    dirs::open_at(p.fd(), &p.name, flags, 0o644).map(IntoRawFd::into_raw_fd)
 }
 
 fn io_reason(e: &std::io::Error) -> String {
@@ -213,6 +296,10 @@ fn layout_todo<'j>(
             _ => false,
         };
         if needs {
+            let own = existing.is_some() && is_own(f);
+            if let Some(m) = super::safety::read_refusal(s, &f.path, existing, f.needed_size, own) {
+                return Err(FileError::ReadOnly(m));
+            }
             if existing.is_none() && !s.file.allow_file_create {
                 return Err(FileError::NotAllowed {
                     job: s.name.clone(),
@@ -233,20 +320,18 @@ fn layout_todo<'j>(
 /// an earlier job may have created it. What is there must still be what
 /// the check approved (or iomark's own).
 fn size_now(f: &PlannedFile) -> Result<Option<u64>, FileError> {
-    let now = if f.seen.link {
-        std::fs::metadata(&f.path)
-    } else {
-        std::fs::symlink_metadata(&f.path)
+    let Some(p) = place_if_there(f) else {
+        return Ok(None);
     };
-    match now {
+    match dirs::stat_at(p.fd(), &p.name, f.seen.link) {
         Ok(m) if m.file_type().is_symlink() => Err(FileError::refused(
             libc::ELOOP,
             super::safety::link_refusal(&f.path, &f.seen),
         )),
         Ok(m) => {
             // Another rank of this run may have made it since the check.
-            let peer =
-                f.seen.id.is_none() && super::safety::created_by_peer_at(&f.path, f.run_token());
+            let peer = f.seen.id.is_none()
+                && super::safety::created_by_peer_at(p.fd(), &p.name, f.run_token());
             if !peer {
                 super::safety::check_identity(&f.path, &f.seen, &FileId::of_meta(&m))
                     .map_err(|m| FileError::refused(libc::EEXIST, m.0))?;
@@ -255,6 +340,20 @@ fn size_now(f: &PlannedFile) -> Result<Option<u64>, FileError> {
         }
         Err(_) => Ok(None),
     }
+}
+
+/// Whether the file at `f`'s place is iomark's: made during this run, or
+/// marked as made by an earlier one.
+fn is_own(f: &PlannedFile) -> bool {
+    let Some(p) = place_if_there(f) else {
+        return false;
+    };
+    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
+    let Ok(fd) = dirs::open_at(p.fd(), &p.name, flags, 0) else {
+        return false;
+    };
+    FileId::of_fd(fd.as_raw_fd()).is_ok_and(|id| owned::created_this_run(&id))
+        || super::safety::marked(fd.as_raw_fd())
 }
 
 /// What layout writes into files: the same contents the job's writes
@@ -332,7 +431,7 @@ fn lay_out_file(
         f,
         flags,
         "cannot create",
-        &mut |fl| open_fd(&f.path, fl).map(|fd| (fd, 0)),
+        &mut |p, fl| open_plain(p, fl).map(|fd| (fd, 0)),
         &mut |fd, _| {
             let _ = close_fd(fd);
         },
@@ -439,16 +538,45 @@ pub fn open_target(
     f: &PlannedFile,
     flags: i32,
     what: &'static str,
-    open: &mut dyn FnMut(i32) -> std::io::Result<(RawFd, usize)>,
+    open: &mut OpenAt<'_>,
     close: &mut dyn FnMut(RawFd, usize),
 ) -> Result<(RawFd, usize, u64), FileError> {
     let opened = open_safely(f, flags, what, open, close)?;
     if opened.fd < 0 {
-        // The engine opened nothing (filestat, filedelete).
+        // The engine opened nothing (filestat).
         return Ok((opened.fd, opened.data, opened.ns));
     }
     check_opened(spec, f, flags, &opened, close)?;
     Ok((opened.fd, opened.data, opened.ns))
+}
+
+/// An engine whose open deletes the file (filedelete): only when the
+/// name still is the file the check approved or the run made (looked at
+/// before the timed call), never through a link.
+fn delete_target(f: &PlannedFile, open: &mut OpenAt<'_>) -> Result<(RawFd, usize, u64), FileError> {
+    let p = place(f, false)?;
+    let id = match owned::check_removable(p.fd(), &p.name, f.seen.id.as_ref()) {
+        Ok(Some(id)) => id,
+        Ok(None) => {
+            return Err(sys_err(
+                "cannot delete",
+                &f.path,
+                std::io::Error::from_raw_os_error(libc::ENOENT),
+            ))
+        }
+        Err(why) => {
+            return Err(FileError::refused(
+                libc::EEXIST,
+                format!("refusing to delete '{}': {why}", f.path.display()),
+            ))
+        }
+    };
+    let t0 = std::time::Instant::now();
+    let r = open(&p, 0);
+    let ns = t0.elapsed().as_nanos() as u64;
+    let (fd, data) = r.map_err(|e| sys_err("cannot delete", &f.path, e))?;
+    owned::note_removed(&p.key(), &id);
+    Ok((fd, data, ns))
 }
 
 /// A descriptor [`open_safely`] got, before [`check_opened`].
@@ -472,53 +600,47 @@ impl Opened {
     }
 }
 
-/// The open itself: exclusive creation where nothing was at plan time,
-/// no links the plan did not see, non-blocking (see [`open_target`]).
+/// The open itself: exclusive creation where nothing was at plan time
+/// (or where the run removed its file), no links the plan did not see,
+/// non-blocking (see [`open_target`]); a file that vanished during the
+/// run is not made again.
 fn open_safely(
     f: &PlannedFile,
     flags: i32,
     what: &'static str,
-    open: &mut dyn FnMut(i32) -> std::io::Result<(RawFd, usize)>,
+    open: &mut OpenAt<'_>,
     close: &mut dyn FnMut(RawFd, usize),
 ) -> Result<Opened, FileError> {
     let path = &f.path;
     let regular = matches!(f.kind, TargetKind::Regular | TargetKind::Missing);
     // Nothing is ever created through a link, nor in a device's place.
     let can_create = flags & libc::O_CREAT != 0 && regular && !f.seen.link;
+    let p = place(f, can_create)?;
     let mut plain = (flags & !(libc::O_CREAT | libc::O_EXCL | libc::O_TRUNC)) | libc::O_NONBLOCK;
     if !f.seen.link {
         plain |= libc::O_NOFOLLOW;
     }
     let mut timed = |fl: i32| {
         let t0 = std::time::Instant::now();
-        let r = open(fl);
+        let r = open(&p, fl);
         (r, t0.elapsed().as_nanos() as u64)
     };
     let errno = |e: &std::io::Error| e.raw_os_error().unwrap_or(libc::EIO);
-    // A file there at plan time is opened as it is; an empty path is
-    // created exclusively first.
-    let mut create_first = f.seen.id.is_none();
+    // What the run did with this name: a file it made must still be
+    // there; one it removed (or an empty path) is created exclusively.
+    let state = owned::name_state(&p.key());
+    let vanished = match state {
+        NameState::Made => Some(true),
+        NameState::Unknown if f.seen.id.is_some() => Some(false),
+        _ => None,
+    };
+    let mut create_first = state == NameState::Removed || f.seen.id.is_none() && vanished.is_none();
     let mut tries = 0;
     loop {
         tries += 1;
         if create_first && can_create {
-            let mut claim = super::safety::creating(path);
-            match timed(plain | libc::O_CREAT | libc::O_EXCL) {
-                (Ok((fd, data)), ns) if fd >= 0 => {
-                    match FileId::of_fd(fd) {
-                        Ok(id) => claim.made(id),
-                        Err(e) => {
-                            close(fd, data);
-                            return Err(sys_err("cannot stat", path, e));
-                        }
-                    }
-                    super::safety::mark_created(fd, f.run_token());
-                    return Ok(Opened::new(fd, data, ns, true));
-                }
-                (Ok((fd, data)), ns) => return Ok(Opened::new(fd, data, ns, false)),
-                // Someone (maybe another clone) made it: checked below.
-                (Err(e), _) if errno(&e) == libc::EEXIST => {}
-                (Err(e), _) => return Err(sys_err(what, path, e)),
+            if let Some(o) = create_exclusively(&p, path, f.run_token(), plain, &mut timed, close)? {
+                return Ok(o);
             }
         }
         match timed(plain) {
@@ -529,12 +651,52 @@ fn open_safely(
                     super::safety::link_refusal(path, &f.seen),
                 ))
             }
-            // Gone meanwhile (an earlier job deleted it): create it anew.
+            // Deleted by someone else during the run: not made again.
+            (Err(e), _) if errno(&e) == libc::ENOENT && regular && vanished.is_some() => {
+                return Err(FileError::Vanished {
+                    path: path.clone(),
+                    made: vanished == Some(true),
+                })
+            }
+            // Someone was quicker and then removed it: try again.
             (Err(e), _) if errno(&e) == libc::ENOENT && can_create && tries < 3 => {
                 create_first = true;
             }
             (Err(e), _) => return Err(sys_err(what, path, e)),
         }
+    }
+}
+
+/// The exclusive create of `p`: the new file is iomark's (recorded,
+/// marked, known to the signal clean-up). None when something is there
+/// already (the caller opens and checks it).
+fn create_exclusively(
+    p: &Place,
+    path: &Path,
+    run_token: Option<&str>,
+    plain: i32,
+    timed: &mut dyn FnMut(i32) -> (std::io::Result<(RawFd, usize)>, u64),
+    close: &mut dyn FnMut(RawFd, usize),
+) -> Result<Option<Opened>, FileError> {
+    let mut claim = owned::creating(p.key());
+    match timed(plain | libc::O_CREAT | libc::O_EXCL) {
+        (Ok((fd, data)), ns) if fd >= 0 => {
+            let id = match FileId::of_fd(fd) {
+                Ok(id) => id,
+                Err(e) => {
+                    close(fd, data);
+                    return Err(sys_err("cannot stat", path, e));
+                }
+            };
+            claim.made(id, run_token);
+            super::safety::mark_created(fd, run_token);
+            super::signals::note_created(p.fd(), &p.name, id.dev, id.ino);
+            Ok(Some(Opened::new(fd, data, ns, true)))
+        }
+        (Ok((fd, data)), ns) => Ok(Some(Opened::new(fd, data, ns, false))),
+        // Someone (maybe another clone) made it: checked by the caller.
+        (Err(e), _) if e.raw_os_error() == Some(libc::EEXIST) => Ok(None),
+        (Err(e), _) => Err(sys_err("cannot create", path, e)),
     }
 }
 
@@ -632,6 +794,18 @@ pub fn open_one(
     })
 }
 
+/// What the engine is told of `f` at its place `p`.
+fn open_file<'a>(f: &'a PlannedFile, p: &'a Place, flags: i32) -> OpenFile<'a> {
+    OpenFile {
+        path: &f.path,
+        dir: p.fd(),
+        name: &p.name,
+        flags,
+        size: f.needed_size,
+        is_blockdev: f.kind == TargetKind::Block,
+    }
+}
+
 /// The engine's open of `f` (through [`open_target`] unless nothing is
 /// opened): descriptor, engine data and how long the open took (ns).
 fn engine_open(
@@ -640,18 +814,16 @@ fn engine_open(
     f: &PlannedFile,
     flags: i32,
 ) -> Result<(RawFd, usize, u64), FileError> {
-    let of = |flags| OpenFile {
-        path: &f.path,
-        flags,
-        size: f.needed_size,
-        is_blockdev: f.kind == TargetKind::Block,
-    };
     let opened = if f.kind == TargetKind::None {
         // The null engine: nothing is opened.
         let t0 = std::time::Instant::now();
-        let r = engine.open(&of(flags));
+        let p = place(f, false)?;
+        let r = engine.open(&open_file(f, &p, flags));
         r.map(|(fd, data)| (fd, data, t0.elapsed().as_nanos() as u64))
             .map_err(|e| sys_err("cannot open", &f.path, e))
+    } else if job.spec.io.ioengine.info().destroys == crate::engine::Destroys::Deletes {
+        // The engine's open deletes the file (filedelete).
+        delete_target(f, &mut |p, fl| engine.open(&open_file(f, p, fl)))
     } else {
         let eng = std::cell::RefCell::new(&mut *engine);
         open_target(
@@ -659,7 +831,7 @@ fn engine_open(
             f,
             flags,
             "cannot open",
-            &mut |fl| eng.borrow_mut().open(&of(fl)),
+            &mut |p, fl| eng.borrow_mut().open(&open_file(f, p, fl)),
             &mut |fd, data| {
                 let _ = eng.borrow_mut().close(fd, data, f.needed_size);
             },
@@ -738,7 +910,7 @@ pub fn pre_read(job: &PlannedJob) -> Result<(), FileError> {
             f,
             libc::O_RDONLY,
             "cannot pre-read",
-            &mut |fl| open_fd(&f.path, fl).map(|fd| (fd, 0)),
+            &mut |p, fl| open_plain(p, fl).map(|fd| (fd, 0)),
             &mut |fd, _| {
                 let _ = close_fd(fd);
             },
@@ -763,12 +935,24 @@ pub fn pre_read(job: &PlannedJob) -> Result<(), FileError> {
     Ok(())
 }
 
-/// Removes the job's regular files (`unlink`, `unlink_each_loop`).
+/// Removes the job's regular files (`unlink`, `unlink_each_loop`):
+/// through their directory's handle, each only while its name still is
+/// the file the check approved or the run made (see `owned::remove`);
+/// what is left alone is said once on stderr.
 pub fn unlink_all(job: &PlannedJob) {
     for f in &job.files {
-        if matches!(f.kind, TargetKind::Regular | TargetKind::Missing) {
-            super::safety::forget_created(&f.path);
-            let _ = std::fs::remove_file(&f.path);
+        if !matches!(f.kind, TargetKind::Regular | TargetKind::Missing) {
+            continue;
+        }
+        let Some(p) = place_if_there(f) else {
+            continue;
+        };
+        if let Err(why) = owned::remove(p.fd(), &p.name, f.seen.id.as_ref()) {
+            super::output::stderr_line(&format!(
+                "iomark: warning: job '{}': left '{}' in place: {why}",
+                job.spec.name,
+                f.path.display()
+            ));
         }
     }
 }
@@ -861,7 +1045,7 @@ mod tests {
             f,
             flags,
             "cannot open",
-            &mut |fl| open_fd(&f.path, fl).map(|fd| (fd, 0)),
+            &mut |p, fl| open_plain(p, fl).map(|fd| (fd, 0)),
             &mut |fd, _| {
                 let _ = close_fd(fd);
             },

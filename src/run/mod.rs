@@ -11,6 +11,7 @@
 //! describes the host once, switches the I/O scheduler, and calls [`run`].
 
 pub mod clock;
+pub mod dirs;
 pub mod error;
 pub mod files;
 pub mod flow;
@@ -21,6 +22,7 @@ pub mod numa;
 pub mod offload;
 pub mod output;
 pub mod overcommit;
+pub mod owned;
 pub mod place;
 pub mod plan;
 pub mod progress;
@@ -31,6 +33,7 @@ pub mod safety;
 pub mod scheduler;
 pub mod session;
 pub mod signals;
+pub mod signatures;
 pub mod worker;
 
 use std::sync::atomic::Ordering;
@@ -254,6 +257,8 @@ pub fn run(
         run.tick();
         std::thread::sleep(Duration::from_millis(10));
     }
+    // Directories the run created for its files go once empty.
+    dirs::remove_made_dirs();
     run.finish()
 }
 
@@ -701,8 +706,9 @@ pub fn notes(spec: &crate::job::JobSpec) -> Vec<String> {
     out
 }
 
-/// CPU affinity, memory policy, nice value and I/O priority for the
-/// calling worker thread.
+/// CPU affinity, memory policy and nice value for the calling worker
+/// thread (its I/O priority is set by the worker's setup, where failing
+/// to set it fails the job).
 fn apply_placement(job: &PlannedJob) {
     let ctl = &job.spec.ctl;
     // numa_cpu_nodes replaces cpus_allowed, as in fio.
@@ -739,14 +745,6 @@ fn apply_placement(job: &PlannedJob) {
         unsafe {
             let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
             libc::setpriority(libc::PRIO_PROCESS, tid, ctl.nice);
-        }
-    }
-    if let Some(class) = ctl.prioclass.or(ctl.prio.map(|_| 2)) {
-        let level = ctl.prio.unwrap_or(4);
-        let ioprio = (class << 13) | level;
-        // SAFETY: ioprio_set(IOPRIO_WHO_PROCESS, 0 = this thread, value).
-        unsafe {
-            libc::syscall(libc::SYS_ioprio_set, 1, 0, ioprio);
         }
     }
 }

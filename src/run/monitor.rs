@@ -120,7 +120,13 @@ impl Monitor {
         let mut files = Vec::new();
         for d in ["read", "write", "trim"] {
             let name = crate::stats::logs::tagged(&format!("agg-{d}_bw.log"), &self.tag);
-            files.push(std::fs::File::create(&name).map_err(|e| LogError::Io {
+            let opened = crate::outfile::open(
+                std::path::Path::new(&name),
+                crate::outfile::Named::Iomark,
+                false,
+            )
+            .and_then(|mut f| f.truncate_once().map(|()| f.file));
+            files.push(opened.map_err(|e| LogError::Io {
                 what: "create",
                 path: name.into(),
                 errno: e.raw_os_error().unwrap_or(libc::EIO),

@@ -17,7 +17,8 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
 use std::thread::JoinHandle;
 
 use crate::engine::{
-    self, file, Caps, Completion, Engine, EngineError, EngineKind, IoUnit, Op, OpenFile, Queued,
+    self, file, Caps, Completion, Engine, EngineError, EngineKind, IoPrio, IoUnit, Op, OpenFile,
+    Queued,
 };
 use crate::job::spec::{JobSpec, SubmitMode};
 
@@ -33,6 +34,7 @@ struct Work {
     buf_cap: u64,
     sfr_flags: u32,
     file_data: usize,
+    prio: IoPrio,
 }
 
 /// A finished I/O and the submitter that is free again.
@@ -83,6 +85,7 @@ fn execute(eng: &mut dyn Engine, w: &Work, comps: &mut Vec<Completion>) -> i64 {
     u.len = w.len;
     u.sfr_flags = w.sfr_flags;
     u.file_data = w.file_data;
+    u.prio = w.prio;
     match eng.queue(&mut u) {
         Queued::Completed => u.result,
         Queued::Busy => -(libc::EAGAIN as i64),
@@ -197,7 +200,7 @@ impl Engine for OffloadEngine {
         if self.caps.diskless {
             return Ok((-1, 0));
         }
-        file::open_fd(f.path, f.flags).map(|fd| (fd, 0))
+        file::open_file(f, f.flags).map(|fd| (fd, 0))
     }
 
     fn close(&mut self, fd: RawFd, _data: usize, _size: u64) -> io::Result<()> {
@@ -222,6 +225,7 @@ impl Engine for OffloadEngine {
             buf_cap: io.buf_cap,
             sfr_flags: io.sfr_flags,
             file_data: io.file_data,
+            prio: io.prio,
         };
         match self.txs[w as usize].send(work) {
             Ok(()) => Queued::Queued,

@@ -19,7 +19,7 @@
 //! - `finish_stdout` syncs standard output when it is a regular file
 //!   (`> result.json`): some filesystems only report a failed write then.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::os::unix::io::IntoRawFd;
 use std::path::{Path, PathBuf};
@@ -109,8 +109,15 @@ pub fn stdout(text: &str) -> io::Result<()> {
     r
 }
 
-/// Writes one line to standard error; never fails or panics.
+/// How many characters of one quoted part a line on standard error shows
+/// at most (values are cut to 80 where they are quoted; this guards the
+/// rest, such as paths that were given).
+const QUOTED_MAX: usize = 256;
+
+/// Writes one line to standard error; never fails or panics. A quoted
+/// part longer than [`QUOTED_MAX`] characters is shortened.
 pub fn stderr_line(line: &str) {
+    let line = crate::job::value::clip_quoted(line, QUOTED_MAX);
     let text = format!("{line}\n");
     let mut live = live_line();
     clear_live(&mut live);
@@ -185,31 +192,44 @@ impl Console {
     }
 }
 
-/// A report file being written.
+/// A report file being written. Opened when the command starts
+/// ([`ReportFile::create`], a name the user gave) or by a name iomark
+/// makes up ([`ReportFile::create_generated`]), never written through a
+/// link planted later (see `crate::outfile`). An existing file is
+/// truncated by the first write; a file this opened that was never
+/// written is removed when finished, so a run that stops early leaves no
+/// empty report.
 #[derive(Debug)]
 pub struct ReportFile {
     path: PathBuf,
     out: Option<BufWriter<File>>,
-    /// A regular file (not a device, FIFO or /proc file): synced, and
-    /// removed when the report could not be written.
-    regular: bool,
+    name: crate::outfile::OutName,
+    pending_truncate: bool,
+    wrote: bool,
     error: Option<io::Error>,
 }
 
 impl ReportFile {
-    /// Creates (or truncates) the file.
+    /// Opens (or creates) the file the user named; see `outfile`.
     pub fn create(path: &Path) -> io::Result<ReportFile> {
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)?;
-        let regular = file.metadata().is_ok_and(|m| m.file_type().is_file())
-            && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
+        Self::open(path, crate::outfile::Named::User)
+    }
+
+    /// Opens (or creates) a file whose name iomark made up: never through
+    /// a link, never a file with other hard links.
+    pub fn create_generated(path: &Path) -> io::Result<ReportFile> {
+        Self::open(path, crate::outfile::Named::Iomark)
+    }
+
+    fn open(path: &Path, named: crate::outfile::Named) -> io::Result<ReportFile> {
+        let f = crate::outfile::open(path, named, false)?;
+        let pending_truncate = f.needs_truncate();
         Ok(ReportFile {
             path: path.to_path_buf(),
-            out: Some(BufWriter::with_capacity(64 * 1024, file)),
-            regular,
+            out: Some(BufWriter::with_capacity(64 * 1024, f.file)),
+            name: f.name,
+            pending_truncate,
+            wrote: false,
             error: None,
         })
     }
@@ -218,9 +238,22 @@ impl ReportFile {
         &self.path
     }
 
+    /// Whether the file existed before (the report replaces it).
+    pub fn replaces(&self) -> bool {
+        !self.name.created && self.name.regular
+    }
+
     /// Appends `text`; the first error is kept for `finish`.
     pub fn write(&mut self, text: &str) {
         if let (None, Some(out)) = (&self.error, self.out.as_mut()) {
+            if self.pending_truncate {
+                self.pending_truncate = false;
+                if let Err(e) = out.get_ref().set_len(0) {
+                    self.error = Some(e);
+                    return;
+                }
+            }
+            self.wrote = true;
             if let Err(e) = out.write_all(text.as_bytes()) {
                 self.error = Some(e);
             }
@@ -228,11 +261,14 @@ impl ReportFile {
     }
 
     /// Flushes, syncs and closes the file; the first error of all the
-    /// writes and of these steps. On error a regular file is removed.
+    /// writes and of these steps. On error a regular file is removed (if
+    /// its name still is this file); one this opened and never wrote is
+    /// removed too.
     pub fn finish(&mut self) -> io::Result<()> {
+        let unused = !self.wrote && self.name.created;
         let r = self.close();
-        if r.is_err() && self.regular {
-            let _ = std::fs::remove_file(&self.path);
+        if (r.is_err() && self.name.regular) || unused {
+            self.name.remove();
         }
         r
     }
@@ -252,7 +288,7 @@ impl ReportFile {
             let _ = w.into_parts();
             e
         })?;
-        if self.regular {
+        if self.name.regular {
             file.sync_all()?;
         }
         close_checked(file)

@@ -18,10 +18,12 @@ pub struct Placement {
     /// (`NAME.TAG`): its host, and its rank when the host runs several.
     /// Empty for a run on one host alone.
     pub tag: String,
-    /// The token of this run, the same on every rank and random per run:
-    /// files the run creates carry it, and a file that carries it (made
-    /// by another rank of this run after the safety check, such as one
-    /// shared file) may be used. `None` for a run on one host alone.
+    /// The token of this run, the same on every rank and random per run
+    /// (a run alone draws its own): files the run creates carry it
+    /// (`user.iomark.run`), a file that carries it (made by another rank
+    /// of this run after the safety check, such as one shared file) may
+    /// be used, and a file the run made is removed only while it carries
+    /// it. `None`: the files carry no token.
     pub run_token: Option<Arc<str>>,
 }
 
@@ -32,9 +34,24 @@ impl Default for Placement {
             ranks: 1,
             hostname: String::new(),
             tag: String::new(),
-            run_token: None,
+            run_token: Some(new_token().into()),
         }
     }
+}
+
+/// A random token for a run (32 hex digits).
+pub fn new_token() -> String {
+    let mut b = [0u8; 16];
+    // SAFETY: getrandom fills at most b.len() bytes of b.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    if n != b.len() as isize {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        b.copy_from_slice(&(t ^ (u128::from(std::process::id()) << 64)).to_le_bytes());
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 impl Placement {

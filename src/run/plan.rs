@@ -81,6 +81,10 @@ pub struct PlannedJob {
     pub wait_for: Option<usize>,
     /// Seed for this clone's random streams.
     pub seed: u64,
+    /// The clone's place among all the run's clones, from 1, as fio
+    /// numbers its threads: it seeds the draws made as fio makes them
+    /// (`workload::taus`).
+    pub thread_number: u64,
     /// `read_iolog`: the trace to replay (loaded when the job's phase
     /// starts if an earlier job of the run writes it).
     pub trace: Option<Arc<Trace>>,
@@ -188,39 +192,42 @@ pub fn blockdev_size(path: &Path) -> std::io::Result<u64> {
 }
 
 /// What is at a target path, its size, and what the safety check sees
-/// there (identity, and whether the path is a symbolic link, which the
-/// open may then follow).
+/// there (identity, whether the path is a symbolic link, which the open
+/// may then follow, and the handle of its directory, opened now: every
+/// later look and open goes through it).
 fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), RunError> {
-    let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-    match std::fs::metadata(path) {
+    let access = |e: std::io::Error| {
+        RunError::Plan(format!(
+            "cannot access '{}': {}",
+            crate::job::value::excerpt(&path.to_string_lossy()),
+            crate::job::jobfile::io_reason(&e)
+        ))
+    };
+    let dir = super::dirs::Dir::of(path).map_err(access)?;
+    let name = super::dirs::file_name(path).map_err(|_| {
+        RunError::Plan(format!(
+            "'{}' is a directory (use directory= for a place to create files)",
+            path.display()
+        ))
+    })?;
+    let missing = Seen {
+        dir: Some(dir.clone()),
+        ..Seen::default()
+    };
+    let Some(fd) = dir.resolved() else {
+        // Its directory does not exist yet: created with the file.
+        return Ok((TargetKind::Missing, 0, missing));
+    };
+    let at = |follow| super::dirs::stat_at(std::os::fd::AsRawFd::as_raw_fd(&*fd), &name, follow);
+    let link = at(false).is_ok_and(|m| m.file_type().is_symlink());
+    match at(true) {
         Ok(m) => {
-            let ft = m.file_type();
             let seen = Seen {
                 link,
                 id: Some(FileId::of_meta(&m)),
+                dir: Some(dir),
             };
-            if ft.is_block_device() {
-                let size = blockdev_size(path).map_err(|e| {
-                    RunError::Plan(format!("cannot get the size of '{}': {e}", path.display()))
-                })?;
-                Ok((TargetKind::Block, size, seen))
-            } else if ft.is_char_device() {
-                Ok((TargetKind::Char, 0, seen))
-            } else if ft.is_fifo() {
-                Ok((TargetKind::Fifo, 0, seen))
-            } else if ft.is_socket() {
-                Err(RunError::Plan(format!(
-                    "'{}' is a socket: iomark does I/O to files and devices",
-                    path.display()
-                )))
-            } else if ft.is_dir() {
-                Err(RunError::Plan(format!(
-                    "'{}' is a directory (use directory= for a place to create files)",
-                    path.display()
-                )))
-            } else {
-                Ok((TargetKind::Regular, m.len(), seen))
-            }
+            probed_kind(path, &m, seen)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && link => Err(RunError::Plan(format!(
             "'{}' is a symbolic link to '{}', which does not exist: iomark creates files only \
@@ -230,14 +237,39 @@ fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), RunError> {
                 .map(|t| t.display().to_string())
                 .unwrap_or_default()
         ))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Ok((TargetKind::Missing, 0, Seen::default()))
-        }
-        Err(e) => Err(RunError::Plan(format!(
-            "cannot access '{}': {}",
-            path.display(),
-            crate::job::jobfile::io_reason(&e)
-        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((TargetKind::Missing, 0, missing)),
+        Err(e) => Err(access(e)),
+    }
+}
+
+/// The kind and size of what `probe` found at `path`.
+fn probed_kind(
+    path: &Path,
+    m: &std::fs::Metadata,
+    seen: Seen,
+) -> Result<(TargetKind, u64, Seen), RunError> {
+    let ft = m.file_type();
+    if ft.is_block_device() {
+        let size = blockdev_size(path).map_err(|e| {
+            RunError::Plan(format!("cannot get the size of '{}': {e}", path.display()))
+        })?;
+        Ok((TargetKind::Block, size, seen))
+    } else if ft.is_char_device() {
+        Ok((TargetKind::Char, 0, seen))
+    } else if ft.is_fifo() {
+        Ok((TargetKind::Fifo, 0, seen))
+    } else if ft.is_socket() {
+        Err(RunError::Plan(format!(
+            "'{}' is a socket: iomark does I/O to files and devices",
+            path.display()
+        )))
+    } else if ft.is_dir() {
+        Err(RunError::Plan(format!(
+            "'{}' is a directory (use directory= for a place to create files)",
+            path.display()
+        )))
+    } else {
+        Ok((TargetKind::Regular, m.len(), seen))
     }
 }
 
@@ -571,6 +603,7 @@ pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, RunError> {
                 worker_index: plan.jobs.len() as u32,
                 wait_for,
                 seed: clone_seed(&spec, (clones_before + clone as u64) as usize),
+                thread_number,
                 trace: None,
                 dedupe_share: None,
                 run_token: place.run_token.clone(),
@@ -586,6 +619,10 @@ pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, RunError> {
     }
     share_dedupe_sets(&mut plan);
     super::safety::check(&plan)?;
+    for j in jobs {
+        super::memory::check_buffer_file(j).map_err(RunError::Plan)?;
+    }
+    super::memory::check_plan(&plan, super::memory::ram_bytes()).map_err(RunError::Plan)?;
     Ok(plan)
 }
 

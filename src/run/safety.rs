@@ -6,11 +6,13 @@
 //!   is the device or a device stacked on it, at any offset; recursively)
 //!   is mounted or used as swap, or the kernel refuses an exclusive open
 //!   (some driver holds it). Allowed only with `allow_mounted_write=1`.
-//! - **holds data**: the start of the device, or of a device stacked on
-//!   it, carries a well-known filesystem, volume or partition-table
-//!   signature (ext2/3/4, XFS, btrfs, FAT, NTFS, exFAT, F2FS, ISO 9660,
-//!   squashfs, swap, LVM, LUKS, MD RAID, ZFS, GPT, MBR). Allowed only with
-//!   `allow_destroy_data=1`.
+//! - **holds data**: the device, or a device stacked on it, carries a
+//!   well-known filesystem, volume or partition-table signature where it
+//!   lives — at the start, at 1 MiB, at LUKS2's secondary header offsets
+//!   or at the end (ext2/3/4, XFS, btrfs, FAT, NTFS, exFAT, F2FS, ISO
+//!   9660, squashfs, swap, LVM, LUKS1/2, MD RAID 0.90/1.0/1.1/1.2, ZFS,
+//!   bcache, GPT with its backup header, MBR; see `signatures`). Allowed
+//!   only with `allow_destroy_data=1`.
 //!
 //! Regular files get the same care: a job that would overwrite, trim,
 //! truncate or delete an existing, non-empty regular file that iomark did
@@ -47,19 +49,16 @@
 //! Every refusal is one line naming the path and what changed, before any
 //! byte is written.
 //!
-//! The check only reads (the first 256 KiB of the device, /proc and
+//! The check only reads (the device where signatures live, /proc and
 //! /sys, extended attributes); it never writes. Its error is one line
 //! naming the target, the reason and the option that overrides it.
 
 use std::collections::{HashMap, HashSet};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
 use super::error::Refusal;
 use super::plan::{Plan, TargetKind};
-
-/// How much of the start of a device is read for signatures.
-const PROBE_BYTES: usize = 256 << 10;
 
 /// The extended attribute that marks files iomark created.
 const MARK: &std::ffi::CStr = c"user.iomark";
@@ -70,9 +69,8 @@ const RUN_MARK: &std::ffi::CStr = c"user.iomark.run";
 
 /// Marks a file iomark has just created exclusively (best effort:
 /// filesystems without user extended attributes simply keep no mark),
-/// with the token of the run over many ranks it belongs to, if any
-/// (`PlannedFile::run_token`). Takes the descriptor, so the mark cannot
-/// land on another file.
+/// with the token of the run it belongs to (`PlannedFile::run_token`).
+/// Takes the descriptor, so the mark cannot land on another file.
 pub fn mark_created(fd: std::os::fd::RawFd, run_token: Option<&str>) {
     // SAFETY: an open descriptor, a NUL-terminated name, a one-byte value.
     unsafe {
@@ -86,30 +84,45 @@ pub fn mark_created(fd: std::os::fd::RawFd, run_token: Option<&str>) {
     }
 }
 
-/// Whether another rank of the run `run_token` names created the open
-/// file `fd` (it carries that token).
+/// The run token an open file carries (None: none, or no extended
+/// attributes there).
+fn token_of(fd: std::os::fd::RawFd) -> Option<Vec<u8>> {
+    let mut buf = [0u8; 64];
+    // SAFETY: reads at most buf.len() bytes into buf.
+    let n = unsafe { libc::fgetxattr(fd, RUN_MARK.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    (n > 0).then(|| buf[..n as usize].to_vec())
+}
+
+/// Whether another rank (or worker) of the run `run_token` names created
+/// the open file `fd` (it carries that token).
 pub fn created_by_peer(fd: std::os::fd::RawFd, run_token: Option<&str>) -> bool {
     let Some(t) = run_token else {
         return false;
     };
-    let mut buf = [0u8; 64];
-    // SAFETY: reads at most buf.len() bytes into buf.
-    let n = unsafe { libc::fgetxattr(fd, RUN_MARK.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    n > 0 && &buf[..n as usize] == t.as_bytes()
+    token_of(fd).is_some_and(|v| v == t.as_bytes())
 }
 
-/// `created_by_peer` for the regular file at `path`, not following a
-/// link (for a size check; opening checks the descriptor).
-pub fn created_by_peer_at(path: &Path, run_token: Option<&str>) -> bool {
-    let Ok(f) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-    else {
+/// `created_by_peer` for the regular file `name` in directory `dir`,
+/// not following a link (for a size check; opening checks the
+/// descriptor).
+pub fn created_by_peer_at(
+    dir: std::os::fd::RawFd,
+    name: &std::ffi::CStr,
+    run_token: Option<&str>,
+) -> bool {
+    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+    let Ok(fd) = super::dirs::open_at(dir, name, flags, 0) else {
         return false;
     };
+    let f = std::fs::File::from(fd);
     f.metadata().is_ok_and(|m| m.is_file())
         && created_by_peer(std::os::fd::AsRawFd::as_raw_fd(&f), run_token)
+}
+
+/// Whether the run token an open file carries, if it carries one, is
+/// `run_token` (the one it was marked with when this run made it).
+pub fn token_is(fd: std::os::fd::RawFd, run_token: Option<&str>) -> bool {
+    token_of(fd).is_none_or(|v| Some(v.as_slice()) == run_token.map(str::as_bytes))
 }
 
 /// Who a file is: the device and inode it lives on, its type, for
@@ -166,89 +179,20 @@ fn kind_name(fmt: u32) -> &'static str {
 }
 
 /// What the safety check saw at a target path when it approved it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Seen {
     /// The path was a symbolic link the user named; the open may follow
     /// it, and must reach `id` through it.
     pub link: bool,
     /// The file found (through the link); `None` when nothing was there.
     pub id: Option<FileId>,
+    /// The directory the path was found in, held open since the check:
+    /// every later open, create and removal goes through it (None for
+    /// targets nothing opens, such as the null engine's).
+    pub dir: Option<std::sync::Arc<super::dirs::Dir>>,
 }
 
-/// Files iomark created during this run (exclusive create succeeded),
-/// and the paths being created right now (so a clone that finds the
-/// file already there waits for its creator to record it).
-#[derive(Default)]
-struct Created {
-    ids: HashSet<FileId>,
-    busy: HashSet<std::path::PathBuf>,
-}
-
-static CREATED: std::sync::Mutex<Option<Created>> = std::sync::Mutex::new(None);
-static CREATED_CHANGED: std::sync::Condvar = std::sync::Condvar::new();
-
-fn created() -> std::sync::MutexGuard<'static, Option<Created>> {
-    CREATED.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Holds a path while iomark tries to create it (see [`creating`]).
-pub struct Creating {
-    path: std::path::PathBuf,
-    made: Option<FileId>,
-}
-
-/// Claims `path` for an exclusive create: waits while another worker of
-/// this run is creating the same path, so that when the create fails
-/// with EEXIST, the file found is already recorded if iomark made it.
-pub fn creating(path: &Path) -> Creating {
-    let mut g = created();
-    loop {
-        let c = g.get_or_insert_with(Created::default);
-        if !c.busy.contains(path) {
-            c.busy.insert(path.to_path_buf());
-            break;
-        }
-        g = CREATED_CHANGED.wait(g).unwrap_or_else(|e| e.into_inner());
-    }
-    Creating {
-        path: path.to_path_buf(),
-        made: None,
-    }
-}
-
-impl Creating {
-    /// The exclusive create succeeded: this file is iomark's.
-    pub fn made(&mut self, id: FileId) {
-        self.made = Some(id);
-    }
-}
-
-impl Drop for Creating {
-    fn drop(&mut self) {
-        let mut g = created();
-        let c = g.get_or_insert_with(Created::default);
-        c.busy.remove(&self.path);
-        if let Some(id) = self.made {
-            c.ids.insert(id);
-        }
-        CREATED_CHANGED.notify_all();
-    }
-}
-
-/// Whether iomark created this file during this run.
-pub fn created_this_run(id: &FileId) -> bool {
-    created().as_ref().is_some_and(|c| c.ids.contains(id))
-}
-
-/// The file at `path` is being removed by iomark: forget it (its inode
-/// number may be reused by someone else's file).
-pub fn forget_created(path: &Path) {
-    if let Ok(m) = std::fs::symlink_metadata(path) {
-        if let Some(c) = created().as_mut() {
-            c.ids.remove(&FileId::of_meta(&m));
-        }
-    }
-}
+pub use super::owned::created_this_run;
 
 /// Checks that the file opened at `path` is the one the plan approved
 /// (or one iomark created during this run). The refusal says what
@@ -314,15 +258,89 @@ fn memory_device(rdev: u64) -> bool {
     libc::major(rdev) == 1 && matches!(libc::minor(rdev), 3 | 5 | 7)
 }
 
+/// Kernel interfaces that look like filesystems (`statfs` magic, name):
+/// never storage, and writing there changes the running system.
+const PSEUDO_FILESYSTEMS: &[(u32, &str)] = &[
+    (0x0000_9fa0, "procfs"),
+    (0x6265_6572, "sysfs"),
+    (0x6462_6720, "debugfs"),
+    (0x7472_6163, "tracefs"),
+    (0x0027_e0eb, "cgroupfs"),
+    (0x6367_7270, "cgroup2"),
+    (0x6265_6570, "configfs"),
+    (0x7363_6673, "securityfs"),
+    (0xde5e_81e4, "efivarfs"),
+    (0x6165_676c, "pstore"),
+    (0xcafe_4a11, "bpf"),
+    (0xf97c_ff8c, "selinuxfs"),
+    (0x4341_5d53, "smackfs"),
+    (0x4249_4e4d, "binfmt_misc"),
+    (0x6573_5543, "fusectl"),
+    (0x6e73_6673, "nsfs"),
+    (0x1980_0202, "mqueue"),
+];
+
+/// The pseudo-filesystem an open descriptor is on, if it is on one.
+pub fn pseudo_filesystem(fd: std::os::fd::RawFd) -> Option<&'static str> {
+    // SAFETY: fstatfs fills a zeroed struct.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatfs(fd, &mut st) } != 0 {
+        return None;
+    }
+    let magic = st.f_type as u32;
+    PSEUDO_FILESYSTEMS
+        .iter()
+        .find(|(m, _)| *m == magic)
+        .map(|(_, n)| *n)
+}
+
+/// Refuses a target on a pseudo-filesystem (procfs, sysfs, ...), for any
+/// job: what is there is not storage (`/proc/sys/kernel/hostname`,
+/// `/proc/sysrq-trigger`). The file itself is looked at (through a link
+/// the user named), or its directory when it does not exist.
+fn check_pseudo(spec: &crate::job::JobSpec, path: &Path, seen: &Seen) -> Result<(), Refusal> {
+    let Some(dir) = &seen.dir else {
+        return Ok(());
+    };
+    let own;
+    let fd = match (seen.id, dir.resolved(), super::dirs::file_name(path)) {
+        (Some(_), Some(d), Ok(name)) => {
+            let mut flags = libc::O_PATH;
+            if !seen.link {
+                flags |= libc::O_NOFOLLOW;
+            }
+            match super::dirs::open_at(std::os::fd::AsRawFd::as_raw_fd(&*d), &name, flags, 0) {
+                Ok(fd) => {
+                    own = fd;
+                    std::os::fd::AsRawFd::as_raw_fd(&own)
+                }
+                Err(_) => dir.base_fd(),
+            }
+        }
+        _ => dir.base_fd(),
+    };
+    match pseudo_filesystem(fd) {
+        Some(fs) => Err(Refusal(format!(
+            "refusing to use '{}' (job '{}'): it is on {fs}, a kernel interface, not storage \
+             (reading or writing there can change the running system)",
+            path.display(),
+            spec.name
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Refuses a FIFO or a character device (other than the memory devices)
 /// as a target unless the job says it is meant (`allow_special_files`),
-/// and anything but a block device for an engine that needs one.
+/// anything but a block device for an engine that needs one, and any
+/// target on a pseudo-filesystem.
 pub fn check_special(
     spec: &crate::job::JobSpec,
     path: &Path,
     kind: TargetKind,
     seen: &Seen,
 ) -> Result<(), Refusal> {
+    check_pseudo(spec, path, seen)?;
     check_engine_target(spec.io.ioengine.info(), spec, path, kind)?;
     if spec.file.allow_special_files {
         return Ok(());
@@ -392,6 +410,13 @@ pub fn wait_for_peer(fd: std::os::fd::RawFd, path: &Path, read_only: bool) -> Op
             ));
         }
     }
+}
+
+/// Whether the open file carries iomark's mark.
+pub fn marked(fd: std::os::fd::RawFd) -> bool {
+    let mut v = [0u8; 8];
+    // SAFETY: an open descriptor, a NUL-terminated name, an 8-byte buffer.
+    unsafe { libc::fgetxattr(fd, MARK.as_ptr(), v.as_mut_ptr().cast(), v.len()) > 0 }
 }
 
 /// Whether iomark created this file (it carries the mark).
@@ -484,10 +509,98 @@ fn fio_default_name(path: &Path, job: &str) -> bool {
     number(parts.next()) && number(parts.next()) && parts.next().is_none()
 }
 
+/// Whether a job only reads its files: it neither writes nor trims (or
+/// only verifies what is there), and its engine changes nothing on a
+/// read. Such a job never creates a file that exists, extends it or
+/// fills it.
+pub fn only_reads(spec: &crate::job::JobSpec) -> bool {
+    (!spec.io.rw.writes() || spec.verify.verify_only) && !spec.io.ioengine.info().reads_change_files
+}
+
+/// Why laying out `f` for `spec` would break the rule that a read never
+/// writes: under `--readonly` nothing is created or extended; a job that
+/// only reads never extends a file iomark did not create (unless
+/// `allow_destroy_data=1`). `existing` is the file's size now (None: it
+/// does not exist), `own` whether iomark created it.
+pub fn read_refusal(
+    spec: &crate::job::JobSpec,
+    path: &Path,
+    existing: Option<u64>,
+    needed: u64,
+    own: bool,
+) -> Option<String> {
+    use crate::job::value::human_bytes;
+    let p = path.display();
+    let job = &spec.name;
+    let bytes = |n: u64| match n {
+        0..=1023 => format!("{n} bytes"),
+        _ => format!("{n} bytes ({})", human_bytes(n, false)),
+    };
+    match existing {
+        None if spec.file.readonly => Some(format!(
+            "job '{job}': '{p}' does not exist, and --readonly forbids creating it"
+        )),
+        Some(size) if size < needed && spec.file.readonly => Some(format!(
+            "job '{job}': '{p}' is {}, shorter than the {} the job reads, and --readonly \
+             forbids extending it",
+            bytes(size),
+            bytes(needed)
+        )),
+        Some(size)
+            if size < needed && only_reads(spec) && !own && !spec.file.allow_destroy_data =>
+        {
+            Some(format!(
+                "job '{job}': '{p}' is {}, shorter than the {} the job reads; a job that only \
+                 reads never extends a file iomark did not create (lower size=, write the file \
+                 first, or set allow_destroy_data=1)",
+                bytes(size),
+                bytes(needed)
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Refuses, before anything runs, a read that would have to create or
+/// extend a file (see [`read_refusal`]); a file an earlier job of the
+/// run writes to that size is not short.
+fn check_reads(plan: &Plan) -> Result<(), Refusal> {
+    for (i, job) in plan.jobs.iter().enumerate() {
+        if !only_reads(&job.spec) || !job.spec.io.ioengine.info().lays_out_files() {
+            continue;
+        }
+        if job.spec.log.read_iolog.is_some() {
+            continue;
+        }
+        for f in &job.files {
+            let existing = match f.kind {
+                TargetKind::Regular => Some(f.existing_size),
+                TargetKind::Missing => None,
+                _ => continue,
+            };
+            let written_before = plan.jobs[..i].iter().any(|w| {
+                !only_reads(&w.spec)
+                    && w.files
+                        .iter()
+                        .any(|o| o.path == f.path && o.needed_size >= f.needed_size)
+            });
+            if written_before && !job.spec.file.readonly {
+                continue;
+            }
+            let own = created_by_iomark(&f.path);
+            if let Some(m) = read_refusal(&job.spec, &f.path, existing, f.needed_size, own) {
+                return Err(Refusal(m));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Checks every block device and regular file the plan would destroy
 /// data in.
 pub fn check(plan: &Plan) -> Result<(), Refusal> {
     check_regular_files(plan)?;
+    check_reads(plan)?;
     let mut checked: HashSet<&Path> = HashSet::new();
     let mut mounts: Option<HashMap<Dev, String>> = None;
     for job in &plan.jobs {
@@ -514,16 +627,21 @@ pub fn check(plan: &Plan) -> Result<(), Refusal> {
                 }
             }
             if !spec.file.allow_destroy_data {
-                let head = read_head(&f.path).map_err(|e| {
-                    Refusal(format!(
-                        "cannot read '{dev}' to check it holds no data: {e}"
-                    ))
-                })?;
-                if let Some(sig) = find_signature(&head) {
+                let sig =
+                    super::signatures::probe_device(&f.path, f.existing_size).map_err(|e| {
+                        Refusal(format!(
+                            "cannot read '{dev}' to check it holds no data: {e}"
+                        ))
+                    })?;
+                if let Some(sig) = sig {
                     return Err(refuse(format!("it holds {sig}"), "allow_destroy_data"));
                 }
                 if let Some(why) = f.seen.id.and_then(|id| stacked_signature(dev_of(id.rdev))) {
                     return Err(refuse(why, "allow_destroy_data"));
+                }
+                // Last, a filesystem at 1 MiB with nothing stacked there.
+                if let Ok(Some(sig)) = super::signatures::probe_at_1mib(&f.path, f.existing_size) {
+                    return Err(refuse(format!("it holds {sig}"), "allow_destroy_data"));
                 }
             }
         }
@@ -777,10 +895,10 @@ fn stacked_signature(dev: Dev) -> Option<String> {
         if !m.file_type().is_block_device() || dev_of(m.rdev()) != r.dev {
             continue;
         }
-        let Ok(head) = read_head(&node) else {
+        let Ok(size) = super::plan::blockdev_size(&node) else {
             continue;
         };
-        if let Some(sig) = find_signature(&head) {
+        if let Ok(Some(sig)) = super::signatures::probe_device(&node, size) {
             return Some(format!("{} holds {sig}", r.describe(&all)));
         }
     }
@@ -814,100 +932,9 @@ fn writes_to_devices(spec: &crate::job::JobSpec) -> bool {
     spec.io.rw.writes() && !spec.verify.verify_only
 }
 
-fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let f = std::fs::File::open(path)?;
-    let mut buf = Vec::with_capacity(PROBE_BYTES);
-    f.take(PROBE_BYTES as u64).read_to_end(&mut buf)?;
-    Ok(buf)
-}
-
-fn at(buf: &[u8], off: usize, magic: &[u8]) -> bool {
-    buf.get(off..off + magic.len()) == Some(magic)
-}
-
-fn le32(buf: &[u8], off: usize) -> Option<u32> {
-    buf.get(off..off + 4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-}
-
-/// The first well-known signature found at the start of a device, named
-/// for the error message.
-pub fn find_signature(buf: &[u8]) -> Option<&'static str> {
-    // Filesystems and volumes first: several also carry 0x55AA.
-    if at(buf, 1024 + 56, &[0x53, 0xEF]) {
-        return Some("an ext2/3/4 filesystem");
-    }
-    if at(buf, 0, b"XFSB") {
-        return Some("an XFS filesystem");
-    }
-    if at(buf, 65536 + 64, b"_BHRfS_M") {
-        return Some("a btrfs filesystem");
-    }
-    if le32(buf, 1024) == Some(0xF2F5_2010) {
-        return Some("an F2FS filesystem");
-    }
-    if at(buf, 3, b"NTFS    ") {
-        return Some("an NTFS filesystem");
-    }
-    if at(buf, 3, b"EXFAT   ") {
-        return Some("an exFAT filesystem");
-    }
-    if at(buf, 54, b"FAT1") || at(buf, 82, b"FAT32   ") {
-        return Some("a FAT filesystem");
-    }
-    if at(buf, 0, b"hsqs") {
-        return Some("a squashfs filesystem");
-    }
-    if at(buf, 32769, b"CD001") {
-        return Some("an ISO 9660 filesystem");
-    }
-    for page in [4096usize, 8192, 16384, 65536] {
-        if at(buf, page - 10, b"SWAPSPACE2") || at(buf, page - 10, b"SWAP-SPACE") {
-            return Some("a swap area");
-        }
-    }
-    for sector in 0..4 {
-        let o = sector * 512;
-        if at(buf, o, b"LABELONE") && at(buf, o + 24, b"LVM2") {
-            return Some("an LVM physical volume");
-        }
-    }
-    if at(buf, 0, b"LUKS\xba\xbe") {
-        return Some("a LUKS encrypted volume");
-    }
-    if le32(buf, 0) == Some(0xa92b_4efc) || le32(buf, 4096) == Some(0xa92b_4efc) {
-        return Some("an MD RAID member");
-    }
-    // ZFS: uberblocks (magic 0x00bab10c, either byte order) fill
-    // 128-256 KiB of the first label.
-    let mut o = 128 << 10;
-    while o + 8 <= buf.len().min(256 << 10) {
-        let b = &buf[o..o + 8];
-        let v = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
-        if v == 0x00ba_b10c || v.swap_bytes() == 0x00ba_b10c {
-            return Some("a ZFS pool member");
-        }
-        o += 1024;
-    }
-    if at(buf, 512, b"EFI PART") || at(buf, 4096, b"EFI PART") {
-        return Some("a GPT partition table");
-    }
-    if at(buf, 510, &[0x55, 0xAA]) {
-        return Some("an MBR partition table or boot sector");
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn with(off: usize, bytes: &[u8]) -> Vec<u8> {
-        let mut b = vec![0u8; PROBE_BYTES];
-        b[off..off + bytes.len()].copy_from_slice(bytes);
-        b
-    }
 
     #[test]
     fn an_engine_that_needs_a_block_device_gets_nothing_else() {
@@ -948,6 +975,7 @@ mod tests {
         let seen = |fmt, rdev| Seen {
             link: false,
             id: Some(id(fmt, rdev)),
+            dir: None,
         };
         let spec = crate::job::test_spec(&[]);
         let p = Path::new("/x");
@@ -986,6 +1014,7 @@ mod tests {
         let was = Seen {
             link: false,
             id: Some(reg),
+            dir: None,
         };
         assert_eq!(check_identity(p, &was, &reg), Ok(()));
         let e = check_identity(p, &Seen::default(), &reg).unwrap_err().0;
@@ -1015,41 +1044,6 @@ mod tests {
         assert!(!fio_default_name(Path::new("rw2.0.0.x"), "rw2"));
         assert!(!fio_default_name(Path::new("other.0.0"), "rw2"));
         assert!(!fio_default_name(Path::new("rw2.a.0"), "rw2"));
-    }
-
-    #[test]
-    fn zeroes_hold_no_signature() {
-        assert_eq!(find_signature(&vec![0u8; PROBE_BYTES]), None);
-        assert_eq!(find_signature(&[]), None);
-        assert_eq!(find_signature(&[0u8; 100]), None);
-    }
-
-    #[test]
-    fn well_known_signatures_are_named() {
-        let cases: &[(usize, &[u8], &str)] = &[
-            (1080, &[0x53, 0xEF], "ext2/3/4"),
-            (0, b"XFSB", "XFS"),
-            (65600, b"_BHRfS_M", "btrfs"),
-            (1024, &[0x10, 0x20, 0xF5, 0xF2], "F2FS"),
-            (3, b"NTFS    ", "NTFS"),
-            (82, b"FAT32   ", "FAT"),
-            (32769, b"CD001", "ISO 9660"),
-            (4086, b"SWAPSPACE2", "swap"),
-            (
-                512,
-                b"LABELONE\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0LVM2 001",
-                "LVM",
-            ),
-            (0, b"LUKS\xba\xbe", "LUKS"),
-            (4096, &[0xfc, 0x4e, 0x2b, 0xa9], "MD RAID"),
-            (131072 + 2048, &[0x0c, 0xb1, 0xba, 0, 0, 0, 0, 0], "ZFS"),
-            (512, b"EFI PART", "GPT"),
-            (510, &[0x55, 0xAA], "MBR"),
-        ];
-        for (off, magic, name) in cases {
-            let sig = find_signature(&with(*off, magic));
-            assert!(sig.is_some_and(|s| s.contains(name)), "{name}: got {sig:?}");
-        }
     }
 
     #[test]

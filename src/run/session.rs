@@ -153,8 +153,24 @@ impl Session {
     /// Steps 1 to 4: everything before the run. Nothing is written to
     /// any target and nothing is switched; the error is one line.
     pub fn prepare(mut self) -> Result<Ready, RunError> {
+        let mut untimed = Vec::new();
         for j in &mut self.jobs {
             super::files::expand_opendir(j)?;
+            j.file.readonly = self.opts.readonly;
+            if j.time.time_based && j.time.runtime_us == 0 {
+                // As fio: time_based needs a runtime; without one the job
+                // does its size once.
+                j.time.time_based = false;
+                untimed.push(Warning {
+                    kind: "note",
+                    job: j.name.clone(),
+                    message: format!(
+                        "job '{}': time_based has no effect without a runtime (runtime=0 or \
+                         none given): the job does its size once, as fio does",
+                        j.name
+                    ),
+                });
+            }
         }
         self.refuse()?;
         let (plan, mine) = match plan::plan_at(&self.jobs, &self.opts.place) {
@@ -174,6 +190,7 @@ impl Session {
         let environment = Environment::of_jobs(&self.jobs);
         let mut warnings = host::cache_warnings(&self.jobs, &environment);
         warnings.extend(notes(&self.jobs));
+        warnings.extend(untimed);
         Ok(Ready {
             plan,
             context: RunContext {
@@ -190,19 +207,58 @@ impl Session {
     /// What `--readonly` and `--max-jobs` forbid.
     fn refuse(&self) -> Result<(), RunError> {
         if self.opts.readonly {
-            if let Some(j) = self
-                .jobs
-                .iter()
-                .find(|j| j.io.rw.writes() && !j.verify.verify_only)
-            {
-                return Err(RunError::ReadOnly {
-                    job: j.name.clone(),
-                    rw: j.io.rw.name(),
-                });
+            for j in &self.jobs {
+                if let Some(what) = changes_files(j) {
+                    return Err(RunError::ReadOnly {
+                        job: j.name.clone(),
+                        what,
+                    });
+                }
             }
         }
         Ok(())
     }
+}
+
+/// What a job does that `--readonly` forbids (writes, trims, appends,
+/// truncates, creates or deletes files, or writes a buffer file), in
+/// words naming the option; None for a job that only reads.
+pub fn changes_files(j: &JobSpec) -> Option<String> {
+    use crate::engine::Destroys;
+    use crate::job::spec::MemType;
+    let info = j.io.ioengine.info();
+    let engine = info.kind.name();
+    if j.io.rw.writes() && !j.verify.verify_only {
+        let verb = if j.io.rw.has(crate::job::spec::Ddir::Write) {
+            "writes"
+        } else {
+            "trims"
+        };
+        return Some(format!("{verb} (rw={})", j.io.rw.name()));
+    }
+    let what = match info.destroys {
+        Destroys::Deletes => format!("deletes its files (ioengine={engine})"),
+        Destroys::Truncates => format!("truncates its files (ioengine={engine})"),
+        _ if j.file.unlink => "deletes its files (unlink=1)".into(),
+        _ if j.file.unlink_each_loop => "deletes its files (unlink_each_loop=1)".into(),
+        _ if j.file.file_append => "appends to its files (file_append=1)".into(),
+        _ if info.reads_change_files => format!("changes its files (ioengine={engine})"),
+        _ if !info.caps.diskless && !info.lays_out_files() => {
+            format!("creates its files (ioengine={engine})")
+        }
+        _ => match &j.buf.mem {
+            MemType::MmapShared(Some(f)) | MemType::MmapHuge(Some(f)) => format!(
+                "writes its buffers into '{}' (mem={})",
+                f.display(),
+                j.buf.mem.name()
+            ),
+            MemType::Mmap(Some(f)) if std::fs::symlink_metadata(f).is_err() => {
+                format!("creates '{}' for its buffers (mem=mmap)", f.display())
+            }
+            _ => return None,
+        },
+    };
+    Some(what)
 }
 
 /// The run notes of `jobs` (`run::notes`), each text once.
@@ -417,6 +473,70 @@ mod tests {
             e.to_string(),
             "job 'w' writes (rw=write) but --readonly was given"
         );
+        for (opts, what) in [
+            ("rw=trim", "trims (rw=trim)"),
+            ("unlink=1", "deletes its files (unlink=1)"),
+            (
+                "unlink_each_loop=1",
+                "deletes its files (unlink_each_loop=1)",
+            ),
+            ("file_append=1", "appends to its files (file_append=1)"),
+            (
+                "ioengine=filedelete",
+                "deletes its files (ioengine=filedelete)",
+            ),
+            (
+                "ioengine=filecreate",
+                "creates its files (ioengine=filecreate)",
+            ),
+            ("ioengine=ftruncate\nrw=write", "writes (rw=write)"),
+            ("ioengine=falloc", "changes its files (ioengine=falloc)"),
+            (
+                "mem=mmapshared:buf",
+                "writes its buffers into 'buf' (mem=mmapshared)",
+            ),
+        ] {
+            let text = format!("[j]\nsize=64k\n{opts}\n");
+            let opts = SessionOptions {
+                readonly: true,
+                ..SessionOptions::default()
+            };
+            let e = Session::new(list(&text), opts)
+                .prepare()
+                .err()
+                .expect("refused");
+            assert_eq!(
+                e.to_string(),
+                format!("job 'j' {what} but --readonly was given")
+            );
+        }
+    }
+
+    #[test]
+    fn time_based_without_a_runtime_does_the_size_once_with_a_note() {
+        for text in [
+            "[t]\nioengine=null\nsize=1m\ntime_based\n",
+            "[t]\nioengine=null\nsize=1m\ntime_based\nruntime=0\n",
+        ] {
+            let opts = SessionOptions {
+                run: RunOptions {
+                    quiet: true,
+                    fake_clock_step: Some(1000),
+                    ..RunOptions::default()
+                },
+                ..SessionOptions::default()
+            };
+            let ready = Session::new(list(text), opts).prepare().expect("prepares");
+            assert!(
+                ready.warnings().iter().any(|w| w
+                    .message
+                    .contains("time_based has no effect without a runtime")),
+                "{:?}",
+                ready.warnings()
+            );
+            let r = ready.run().expect("runs");
+            assert_eq!(r.jobs[0].outcome.stats.dir[0].bytes, 1 << 20);
+        }
     }
 
     #[test]

@@ -12,6 +12,11 @@
 //!   files registered with `set_cleanup` — unless the final report is
 //!   being written at that moment (`Reporting`), so that it is never cut
 //!   short; the process then ends once it is written (or on a fourth).
+//!   A registered file is removed only through the handle of its
+//!   directory (`unlinkat`), and only when `fstatat` finds there the very
+//!   file the run created under that name (device and inode, recorded
+//!   with `note_created` when it was made): a directory swapped or a link
+//!   planted meanwhile leaves everything as it is.
 //!
 //! A closed standard output (EPIPE on a write) is recorded as SIGPIPE by
 //! the code that saw it (`note_broken_pipe`): the run stops as on a
@@ -23,10 +28,10 @@
 //! written (a hung-up terminal, a pipe without reader) are pointed at
 //! /dev/null, so a later message cannot fail or panic.
 
-use std::ffi::CString;
-use std::path::PathBuf;
+use std::ffi::{CStr, CString};
+use std::os::fd::RawFd;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 /// The first stop signal (0: none yet).
 static FIRST: AtomicI32 = AtomicI32::new(0);
@@ -36,7 +41,18 @@ static COUNT: AtomicU32 = AtomicU32::new(0);
 static REPORTING: AtomicBool = AtomicBool::new(false);
 /// Files to remove on a hard exit (leaked lists: a handler may be reading
 /// an old one while a new one is set).
-static CLEANUP: AtomicPtr<Vec<CString>> = AtomicPtr::new(ptr::null_mut());
+static CLEANUP: AtomicPtr<Vec<Entry>> = AtomicPtr::new(ptr::null_mut());
+
+/// A file to remove on a hard exit: its directory's handle (and which
+/// directory that is), its name, and the device and inode of the file
+/// the run created there (inode 0 until it is created).
+struct Entry {
+    dir: RawFd,
+    dir_id: (u64, u64),
+    name: CString,
+    dev: AtomicU64,
+    ino: AtomicU64,
+}
 
 /// The signals handled.
 pub const STOP_SIGNALS: [libc::c_int; 4] =
@@ -44,8 +60,8 @@ pub const STOP_SIGNALS: [libc::c_int; 4] =
 
 extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
     // SAFETY: the handler only makes async-signal-safe calls (poll, open,
-    // dup2, close, unlink, getpid, _exit) and touches atomics; errno is
-    // restored for the code it interrupted.
+    // dup2, close, fstatat, unlinkat, getpid, _exit) and touches atomics;
+    // errno is restored for the code it interrupted.
     unsafe {
         let errno = *libc::__errno_location();
         guard_std_streams();
@@ -90,12 +106,27 @@ unsafe fn hard_exit() -> ! {
     libc::_exit(128 + if first == 0 { libc::SIGINT } else { first })
 }
 
-/// Removes the files registered with `set_cleanup`. Async-signal-safe.
+/// Removes the files registered with `set_cleanup` that are still the
+/// files the run created (see the module documentation).
+/// Async-signal-safe: atomics, fstatat and unlinkat only.
 unsafe fn unlink_registered() {
     let list = CLEANUP.load(Ordering::SeqCst);
-    if !list.is_null() {
-        for path in (*list).iter() {
-            libc::unlink(path.as_ptr());
+    if list.is_null() {
+        return;
+    }
+    for e in (*list).iter() {
+        let ino = e.ino.load(Ordering::SeqCst);
+        let dev = e.dev.load(Ordering::SeqCst);
+        if ino == 0 || e.ino.load(Ordering::SeqCst) != ino {
+            continue;
+        }
+        let mut st: libc::stat = std::mem::zeroed();
+        let found = libc::fstatat(e.dir, e.name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) == 0;
+        if found
+            && st.st_mode & libc::S_IFMT == libc::S_IFREG
+            && (st.st_dev, st.st_ino) == (dev, ino)
+        {
+            libc::unlinkat(e.dir, e.name.as_ptr(), 0);
         }
     }
 }
@@ -103,7 +134,7 @@ unsafe fn unlink_registered() {
 /// Removes the registered files now: the process is about to be stopped
 /// from outside (every MPI rank aborted) and no destructor will run.
 pub fn clean_up_now() {
-    // SAFETY: only unlinks the registered paths.
+    // SAFETY: only removes the registered files, as a hard exit does.
     unsafe { unlink_registered() }
 }
 
@@ -154,15 +185,63 @@ pub fn exit_code() -> Option<i32> {
     }
 }
 
-/// Registers the files a hard exit removes (replacing earlier ones).
-pub fn set_cleanup(paths: &[PathBuf]) {
-    use std::os::unix::ffi::OsStrExt;
-    let list: Vec<CString> = paths
+/// Registers the files a hard exit removes (replacing earlier ones):
+/// each a name in the directory whose handle is given, which the caller
+/// keeps open while it is registered. A file is only removed once the
+/// run has created it (`note_created`); what an earlier list recorded of
+/// the same names is kept.
+pub fn set_cleanup(files: &[(RawFd, CString)]) {
+    let old = CLEANUP.load(Ordering::SeqCst);
+    let list: Vec<Entry> = files
         .iter()
-        .filter_map(|p| CString::new(p.as_os_str().as_bytes()).ok())
+        .map(|(dir, name)| {
+            let e = Entry {
+                dir: *dir,
+                dir_id: super::dirs::ident(*dir),
+                name: name.clone(),
+                dev: AtomicU64::new(0),
+                ino: AtomicU64::new(0),
+            };
+            // SAFETY: an earlier list is never freed.
+            if let Some(was) = unsafe { old.as_ref() }
+                .and_then(|l| l.iter().find(|o| o.dir_id == e.dir_id && o.name == e.name))
+            {
+                e.dev
+                    .store(was.dev.load(Ordering::SeqCst), Ordering::SeqCst);
+                e.ino
+                    .store(was.ino.load(Ordering::SeqCst), Ordering::SeqCst);
+            }
+            e
+        })
         .collect();
     // Leaked on purpose: a handler may still read the previous list.
     CLEANUP.store(Box::into_raw(Box::new(list)), Ordering::SeqCst);
+}
+
+/// The registered entries for `name` in the directory `dir_id`.
+fn entries(dir_id: (u64, u64), name: &CStr) -> impl Iterator<Item = &'static Entry> + '_ {
+    // SAFETY: lists are never freed.
+    let list = unsafe { CLEANUP.load(Ordering::SeqCst).as_ref() };
+    list.into_iter()
+        .flat_map(|l| l.iter())
+        .filter(move |e| e.dir_id == dir_id && e.name.as_c_str() == name)
+}
+
+/// The run has created the file `name` in directory `dir` (device and
+/// inode `dev`, `ino`): a hard exit may remove it if it is registered.
+pub fn note_created(dir: RawFd, name: &CStr, dev: u64, ino: u64) {
+    for e in entries(super::dirs::ident(dir), name) {
+        e.ino.store(0, Ordering::SeqCst);
+        e.dev.store(dev, Ordering::SeqCst);
+        e.ino.store(ino, Ordering::SeqCst);
+    }
+}
+
+/// The run removed the file `name` in the directory `dir_id`.
+pub fn note_removed(dir_id: (u64, u64), name: &CStr) {
+    for e in entries(dir_id, name) {
+        e.ino.store(0, Ordering::SeqCst);
+    }
 }
 
 /// No files to remove on a hard exit any more.
@@ -211,5 +290,48 @@ mod tests {
         // and left the stop state alone: the writer decides.
         assert_eq!(COUNT.load(Ordering::SeqCst), before);
         assert_eq!(before, 0, "no other test sends stop signals");
+    }
+
+    #[test]
+    fn the_hard_exit_removes_only_the_files_the_run_created_through_their_directory() {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::MetadataExt;
+        let t = tempfile::tempdir().unwrap();
+        let sub = t.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let dir = std::fs::File::open(&sub).unwrap();
+        let mine = CString::new("mine.tmp").unwrap();
+        let later = CString::new("later.tmp").unwrap();
+        set_cleanup(&[
+            (dir.as_raw_fd(), mine.clone()),
+            (dir.as_raw_fd(), later.clone()),
+        ]);
+        std::fs::write(sub.join("mine.tmp"), b"the run's").unwrap();
+        let m = std::fs::metadata(sub.join("mine.tmp")).unwrap();
+        note_created(dir.as_raw_fd(), &mine, m.dev(), m.ino());
+        // Registering again keeps what was recorded.
+        set_cleanup(&[
+            (dir.as_raw_fd(), mine.clone()),
+            (dir.as_raw_fd(), later.clone()),
+        ]);
+        // The directory is swapped for a link to a victim's, which holds
+        // files of the same names; "later.tmp" was never created.
+        let victims = t.path().join("victims");
+        std::fs::create_dir(&victims).unwrap();
+        std::fs::write(victims.join("mine.tmp"), b"precious").unwrap();
+        std::fs::write(victims.join("later.tmp"), b"precious").unwrap();
+        std::fs::rename(&sub, t.path().join("sub.old")).unwrap();
+        std::os::unix::fs::symlink(&victims, &sub).unwrap();
+        clean_up_now();
+        clear_cleanup();
+        assert_eq!(
+            std::fs::read(victims.join("mine.tmp")).unwrap(),
+            b"precious"
+        );
+        assert_eq!(
+            std::fs::read(victims.join("later.tmp")).unwrap(),
+            b"precious"
+        );
+        assert!(!t.path().join("sub.old/mine.tmp").exists());
     }
 }

@@ -209,15 +209,12 @@ fn exec_hook(job: &str, what: &'static str, cmd: &str) -> Result<(), HookError> 
     ));
     // Never through a link: a link put there would make iomark truncate
     // whatever it points at.
-    let out = {
-        use std::os::unix::fs::OpenOptionsExt;
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&out_name)
-    }
+    let out = crate::outfile::open(
+        std::path::Path::new(&out_name),
+        crate::outfile::Named::Iomark,
+        false,
+    )
+    .and_then(|mut f| f.truncate_once().map(|()| f.file))
     .map_err(|source| HookError::Create {
         out: out_name.clone(),
         what,

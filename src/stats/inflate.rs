@@ -152,19 +152,17 @@ mod tests {
     #[test]
     fn inflates_what_the_log_writer_compresses() {
         let dir = tempfile::tempdir().unwrap();
-        // (offset, log_prio, the column's value, the full value).
-        for (offset, prio_hex, prio, prio_value) in [
-            (false, false, 0, 0),
-            (true, false, 1, 0x2003),
-            (true, false, 0, 0x4005),
-            (true, true, 0x4005, 0x4005),
-            (false, true, 0x2001, 0x2001),
+        // (offset, log_prio, the I/Os' priority values).
+        for (offset, prio_hex, prios) in [
+            (false, false, [0u16, 0]),
+            (true, false, [0x2003, 0]),
+            (true, false, [0x4005, 0x2000]),
+            (true, true, [0x4005, 0x4005]),
+            (false, true, [0x2001, 0x6007]),
         ] {
             let fmt = LineFormat {
                 offset,
                 prio_hex,
-                prio,
-                prio_value,
                 time_base_ms: 0,
             };
             let (plain, packed) = (dir.path().join("p.log"), dir.path().join("p.log.fz"));
@@ -172,7 +170,8 @@ mod tests {
                 let mut f = LogFile::open_as(path.clone(), false, compressed).unwrap();
                 // Enough samples for several zlib streams (each flush is one).
                 for i in 0..40_000u64 {
-                    f.line_at(i, i * 7 + 1, (i % 3) as usize, 4096, i * 4096, &fmt);
+                    let prio = prios[(i % 2) as usize];
+                    f.line_at(i, i * 7 + 1, (i % 3) as usize, 4096, i * 4096, prio, &fmt);
                 }
                 f.finish().unwrap();
             }

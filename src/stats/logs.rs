@@ -19,7 +19,7 @@
 //! of the failure (ENOSPC for a full filesystem, not a generic EIO) and a
 //! message in the same words; writes are checked up to close(2).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -139,16 +139,16 @@ impl LogFile {
     /// As `open`; `compressed` stores the samples as fio's `.fz` logs.
     pub fn open_as(path: PathBuf, append: bool, compressed: bool) -> Result<LogFile, LogError> {
         let reason = |e: std::io::Error| LogError::io("create", &path, &e);
-        if !append {
-            File::create(&path).map_err(reason)?;
-        }
         // Always append: clones sharing a file (per_job_logs=0) each write
         // whole chunks at the end, so lines never overwrite each other.
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(reason)?;
+        // Never through a link or into a file with other hard links (see
+        // `crate::outfile`); a new log starts empty.
+        let out =
+            crate::outfile::open(&path, crate::outfile::Named::Iomark, true).map_err(reason)?;
+        if !append {
+            out.file.set_len(0).map_err(reason)?;
+        }
+        let file = out.file;
         Ok(LogFile {
             file: Some(file),
             path,
@@ -197,14 +197,17 @@ impl LogFile {
         self.buf.clear();
     }
 
-    /// Appends one line of the common format.
+    /// Appends one line of an averaged window: no block size, offset or
+    /// priority (0, as fio writes them).
     #[inline]
-    pub fn line(&mut self, t_ms: u64, value: u64, ddir: usize, bs: u64, fmt: &LineFormat) {
-        self.line_at(t_ms, value, ddir, bs, 0, fmt);
+    pub fn line(&mut self, t_ms: u64, value: u64, ddir: usize, fmt: &LineFormat) {
+        self.line_at(t_ms, value, ddir, 0, 0, 0, fmt);
     }
 
-    /// Appends one line, with the I/O offset when `log_offset` is set.
+    /// Appends one line of an I/O of priority `prio`, with its offset
+    /// when `log_offset` is set.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub fn line_at(
         &mut self,
         t_ms: u64,
@@ -212,6 +215,7 @@ impl LogFile {
         ddir: usize,
         bs: u64,
         offset: u64,
+        prio: u16,
         fmt: &LineFormat,
     ) {
         let b = &mut self.buf;
@@ -224,7 +228,7 @@ impl LogFile {
             b.extend_from_slice(&(ddir as u32 | flag).to_le_bytes());
             // The full value, as fio stores it (its --inflate-log reduces
             // it to the real-time bit when log_prio is off).
-            b.extend_from_slice(&(fmt.prio_value as u16).to_le_bytes());
+            b.extend_from_slice(&prio.to_le_bytes());
             b.extend_from_slice(&[0, 0]);
             b.extend_from_slice(&bs.to_le_bytes());
             if fmt.offset {
@@ -239,10 +243,11 @@ impl LogFile {
         } else {
             write!(b, "{t}, {value}, {ddir}, {bs}, ")
         };
+        let column = fmt.prio_column(prio);
         let _ = if fmt.prio_hex {
-            writeln!(b, "0x{:04x}", fmt.prio)
+            writeln!(b, "0x{column:04x}")
         } else {
-            writeln!(b, "{}", fmt.prio)
+            writeln!(b, "{column}")
         };
         self.maybe_flush();
     }
@@ -303,13 +308,10 @@ impl LogFile {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LineFormat {
     pub offset: bool,
-    /// `log_prio`: the full priority value in hex; otherwise 1 for the
-    /// real-time class and 0 for the rest.
+    /// `log_prio`: the priority column holds the I/O's full priority
+    /// value in hex; otherwise 1 for the real-time class and 0 for the
+    /// rest.
     pub prio_hex: bool,
-    pub prio: u32,
-    /// The full priority value (class << 13 | level), whatever `prio_hex`:
-    /// what compressed logs store.
-    pub prio_value: u32,
     /// Added to every time stamp (`log_unix_epoch`: the Unix time in ms
     /// when measuring began).
     pub time_base_ms: u64,
@@ -317,19 +319,20 @@ pub struct LineFormat {
 
 impl LineFormat {
     pub fn new(spec: &JobSpec) -> LineFormat {
-        let class = spec.ctl.prioclass.or(spec.ctl.prio.map(|_| 2));
-        let level = spec.ctl.prio.unwrap_or(if class.is_some() { 4 } else { 0 });
-        let value = class.map(|c| (c << 13) | level).unwrap_or(0);
         LineFormat {
             offset: spec.log.log_offset,
             prio_hex: spec.log.log_prio,
-            prio: if spec.log.log_prio {
-                value
-            } else {
-                u32::from(class == Some(1))
-            },
-            prio_value: value,
             time_base_ms: 0,
+        }
+    }
+
+    /// The priority column for an I/O of priority `value`.
+    #[inline]
+    pub fn prio_column(&self, value: u16) -> u32 {
+        if self.prio_hex {
+            u32::from(value)
+        } else {
+            u32::from(crate::job::ioprio::class(value) == crate::job::ioprio::CLASS_RT)
         }
     }
 }
@@ -536,24 +539,32 @@ impl JobLogs {
         now.saturating_sub(self.epoch) / 1_000_000
     }
 
-    /// Records one completed I/O. `lats` holds slat, clat and lat in ns
-    /// with `None` for those not measured.
+    /// Records one completed I/O of priority `prio`. `lats` holds slat,
+    /// clat and lat in ns with `None` for those not measured.
     #[inline]
-    pub fn io(&mut self, now: u64, d: usize, bytes: u64, offset: u64, lats: [Option<u64>; 3]) {
+    pub fn io(
+        &mut self,
+        now: u64,
+        d: usize,
+        bytes: u64,
+        offset: u64,
+        prio: u16,
+        lats: [Option<u64>; 3],
+    ) {
         if self.avg_ns == 0 {
             let t = self.t_ms(now);
             let fmt = self.fmt;
             if let Some(f) = &mut self.bw {
                 let clat = lats[1].unwrap_or(0).max(1);
                 let v = (bytes as u128 * 1_000_000 / clat as u128) as u64;
-                f.line_at(t, v, d, bytes, offset, &fmt);
+                f.line_at(t, v, d, bytes, offset, prio, &fmt);
             }
             if let Some(f) = &mut self.iops {
-                f.line_at(t, 1, d, bytes, offset, &fmt);
+                f.line_at(t, 1, d, bytes, offset, prio, &fmt);
             }
             for (k, f) in self.lat.iter_mut().enumerate() {
                 if let (Some(f), Some(v)) = (f, lats[k]) {
-                    f.line_at(t, v, d, bytes, offset, &fmt);
+                    f.line_at(t, v, d, bytes, offset, prio, &fmt);
                 }
             }
         } else {
@@ -625,10 +636,10 @@ impl JobLogs {
             }
             if let Some(f) = &mut self.bw {
                 let kib_s = self.win_bytes[d] * 1000 / spent_ms / 1024;
-                f.line(t, kib_s, d, 0, &fmt);
+                f.line(t, kib_s, d, &fmt);
             }
             if let Some(f) = &mut self.iops {
-                f.line(t, self.win_ios[d] * 1000 / spent_ms, d, 0, &fmt);
+                f.line(t, self.win_ios[d] * 1000 / spent_ms, d, &fmt);
             }
             for k in 0..3 {
                 let w = self.win_lat[k][d];
@@ -638,7 +649,7 @@ impl JobLogs {
                     } else {
                         w.sum / w.count
                     };
-                    f.line(t, v, d, 0, &fmt);
+                    f.line(t, v, d, &fmt);
                 }
             }
         }
@@ -719,17 +730,31 @@ mod tests {
         );
     }
 
+    /// The priority column holds each I/O's own priority: 1 for the
+    /// real-time class (0 otherwise), or with `log_prio` the value.
     #[test]
     fn priority_column() {
         let mut s = spec();
-        assert_eq!(LineFormat::new(&s).prio, 0);
-        s.ctl.prioclass = Some(1);
-        assert_eq!(LineFormat::new(&s).prio, 1);
+        let f = LineFormat::new(&s);
+        assert_eq!(
+            [0, 0x2000, 0x2007, 0x4003, 0x6000].map(|v| f.prio_column(v)),
+            [0, 1, 1, 0, 0]
+        );
         s.log.log_prio = true;
-        s.ctl.prioclass = Some(2);
-        s.ctl.prio = Some(3);
         let f = LineFormat::new(&s);
         assert!(f.prio_hex);
-        assert_eq!(f.prio, 0x4003);
+        assert_eq!(f.prio_column(0x4003), 0x4003);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.log");
+        let mut l = LogFile::open(path.clone(), false).unwrap();
+        l.line_at(1, 10, 0, 4096, 0, 0x2001, &f);
+        l.line_at(2, 11, 1, 4096, 0, 0, &f);
+        // An averaged window's line has no priority.
+        l.line(3, 12, 0, &f);
+        l.finish().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "1, 10, 0, 4096, 0x2001\n2, 11, 1, 4096, 0x0000\n3, 12, 0, 0, 0x0000\n"
+        );
     }
 }

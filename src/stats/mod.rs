@@ -38,6 +38,30 @@ pub struct DirStats {
     pub iops_samples: SampleStats,
     /// Milliseconds over which this direction's I/O was measured.
     pub runtime_ms: u64,
+    /// Latencies per I/O priority (fio's `prios`): kept when the job
+    /// issues this direction's I/O at more than one priority
+    /// (`cmdprio*`), or when merged jobs ran at different priorities;
+    /// empty otherwise. See `PrioStat`.
+    #[serde(default)]
+    pub prios: Vec<PrioStat>,
+}
+
+/// The latencies of the I/Os of one priority: completion latencies, or
+/// total latencies when the job reports those (`lat_percentiles`,
+/// `JobStats::prio_lat`), as fio keeps them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PrioStat {
+    /// The priority value (`job::ioprio`).
+    pub ioprio: u16,
+    pub lat: Histogram,
+}
+
+/// What the I/Os of a stream that keeps no per-priority statistics ran
+/// at, and which of its latencies stand for them.
+#[derive(Clone, Copy, Debug)]
+struct PrioSource {
+    ioprio: u16,
+    total_lat: bool,
 }
 
 impl DirStats {
@@ -58,7 +82,54 @@ impl DirStats {
         self.runtime_ms = self.runtime_ms.max(o.runtime_ms);
     }
 
-    /// Copies `o` into `self` without allocating.
+    /// Adds `o`'s latencies per priority to this stream's, as fio sums
+    /// them: a stream without per-priority statistics stands for its
+    /// latencies at its one priority (`mine`, `theirs`), and only
+    /// priorities that saw I/O are added. Call before `merge`.
+    fn merge_prios(&mut self, mine: PrioSource, o: &DirStats, theirs: PrioSource) {
+        if self.prios.is_empty() {
+            let own = if mine.total_lat {
+                &self.lat
+            } else {
+                &self.clat
+            };
+            if own.count() > 0 {
+                self.prios.push(PrioStat {
+                    ioprio: mine.ioprio,
+                    lat: own.clone(),
+                });
+            }
+        }
+        if o.prios.is_empty() {
+            let all = if theirs.total_lat { &o.lat } else { &o.clat };
+            self.add_prio(theirs.ioprio, all);
+        } else {
+            for p in &o.prios {
+                self.add_prio(p.ioprio, &p.lat);
+            }
+        }
+    }
+
+    fn add_prio(&mut self, ioprio: u16, lat: &Histogram) {
+        if lat.count() == 0 {
+            return;
+        }
+        match self.prios.iter_mut().find(|p| p.ioprio == ioprio) {
+            Some(p) => p.lat.merge(lat),
+            None => self.prios.push(PrioStat {
+                ioprio,
+                lat: lat.clone(),
+            }),
+        }
+    }
+
+    /// How many priorities saw I/O (fio shows them from two on).
+    pub fn prios_with_samples(&self) -> usize {
+        self.prios.iter().filter(|p| p.lat.count() > 0).count()
+    }
+
+    /// Copies `o` into `self`; allocates only when the per-priority
+    /// statistics are laid out differently (the first copy).
     pub fn copy_from(&mut self, o: &DirStats) {
         self.bytes = o.bytes;
         self.ios = o.ios;
@@ -70,6 +141,19 @@ impl DirStats {
         self.bw_samples = o.bw_samples;
         self.iops_samples = o.iops_samples;
         self.runtime_ms = o.runtime_ms;
+        let same = self.prios.len() == o.prios.len()
+            && self
+                .prios
+                .iter()
+                .zip(&o.prios)
+                .all(|(a, b)| a.ioprio == b.ioprio);
+        if same {
+            for (a, b) in self.prios.iter_mut().zip(&o.prios) {
+                a.lat.copy_from(&b.lat);
+            }
+        } else {
+            self.prios = o.prios.clone();
+        }
     }
 }
 
@@ -193,10 +277,46 @@ pub struct JobStats {
     pub steady: Option<steady::SteadyResult>,
     /// Throughput over time, sampled by the progress thread (iomark's own).
     pub timeline: timeline::Timeline,
+    /// The job's own I/O priority (`prio`/`prioclass`, 0 when not set):
+    /// what its I/Os ran at unless `cmdprio*` gave them another.
+    #[serde(default)]
+    pub ioprio: u16,
+    /// The per-priority statistics hold total latencies, not completion
+    /// latencies (`lat_percentiles`).
+    #[serde(default)]
+    pub prio_lat: bool,
 }
 
 impl JobStats {
+    /// Whether some direction keeps latencies per priority.
+    pub fn keeps_prios(&self) -> bool {
+        self.dir.iter().any(|d| !d.prios.is_empty())
+    }
+
+    fn prio_source(&self) -> PrioSource {
+        PrioSource {
+            ioprio: self.ioprio,
+            total_lat: self.prio_lat,
+        }
+    }
+
+    /// Adds another clone's (or job's, or host's) figures: counts and
+    /// histograms add up exactly. Latencies per priority are kept as fio
+    /// keeps them for a group: when either side keeps them, or when the
+    /// two ran at different priorities.
     pub fn merge(&mut self, o: &JobStats) {
+        if self.total_ios() == 0 && !self.keeps_prios() {
+            // Nothing measured yet (an empty total): take the other's
+            // priority rather than splitting on a default.
+            self.ioprio = o.ioprio;
+            self.prio_lat = o.prio_lat;
+        }
+        if self.keeps_prios() || o.keeps_prios() || self.ioprio != o.ioprio {
+            let (mine, theirs) = (self.prio_source(), o.prio_source());
+            for (a, b) in self.dir.iter_mut().zip(o.dir.iter()) {
+                a.merge_prios(mine, b, theirs);
+            }
+        }
         for (a, b) in self.dir.iter_mut().zip(o.dir.iter()) {
             a.merge(b);
         }
@@ -238,13 +358,20 @@ impl JobStats {
     /// (`unified_rw_reporting`).
     pub fn mixed(&self) -> DirStats {
         let mut m = self.dir[0].clone();
+        if self.keeps_prios() {
+            let src = self.prio_source();
+            m.merge_prios(src, &self.dir[1], src);
+            m.merge_prios(src, &self.dir[2], src);
+        }
         m.merge(&self.dir[1]);
         m.merge(&self.dir[2]);
         m
     }
 
     /// Records one completed data I/O of direction `d` (0 read, 1 write,
-    /// 2 trim). Latencies are recorded when their flag in `rec` is set; the
+    /// 2 trim), issued at the priority counted at index `prio` of the
+    /// direction's per-priority statistics (when it keeps them).
+    /// Latencies are recorded when their flag in `rec` is set; the
     /// latency distribution follows completion latency. No allocation.
     #[inline]
     pub fn record_io(
@@ -254,8 +381,13 @@ impl JobStats {
         short: bool,
         lat: IoLatency,
         rec: RecordFlags,
+        prio: u16,
     ) {
+        let total_lat = self.prio_lat;
         let ds = &mut self.dir[d];
+        if !ds.prios.is_empty() {
+            record_prio(ds, total_lat, lat, rec, prio);
+        }
         ds.bytes += bytes;
         ds.ios += 1;
         if short {
@@ -300,6 +432,8 @@ impl JobStats {
         self.latency_depth = o.latency_depth;
         self.total_err = o.total_err;
         self.first_error = o.first_error;
+        self.ioprio = o.ioprio;
+        self.prio_lat = o.prio_lat;
     }
 
     /// Clears every figure, keeping the histogram allocations (end of
@@ -316,6 +450,7 @@ impl JobStats {
             d.bw_samples = SampleStats::default();
             d.iops_samples = SampleStats::default();
             d.runtime_ms = 0;
+            d.prios.iter_mut().for_each(|p| p.lat.clear());
         }
         self.sync_lat.clear();
         self.write_sync_lat.clear();
@@ -337,6 +472,20 @@ impl JobStats {
         self.total_err = 0;
         self.first_error = 0;
         self.steady = None;
+    }
+}
+
+/// Records the latency of an I/O of the priority counted at `prio` of
+/// `ds` (total latency when `total_lat`); out of line, as only jobs with
+/// per-I/O priorities get here.
+#[inline(never)]
+fn record_prio(ds: &mut DirStats, total_lat: bool, lat: IoLatency, rec: RecordFlags, prio: u16) {
+    if let Some(p) = ds.prios.get_mut(prio as usize) {
+        match (total_lat, rec.lat, rec.clat) {
+            (true, true, _) => p.lat.record(lat.lat),
+            (false, _, true) => p.lat.record(lat.clat),
+            _ => {}
+        }
     }
 }
 
@@ -436,8 +585,8 @@ mod tests {
                 lat: clat + clat / 7,
             };
             let d = (x >> 20) as usize % 2;
-            clones[i % 4].record_io(d, 4096, false, lat, rec);
-            all.record_io(d, 4096, false, lat, rec);
+            clones[i % 4].record_io(d, 4096, false, lat, rec, 0);
+            all.record_io(d, 4096, false, lat, rec, 0);
         }
         let mut merged = JobStats::default();
         for c in &clones {
@@ -453,6 +602,189 @@ mod tests {
             assert_eq!((m.ios, m.bytes), (a.ios, a.bytes));
         }
         assert_eq!(merged.lat_dist, all.lat_dist);
+    }
+
+    const REC: RecordFlags = RecordFlags {
+        slat: true,
+        clat: true,
+        lat: true,
+        dist: true,
+    };
+
+    /// Stats of a job at priority `own` whose directions keep latencies
+    /// for `values` (the job's own first); none when `values` is empty.
+    fn prio_job(own: u16, values: &[u16]) -> JobStats {
+        let mut s = JobStats {
+            ioprio: own,
+            ..JobStats::default()
+        };
+        for d in &mut s.dir {
+            d.prios = values
+                .iter()
+                .map(|v| PrioStat {
+                    ioprio: *v,
+                    lat: Histogram::new(),
+                })
+                .collect();
+        }
+        s
+    }
+
+    /// Feeds `n` I/Os spread over directions 0 and 1 and over `nprios`
+    /// priority indexes, with latencies from `seed`.
+    fn feed(s: &mut JobStats, n: usize, nprios: u16, seed: u64) {
+        let mut x = seed;
+        for _ in 0..n {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let clat = (x >> 33) % 5_000_000 + 1;
+            let lat = IoLatency {
+                slat: clat / 9,
+                clat,
+                lat: clat + clat / 9,
+            };
+            let d = (x >> 13) as usize % 2;
+            let p = ((x >> 7) % nprios as u64) as u16;
+            s.record_io(d, 4096, false, lat, REC, p);
+        }
+    }
+
+    #[test]
+    fn per_priority_latencies_merge_exactly() {
+        let values = [0u16, 0x2000, 0x6003];
+        let mut clones: Vec<JobStats> = (0..4).map(|_| prio_job(0, &values)).collect();
+        for (i, c) in clones.iter_mut().enumerate() {
+            feed(c, 5_000 + i * 100, 3, i as u64 + 1);
+        }
+        // One stats fed every clone's I/Os.
+        let mut all = prio_job(0, &values);
+        for i in 0..4 {
+            feed(&mut all, 5_000 + i * 100, 3, i as u64 + 1);
+        }
+        let mut merged = JobStats::default();
+        for c in &clones {
+            merged.merge(c);
+        }
+        let list = crate::job::spec::DEFAULT_PERCENTILES;
+        for d in 0..2 {
+            let (m, a) = (&merged.dir[d], &all.dir[d]);
+            assert_eq!(m.prios, a.prios, "direction {d}");
+            let n: u64 = m.prios.iter().map(|p| p.lat.count()).sum();
+            assert_eq!(n, m.ios, "every I/O in one priority");
+            for (p, q) in m.prios.iter().zip(&a.prios) {
+                assert_eq!(p.lat.percentiles(&list), q.lat.percentiles(&list));
+                assert_eq!(
+                    p.lat.summary.stddev().to_bits(),
+                    q.lat.summary.stddev().to_bits()
+                );
+            }
+        }
+        assert_eq!(merged.dir[0].prios_with_samples(), 3);
+        // The mixed direction holds both directions' I/Os per priority.
+        let mixed = merged.mixed();
+        for (i, p) in mixed.prios.iter().enumerate() {
+            let want = merged.dir[0].prios[i].lat.count() + merged.dir[1].prios[i].lat.count();
+            assert_eq!((p.ioprio, p.lat.count()), (values[i], want));
+        }
+    }
+
+    #[test]
+    fn jobs_at_different_priorities_keep_each_ones_latencies() {
+        // Two jobs without per-I/O priorities, at 2/3 and 3/0, then a
+        // third at 2/3 again: fio's group keeps them apart.
+        let mut a = prio_job(0x4003, &[]);
+        let mut b = prio_job(0x6000, &[]);
+        let mut c = prio_job(0x4003, &[]);
+        feed(&mut a, 300, 1, 1);
+        feed(&mut b, 200, 1, 2);
+        feed(&mut c, 100, 1, 3);
+        let mut g = a.clone();
+        g.merge(&b);
+        g.merge(&c);
+        for d in 0..2 {
+            let p = &g.dir[d].prios;
+            assert_eq!(p.len(), 2);
+            let mut first = a.dir[d].clat.clone();
+            first.merge(&c.dir[d].clat);
+            assert_eq!((p[0].ioprio, &p[0].lat), (0x4003, &first));
+            assert_eq!((p[1].ioprio, &p[1].lat), (0x6000, &b.dir[d].clat));
+        }
+        // The same priority everywhere keeps nothing per priority.
+        let mut same = a.clone();
+        same.merge(&c);
+        assert!(!same.keeps_prios());
+        // Total latencies when the jobs report those.
+        let (mut x, mut y) = (prio_job(0, &[]), prio_job(0x2000, &[]));
+        x.prio_lat = true;
+        y.prio_lat = true;
+        feed(&mut x, 50, 1, 4);
+        feed(&mut y, 50, 1, 5);
+        x.merge(&y);
+        assert_eq!(x.dir[0].prios[1].lat, y.dir[0].lat);
+        // An empty total takes the first job's priority.
+        let mut empty = JobStats::default();
+        empty.merge(&a);
+        assert!(!empty.keeps_prios());
+        assert_eq!(empty.ioprio, 0x4003);
+    }
+
+    #[test]
+    fn a_job_with_per_io_priorities_merges_with_one_without() {
+        let mut a = prio_job(0, &[0, 0x2000]);
+        feed(&mut a, 1000, 2, 7);
+        let mut b = prio_job(0, &[]);
+        feed(&mut b, 500, 1, 8);
+        let mut g = a.clone();
+        g.merge(&b);
+        for d in 0..2 {
+            let p = &g.dir[d].prios;
+            let mut own = a.dir[d].prios[0].lat.clone();
+            own.merge(&b.dir[d].clat);
+            assert_eq!(p[0].lat, own);
+            assert_eq!(p[1].lat, a.dir[d].prios[1].lat);
+        }
+        // A direction without per-priority statistics adds into the
+        // job's own priority in the mixed direction.
+        let mut r = prio_job(0x4000, &[]);
+        r.dir[0].prios = vec![
+            PrioStat {
+                ioprio: 0x4000,
+                lat: Histogram::new(),
+            },
+            PrioStat {
+                ioprio: 0x2001,
+                lat: Histogram::new(),
+            },
+        ];
+        feed(&mut r, 2000, 2, 9);
+        let m = r.mixed();
+        assert_eq!(
+            m.prios[0].lat.count(),
+            r.dir[0].prios[0].lat.count() + r.dir[1].clat.count()
+        );
+        assert_eq!(m.prios[1].lat, r.dir[0].prios[1].lat);
+    }
+
+    #[test]
+    fn reset_and_copy_keep_the_priority_layout() {
+        let mut a = prio_job(0, &[0, 0x2000]);
+        feed(&mut a, 100, 2, 1);
+        let mut snap = JobStats::default();
+        snap.copy_from(&a);
+        assert_eq!(snap.dir, a.dir);
+        feed(&mut a, 100, 2, 2);
+        // Same layout: copied in place.
+        let before = snap.dir[0].prios.as_ptr();
+        snap.copy_from(&a);
+        assert_eq!(snap.dir[0].prios.as_ptr(), before);
+        assert_eq!(snap.dir, a.dir);
+        a.reset();
+        assert_eq!(a.dir[0].prios.len(), 2);
+        assert!(a
+            .dir
+            .iter()
+            .all(|d| d.prios.iter().all(|p| p.lat.count() == 0)));
     }
 
     #[test]

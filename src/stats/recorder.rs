@@ -16,6 +16,7 @@ use super::live::{finalize, JobLink, Span};
 use super::logs::{JobLogs, LogError};
 use super::samples::IntervalSampler;
 use super::{IoLatency, JobStats, RecordFlags, ThreadUsage};
+use crate::engine::IoPrio;
 use crate::job::spec::{Ddir, JobSpec};
 
 /// What the worker must do after `io` or `tick`.
@@ -133,6 +134,20 @@ impl Recorder {
         self.flags
     }
 
+    /// The job's statistics are laid out (per-priority statistics): the
+    /// snapshot buffers take the same layout now, so that serving a
+    /// snapshot never allocates.
+    pub fn shape_snapshots(&mut self, stats: &JobStats, link: &JobLink) {
+        if let Some(buf) = &mut self.snap_buf {
+            buf.copy_from(stats);
+            if let Ok(mut slot) = link.snapshot.lock() {
+                if let Some(s) = slot.as_mut() {
+                    s.copy_from(stats);
+                }
+            }
+        }
+    }
+
     /// The depth to start at: 1 while a latency target is searched.
     pub fn initial_depth(&self, depth: u32) -> u32 {
         match &self.target {
@@ -216,7 +231,8 @@ impl Recorder {
         now >= self.next_due || (self.snapshots && link.want.load(Ordering::Relaxed) != self.served)
     }
 
-    /// Accounts one completed data I/O (`d`: 0 read, 1 write, 2 trim).
+    /// Accounts one completed data I/O (`d`: 0 read, 1 write, 2 trim),
+    /// issued at priority `prio`.
     #[inline]
     #[allow(clippy::too_many_arguments)]
     pub fn io(
@@ -230,6 +246,7 @@ impl Recorder {
         start_ns: u64,
         issue_ns: u64,
         queued: bool,
+        prio: IoPrio,
     ) -> Action {
         let lat = IoLatency {
             slat: issue_ns.saturating_sub(start_ns),
@@ -239,13 +256,14 @@ impl Recorder {
         let mut f = self.flags;
         // Done inside `queue`: there was no submission to time.
         f.slat &= queued;
-        stats.record_io(d, bytes, bytes < len, lat, f);
+        stats.record_io(d, bytes, bytes < len, lat, f, prio.stat);
         if let Some(l) = &mut self.logs {
             l.io(
                 now,
                 d,
                 len,
                 offset,
+                prio.value,
                 [
                     f.slat.then_some(lat.slat),
                     f.clat.then_some(lat.clat),

@@ -221,6 +221,28 @@ mod tests {
     }
 
     #[test]
+    fn per_priority_latencies_travel_exactly() {
+        let mut s = JobStats {
+            ioprio: 0x4003,
+            prio_lat: true,
+            ..JobStats::default()
+        };
+        for (i, v) in [0x4003u16, 0x2000, 0x600a].into_iter().enumerate() {
+            let mut lat = Histogram::new();
+            for k in 0..(100 * (i as u64 + 1)) {
+                lat.record(k * 7919 + i as u64);
+            }
+            s.dir[1]
+                .prios
+                .push(crate::stats::PrioStat { ioprio: v, lat });
+        }
+        let back: JobStats = decode(&encode(&s)).expect("decodes");
+        same_stats(&s, &back);
+        assert_eq!(back.dir[1].prios, s.dir[1].prios);
+        assert_eq!((back.ioprio, back.prio_lat), (0x4003, true));
+    }
+
+    #[test]
     fn floats_travel_as_their_bits() {
         let d = crate::stats::disk::DiskReport {
             name: "vda".into(),

@@ -29,6 +29,22 @@ pub struct RunFlags {
     /// `--mpi-timeout`: seconds before a silent rank stops every rank.
     pub mpi_timeout_s: Option<u64>,
     pub help: bool,
+    /// `--label`: names the run in its results and in the history.
+    pub label: Option<String>,
+    /// `--no-history`: do not record the run in the results history.
+    pub no_history: bool,
+    /// `--history-db`: the history database to record the run in.
+    pub history_db: Option<PathBuf>,
+}
+
+impl RunFlags {
+    /// Whether and where the run is recorded in the history.
+    pub fn record_options(&self) -> crate::history::RecordOptions {
+        crate::history::RecordOptions {
+            enabled: !self.no_history,
+            db: self.history_db.clone(),
+        }
+    }
 }
 
 /// The next value of an option, as UTF-8.
@@ -124,7 +140,7 @@ pub const SHARED: &[SharedFlag] = &[
         f.html = Some(PathBuf::from(v));
         Ok(())
     }),
-    shared("no-report", None, "write neither file", |f, _| {
+    shared("no-report", None, "write neither file (not with --json or --html)", |f, _| {
         f.no_report = true;
         Ok(())
     }),
@@ -146,6 +162,18 @@ pub const SHARED: &[SharedFlag] = &[
     }),
     shared("mpi-timeout", Some("N"), "give up on a silent MPI rank after N seconds (60)", |f, v| {
         f.mpi_timeout_s = Some(u64::from(parse_u32(v, "mpi-timeout", 1)?));
+        Ok(())
+    }),
+    shared("label", Some("NAME"), "name the run (in the JSON results and the history; compare --base @NAME)", |f, v| {
+        f.label = Some(crate::history::check_label(v).map_err(|e| format!("--label: {e}"))?);
+        Ok(())
+    }),
+    shared("no-history", None, "do not record the run in the results history", |f, _| {
+        f.no_history = true;
+        Ok(())
+    }),
+    shared("history-db", Some("FILE"), "the results history to record in (default: $IOMARK_HISTORY_DB, else $XDG_DATA_HOME/iomark/history.sqlite)", |f, v| {
+        f.history_db = Some(PathBuf::from(v));
         Ok(())
     }),
     shared("help", None, "this help", |f, _| {
@@ -195,6 +223,17 @@ pub fn parse(
                     None => String::new(),
                 };
                 (flag.apply)(&mut f, &v)?;
+            }
+        }
+    }
+    if f.no_report {
+        // Both said: which one is meant is not for iomark to guess.
+        for (given, flag) in [(&f.json, "--json"), (&f.html, "--html")] {
+            if given.is_some() {
+                return Err(format!(
+                    "--no-report and {flag} contradict each other (one writes no report, the \
+                     other names where to write it): give one of them"
+                ));
             }
         }
     }
@@ -270,5 +309,18 @@ mod tests {
         assert_eq!(f.positionals, vec!["p".to_string()]);
         assert!(help.starts_with("  --size SIZE"), "{help}");
         assert!(help.lines().all(|l| l.len() <= 80), "{help}");
+    }
+
+    #[test]
+    fn no_report_with_a_report_file_is_a_contradiction() {
+        for extra in ["--json=-", "--html=r.html"] {
+            let e = parse(
+                ["--no-report", extra].iter().map(OsString::from).collect(),
+                "quick",
+                &mut |_, _| Ok(false),
+            )
+            .expect_err("refused");
+            assert!(e.contains("contradict each other"), "{e}");
+        }
     }
 }

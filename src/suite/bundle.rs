@@ -4,7 +4,9 @@
 //! ```text
 //! {
 //!   "iomark version": "0.1.0",
+//!   "schema_version": 1,
 //!   "kind": "quick" | "suite" | "sweep",
+//!   "label": "…",                          only with --label
 //!   "title", "timestamp", "time",
 //!   "settings": { … how it was run … },
 //!   "jobfile": "the fio job file of one pass",
@@ -36,8 +38,15 @@ use super::dataset::{round3, METRICS};
 use super::runner::SuiteOutcome;
 use super::stats;
 
+/// The version of this layout, written as `schema_version` (files
+/// without the key are of the layout before it was versioned, which
+/// lacked only `schema_version` and `label`).
+pub const SCHEMA_VERSION: u32 = 1;
+
 pub struct BundleInfo {
     pub kind: &'static str,
+    /// `--label`: written as the top-level `label`.
+    pub label: Option<String>,
     pub title: String,
     pub settings: Value,
     pub jobfile: String,
@@ -165,7 +174,11 @@ pub fn build(info: BundleInfo, out: &SuiteOutcome) -> Value {
     }
     let mut m = Map::new();
     m.insert("iomark version".into(), json!(env!("CARGO_PKG_VERSION")));
+    m.insert("schema_version".into(), json!(SCHEMA_VERSION));
     m.insert("kind".into(), json!(info.kind));
+    if let Some(l) = &info.label {
+        m.insert("label".into(), json!(l));
+    }
     m.insert("title".into(), json!(info.title));
     m.insert("timestamp".into(), json!(now));
     m.insert("time".into(), json!(crate::report::fmt::ctime(now)));

@@ -645,7 +645,7 @@ fn timeline_of(doc: &Value, job_index: usize, dir: &str) -> Option<Series> {
 
 /// The job entries: `jobs`, or `client_stats` in fio's client/server
 /// output (each named job@host there).
-fn jobs_of(doc: &Value) -> Option<&Vec<Value>> {
+pub fn jobs_of(doc: &Value) -> Option<&Vec<Value>> {
     doc.get("jobs")
         .and_then(Value::as_array)
         .or_else(|| doc.get("client_stats").and_then(Value::as_array))

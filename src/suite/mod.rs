@@ -162,16 +162,19 @@ fn report_to_stdout(f: &RunFlags) -> Result<bool, String> {
 /// flushed, synced and closed before this says it was written; one that
 /// could not be written completely is removed (see `run::output`).
 pub fn write_file(path: &Path, text: &str) -> Result<(), String> {
-    if path.exists() {
-        output::stderr_line(&format!("iomark: replacing existing '{}'", path.display()));
-    }
-    output::write_file(path, text).map_err(|e| {
+    let failed = |e: std::io::Error| {
         format!(
             "cannot write '{}': {}",
             path.display(),
             crate::job::jobfile::io_reason(&e)
         )
-    })
+    };
+    let mut f = output::ReportFile::create(path).map_err(failed)?;
+    if f.replaces() {
+        output::stderr_line(&format!("iomark: replacing existing '{}'", path.display()));
+    }
+    f.write(text);
+    f.finish().map_err(failed)
 }
 
 /// The directory to benchmark and how: engine, direct I/O, notes.
@@ -260,10 +263,42 @@ pub struct BenchOut {
     pub console: Console,
     /// "cannot write 'PATH': reason", one per file.
     pub failures: Vec<String>,
+    /// The report files opened when the command started (see
+    /// [`BenchOut::reserve`]).
+    reserved: Vec<output::ReportFile>,
 }
 
 impl BenchOut {
-    /// Writes a report file, printing "LABEL PATH" once it is written.
+    /// Opens a report file now, before the run, so that it is written at
+    /// the end through this handle and never through a link planted
+    /// meanwhile (`by_user`: the user named it; else iomark made up its
+    /// name and no link is followed). Unused, it is removed.
+    pub fn reserve(&mut self, path: &Path, by_user: bool) -> Result<(), String> {
+        if path == Path::new(STDOUT) {
+            return Ok(());
+        }
+        let f = if by_user {
+            output::ReportFile::create(path)
+        } else {
+            output::ReportFile::create_generated(path)
+        }
+        .map_err(|e| {
+            format!(
+                "cannot write '{}': {}",
+                path.display(),
+                crate::job::jobfile::io_reason(&e)
+            )
+        })?;
+        if f.replaces() {
+            output::stderr_line(&format!("iomark: replacing existing '{}'", path.display()));
+        }
+        self.reserved.push(f);
+        Ok(())
+    }
+
+    /// Writes a report file, printing "LABEL PATH" once it is written:
+    /// through the file reserved for it, else one opened now whose name
+    /// iomark made up (charts beside the results).
     pub fn file(&mut self, label: &str, path: &Path, text: &str) {
         if path == Path::new(STDOUT) {
             match output::stdout(text) {
@@ -275,9 +310,21 @@ impl BenchOut {
             }
             return;
         }
-        match write_file(path, text) {
+        let f = match self.reserved.iter().position(|r| r.path() == path) {
+            Some(i) => Ok(self.reserved.remove(i)),
+            None => output::ReportFile::create_generated(path),
+        };
+        let r = f.and_then(|mut f| {
+            f.write(text);
+            f.finish()
+        });
+        match r {
             Ok(()) => self.console.print(&format!("{label}{}\n", path.display())),
-            Err(e) => self.failures.push(e),
+            Err(e) => self.failures.push(format!(
+                "cannot write '{}': {}",
+                path.display(),
+                crate::job::jobfile::io_reason(&e)
+            )),
         }
     }
 }
@@ -367,6 +414,38 @@ fn follow(b: &Bench, name: &str, run_opts: RunOptions) -> i32 {
     }
 }
 
+/// Records a benchmark's results in the history, saying where (or, on
+/// standard error, why not: the results files stay as written).
+fn record(
+    cmd: &str,
+    opts: &crate::history::RecordOptions,
+    doc: &Value,
+    text: &str,
+    json_path: &Path,
+    no_report: bool,
+    out: &mut BenchOut,
+) {
+    let source = if no_report || json_path == Path::new(STDOUT) {
+        format!("iomark {cmd}")
+    } else {
+        std::fs::canonicalize(json_path)
+            .unwrap_or_else(|_| json_path.to_path_buf())
+            .display()
+            .to_string()
+    };
+    match crate::history::record_document(opts, doc, text, &source, None) {
+        Ok(line) => out.console.print(&format!("History:      {line}\n")),
+        Err(e) => output::stderr_line(&format!(
+            "iomark {cmd}: the run was not recorded in the results history: {e}{}",
+            if no_report {
+                ""
+            } else {
+                " (the results files are written)"
+            }
+        )),
+    }
+}
+
 /// Runs a benchmark: table on stdout as tests finish, JSON and HTML
 /// reports, test files removed; returns the exit code. Under MPI every
 /// rank runs it on its own test file; rank 0 alone prints and reports.
@@ -434,6 +513,18 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     } else {
         BenchOut::default()
     };
+    if !flags.no_report {
+        // Opened now, written at the end through these handles.
+        let named = |p: &Option<PathBuf>, q: &Path| p.as_deref() == Some(q);
+        for (path, by_user) in [
+            (&json_path, named(&flags.json, &json_path)),
+            (&html_path, named(&flags.html, &html_path)),
+        ] {
+            if let Err(e) = out.reserve(path, by_user) {
+                return fail(cmd, &e);
+            }
+        }
+    }
     let label_w = b
         .tests
         .iter()
@@ -543,9 +634,11 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     let writing = signals::Reporting::start();
     let report_path = (!flags.no_report).then_some(json_path.as_path());
     let sweep = b.sweep.as_ref().map(|f| f(&outcome, report_path, &mut out));
-    if !flags.no_report {
+    let history = flags.record_options();
+    if !flags.no_report || history.enabled {
         let info = bundle::BundleInfo {
             kind: b.kind,
+            label: flags.label.clone(),
             title: b.title.clone(),
             settings: b.settings.clone(),
             jobfile: b.jobfile.clone(),
@@ -560,13 +653,32 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         };
         let doc = bundle::build(info, &outcome);
         let text = crate::report::json::to_string(&doc);
-        let html = match dataset::from_value(&doc, &json_path.display().to_string()) {
-            Ok(ds) => html::report_page(&b.title, &[ds]),
-            Err(e) => return fail(cmd, &e),
-        };
         out.console.print("\n");
-        out.file("JSON results: ", &json_path, &text);
-        out.file("HTML report:  ", &html_path, &html);
+        if !flags.no_report {
+            let html = match dataset::from_value(&doc, &json_path.display().to_string()) {
+                Ok(ds) => html::report_page(&b.title, &[ds]),
+                Err(e) => return fail(cmd, &e),
+            };
+            out.file("JSON results: ", &json_path, &text);
+            out.file("HTML report:  ", &html_path, &html);
+        }
+        // Only a complete run goes into the history: an interrupted or
+        // failed one would be a false point in its trends.
+        if history.enabled && outcome.error.is_none() && !outcome.interrupted {
+            record(
+                cmd,
+                &history,
+                &doc,
+                &text,
+                &json_path,
+                flags.no_report,
+                &mut out,
+            );
+        } else if history.enabled && outcome.error.is_some() {
+            output::stderr_line(&format!(
+                "iomark {cmd}: the failed run is not recorded in the results history"
+            ));
+        }
     }
     drop(writing);
     // One line for the report files that could not be written.

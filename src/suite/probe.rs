@@ -76,36 +76,42 @@ pub fn pick_engine(
 /// Tries an aligned O_DIRECT write of 4 KiB in `dir`. Ok(true) when the
 /// filesystem accepts direct I/O, Ok(false) when it refuses it (EINVAL),
 /// Err for other failures (permissions, full disk…).
+///
+/// The probe file is created exclusively (never through a link) in the
+/// directory's handle, switched to direct I/O afterwards (`fcntl`), and
+/// removed through the same handle only while its name still is that
+/// file: nothing else is ever removed.
 pub fn direct_io_works(dir: &Path) -> Result<bool, String> {
-    use std::os::unix::ffi::OsStrExt;
+    use std::os::fd::AsRawFd;
     // Host and process: MPI ranks on several hosts may probe one shared
     // directory at once.
-    let path = dir.join(format!(
+    let name = format!(
         ".iomark-probe-{}-{}",
         crate::cluster::hostname(),
         std::process::id()
-    ));
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| format!("'{}': path contains a NUL byte", path.display()))?;
-    // SAFETY: plain open(2) on a NUL-terminated path.
-    let fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_DIRECT | libc::O_CLOEXEC,
-            0o600,
+    );
+    let failed = |e: &std::io::Error| {
+        format!(
+            "cannot create a file in '{}': {}",
+            dir.display(),
+            crate::job::jobfile::io_reason(e)
         )
     };
-    if fd < 0 {
+    let f = crate::outfile::open(&dir.join(&name), crate::outfile::Named::Iomark, false)
+        .map_err(|e| failed(&e))?;
+    if !f.name.created {
+        // Someone else's file: left alone.
+        return Err(failed(&std::io::Error::from_raw_os_error(libc::EEXIST)));
+    }
+    let fd = f.file.as_raw_fd();
+    // SAFETY: fcntl on the descriptor just opened.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if unsafe { libc::fcntl(fd, libc::F_SETFL, fl | libc::O_DIRECT) } != 0 {
         let e = std::io::Error::last_os_error();
-        // The file may exist without O_DIRECT support having been tried.
-        let _ = std::fs::remove_file(&path);
+        f.remove();
         return match e.raw_os_error() {
             Some(libc::EINVAL) => Ok(false),
-            _ => Err(format!(
-                "cannot create a file in '{}': {}",
-                dir.display(),
-                crate::job::jobfile::io_reason(&e)
-            )),
+            _ => Err(failed(&e)),
         };
     }
     let layout = std::alloc::Layout::from_size_align(4096, 4096).expect("valid layout");
@@ -115,11 +121,8 @@ pub fn direct_io_works(dir: &Path) -> Result<bool, String> {
     let r = unsafe { libc::pwrite(fd, buf as *const libc::c_void, 4096, 0) };
     let err = std::io::Error::last_os_error();
     // SAFETY: freeing what was allocated above with the same layout.
-    unsafe {
-        std::alloc::dealloc(buf, layout);
-        libc::close(fd);
-    }
-    let _ = std::fs::remove_file(&path);
+    unsafe { std::alloc::dealloc(buf, layout) };
+    f.remove();
     if r == 4096 {
         Ok(true)
     } else if err.raw_os_error() == Some(libc::EINVAL) {
@@ -159,6 +162,29 @@ mod tests {
         let c = pick_engine(None, &[]).unwrap();
         assert_eq!(c.note.is_some(), c.kind == EngineKind::Psync, "{c:?}");
         assert_eq!(c.kind == EngineKind::IoUring, io_uring_works(), "{c:?}");
+    }
+
+    #[test]
+    fn the_probe_removes_only_its_own_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let name = format!(
+            ".iomark-probe-{}-{}",
+            crate::cluster::hostname(),
+            std::process::id()
+        );
+        // Someone's file, or a link, where the probe file goes: refused,
+        // and left where it is.
+        let theirs = dir.path().join(&name);
+        std::fs::write(&theirs, b"precious").unwrap();
+        assert!(direct_io_works(dir.path()).is_err());
+        assert_eq!(std::fs::read(&theirs).unwrap(), b"precious");
+        std::fs::remove_file(&theirs).unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        std::os::unix::fs::symlink(&victim, &theirs).unwrap();
+        assert!(direct_io_works(dir.path()).is_err());
+        assert!(theirs.symlink_metadata().is_ok());
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
     }
 
     #[test]

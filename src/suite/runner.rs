@@ -249,35 +249,79 @@ pub fn existing_file_message(f: &std::path::Path) -> String {
 
 /// The test files this run creates. Removed as `remove_unless` says and,
 /// whatever happened, when dropped; kept registered with `signals` so a
-/// hard exit removes them too.
-struct TestFiles(Vec<PathBuf>);
+/// hard exit removes them too. Each is removed through the handle of its
+/// directory, opened when the run was checked, and only while its name
+/// still is the file the run created (`run::owned::remove`).
+struct TestFiles(Vec<TestFile>);
+
+/// A test file: its path (for messages), its directory's handle and its
+/// name there.
+struct TestFile {
+    path: PathBuf,
+    dir: Option<Arc<std::os::fd::OwnedFd>>,
+    name: std::ffi::CString,
+}
 
 impl TestFiles {
-    fn new(files: Vec<PathBuf>) -> TestFiles {
-        signals::set_cleanup(&files);
-        TestFiles(files)
+    /// The test files among the files of `plan` whose paths `files` lists.
+    fn new(plan: &crate::run::plan::Plan, files: Vec<PathBuf>) -> TestFiles {
+        let mut list = Vec::new();
+        for path in files {
+            let Some(pf) = plan
+                .jobs
+                .iter()
+                .flat_map(|j| &j.files)
+                .find(|f| f.path == path)
+            else {
+                continue;
+            };
+            let (Some(dir), Ok(name)) = (pf.seen.dir.as_ref(), crate::run::dirs::file_name(&path))
+            else {
+                continue;
+            };
+            // A directory the run creates is not there yet: its files
+            // are removed when the run ends, not on a hard exit.
+            list.push(TestFile {
+                path,
+                dir: dir.get(false).ok(),
+                name,
+            });
+        }
+        let t = TestFiles(list);
+        t.register();
+        t
+    }
+
+    /// Tells `signals` which files a hard exit removes.
+    fn register(&self) {
+        use std::os::fd::AsRawFd;
+        let entries: Vec<(i32, std::ffi::CString)> = self
+            .0
+            .iter()
+            .filter_map(|f| Some((f.dir.as_ref()?.as_raw_fd(), f.name.clone())))
+            .collect();
+        signals::set_cleanup(&entries);
     }
 
     /// Removes the files `keep` does not want kept.
     fn remove_unless(&mut self, keep: impl Fn(&PathBuf) -> bool) {
+        use std::os::fd::AsRawFd;
         self.0.retain(|f| {
-            if keep(f) {
+            if keep(&f.path) {
                 return true;
             }
-            match std::fs::remove_file(f) {
-                Ok(()) => false,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-                Err(e) => {
-                    output::stderr_line(&format!(
-                        "iomark: warning: cannot remove test file '{}': {}",
-                        f.display(),
-                        output::reason(&e)
-                    ));
-                    false
-                }
+            let Some(dir) = &f.dir else {
+                return false;
+            };
+            if let Err(why) = crate::run::owned::remove(dir.as_raw_fd(), &f.name, None) {
+                output::stderr_line(&format!(
+                    "iomark: warning: left test file '{}' in place: {why}",
+                    f.path.display(),
+                ));
             }
+            false
         });
-        signals::set_cleanup(&self.0);
+        self.register();
     }
 }
 
@@ -285,6 +329,7 @@ impl Drop for TestFiles {
     fn drop(&mut self) {
         self.remove_unless(|_| false);
         signals::clear_cleanup();
+        crate::run::dirs::remove_made_dirs();
     }
 }
 
@@ -364,7 +409,7 @@ pub fn run_suite_on(
         eta::Forecast::of_plan(all.plan(), &sections_run, s.passes, s.warmup_us, &created);
     let mut pass_no = 0;
     let mut announced = Announced::new(all.ready().warnings());
-    let mut created = TestFiles::new(created);
+    let mut created = TestFiles::new(all.plan(), created);
     let _sweeper = launch.ranks().map(|_| RemoveOnSignal::start());
     let files_of = |section: &str| -> Vec<PathBuf> {
         all.plan()

@@ -220,6 +220,157 @@ pub fn holm(p: &[f64]) -> Vec<f64> {
     out
 }
 
+/// The two-sided critical value of Student's t: the t with
+/// P(|T| > t) = `alpha` at `df` degrees of freedom (bisection on
+/// [`t_two_sided_p`]).
+pub fn t_critical(alpha: f64, df: f64) -> f64 {
+    let valid = alpha > 0.0 && alpha < 1.0 && df > 0.0;
+    if !valid {
+        return f64::INFINITY;
+    }
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    while t_two_sided_p(hi, df) > alpha {
+        hi *= 2.0;
+        if hi > 1e12 {
+            return f64::INFINITY;
+        }
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if t_two_sided_p(mid, df) > alpha {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo < 1e-12 * hi.max(1.0) {
+            break;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// Where the noise estimate of a [`RatioInterval`] came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Noise {
+    /// Both sides' runs (Welch).
+    BothSides,
+    /// The base side's runs: the new side has one run, taken to vary as
+    /// much as the base side's.
+    BaseSide,
+    /// The new side's runs (the base side has one).
+    NewSide,
+}
+
+/// An interval on the relative change new/base − 1, from the per-run
+/// values of each side on the log scale.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RatioInterval {
+    /// exp(mean ln new − mean ln base) − 1: the change of the geometric
+    /// means (0.1 = +10 %).
+    pub change: f64,
+    pub lo: f64,
+    pub hi: f64,
+    pub df: f64,
+    pub noise: Noise,
+}
+
+fn log_stats(v: &[f64]) -> Option<(usize, f64, f64)> {
+    let l: Vec<f64> = v
+        .iter()
+        .filter(|x| x.is_finite() && **x > 0.0)
+        .map(|x| x.ln())
+        .collect();
+    if l.is_empty() {
+        return None;
+    }
+    let s = summarize(&l);
+    Some((s.n, s.mean, s.sd))
+}
+
+/// The `1 − alpha` confidence interval of the ratio of the geometric
+/// means of `new` and `base` (per-run values, all positive), as a
+/// relative change. Welch's interval on the logarithms when both sides
+/// have at least two runs; when one side has a single run, its noise is
+/// taken to be the other side's (a t interval with that side's degrees of
+/// freedom: the interval for a new observation). None when neither side
+/// has two runs.
+pub fn ratio_interval(base: &[f64], new: &[f64], alpha: f64) -> Option<RatioInterval> {
+    let (nb, mb, sb) = log_stats(base)?;
+    let (nn, mn, sn) = log_stats(new)?;
+    let d = mn - mb;
+    let (se2, df, noise) = if nb >= 2 && nn >= 2 {
+        let (vb, vn) = (sb * sb / nb as f64, sn * sn / nn as f64);
+        let se2 = vb + vn;
+        let df = if se2 > 0.0 {
+            se2 * se2 / (vb * vb / (nb as f64 - 1.0) + vn * vn / (nn as f64 - 1.0))
+        } else {
+            (nb + nn - 2) as f64
+        };
+        (se2, df, Noise::BothSides)
+    } else if nb >= 2 {
+        (
+            sb * sb * (1.0 / nb as f64 + 1.0 / nn as f64),
+            (nb - 1) as f64,
+            Noise::BaseSide,
+        )
+    } else if nn >= 2 {
+        (
+            sn * sn * (1.0 / nb as f64 + 1.0 / nn as f64),
+            (nn - 1) as f64,
+            Noise::NewSide,
+        )
+    } else {
+        return None;
+    };
+    let half = t_critical(alpha, df) * se2.sqrt();
+    Some(RatioInterval {
+        change: d.exp() - 1.0,
+        lo: (d - half).exp() - 1.0,
+        hi: (d + half).exp() - 1.0,
+        df,
+        noise,
+    })
+}
+
+/// Runs per side for a `1 − alpha` interval narrower than ±`target`
+/// (relative, e.g. 0.05) when runs vary by `sd` (standard deviation of
+/// the logarithms): the smallest n ≥ 2 with
+/// t(alpha, 2n − 2) · sd · √(2/n) ≤ ln(1 + target). None past 1000 (or
+/// without a target).
+pub fn runs_needed(sd: f64, target: f64, alpha: f64) -> Option<usize> {
+    let valid = target > 0.0 && sd.is_finite();
+    if !valid {
+        return None;
+    }
+    let goal = (1.0 + target).ln();
+    (2..=1000).find(|&n| {
+        let n_f = n as f64;
+        t_critical(alpha, 2.0 * n_f - 2.0) * sd * (2.0 / n_f).sqrt() <= goal
+    })
+}
+
+/// The standard deviation of the logarithms of values within groups
+/// (each group's own mean taken out; pooled), e.g. of the passes inside
+/// each run. None with no group of two.
+pub fn pooled_log_sd(groups: &[Vec<f64>]) -> Option<f64> {
+    let mut ss = 0.0;
+    let mut df = 0usize;
+    for g in groups {
+        let l: Vec<f64> = g
+            .iter()
+            .filter(|x| x.is_finite() && **x > 0.0)
+            .map(|x| x.ln())
+            .collect();
+        if l.len() < 2 {
+            continue;
+        }
+        let m = l.iter().sum::<f64>() / l.len() as f64;
+        ss += l.iter().map(|x| (x - m).powi(2)).sum::<f64>();
+        df += l.len() - 1;
+    }
+    (df > 0).then(|| (ss / df as f64).sqrt())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,6 +409,43 @@ mod tests {
         assert!(close(t_two_sided_p(12.706, 1.0), 0.05, 5e-4));
         assert!(close(t_two_sided_p(1.96, 1e6), 0.05, 5e-4));
         assert_eq!(t_two_sided_p(0.0, 3.0), 1.0);
+    }
+
+    #[test]
+    fn critical_values_of_t() {
+        // Standard t tables, two-sided 5 %.
+        assert!(close(t_critical(0.05, 1.0), 12.706, 2e-3));
+        assert!(close(t_critical(0.05, 4.0), 2.776, 1e-3));
+        assert!(close(t_critical(0.05, 1e6), 1.960, 1e-3));
+        assert!(close(t_critical(0.01, 10.0), 3.169, 1e-3));
+    }
+
+    #[test]
+    fn intervals_of_the_ratio() {
+        let base = [100.0, 102.0, 98.0];
+        let half = [50.0, 51.0, 49.0];
+        let r = ratio_interval(&base, &half, 0.05).unwrap();
+        assert!(close(r.change, -0.5, 1e-3), "{r:?}");
+        assert!(r.lo < r.change && r.change < r.hi && r.hi < -0.45, "{r:?}");
+        assert_eq!(r.noise, Noise::BothSides);
+        // One new run: the base side's noise, df = n − 1.
+        let one = ratio_interval(&base, &[90.0], 0.05).unwrap();
+        assert_eq!((one.noise, one.df), (Noise::BaseSide, 2.0));
+        assert!(one.lo < -0.1 && one.hi > -0.1, "{one:?}");
+        assert!(ratio_interval(&[1.0], &[2.0], 0.05).is_none());
+        assert!(ratio_interval(&[0.0, -1.0], &[2.0, 3.0], 0.05).is_none());
+    }
+
+    #[test]
+    fn runs_needed_grow_with_the_spread() {
+        // 2 % spread, ±5 %: t(0.05, 4)·0.02·√(2/3) = 0.045 ≤ ln 1.05.
+        assert_eq!(runs_needed(0.02, 0.05, 0.05), Some(3));
+        assert!(runs_needed(0.05, 0.05, 0.05).unwrap() > 3);
+        assert_eq!(runs_needed(0.0, 0.05, 0.05), Some(2));
+        assert_eq!(runs_needed(1.0, 0.001, 0.05), None);
+        let sd = pooled_log_sd(&[vec![1.0, 1.0], vec![2.0]]).unwrap();
+        assert_eq!(sd, 0.0);
+        assert!(pooled_log_sd(&[vec![1.0]]).is_none());
     }
 
     #[test]

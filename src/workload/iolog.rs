@@ -448,10 +448,9 @@ impl IologWriter {
     /// Opens `path` for appending, writes the header and an `add` line per
     /// file. `now_ns` is the start of the trace's time.
     pub fn create(path: &Path, files: &[PathBuf], now_ns: u64) -> Result<Self, TraceError> {
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
+        // Never through a link or a hard link (see `crate::outfile`).
+        let f = crate::outfile::open(path, crate::outfile::Named::Iomark, true)
+            .map(|o| o.file)
             .map_err(|e| TraceError::Write {
                 what: "open",
                 path: path.to_path_buf(),

@@ -22,6 +22,7 @@ pub mod fileservice;
 pub mod iolog;
 pub mod lfsr;
 pub mod pacing;
+pub mod prio;
 pub mod randmap;
 pub mod rng;
 pub mod target;
@@ -89,6 +90,7 @@ pub enum WorkloadError {
 /// returns a one-line reason.
 pub fn check_job(spec: &JobSpec) -> Result<(), WorkloadError> {
     verify::check_job(spec)?;
+    prio::check_job(spec)?;
     let io = &spec.io;
     if io.zonemode == ZoneMode::None && (io.zonesize > 0 || io.zonerange > 0 || io.zoneskip > 0) {
         return Err(WorkloadError::Options(

@@ -5,6 +5,10 @@
 //! depends on a random draw (`filesize=LOW-HIGH`) iomark draws the very
 //! numbers fio 3.33 draws for the same job and clone: the same file sizes.
 //!
+//! The same holds for the draws that give I/Os a priority of their own
+//! (`cmdprio_percentage`): the n-th read or write drawn for gets the
+//! priority fio's n-th does.
+//!
 //! Offsets, block sizes and mixes use iomark's own generator (`rng`);
 //! only their distributions need to match, not their sequences.
 
@@ -21,6 +25,9 @@ const SPREAD: u64 = 0x9e37_0001;
 pub enum Stream {
     /// Sizes drawn from a `filesize` range.
     FileSize = 7,
+    /// Which I/Os get a priority of their own (`cmdprio_percentage`,
+    /// `cmdprio_bssplit`).
+    PrioCmds = 19,
 }
 
 /// The seed of one stream of the clone numbered `thread_number` (1 for
@@ -127,6 +134,20 @@ impl Taus {
         }
     }
 
+    /// `scaled(0, 100)` of a 32-bit generator, for a draw per I/O: the
+    /// same number (r / 2^32 is exact, so multiplying by 2^-32 instead
+    /// of dividing changes nothing) for a fraction of the work.
+    #[inline]
+    pub fn percent(&mut self) -> u32 {
+        match self {
+            Taus::T32(_) => {
+                let r = self.draw() as u32;
+                (100.0 * (f64::from(r) * (1.0 / 4_294_967_296.0))) as u32
+            }
+            Taus::T64(_) => self.scaled(0, 100) as u32,
+        }
+    }
+
     /// `lo + span × u` for a uniform `u` in [0, 1) from the next draw.
     pub fn scaled(&mut self, lo: u64, span: u64) -> u64 {
         let r = self.draw() as f64;
@@ -155,6 +176,16 @@ mod tests {
         assert_eq!(draw(1, 3), [1_196_032, 1_372_160, 1_359_872]);
         assert_eq!(draw(2, 2), [1_343_488, 1_957_888]);
         assert_eq!(draw(3, 2), [1_691_648, 1_650_688]);
+    }
+
+    #[test]
+    fn percent_is_scaled_to_a_hundred() {
+        for wide in [false, true] {
+            let (mut a, mut b) = (Taus::new(77, wide), Taus::new(77, wide));
+            for _ in 0..100_000 {
+                assert_eq!(a.percent() as u64, b.scaled(0, 100));
+            }
+        }
     }
 
     #[test]

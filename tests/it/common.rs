@@ -8,9 +8,49 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-/// The iomark binary built for these tests.
+/// The iomark binary built for these tests. It never records in the
+/// real user's results history: every command of this test process
+/// shares one in a temporary directory ([`shared_history`]), unless a
+/// test gives it its own ([`history_in`]).
 pub fn iomark() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_iomark"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iomark"));
+    c.env("IOMARK_HISTORY_DB", shared_history())
+        .env_remove("XDG_DATA_HOME");
+    c
+}
+
+static SHARED_HISTORY: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+extern "C" fn remove_shared_history() {
+    if let Some(p) = SHARED_HISTORY.get().and_then(|p| p.parent()) {
+        let _ = std::fs::remove_dir_all(p);
+    }
+}
+
+/// The results history of this test process: a file in a temporary
+/// directory (named without "iomark", which some tests look for in
+/// the output), removed when the process exits.
+pub fn shared_history() -> &'static Path {
+    SHARED_HISTORY.get_or_init(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("it-history-")
+            .tempdir()
+            .expect("temp dir")
+            .keep();
+        // SAFETY: registers a plain function to run at exit.
+        unsafe { libc::atexit(remove_shared_history) };
+        dir.join("history.sqlite")
+    })
+}
+
+/// The results history of the tests in `dir`, as [`history_in`] sets it.
+pub fn history_db(dir: &Path) -> std::path::PathBuf {
+    dir.join("history.sqlite")
+}
+
+/// Gives `cmd` the results history of `dir` (see [`history_db`]).
+pub fn history_in<'a>(cmd: &'a mut Command, dir: &Path) -> &'a mut Command {
+    cmd.env("IOMARK_HISTORY_DB", history_db(dir))
 }
 
 /// Runs iomark with `args` in `dir`.
@@ -165,4 +205,22 @@ pub fn io_uring_available() -> bool {
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
+}
+
+/// Whether this process may give I/O the real-time priority class
+/// (CAP_SYS_NICE or CAP_SYS_ADMIN in its effective set); when it may
+/// not, says so through `missing`.
+pub fn realtime_io_priority_allowed() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let eff = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .unwrap_or(0);
+    // CAP_SYS_ADMIN is bit 21, CAP_SYS_NICE bit 23.
+    if eff & (1 << 21 | 1 << 23) != 0 {
+        return true;
+    }
+    missing("the real-time I/O priority class needs CAP_SYS_NICE or CAP_SYS_ADMIN");
+    false
 }

@@ -207,6 +207,9 @@ const CASES: &[Case] = &[
     case("clocksource", "[global]\nrw=randread\nsize=256k\n[gtod]\nclocksource=gettimeofday\n[cgt]\nclocksource=clock_gettime\n[cpu]\nclocksource=cpu\n", Exact),
     case("create_only", "--rw=write --size=1m --nrfiles=2 --create_only=1", Exact),
     case("trimwrite", "--ioengine=null --rw=trimwrite --size=1m", Exact),
+    // Per-I/O priorities: fio's draws, so fio's counts per priority.
+    case("cmdprio-libaio", "--ioengine=libaio --direct=1 --iodepth=8 --rw=randread --size=2m --cmdprio_percentage=30 --numjobs=2", Custom(same_prios)),
+    case("cmdprio-io_uring-loops", "--ioengine=io_uring --direct=1 --iodepth=4 --rw=write --size=1m --loops=2 --prio=5 --cmdprio_percentage=45 --cmdprio_class=2 --cmdprio=0", Custom(same_prios)),
     // Jobs and groups.
     case("numjobs", "--rw=randwrite --size=512k --numjobs=4", Exact),
     case("thread", "--rw=read --size=512k --numjobs=2 --thread", Exact),
@@ -510,6 +513,36 @@ fn exitall_on_error(fio: &Outcome, ours: &Outcome) -> Result<(), String> {
 /// direction mix within 6 %, and the written blocks (the space the file
 /// takes) within 5 %: each visit to a zone starts with an empty random
 /// map in both tools.
+/// Per-I/O priorities: each job's directions have the same `prios`
+/// (class, level and count of each entry, in order) and I/O counts.
+fn same_prios(fio: &Outcome, ours: &Outcome) -> Result<(), String> {
+    let prios = |j: &Value, d: &str| -> Vec<(u64, u64, u64)> {
+        j[d]["prios"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|p| {
+                        let n = p["clat_ns"]["N"].as_u64().unwrap_or(0);
+                        (num(&p["prioclass"]) as u64, num(&p["prio"]) as u64, n)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    for (x, y) in fio_jobs_in_clone_order(fio).iter().zip(jobs(ours)) {
+        for d in DIRS {
+            let (p, q) = (prios(x, d), prios(y, d));
+            if p != q || x[d]["total_ios"] != y[d]["total_ios"] {
+                return Err(format!("{d} prios {p:?} (fio) vs {q:?} (iomark)"));
+            }
+        }
+    }
+    if prios(&jobs(ours)[0], "read").is_empty() && prios(&jobs(ours)[0], "write").is_empty() {
+        return Err("no prios reported".into());
+    }
+    Ok(())
+}
+
 fn strided_mix(fio: &Outcome, ours: &Outcome) -> Result<(), String> {
     let (a, b) = (&jobs(fio)[0], &jobs(ours)[0]);
     let total = |j: &Value| num(&j["read"]["total_ios"]) + num(&j["write"]["total_ios"]);

@@ -15,6 +15,8 @@ const COMMANDS: &[&str] = &[
     "sweep",
     "report",
     "compare",
+    "history",
+    "trend",
     "completions",
     "help",
 ];
@@ -274,7 +276,8 @@ fn zsh_and_fish_load_their_scripts() {
             let want = "describe run-flags\ndescribe job-options\n\
                         read write trim randread randwrite randtrim rw readwrite randrw trimwrite randtrimwrite\n\
                         --size --runtime --passes --warmup --no-warmup --engine --buffered --json --html \
-                        --no-report --print-jobfile --eta --eta-newline --mpi --mpi-timeout --help\n\
+                        --no-report --print-jobfile --eta --eta-newline --mpi --mpi-timeout --label \
+                        --no-history --history-db --help\n\
                         bash zsh fish --help\nfiles\n";
             assert_eq!(got, want, "{}", stderr(&o));
         }
@@ -380,7 +383,7 @@ fn help_command_shows_each_commands_help() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stderr(&o),
-        "iomark: help: unknown command 'nope' (commands: quick, suite, sweep, report, compare, completions, help)\n"
+        "iomark: help: unknown command 'nope' (commands: quick, suite, sweep, report, compare, history, trend, completions, help)\n"
     );
 }
 

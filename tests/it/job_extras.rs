@@ -340,15 +340,31 @@ fn buffer_memory_types_and_lockmem() {
         let o = run(&[mem]);
         assert!(o.status.success(), "{mem}: {}", stderr(&o));
     }
-    // io_uring cannot register a mapped file's pages as fixed buffers.
-    let map = format!("--mem=mmap:{}", dir.path().join("buffers").display());
-    let o = run(&[map.as_str()]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("not a mapped file"), "{}", stderr(&o));
-    let o = run(&[map.as_str(), "--fixedbufs=0"]);
+    // mem=mmap:FILE maps the file privately, as fio does: the pages are
+    // the job's own copies, which io_uring registers; the file the job
+    // created is there while it runs and goes when it ends, as in fio.
+    let buffers = dir.path().join("buffers");
+    let map = format!("--mem=mmap:{}", buffers.display());
+    let seen = format!("--exec_postrun=stat -c %s {}", buffers.display());
+    let o = run(&[map.as_str(), seen.as_str()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let mapped = std::fs::metadata(dir.path().join("buffers")).expect("the mapped file");
-    assert!(mapped.len() >= 4 * 16384, "{}", mapped.len());
+    let size = std::fs::read_to_string(dir.path().join("m.postrun.txt")).unwrap();
+    assert!(
+        size.trim().parse::<u64>().unwrap() >= 4 * 16384,
+        "the mapped file while the job ran: {size}"
+    );
+    assert!(!buffers.exists(), "the job's buffer file was left behind");
+    // io_uring cannot register a shared mapping of a file as fixed buffers.
+    let shared = format!("--mem=mmapshared:{}", buffers.display());
+    let o = run(&[shared.as_str()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("not a shared mapping of a file"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&[shared.as_str(), "--fixedbufs=0"]);
+    assert!(o.status.success(), "{}", stderr(&o));
 
     let o = run(&[
         "--lockmem=8m",

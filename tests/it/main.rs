@@ -5,7 +5,10 @@ mod common;
 
 mod bad_inputs;
 mod cluster_report;
+mod cmdprio;
 mod compat;
+mod consent;
+mod consent_race;
 mod consumers;
 mod engines;
 mod examples_run;
@@ -24,6 +27,7 @@ mod reports;
 mod safety;
 mod seed_workloads;
 mod session;
+mod signatures;
 mod truth;
 mod verify;
 
@@ -31,6 +35,7 @@ mod buffers;
 mod iolog;
 
 mod front_compare;
+mod front_history;
 mod front_progress;
 mod front_quick;
 mod front_report;

@@ -57,6 +57,7 @@ pub(crate) fn mpi_iomark() -> Option<PathBuf> {
 pub(crate) fn mpirun(bin: &Path, dir: &Path, np: u32, extra: &[&str], args: &[&str]) -> Output {
     let mut c = Command::new("timeout");
     c.current_dir(dir)
+        .env("IOMARK_HISTORY_DB", common::shared_history())
         .args(["120", "mpirun", "--allow-run-as-root", "--oversubscribe"])
         .args(["-np", &np.to_string()])
         .args(extra)

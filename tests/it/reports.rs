@@ -329,6 +329,32 @@ fn json_key_set_equals_fios() {
             "--ss=iops:50%",
             "--ss_dur=1",
         ],
+        // Per-I/O priorities: the prios arrays, in each direction and
+        // the mixed one, with clat_ns, then lat_ns for a group.
+        &[
+            "--name=a",
+            "--ioengine=libaio",
+            "--direct=1",
+            "--filename=keys.dat",
+            "--size=1m",
+            "--rw=randrw",
+            "--iodepth=4",
+            "--cmdprio_percentage=30",
+            "--unified_rw_reporting=both",
+        ],
+        &[
+            "--name=a",
+            "--ioengine=libaio",
+            "--direct=1",
+            "--filename=keys.dat",
+            "--size=1m",
+            "--rw=randread",
+            "--cmdprio_percentage=50",
+            "--cmdprio_class=3",
+            "--lat_percentiles=1",
+            "--numjobs=2",
+            "--group_reporting",
+        ],
     ];
     for (i, args) in jobs.iter().enumerate() {
         for fmt in ["json", "json+"] {

@@ -233,8 +233,19 @@ fn existing_files_iomark_did_not_create_are_protected() {
             "{extra:?}"
         );
     }
-    // Reading it is fine, and so is writing with consent.
+    // Reading it is fine (it is never extended for a read: a read past
+    // its end is refused), and so is writing with consent.
     run_json(
+        d,
+        &[
+            "--name=t",
+            "--size=17",
+            "--bs=1",
+            &format!("--filename={name}"),
+            "--rw=read",
+        ],
+    );
+    let o = run_in(
         d,
         &[
             "--name=t",
@@ -243,6 +254,8 @@ fn existing_files_iomark_did_not_create_are_protected() {
             "--rw=read",
         ],
     );
+    assert!(stderr(&o).contains("is 17 bytes"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&precious).unwrap(), b"customer records\n");
     run_json(
         d,
         &[

@@ -7,6 +7,12 @@ use crate::job::pattern::parse_pattern;
 use crate::job::spec::DedupeMode;
 use crate::job::value::parse_choice;
 
+/// The largest `iomem_align` (the buffer pool's start is aligned to it;
+/// the padding is address space, never touched).
+pub const MAX_IOMEM_ALIGN: u64 = 1 << 30;
+/// The largest `hugepage-size` (16 GiB pages are the largest any CPU has).
+const MAX_HUGEPAGE_SIZE: u64 = 16 << 30;
+
 pub const OPTS: &[OptDef] = &[
     opt(
         "zero_buffers",
@@ -135,6 +141,11 @@ pub const OPTS: &[OptDef] = &[
             if a != 0 && !a.is_power_of_two() {
                 return Err(format!("'{v}' must be a power of two"));
             }
+            if a > MAX_IOMEM_ALIGN {
+                return Err(format!(
+                    "'{v}' is more than 1g, the largest buffer alignment iomark accepts"
+                ));
+            }
             s.buf.iomem_align = a;
             Ok(())
         },
@@ -186,6 +197,11 @@ pub const OPTS: &[OptDef] = &[
             let h = size(s, v)?;
             if h == 0 || h % 4096 != 0 {
                 return Err(format!("'{v}' is not a multiple of 4096"));
+            }
+            if h > MAX_HUGEPAGE_SIZE {
+                return Err(format!(
+                    "'{v}' is more than 16g, the largest huge page size there is"
+                ));
             }
             s.buf.hugepage_size = h;
             Ok(())
@@ -252,6 +268,9 @@ mod tests {
             ("dedupe_mode", "sometimes"),
             ("buffer_pattern", "xyz"),
             ("iomem_align", "3000"),
+            ("iomem_align", "8e"),
+            ("iomem_align", "2g"),
+            ("hugepage-size", "32g"),
         ] {
             assert!(set(&[(k, v)]).is_err(), "{k}={v} accepted");
         }

@@ -414,7 +414,7 @@ pub const OPTS: &[OptDef] = &[
         "prio",
         Cpu,
         Kind::Int,
-        "I/O priority level within the class (0 highest to 7 lowest)",
+        "The job's I/O priority level within its class, 0 (highest) to 7; without prioclass, of the best-effort class",
         |s, v| {
             s.ctl.prio = Some(uint_in(v, 0, 7)? as u32);
             Ok(())
@@ -424,7 +424,7 @@ pub const OPTS: &[OptDef] = &[
         "prioclass",
         Cpu,
         Kind::Int,
-        "I/O priority class (1 realtime, 2 best effort, 3 idle)",
+        "The job's I/O priority class: 1 realtime (needs CAP_SYS_NICE), 2 best effort (also 0), 3 idle; without prio, at level 0",
         |s, v| {
             s.ctl.prioclass = Some(uint_in(v, 0, 3)? as u32);
             Ok(())

@@ -8,7 +8,6 @@ use crate::job::spec::StatType;
 use crate::job::value::parse_choice;
 
 const URING: &[EngineKind] = &[EngineKind::IoUring];
-const URING_AIO: &[EngineKind] = &[EngineKind::IoUring, EngineKind::Libaio];
 const URING_PVSYNC2: &[EngineKind] = &[EngineKind::IoUring, EngineKind::Pvsync2];
 
 pub const OPTS: &[OptDef] = &[
@@ -180,34 +179,6 @@ pub const OPTS: &[OptDef] = &[
     .default("stat")
     .engines(&[EngineKind::FileStat]),
     unsupported(
-        "cmdprio_percentage",
-        Engine,
-        "Percentage of I/Os sent with a higher priority",
-        "per-I/O priorities are not implemented; prio/prioclass set the priority of the whole job",
-    )
-    .engines(URING_AIO),
-    unsupported(
-        "cmdprio_class",
-        Engine,
-        "Priority class of the I/Os chosen by cmdprio_percentage or cmdprio_bssplit",
-        "per-I/O priorities are not implemented; prio/prioclass set the priority of the whole job",
-    )
-    .engines(URING_AIO),
-    unsupported(
-        "cmdprio",
-        Engine,
-        "Priority level of the I/Os chosen by cmdprio_percentage or cmdprio_bssplit",
-        "per-I/O priorities are not implemented; prio/prioclass set the priority of the whole job",
-    )
-    .engines(URING_AIO),
-    unsupported(
-        "cmdprio_bssplit",
-        Engine,
-        "Percentages of I/Os, by block size, sent with a higher priority",
-        "per-I/O priorities are not implemented; prio/prioclass set the priority of the whole job",
-    )
-    .engines(URING_AIO),
-    unsupported(
         "cmd_type",
         Engine,
         "Kind of passthrough command for io_uring_cmd",
@@ -260,15 +231,5 @@ mod tests {
         assert!(set(&mut s, "stat_type", Some("fstat")).is_err());
         set(&mut s, "userspace_reap", None).unwrap();
         assert!(s.engine.userspace_reap);
-    }
-
-    #[test]
-    fn per_io_priorities_are_refused_by_name() {
-        let mut s = JobSpec::default();
-        let e = set(&mut s, "cmdprio_percentage", Some("50")).unwrap_err();
-        assert!(
-            e.contains("cmdprio_percentage") && e.contains("not supported"),
-            "{e}"
-        );
     }
 }

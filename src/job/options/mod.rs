@@ -15,12 +15,14 @@ use super::spec::JobSpec;
 use super::value::TimeUnit;
 
 mod buffers;
+pub use buffers::MAX_IOMEM_ALIGN;
 mod control;
 mod engines;
 mod files;
 mod io;
 mod iolog;
 mod logs;
+mod prio;
 mod stats;
 mod sync;
 #[cfg(test)]
@@ -270,6 +272,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         files::OPTS,
         io::OPTS,
         engines::OPTS,
+        prio::OPTS,
         timing::OPTS,
         sync::OPTS,
         buffers::OPTS,
@@ -359,6 +362,7 @@ use super::value::MAX_SUGGEST_LEN;
 
 /// Error text for an option name that is not in the table.
 pub fn unknown_option_message(name: &str) -> String {
+    let name = &*crate::job::value::excerpt(name);
     match suggest(name) {
         Some(s) => format!("unknown option '{name}' (did you mean '{s}'?)"),
         None => format!("unknown option '{name}' (see iomark --cmdhelp for the list)"),
@@ -392,7 +396,8 @@ pub fn apply(spec: &mut JobSpec, def: &OptDef, value: Option<&str>) -> Result<()
             ));
         }
     };
-    (def.set)(spec, value).map_err(|e| format!("option '{}': {e}", def.name))
+    (def.set)(spec, value)
+        .map_err(|e| crate::job::value::clip_value(format!("option '{}': {e}", def.name), value))
 }
 
 /// The names of options that are implemented, for tests and docs.

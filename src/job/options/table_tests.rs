@@ -235,6 +235,19 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     ("nonvectored", "0", |s| s.engine.nonvectored == 0),
     ("force_async", "4", |s| s.engine.force_async == 4),
     ("userspace_reap", "1", |s| s.engine.userspace_reap),
+    ("cmdprio_percentage", "10,(2*20)", |s| {
+        s.engine.cmdprio.percentage == [10, 40]
+    }),
+    ("cmdprio_class", "2", |s| s.engine.cmdprio.class == [2, 2]),
+    ("cmdprio", "3,5", |s| s.engine.cmdprio.level == [3, 5]),
+    ("cmdprio_hint", "1", |s| s.engine.cmdprio.hint == [1, 1]),
+    ("cmdprio_bssplit", "4k/20/2/3:8k/10", |s| {
+        s.engine
+            .cmdprio
+            .bssplit
+            .as_ref()
+            .is_some_and(|b| b[0].len() == 2 && b[1] == b[0] && b[0][0].prio == Some((2, 3, 0)))
+    }),
     ("thp", "1", |s| s.engine.thp),
     ("stat_type", "lstat", |s| {
         s.engine.stat_type == StatType::Lstat
@@ -450,6 +463,7 @@ const STR_BAD: &[(&str, &str)] = &[
     ("sync_file_range", "@@@"),
     ("steadystate", "@@@"),
     ("write_bw_log", "logs/"),
+    ("cmdprio_bssplit", "4k/200"),
 ];
 
 fn set(spec: &mut JobSpec, name: &str, value: &str) -> Result<(), String> {

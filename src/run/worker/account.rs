@@ -86,7 +86,8 @@ impl Completions for Worker<'_> {
             self.sync_cover = u.start_ns.max(1);
         }
         let bytes = result as u64;
-        let (len, offset, start_ns, issue_ns) = (u.len, u.offset, u.start_ns, u.issue_ns);
+        let (len, offset, start_ns, issue_ns, prio) =
+            (u.len, u.offset, u.start_ns, u.issue_ns, u.prio);
         self.count_done(di, bytes);
         self.verify_completed(q, idx, bytes);
         if !self.phase.measuring {
@@ -103,6 +104,7 @@ impl Completions for Worker<'_> {
             start_ns,
             issue_ns,
             queued,
+            prio,
         );
         if a != Action::Continue {
             self.pending = a;
@@ -179,8 +181,12 @@ impl Worker<'_> {
         } else {
             String::new()
         };
+        let why = match errno {
+            libc::EPERM if u.prio.per_io => crate::job::ioprio::eperm_reason(u.prio.value),
+            _ => "",
+        };
         format!(
-            "{} error on '{}' at offset {}{resid}: {}",
+            "{} error on '{}' at offset {}{resid}: {}{why}",
             match u.op {
                 Op::Read => "read",
                 Op::Write => "write",

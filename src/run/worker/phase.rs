@@ -227,6 +227,7 @@ impl Worker<'_> {
     /// A new loop: the files start over, their cached pages dropped.
     fn next_loop(&mut self, q: &mut IoQueue) {
         self.workload.start_loop();
+        q.restart_prio();
         self.file_events(q);
         self.invalidate(q);
     }
@@ -273,6 +274,7 @@ impl Worker<'_> {
         let target = self.job.limits.bytes;
         while self.done.bytes[0] + self.done.bytes[1] < target && !self.err.failed() {
             self.workload.start_loop();
+            q.restart_prio();
             self.file_events(q);
             if !self.pass_did_io(q) {
                 return;

@@ -16,10 +16,11 @@
 //! nothing (every list has its capacity from the start) and makes no
 //! system call but the engine's.
 
-use crate::engine::{Completion, Engine, IoUnit, Op, Queued};
+use crate::engine::{Completion, Engine, IoPrio, IoUnit, Op, Queued};
 use crate::run::files::OpenedFile;
 use crate::run::memory::BufferMemory;
 use crate::stats::{batch_bucket, depth_bucket, JobStats};
+use crate::workload::prio::PrioChooser;
 use crate::workload::NextIo;
 
 /// What the queue needs from its owner while it works.
@@ -115,12 +116,18 @@ pub(super) struct IoQueue {
     serialize: bool,
     /// `sync_file_range` flags.
     sfr_flags: u32,
+    /// Each I/O's priority (`cmdprio*`, `prio`).
+    prio: PrioChooser,
+    /// The priority drawn for the I/O the engine was busy for: it goes
+    /// with that I/O when it is offered again (one draw per I/O).
+    held_prio: Option<IoPrio>,
     /// Dropped last: the engine may hold registrations of these buffers.
     _pool: BufferMemory,
 }
 
 impl IoQueue {
     /// A queue of one unit per `unit_size` bytes of `pool`.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         engine: Box<dyn Engine>,
         pool: BufferMemory,
@@ -129,6 +136,7 @@ impl IoQueue {
         batch: Batching,
         serialize: bool,
         sfr_flags: u32,
+        prio: PrioChooser,
     ) -> IoQueue {
         assert!(
             units as usize * unit_size <= pool.size,
@@ -137,11 +145,13 @@ impl IoQueue {
         let list = (0..units)
             // SAFETY: each unit's slice lies inside the pool allocation.
             .map(|i| {
-                IoUnit::new(
+                let mut u = IoUnit::new(
                     i,
                     unsafe { pool.ptr.add(i as usize * unit_size) },
                     unit_size as u64,
-                )
+                );
+                u.prio = prio.own();
+                u
             })
             .collect();
         IoQueue {
@@ -155,8 +165,16 @@ impl IoQueue {
             batch,
             serialize,
             sfr_flags,
+            prio,
+            held_prio: None,
             _pool: pool,
         }
+    }
+
+    /// A new loop, or the read-back of what was written, starts: the
+    /// priority draws start over where fio's do.
+    pub fn restart_prio(&mut self) {
+        self.prio.restart();
     }
 
     pub fn engine(&self) -> &dyn Engine {
@@ -220,6 +238,14 @@ impl IoQueue {
         u.result = 0;
         u.moved = 0;
         u.sfr_flags = self.sfr_flags;
+        // Without per-I/O priorities every unit keeps the job's (set in
+        // `new`): nothing to do per I/O.
+        if self.prio.per_io() {
+            u.prio = match self.held_prio.take() {
+                Some(p) => p,
+                None => self.prio.choose(next.op, next.len),
+            };
+        }
         if next.op == Op::SyncFileRange {
             u.offset = 0;
             u.len = 0;
@@ -241,6 +267,7 @@ impl IoQueue {
                 Issued::Queued
             }
             Queued::Busy => {
+                self.held_prio = Some(self.units[idx as usize].prio);
                 self.free.push(idx);
                 self.commit(s);
                 if self.inflight == 0 {
@@ -319,10 +346,9 @@ impl IoQueue {
         }
         let n = self.uncommitted.len() as u32;
         if let Err(e) = self.engine.commit() {
-            s.fail(
-                e.raw_os_error().unwrap_or(libc::EIO),
-                format!("submit failed: {e}"),
-            );
+            let errno = e.raw_os_error().unwrap_or(libc::EIO);
+            let why = self.refusal_reason(errno);
+            s.fail(errno, format!("submit failed: {e}{why}"));
             return;
         }
         let now = s.now();
@@ -338,6 +364,22 @@ impl IoQueue {
             st.depth[depth] += n as u64;
             st.depth_total += n as u64;
         }
+    }
+
+    /// Why the kernel may have refused the uncommitted I/O with `errno`:
+    /// a real-time priority of its own without the privilege for it.
+    #[cold]
+    fn refusal_reason(&self, errno: i32) -> &'static str {
+        if errno != libc::EPERM {
+            return "";
+        }
+        self.uncommitted
+            .iter()
+            .map(|i| self.units[*i as usize].prio)
+            .filter(|p| p.per_io)
+            .map(|p| crate::job::ioprio::eperm_reason(p.value))
+            .find(|r| !r.is_empty())
+            .unwrap_or("")
     }
 
     /// Reaps at least `min` completions (0: only what is already done),
@@ -439,6 +481,9 @@ mod tests {
     struct Calls {
         commits: Vec<u32>,
         reaps: Vec<(u32, u32)>,
+        /// The priority of each I/O taken, in order; Busy answers.
+        prios: Vec<IoPrio>,
+        busy: u32,
     }
 
     /// An engine that takes up to `room` I/Os, answers `Busy` beyond,
@@ -461,8 +506,10 @@ mod tests {
         }
         fn queue(&mut self, io: &mut IoUnit) -> Queued {
             if self.queued.len() >= self.room {
+                self.calls.lock().unwrap().busy += 1;
                 return Queued::Busy;
             }
+            self.calls.lock().unwrap().prios.push(io.prio);
             let result = if self.fail_reads && io.op == Op::Read {
                 -(libc::EIO as i64)
             } else {
@@ -538,6 +585,24 @@ mod tests {
         units: u32,
         batch: Batching,
     ) -> (IoQueue, Arc<Mutex<Calls>>) {
+        let spec = crate::job::JobSpec::default();
+        queue_with(
+            room,
+            fail_reads,
+            units,
+            batch,
+            PrioChooser::new(&spec, 1, 0),
+        )
+    }
+
+    /// `queue`, with the I/Os' priorities from `prio`.
+    fn queue_with(
+        room: usize,
+        fail_reads: bool,
+        units: u32,
+        batch: Batching,
+        prio: PrioChooser,
+    ) -> (IoQueue, Arc<Mutex<Calls>>) {
         let calls = Arc::new(Mutex::new(Calls::default()));
         let engine = Scripted {
             room,
@@ -547,7 +612,7 @@ mod tests {
             calls: calls.clone(),
         };
         let pool = BufferMemory::new(units as usize * 512, 512, &MemType::Malloc, 0).unwrap();
-        let q = IoQueue::new(Box::new(engine), pool, 512, units, batch, false, 0);
+        let q = IoQueue::new(Box::new(engine), pool, 512, units, batch, false, 0, prio);
         (q, calls)
     }
 
@@ -653,6 +718,42 @@ mod tests {
         assert_eq!(o.accounted.len(), 2);
         assert_eq!(q.free.len(), 4);
         assert_eq!(o.error, 0);
+    }
+
+    /// One draw per I/O: an I/O the engine was busy for keeps the
+    /// priority drawn for it when offered again, so the I/Os get the
+    /// priorities a chooser gives in order (fio's sequence).
+    #[test]
+    fn a_busy_engine_does_not_cost_a_priority_draw() {
+        let spec = crate::job::test_spec(&[
+            ("ioengine", "libaio"),
+            ("rw", "read"),
+            ("cmdprio_percentage", "50"),
+        ]);
+        let mut fresh = PrioChooser::new(&spec, 1, 0);
+        let want: Vec<IoPrio> = (0..12).map(|_| fresh.choose(Op::Read, 512)).collect();
+        assert!(want.iter().any(|p| p.per_io) && want.iter().any(|p| !p.per_io));
+        let chooser = PrioChooser::new(&spec, 1, 0);
+        let (mut q, calls) = queue_with(2, false, 4, batching(4, 4, 1, 4, 4), chooser);
+        let mut o = Owner::default();
+        for k in 0..12u64 {
+            loop {
+                let idx = q.take_unit(&mut o).expect("a free unit");
+                q.prep(idx, &read(k * 512), &no_file(), 0);
+                if q.issue(idx, &mut o) != Issued::Busy {
+                    break;
+                }
+            }
+            q.keep_depth(&mut o);
+        }
+        q.drain(&mut o);
+        let c = calls.lock().unwrap();
+        assert!(c.busy > 0, "the engine was never busy");
+        assert_eq!(c.prios, want);
+        // A restart draws the same numbers again.
+        q.restart_prio();
+        let again: Vec<IoPrio> = (0..12).map(|_| q.prio.choose(Op::Read, 512)).collect();
+        assert_eq!(again, want);
     }
 
     #[test]

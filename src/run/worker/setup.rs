@@ -27,6 +27,7 @@ use crate::stats::recorder::{Action, Recorder};
 use crate::stats::JobStats;
 use crate::workload::buffers::BufferFiller;
 use crate::workload::iolog::{FileAction, IologWriter, Replay, TraceError};
+use crate::workload::prio::PrioChooser;
 use crate::workload::{Region, Workload};
 
 /// Why a job clone could not start: its errno ([`SetupError::errno`],
@@ -63,6 +64,16 @@ pub enum SetupError {
     /// A log file cannot be created.
     #[error(transparent)]
     Log(#[from] LogError),
+    /// The job's I/O priority (`prio`, `prioclass`) cannot be set.
+    #[error(
+        "cannot set the I/O priority class {class}, level {level} (prioclass, prio): {source}{why}"
+    )]
+    Priority {
+        class: u32,
+        level: u32,
+        source: std::io::Error,
+        why: &'static str,
+    },
 }
 
 impl SetupError {
@@ -76,6 +87,7 @@ impl SetupError {
             SetupError::Trace(_) => libc::EIO,
             SetupError::File(e) => e.errno(),
             SetupError::Log(e) => e.errno(),
+            SetupError::Priority { source, .. } => source.raw_os_error().unwrap_or(libc::EPERM),
         }
     }
 }
@@ -108,6 +120,8 @@ pub(super) fn setup<'a>(
     progress: &'a Progress,
 ) -> Result<(IoQueue, Worker<'a>), SetupError> {
     let spec = &job.spec;
+    // As fio, before the engine starts.
+    set_io_priority(spec)?;
     // The engine is declared last so it goes first (before its buffers)
     // when a step below fails.
     let Io {
@@ -126,7 +140,7 @@ pub(super) fn setup<'a>(
         Some(path) => Some(trace(job, path, &files, caps, clock.now())?),
         None => None,
     };
-    let rec = recorder(job, progress, depth, caps, shared.fake_clock_step.is_some())?;
+    let mut rec = recorder(job, progress, depth, caps, shared.fake_clock_step.is_some())?;
     let number = progress.link.number.load(Ordering::Relaxed).max(1) as u16;
     let vfy = VerifyState::new(
         spec,
@@ -137,7 +151,8 @@ pub(super) fn setup<'a>(
         depth,
         caps.diskless,
     );
-    let stats = opening_latencies(job, &files, caps);
+    let (stats, prio) = priorities(job, opening_latencies(job, &files, caps));
+    rec.shape_snapshots(&stats, &progress.link);
     publish_plan(job, progress);
     let Buffers {
         pool,
@@ -147,7 +162,7 @@ pub(super) fn setup<'a>(
     } = buffers;
     let serialize = vfy.as_deref().is_some_and(|v| v.needs_serial_writes());
     let batch = Batching::new(&spec.io, depth, rec.initial_depth(depth));
-    let q = queue(spec, engine, pool, unit_size, depth, batch, serialize);
+    let q = queue(spec, engine, pool, unit_size, depth, batch, serialize, prio);
     let w = Worker {
         job,
         progress,
@@ -203,7 +218,9 @@ fn io(job: &PlannedJob) -> Result<Io, SetupError> {
 
 /// The queue: `units` units of `unit_size` bytes of `pool`;
 /// writes wait for I/O they overlap when verification `needs_serial`
-/// writes, or with `serialize_overlap`.
+/// writes, or with `serialize_overlap`; `prio` gives each I/O its
+/// priority.
+#[allow(clippy::too_many_arguments)]
 fn queue(
     spec: &crate::job::JobSpec,
     engine: Box<dyn Engine>,
@@ -212,10 +229,61 @@ fn queue(
     units: u32,
     batch: Batching,
     needs_serial: bool,
+    prio: PrioChooser,
 ) -> IoQueue {
     let serialize = units > 1 && (spec.io.serialize_overlap || needs_serial);
     let sfr_flags = spec.sync.sync_file_range.map(|(f, _)| f).unwrap_or(0);
-    IoQueue::new(engine, pool, unit_size, units, batch, serialize, sfr_flags)
+    IoQueue::new(
+        engine, pool, unit_size, units, batch, serialize, sfr_flags, prio,
+    )
+}
+
+/// `prio`, `prioclass`: the worker thread's I/O priority, as fio sets
+/// it (`ioprio_set` on the calling thread). Failing to set it fails the
+/// job, as in fio (an unprivileged user asking for the real-time class).
+fn set_io_priority(spec: &crate::job::JobSpec) -> Result<(), SetupError> {
+    let ctl = &spec.ctl;
+    if ctl.prioclass.is_none() && ctl.prio.is_none() {
+        return Ok(());
+    }
+    let value = crate::job::ioprio::job_value(ctl.prioclass, ctl.prio);
+    // SAFETY: ioprio_set(IOPRIO_WHO_PROCESS, 0 = this thread, value)
+    // takes plain integers.
+    let r = unsafe { libc::syscall(libc::SYS_ioprio_set, 1, 0, libc::c_int::from(value)) };
+    if r < 0 {
+        let source = std::io::Error::last_os_error();
+        let why = match source.raw_os_error() {
+            Some(libc::EPERM) => crate::job::ioprio::eperm_reason(value),
+            _ => "",
+        };
+        return Err(SetupError::Priority {
+            class: crate::job::ioprio::class(value),
+            level: crate::job::ioprio::level(value),
+            source,
+            why,
+        });
+    }
+    Ok(())
+}
+
+/// The chooser of each I/O's priority, and `stats` laid out for the
+/// job's priorities: its own, and a latency histogram per priority for
+/// each direction whose I/O may run at several (`cmdprio*`).
+fn priorities(job: &PlannedJob, mut stats: JobStats) -> (JobStats, PrioChooser) {
+    let spec = &job.spec;
+    let prio = PrioChooser::new(spec, job.thread_number, job.seed);
+    stats.ioprio = prio.own().value;
+    stats.prio_lat = spec.stat.lat_percentiles;
+    for (d, values) in prio.stat_values().iter().enumerate() {
+        stats.dir[d].prios = values
+            .iter()
+            .map(|v| crate::stats::PrioStat {
+                ioprio: *v,
+                lat: Default::default(),
+            })
+            .collect();
+    }
+    (stats, prio)
 }
 
 /// What the progress line's ETA counts on: the planned bytes and time.
@@ -260,17 +328,21 @@ fn flow(spec: &crate::job::JobSpec, shared: &RunShared) -> Option<crate::run::fl
 fn buffers(job: &PlannedJob, depth: u32) -> Result<Buffers, SetupError> {
     let spec = &job.spec;
     let max_bs = spec.io.bs.iter().map(|b| b.max()).max().unwrap_or(4096);
-    let align = engine::align::buffer_alignment(
+    // Each unit is aligned for the targets (a page, or what direct I/O
+    // needs); `iomem_align` aligns the start of the pool, as in fio.
+    let unit_align = engine::align::buffer_alignment(
         spec.sync.direct,
-        spec.buf.iomem_align,
+        0,
         job.files.iter().map(|f| f.path.as_path()),
     ) as usize;
-    let unit_size = (max_bs as usize).div_ceil(align) * align;
-    let mut pool = BufferMemory::new(
+    let align = unit_align.max(spec.buf.iomem_align as usize);
+    let unit_size = (max_bs as usize).div_ceil(unit_align) * unit_align;
+    let mut pool = BufferMemory::with_consent(
         depth as usize * unit_size,
         align,
         &spec.buf.mem,
         spec.buf.hugepage_size,
+        spec.file.allow_destroy_data,
     )
     .map_err(SetupError::Memory)?;
     let locked = match spec.buf.lockmem {

@@ -443,6 +443,8 @@ impl Worker<'_> {
         if let Some(vs) = self.vfy.as_deref_mut() {
             vs.history.arrange();
         }
+        // As fio's, the priority draws start over for the read-back.
+        q.restart_prio();
         while !self.err.failed() {
             let Some(p) = self
                 .vfy
@@ -526,7 +528,8 @@ fn dump(
     let stem = format!("{base}.{}", offset + m.at as u64);
     let mut out = Vec::new();
     let mut save = |name: String, data: &[u8]| {
-        if std::fs::write(&name, data).is_ok() {
+        // Never through a link or a hard link (see `crate::outfile`).
+        if crate::outfile::write_new(std::path::Path::new(&name), data).is_ok() {
             out.push(name);
         }
     };

@@ -1,0 +1,521 @@
+//! One run as the history and `compare` see it: one result file is one
+//! run. A run holds, per test (a job direction, or a quick/suite/sweep
+//! test direction), its figures for the run (for a results bundle, the
+//! median of its measured passes), each pass's figures (within-run
+//! spread only: passes taken back to back are not independent samples of
+//! run-to-run noise), the settings that define the test, and the merged
+//! latency histogram bins of all its passes.
+//!
+//! Read from iomark's results bundles (`quick`, `suite`, `sweep`),
+//! iomark's fio-format JSON (a job run, label in `iomark.label`) and
+//! fio's own JSON/json+ (the last document of a `--status-interval`
+//! stream).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use sha2::Digest;
+
+use crate::suite::dataset::{self, Metrics, METRICS};
+use crate::suite::stats;
+
+/// Job options that do not change the I/O a test does: names, where the
+/// files are, how long it runs, logging and reporting, consent. Every
+/// other option given to a job is one of its defining settings.
+pub const NOT_DEFINING: &[&str] = &[
+    "name",
+    "description",
+    "filename",
+    "directory",
+    "filename_format",
+    "runtime",
+    "time_based",
+    "ramp_time",
+    "startdelay",
+    "stonewall",
+    "new_group",
+    "wait_for",
+    "group_reporting",
+    "write_bw_log",
+    "write_iops_log",
+    "write_lat_log",
+    "write_hist_log",
+    "log_avg_msec",
+    "log_hist_msec",
+    "log_hist_coarseness",
+    "log_max_value",
+    "log_offset",
+    "log_prio",
+    "log_unix_epoch",
+    "log_alternate_epoch",
+    "log_compression",
+    "log_store_compressed",
+    "log_entries",
+    "per_job_logs",
+    "bwavgtime",
+    "iopsavgtime",
+    "percentile_list",
+    "clat_percentiles",
+    "lat_percentiles",
+    "slat_percentiles",
+    "unified_rw_reporting",
+    "significant_figures",
+    "kb_base",
+    "unit_base",
+    "disk_util",
+    "stats",
+    "allow_destroy_data",
+    "allow_mounted_write",
+    "exec_prerun",
+    "exec_postrun",
+    "unlink",
+    "unlink_each_loop",
+    "thread",
+    "error_dump",
+];
+
+/// What lies under the run's first target.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TargetInfo {
+    pub path: String,
+    pub device: String,
+    pub model: String,
+    pub serial: String,
+    pub firmware: String,
+    pub fs_type: String,
+    pub mount_options: String,
+}
+
+/// One test of one run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TestRun {
+    /// `section/direction` (bundles) or `job/direction` (job results).
+    pub key: String,
+    pub name: String,
+    pub dir: String,
+    /// The job options that define the test (see [`NOT_DEFINING`]).
+    pub settings: BTreeMap<String, String>,
+    /// The run's figures: the median of its passes.
+    pub value: Metrics,
+    /// Each measured pass's figures (one for a job result).
+    pub passes: Vec<Metrics>,
+    /// Which latency the bins count: "lat", "clat" (or "write+sync",
+    /// whose bins are not kept).
+    pub lat_kind: String,
+    /// The latency histogram of every pass merged: (ns, count), by ns.
+    pub bins: Vec<(f64, u64)>,
+}
+
+/// One run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Run {
+    /// Its row in the history (None when read from a file).
+    pub id: Option<i64>,
+    /// Where it came from, for messages: a file, or `history #ID`.
+    pub source: String,
+    pub label: Option<String>,
+    /// "quick", "suite", "sweep" (bundles) or "job" (a job result).
+    pub kind: String,
+    pub title: String,
+    /// Unix seconds.
+    pub time: i64,
+    /// "iomark" or "fio".
+    pub tool: String,
+    pub version: String,
+    pub host: String,
+    pub kernel: String,
+    pub target: TargetInfo,
+    pub jobfile: Option<String>,
+    pub jobfile_digest: Option<String>,
+    /// SHA-256 of the result document (the same result is kept once).
+    pub digest: String,
+    pub interrupted: bool,
+    pub tests: Vec<TestRun>,
+}
+
+impl Run {
+    pub fn test(&self, key: &str) -> Option<&TestRun> {
+        self.tests.iter().find(|t| t.key == key)
+    }
+
+    /// The device as shown in lists: model, else device name.
+    pub fn device_shown(&self) -> String {
+        match (&self.target.model, &self.target.device) {
+            (m, _) if !m.is_empty() => m.clone(),
+            (_, d) => d.clone(),
+        }
+    }
+
+    /// `label`, else `host time`: how a run is named in reports.
+    pub fn name(&self) -> String {
+        match &self.label {
+            Some(l) => l.clone(),
+            None => format!(
+                "{} {}",
+                self.host,
+                crate::report::fmt::ctime(self.time as u64)
+            ),
+        }
+    }
+}
+
+/// Hex SHA-256 of `text`.
+pub fn digest(text: &[u8]) -> String {
+    let d = sha2::Sha256::digest(text);
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn s(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn opt_s(v: &Value) -> Option<String> {
+    Some(s(v)).filter(|x| !x.is_empty())
+}
+
+/// Reads a run from a result file's text; `source` names it.
+pub fn from_text(text: &str, source: &str) -> Result<Run, String> {
+    let start = text
+        .find('{')
+        .ok_or_else(|| format!("{source}: no JSON document in the file"))?;
+    let mut last: Option<Value> = None;
+    for doc in serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>() {
+        match doc {
+            Ok(v) => last = Some(v),
+            Err(e) if last.is_some() && e.is_eof() => break,
+            Err(e) => return Err(format!("{source}: not valid JSON: {e}")),
+        }
+    }
+    let v = last.ok_or_else(|| format!("{source}: no JSON document in the file"))?;
+    let mut run = from_value(&v, source)?;
+    run.digest = digest(text.as_bytes());
+    Ok(run)
+}
+
+/// Reads a run from a file.
+pub fn load(path: &std::path::Path) -> Result<Run, String> {
+    let bytes = crate::job::jobfile::read_bounded(path, crate::suite::MAX_INPUT_BYTES)
+        .map_err(|why| format!("cannot read '{}': {why}", path.display()))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("cannot read '{}': it is not UTF-8 text", path.display()))?;
+    from_text(&text, &path.display().to_string())
+}
+
+/// A run from a parsed document (bundle or fio-format); its digest is
+/// that of the document's compact text.
+pub fn from_value(v: &Value, source: &str) -> Result<Run, String> {
+    let is_bundle = v.get("tests").is_some_and(Value::is_array) && v.get("kind").is_some();
+    let mut run = if is_bundle {
+        from_bundle(v, source)
+    } else if dataset::jobs_of(v).is_some() {
+        from_doc(v, source)
+    } else {
+        return Err(format!(
+            "{source}: not a fio/iomark JSON result (no \"jobs\" array) nor an iomark results file"
+        ));
+    };
+    run.digest = digest(v.to_string().as_bytes());
+    Ok(run)
+}
+
+fn target_of(env: &Value) -> (String, String, TargetInfo) {
+    let host = s(&env["host"]["hostname"]);
+    let kernel = s(&env["host"]["kernel"]);
+    let t = &env["targets"][0];
+    let info = TargetInfo {
+        path: s(&t["path"]),
+        device: s(&t["device"]),
+        model: s(&t["device_model"]),
+        serial: s(&t["device_serial"]),
+        firmware: s(&t["device_firmware"]),
+        fs_type: s(&t["fs_type"]),
+        mount_options: s(&t["mount_options"]),
+    };
+    (host, kernel, info)
+}
+
+/// The defining settings of a job entry: the document's global options
+/// overlaid with the job's own, less [`NOT_DEFINING`].
+pub fn settings_of(job: &Value, global: &Value) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for src in [global, &job["job options"]] {
+        if let Some(m) = src.as_object() {
+            for (k, v) in m {
+                if !NOT_DEFINING.contains(&k.as_str()) {
+                    out.insert(k.clone(), s(v));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Adds json+ bins (`{"ns": count}`) to `to`, kept sorted by ns.
+fn add_bins(to: &mut Vec<(f64, u64)>, from: &[(f64, f64)]) {
+    for &(ns, c) in from {
+        let c = c.max(0.0) as u64;
+        match to.binary_search_by(|x| x.0.total_cmp(&ns)) {
+            Ok(i) => to[i].1 += c,
+            Err(i) => to.insert(i, (ns, c)),
+        }
+    }
+}
+
+/// The median of each metric over the passes.
+pub fn median_of(passes: &[Metrics]) -> Metrics {
+    let med = |f: fn(&Metrics) -> f64| {
+        let v: Vec<f64> = passes.iter().map(f).filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            stats::summarize(&v).median
+        }
+    };
+    Metrics {
+        bw_bytes: med(METRICS[0].get),
+        iops: med(METRICS[1].get),
+        lat_mean_ns: med(METRICS[2].get),
+        lat_p99_ns: med(METRICS[3].get),
+        sync_write: passes.iter().any(|p| p.sync_write),
+    }
+}
+
+/// The job entries of a document with their keys (`name/` prefix; the
+/// same naming as `dataset::items_of_doc`: `#N` for repeated names,
+/// `@host` for client/server entries).
+fn named_jobs(doc: &Value) -> Vec<(String, &Value)> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for job in dataset::jobs_of(doc).into_iter().flatten() {
+        let name = match job.get("hostname").map(s) {
+            Some(h) if !h.is_empty() => format!("{}@{h}", s(&job["jobname"])),
+            _ => s(&job["jobname"]),
+        };
+        let n = seen.iter().filter(|x| **x == name).count();
+        seen.push(name.clone());
+        let shown = if n == 0 {
+            name
+        } else {
+            format!("{name}#{}", n + 1)
+        };
+        out.push((shown, job));
+    }
+    out
+}
+
+/// Settings per item key of a document.
+fn doc_settings(doc: &Value) -> BTreeMap<String, BTreeMap<String, String>> {
+    let global = doc.get("global options").cloned().unwrap_or(Value::Null);
+    named_jobs(doc)
+        .into_iter()
+        .map(|(name, job)| (name, settings_of(job, &global)))
+        .collect()
+}
+
+fn from_doc(v: &Value, source: &str) -> Run {
+    let iomark = v.get("iomark version").is_some() || v.get("iomark").is_some();
+    let (host, kernel, target) = target_of(&v["iomark"]["environment"]);
+    let settings = doc_settings(v);
+    let tests = dataset::items_of_doc(v)
+        .into_iter()
+        .map(|(item, detail)| {
+            let mut bins = Vec::new();
+            add_bins(&mut bins, &detail.bins);
+            TestRun {
+                settings: settings.get(&item.name).cloned().unwrap_or_default(),
+                key: item.key,
+                name: item.name,
+                dir: item.dir,
+                value: item.samples[0],
+                passes: item.samples,
+                lat_kind: detail.lat_kind.to_string(),
+                bins,
+            }
+        })
+        .collect();
+    Run {
+        id: None,
+        source: source.to_string(),
+        label: opt_s(&v["iomark"]["label"]),
+        kind: "job".into(),
+        title: std::path::Path::new(source)
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_else(|| source.to_string()),
+        time: v["timestamp"].as_i64().unwrap_or(0),
+        tool: if iomark { "iomark" } else { "fio" }.into(),
+        version: if iomark {
+            s(&v["iomark version"])
+        } else {
+            s(&v["fio version"])
+        },
+        host,
+        kernel,
+        target,
+        jobfile: None,
+        jobfile_digest: None,
+        digest: String::new(),
+        interrupted: v["interrupted"].as_bool().unwrap_or(false),
+        tests,
+    }
+}
+
+fn from_bundle(v: &Value, source: &str) -> Run {
+    let (host, kernel, target) = target_of(&v["environment"]);
+    let runs = v["runs"].as_array().cloned().unwrap_or_default();
+    let mut tests = Vec::new();
+    for t in v["tests"].as_array().into_iter().flatten() {
+        let section = s(&t["section"]);
+        let dir = s(&t["direction"]);
+        let passes: Vec<Metrics> = t["passes"]
+            .as_array()
+            .map(|a| a.iter().map(Metrics::from_json).collect())
+            .unwrap_or_default();
+        if passes.is_empty() {
+            continue;
+        }
+        let mut bins = Vec::new();
+        let mut lat_kind = String::new();
+        let mut settings = BTreeMap::new();
+        for r in runs.iter().filter(|r| s(&r["section"]) == section) {
+            let doc = &r["result"];
+            if settings.is_empty() {
+                if let Some(st) = doc_settings(doc).into_values().next() {
+                    settings = st;
+                }
+            }
+            // Clones reported separately: every entry of the direction.
+            for (item, detail) in dataset::items_of_doc(doc) {
+                if item.dir == dir {
+                    lat_kind = detail.lat_kind.to_string();
+                    add_bins(&mut bins, &detail.bins);
+                }
+            }
+        }
+        tests.push(TestRun {
+            key: format!("{section}/{dir}"),
+            name: s(&t["name"]),
+            dir,
+            settings,
+            value: median_of(&passes),
+            passes,
+            lat_kind,
+            bins,
+        });
+    }
+    let jobfile = opt_s(&v["jobfile"]);
+    Run {
+        id: None,
+        source: source.to_string(),
+        label: opt_s(&v["label"]),
+        kind: s(&v["kind"]),
+        title: s(&v["title"]),
+        time: v["timestamp"].as_i64().unwrap_or(0),
+        tool: "iomark".into(),
+        version: s(&v["iomark version"]),
+        host,
+        kernel,
+        target,
+        jobfile_digest: jobfile.as_deref().map(|j| digest(j.as_bytes())),
+        jobfile,
+        digest: String::new(),
+        interrupted: v["interrupted"].as_bool().unwrap_or(false),
+        tests,
+    }
+}
+
+/// The latency at percentile `p` (0–100) of histogram bins, as the
+/// value of the bin where the cumulative count first reaches p % of all
+/// (the bins' values are fio's bucket midpoints, so this is the
+/// percentile fio would report for the same I/Os). None without I/O.
+pub fn bins_percentile(bins: &[(f64, u64)], p: f64) -> Option<f64> {
+    let total: u64 = bins.iter().map(|b| b.1).sum();
+    if total == 0 {
+        return None;
+    }
+    let want = ((p / 100.0) * total as f64).ceil().max(1.0) as u64;
+    let mut acc = 0;
+    for &(ns, c) in bins {
+        acc += c;
+        if acc >= want {
+            return Some(ns);
+        }
+    }
+    bins.last().map(|b| b.0)
+}
+
+/// Several histograms merged bin by bin.
+pub fn merge_bins<'a>(all: impl IntoIterator<Item = &'a [(f64, u64)]>) -> Vec<(f64, u64)> {
+    let mut out = Vec::new();
+    for b in all {
+        let f: Vec<(f64, f64)> = b.iter().map(|&(n, c)| (n, c as f64)).collect();
+        add_bins(&mut out, &f);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = r#"{"fio version": "fio-3.33", "timestamp": 1700000000,
+      "global options": {"bs": "4k", "directory": "/x", "runtime": "2s"},
+      "jobs": [{"jobname": "a", "job options": {"rw": "randread", "rate_iops": "400"},
+        "read": {"total_ios": 10, "bw_bytes": 4096, "iops": 1.0,
+          "lat_ns": {"N": 10, "mean": 5.0},
+          "clat_ns": {"N": 10, "mean": 4.0, "percentile": {"99.000000": 30},
+                      "bins": {"10": 6, "30": 4}}}}]}"#;
+
+    #[test]
+    fn a_fio_document_is_one_run_with_its_defining_settings() {
+        let r = from_text(DOC, "f.json").unwrap();
+        assert_eq!(r.tool, "fio");
+        assert_eq!(r.version, "fio-3.33");
+        assert_eq!(r.time, 1700000000);
+        assert_eq!(r.tests.len(), 1);
+        let t = &r.tests[0];
+        assert_eq!(t.key, "a/read");
+        let want: BTreeMap<String, String> =
+            [("bs", "4k"), ("rate_iops", "400"), ("rw", "randread")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        assert_eq!(
+            t.settings, want,
+            "directory and runtime do not define the I/O"
+        );
+        assert_eq!(t.bins, vec![(10.0, 6), (30.0, 4)]);
+        assert_eq!(t.value.lat_p99_ns, 30.0);
+        assert_eq!(r.digest.len(), 64);
+    }
+
+    #[test]
+    fn percentiles_of_merged_bins_are_exact() {
+        let a = [(10.0, 98u64), (20.0, 2)];
+        let b = [(10.0, 50u64), (40.0, 50)];
+        let m = merge_bins([&a[..], &b[..]]);
+        assert_eq!(m, vec![(10.0, 148), (20.0, 2), (40.0, 50)]);
+        // 200 I/Os: the 148th is the last at 10 ns, the 150th at 20.
+        assert_eq!(bins_percentile(&m, 74.0), Some(10.0));
+        assert_eq!(bins_percentile(&m, 75.0), Some(20.0));
+        assert_eq!(bins_percentile(&m, 99.0), Some(40.0));
+        assert_eq!(bins_percentile(&m, 0.0), Some(10.0));
+        assert_eq!(bins_percentile(&[], 50.0), None);
+    }
+
+    #[test]
+    fn the_median_of_passes_is_the_runs_figure() {
+        let m = |x: f64| Metrics {
+            bw_bytes: x,
+            iops: x,
+            lat_mean_ns: x,
+            lat_p99_ns: x,
+            sync_write: false,
+        };
+        assert_eq!(median_of(&[m(3.0), m(1.0), m(2.0)]).iops, 2.0);
+    }
+}

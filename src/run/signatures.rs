@@ -1,0 +1,337 @@
+//! Signatures of data on a block device, looked for where they live: at
+//! the start of the device, at 1 MiB (a filesystem with no partition
+//! table before it), at the offsets of LUKS2's secondary headers, and at
+//! the end (MD RAID 0.90 and 1.0 superblocks, the GPT backup header, ZFS
+//! labels L2 and L3). The safety check (`safety`) refuses to write to a
+//! device where one is found.
+//!
+//! | family | where it is looked for |
+//! | --- | --- |
+//! | ext2/3/4, XFS, btrfs, F2FS, NTFS, exFAT, FAT, squashfs, ISO 9660 | start; at 1 MiB |
+//! | swap, LVM physical volume, LUKS1/LUKS2 primary header | start |
+//! | LUKS2 secondary header | 16 KiB, 32 KiB … 4 MiB |
+//! | MD RAID 1.1 / 1.2 | 0 / 4 KiB |
+//! | MD RAID 0.90 / 1.0 | 64 KiB below the end (aligned) / 8 KiB below the end (4 KiB-aligned) |
+//! | ZFS | uberblocks of labels L0, L1 (first 512 KiB) and L2, L3 (last 512 KiB, 256 KiB-aligned) |
+//! | bcache | 4 KiB (magic at 4 KiB + 24) |
+//! | GPT | LBA 1 (512 or 4096-byte sectors); backup header at the last LBA |
+//! | MBR / boot sector | 510 |
+//!
+//! Only reads; a device smaller than an offset is not looked at there.
+
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+/// How much of the start of a device is read (two ZFS labels).
+pub const HEAD_BYTES: usize = 512 << 10;
+/// Where a filesystem of an unpartitioned device often starts.
+const FS_AT: u64 = 1 << 20;
+/// How much is read there (a btrfs superblock is at 64 KiB in).
+const FS_WINDOW: usize = 128 << 10;
+/// How much of the end of a device is read.
+const TAIL_BYTES: u64 = 1 << 20;
+/// The offsets of LUKS2's secondary header.
+const LUKS2_SECONDARY: [u64; 9] = [
+    0x4000, 0x8000, 0x10000, 0x20000, 0x40000, 0x80000, 0x100000, 0x200000, 0x400000,
+];
+const MD_MAGIC: u32 = 0xa92b_4efc;
+const ZFS_UBERBLOCK_MAGIC: u64 = 0x00ba_b10c;
+const ZFS_LABEL: u64 = 256 << 10;
+const BCACHE_MAGIC: [u8; 16] = [
+    0xc6, 0x85, 0x73, 0xf6, 0x4e, 0x1a, 0x45, 0xca, 0x82, 0x65, 0xf5, 0x7f, 0x48, 0xba, 0x6d, 0x81,
+];
+
+fn at(buf: &[u8], off: usize, magic: &[u8]) -> bool {
+    buf.get(off..off + magic.len()) == Some(magic)
+}
+
+fn le32(buf: &[u8], off: usize) -> Option<u32> {
+    buf.get(off..off + 4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+fn be16(buf: &[u8], off: usize) -> Option<u16> {
+    buf.get(off..off + 2)
+        .map(|b| u16::from_be_bytes([b[0], b[1]]))
+}
+
+fn u64_either(buf: &[u8], off: usize) -> Option<(u64, u64)> {
+    let b = buf.get(off..off + 8)?;
+    let v = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+    Some((v, v.swap_bytes()))
+}
+
+/// A filesystem whose superblock is in `buf` (the start of a device or
+/// of where one may begin).
+fn filesystem(buf: &[u8]) -> Option<&'static str> {
+    if at(buf, 1024 + 56, &[0x53, 0xEF]) {
+        return Some("an ext2/3/4 filesystem");
+    }
+    if at(buf, 0, b"XFSB") {
+        return Some("an XFS filesystem");
+    }
+    if at(buf, 65536 + 64, b"_BHRfS_M") {
+        return Some("a btrfs filesystem");
+    }
+    if le32(buf, 1024) == Some(0xF2F5_2010) {
+        return Some("an F2FS filesystem");
+    }
+    if at(buf, 3, b"NTFS    ") {
+        return Some("an NTFS filesystem");
+    }
+    if at(buf, 3, b"EXFAT   ") {
+        return Some("an exFAT filesystem");
+    }
+    if at(buf, 54, b"FAT1") || at(buf, 82, b"FAT32   ") {
+        return Some("a FAT filesystem");
+    }
+    if at(buf, 0, b"hsqs") {
+        return Some("a squashfs filesystem");
+    }
+    if at(buf, 32769, b"CD001") {
+        return Some("an ISO 9660 filesystem");
+    }
+    None
+}
+
+/// ZFS uberblocks (magic 0x00bab10c, either byte order) in the ring of
+/// the label that starts at `label` in `buf` (128–256 KiB into it).
+fn zfs_label(buf: &[u8], label: usize) -> bool {
+    let mut o = label + (128 << 10);
+    let end = (label + (256 << 10)).min(buf.len());
+    while o + 8 <= end {
+        if let Some((a, b)) = u64_either(buf, o) {
+            if a == ZFS_UBERBLOCK_MAGIC || b == ZFS_UBERBLOCK_MAGIC {
+                return true;
+            }
+        }
+        o += 1024;
+    }
+    false
+}
+
+/// The first well-known signature at the start of a device (`buf`: its
+/// first bytes, up to [`HEAD_BYTES`]), named for the error message.
+pub fn find_signature(buf: &[u8]) -> Option<&'static str> {
+    // Filesystems and volumes first: several also carry 0x55AA.
+    if let Some(fs) = filesystem(buf) {
+        return Some(fs);
+    }
+    for page in [4096usize, 8192, 16384, 65536] {
+        if at(buf, page - 10, b"SWAPSPACE2") || at(buf, page - 10, b"SWAP-SPACE") {
+            return Some("a swap area");
+        }
+    }
+    for sector in 0..4 {
+        let o = sector * 512;
+        if at(buf, o, b"LABELONE") && at(buf, o + 24, b"LVM2") {
+            return Some("an LVM physical volume");
+        }
+    }
+    if at(buf, 0, b"LUKS\xba\xbe") {
+        return Some("a LUKS encrypted volume");
+    }
+    if le32(buf, 0) == Some(MD_MAGIC) {
+        return Some("an MD RAID member (superblock 1.1)");
+    }
+    if le32(buf, 4096) == Some(MD_MAGIC) {
+        return Some("an MD RAID member (superblock 1.2)");
+    }
+    if at(buf, 4096 + 24, &BCACHE_MAGIC) {
+        return Some("a bcache device");
+    }
+    if zfs_label(buf, 0) || zfs_label(buf, 256 << 10) {
+        return Some("a ZFS pool member");
+    }
+    if at(buf, 512, b"EFI PART") || at(buf, 4096, b"EFI PART") {
+        return Some("a GPT partition table");
+    }
+    if at(buf, 510, &[0x55, 0xAA]) {
+        return Some("an MBR partition table or boot sector");
+    }
+    None
+}
+
+/// A LUKS2 secondary header at one of its offsets (`read(off, len)`
+/// gives the device's bytes there).
+fn luks2_secondary(read: &dyn Fn(u64, usize) -> Option<Vec<u8>>) -> bool {
+    LUKS2_SECONDARY.iter().any(|&off| {
+        read(off, 8).is_some_and(|b| at(&b, 0, b"SKUL\xba\xbe") && be16(&b, 6) == Some(2))
+    })
+}
+
+/// What the end of a device of `size` bytes holds; `tail` is its last
+/// bytes (up to [`TAIL_BYTES`]).
+fn find_at_end(tail: &[u8], size: u64) -> Option<&'static str> {
+    let start = size - tail.len() as u64;
+    let rel = |off: u64| off.checked_sub(start).map(|o| o as usize);
+    // MD 0.90: 64 KiB below the end, rounded down to 64 KiB, in the
+    // host's byte order.
+    if size >= 128 << 10 {
+        if let Some(o) = rel((size & !0xFFFF) - 0x10000) {
+            let v = le32(tail, o);
+            if v == Some(MD_MAGIC) || v == Some(MD_MAGIC.swap_bytes()) {
+                return Some("an MD RAID member (superblock 0.90, at its end)");
+            }
+        }
+    }
+    // MD 1.0: 8 KiB below the end, rounded down to 4 KiB.
+    if size >= 16 << 10 {
+        let sectors = size / 512;
+        if let Some(o) = rel(((sectors - 16) & !7) * 512) {
+            if le32(tail, o) == Some(MD_MAGIC) && le32(tail, o + 4) == Some(1) {
+                return Some("an MD RAID member (superblock 1.0, at its end)");
+            }
+        }
+    }
+    for lba in [512u64, 4096] {
+        if let Some(o) = size.checked_sub(lba).and_then(rel) {
+            if at(tail, o, b"EFI PART") {
+                return Some("a GPT partition table (its backup header, at its end)");
+            }
+        }
+    }
+    // ZFS labels L2 and L3: the last two 256 KiB labels of the size
+    // rounded down to 256 KiB.
+    let aligned = size & !(ZFS_LABEL - 1);
+    if aligned >= 4 * ZFS_LABEL {
+        for label in [aligned - 2 * ZFS_LABEL, aligned - ZFS_LABEL] {
+            if rel(label).is_some_and(|o| zfs_label(tail, o)) {
+                return Some("a ZFS pool member (labels at its end)");
+            }
+        }
+    }
+    None
+}
+
+/// The first well-known signature on the device at `path` of `size`
+/// bytes, looked for where each lives (see the module documentation;
+/// the filesystem at 1 MiB is [`probe_at_1mib`]), described for a
+/// message ("an MD RAID member (superblock 1.0, at its end)").
+pub fn probe_device(path: &Path, size: u64) -> std::io::Result<Option<String>> {
+    let f = std::fs::File::open(path)?;
+    let read = |off: u64, len: usize| -> Option<Vec<u8>> {
+        let len = len.min(size.saturating_sub(off) as usize);
+        if len == 0 {
+            return None;
+        }
+        let mut b = vec![0u8; len];
+        f.read_exact_at(&mut b, off).ok()?;
+        Some(b)
+    };
+    let mut head = vec![0u8; HEAD_BYTES.min(size as usize)];
+    f.read_exact_at(&mut head, 0)?;
+    if let Some(sig) = find_signature(&head) {
+        return Ok(Some(sig.to_string()));
+    }
+    if luks2_secondary(&read) {
+        return Ok(Some(
+            "a LUKS2 encrypted volume (its secondary header)".to_string(),
+        ));
+    }
+    let tail_len = TAIL_BYTES.min(size);
+    if let Some(tail) = read(size - tail_len, tail_len as usize) {
+        if let Some(sig) = find_at_end(&tail, size) {
+            return Ok(Some(sig.to_string()));
+        }
+    }
+    Ok(None)
+}
+
+/// A filesystem starting at 1 MiB of the device at `path` (of `size`
+/// bytes), where an unpartitioned device's filesystem often starts; the
+/// caller looks for everything else first ([`probe_device`], devices
+/// stacked there), so that the more precise finding is the one named.
+pub fn probe_at_1mib(path: &Path, size: u64) -> std::io::Result<Option<String>> {
+    if size <= FS_AT {
+        return Ok(None);
+    }
+    let f = std::fs::File::open(path)?;
+    let mut b = vec![0u8; FS_WINDOW.min((size - FS_AT) as usize)];
+    f.read_exact_at(&mut b, FS_AT)?;
+    Ok(filesystem(&b)
+        .map(|fs| format!("{fs} starting at 1 MiB (with no partition table before it)")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(off: usize, bytes: &[u8]) -> Vec<u8> {
+        let mut b = vec![0u8; HEAD_BYTES];
+        b[off..off + bytes.len()].copy_from_slice(bytes);
+        b
+    }
+
+    #[test]
+    fn zeroes_hold_no_signature() {
+        assert_eq!(find_signature(&vec![0u8; HEAD_BYTES]), None);
+        assert_eq!(find_signature(&[]), None);
+        assert_eq!(find_signature(&[0u8; 100]), None);
+        let size = 8u64 << 20;
+        assert_eq!(find_at_end(&vec![0u8; TAIL_BYTES as usize], size), None);
+    }
+
+    #[test]
+    fn well_known_signatures_are_named() {
+        let cases: &[(usize, &[u8], &str)] = &[
+            (1080, &[0x53, 0xEF], "ext2/3/4"),
+            (0, b"XFSB", "XFS"),
+            (65600, b"_BHRfS_M", "btrfs"),
+            (1024, &[0x10, 0x20, 0xF5, 0xF2], "F2FS"),
+            (3, b"NTFS    ", "NTFS"),
+            (82, b"FAT32   ", "FAT"),
+            (32769, b"CD001", "ISO 9660"),
+            (4086, b"SWAPSPACE2", "swap"),
+            (
+                512,
+                b"LABELONE\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0LVM2 001",
+                "LVM",
+            ),
+            (0, b"LUKS\xba\xbe", "LUKS"),
+            (0, &[0xfc, 0x4e, 0x2b, 0xa9], "superblock 1.1"),
+            (4096, &[0xfc, 0x4e, 0x2b, 0xa9], "superblock 1.2"),
+            (4096 + 24, &BCACHE_MAGIC, "bcache"),
+            (131072 + 2048, &[0x0c, 0xb1, 0xba, 0, 0, 0, 0, 0], "ZFS"),
+            (393216 + 1024, &[0, 0, 0, 0, 0, 0xba, 0xb1, 0x0c], "ZFS"),
+            (512, b"EFI PART", "GPT"),
+            (510, &[0x55, 0xAA], "MBR"),
+        ];
+        for (off, magic, name) in cases {
+            let sig = find_signature(&with(*off, magic));
+            assert!(sig.is_some_and(|s| s.contains(name)), "{name}: got {sig:?}");
+        }
+    }
+
+    #[test]
+    fn signatures_at_the_end_are_found_where_they_live() {
+        // A size that is not a multiple of 64 KiB, as real devices are.
+        let size: u64 = (64 << 20) + (36 << 10) + 512;
+        let tail_start = size - TAIL_BYTES;
+        let put = |off: u64, bytes: &[u8]| {
+            let mut t = vec![0u8; TAIL_BYTES as usize];
+            let o = (off - tail_start) as usize;
+            t[o..o + bytes.len()].copy_from_slice(bytes);
+            t
+        };
+        let md = MD_MAGIC.to_le_bytes();
+        let md090 = (size & !0xFFFF) - 0x10000;
+        let sig = find_at_end(&put(md090, &md), size);
+        assert!(sig.is_some_and(|s| s.contains("0.90")), "{sig:?}");
+        let md10 = ((size / 512 - 16) & !7) * 512;
+        let mut sb = md.to_vec();
+        sb.extend_from_slice(&1u32.to_le_bytes());
+        let sig = find_at_end(&put(md10, &sb), size);
+        assert!(sig.is_some_and(|s| s.contains("1.0")), "{sig:?}");
+        let sig = find_at_end(&put(size - 512, b"EFI PART"), size);
+        assert!(sig.is_some_and(|s| s.contains("backup")), "{sig:?}");
+        let aligned = size & !(ZFS_LABEL - 1);
+        for label in [aligned - 2 * ZFS_LABEL, aligned - ZFS_LABEL] {
+            let ub = ZFS_UBERBLOCK_MAGIC.to_le_bytes();
+            let sig = find_at_end(&put(label + (128 << 10) + 5 * 1024, &ub), size);
+            assert!(sig.is_some_and(|s| s.contains("ZFS")), "{sig:?}");
+        }
+        // The magic a sector away from where it lives is nothing.
+        assert_eq!(find_at_end(&put(md090 + 512, &md), size), None);
+    }
+}

@@ -1,0 +1,889 @@
+//! `iomark compare`: before and after, per test (job direction) and
+//! metric (bandwidth, IOPS, mean and p99 latency), with a verdict that
+//! cannot be fooled by noise or by comparing different things.
+//!
+//! A side is a list of runs: result files (fio or iomark JSON, iomark
+//! quick/suite/sweep results: one file is one run), `@LABEL` (the latest
+//! runs with that label in the results history) or `#ID` (a history
+//! run). The settings that define each test are compared first
+//! (`settings`); then each metric gets its estimate, interval and
+//! verdict (`judge`).
+//!
+//! Exit status: 0 no regression (inconclusive included), 2 at least one
+//! regression, 3 not comparable (the sides' defining settings differ and
+//! `--allow-different` was not given), 1 bad input.
+
+pub mod judge;
+pub mod settings;
+
+use std::ffi::OsString;
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+use super::dataset::{Dataset, Item, METRICS};
+use super::svg::{self, esc, Axis, Format, Scale};
+use super::{args, fail, html, write_file, EXIT_REGRESSION};
+use crate::history::{self, Run};
+use crate::suite::dataset::round3;
+pub use judge::{Row, Rules, Verdict, DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT};
+
+/// Exit status of a comparison whose sides ran different settings.
+pub const EXIT_NOT_COMPARABLE: i32 = 3;
+
+/// How many of a label's latest runs `@LABEL` takes by default.
+pub const DEFAULT_LAST: usize = 10;
+
+/// One side of a comparison.
+pub struct Side {
+    /// As given: files, `@LABEL`, `#ID`.
+    pub spec: String,
+    pub runs: Vec<Run>,
+}
+
+/// Reads a side: each item a file, `@LABEL` or `#ID`.
+pub fn load_side(
+    items: &[String],
+    last: usize,
+    db: Option<&std::path::Path>,
+) -> Result<Side, String> {
+    let mut runs: Vec<Run> = Vec::new();
+    let mut store: Option<history::Store> = None;
+    for item in items {
+        let from_history = item.starts_with('@') || item.starts_with('#');
+        if from_history && store.is_none() {
+            let path = history::db_path(db).map_err(|e| e.to_string())?;
+            if !path.exists() {
+                return Err(format!(
+                    "{item}: there is no results history at '{}' yet",
+                    path.display()
+                ));
+            }
+            store = Some(history::Store::open(&path).map_err(|e| e.to_string())?);
+        }
+        if let Some(label) = item.strip_prefix('@') {
+            let f = history::Filter {
+                label: Some(label.to_string()),
+                last: Some(last),
+                ..history::Filter::default()
+            };
+            let found = store
+                .as_ref()
+                .expect("opened")
+                .runs(&f)
+                .map_err(|e| e.to_string())?;
+            if found.is_empty() {
+                return Err(format!(
+                    "{item}: no run in the history has the label '{label}'"
+                ));
+            }
+            runs.extend(found);
+        } else if let Some(id) = item.strip_prefix('#') {
+            let id: i64 = id
+                .parse()
+                .map_err(|_| format!("'{item}' is not a run id (#N, as iomark history lists)"))?;
+            let f = history::Filter {
+                ids: vec![id],
+                ..history::Filter::default()
+            };
+            let found = store
+                .as_ref()
+                .expect("opened")
+                .runs(&f)
+                .map_err(|e| e.to_string())?;
+            if found.is_empty() {
+                return Err(format!("{item}: no such run in the history"));
+            }
+            runs.extend(found);
+        } else {
+            runs.push(history::run::load(&PathBuf::from(item))?);
+        }
+    }
+    Ok(Side {
+        spec: items.join(" "),
+        runs,
+    })
+}
+
+fn pct(v: f64) -> String {
+    if v.is_finite() {
+        format!("{:+.1}%", v * 100.0)
+    } else {
+        "n/a".into()
+    }
+}
+
+fn runs_word(n: usize) -> String {
+    format!("{n} run{}", if n == 1 { "" } else { "s" })
+}
+
+/// The interval column (or, without one, why not).
+fn interval_text(r: &Row) -> String {
+    match (&r.interval, &r.needed) {
+        (Some(iv), _) => format!("[{}, {}]", pct(iv.lo), pct(iv.hi)),
+        (None, Some(n)) => format!(
+            "1 run a side; {} a side for ±threshold (passes vary {:.1}%)",
+            match n.runs {
+                Some(k) => format!("~{k} runs"),
+                None => "over 1000 runs".into(),
+            },
+            n.spread * 100.0
+        ),
+        (None, None) => "1 run a side, no spread measured: run each side 3 times or more".into(),
+    }
+}
+
+/// The rows grouped by test, in order.
+fn by_test(rows: &[Row]) -> Vec<(String, Vec<&Row>)> {
+    let mut out: Vec<(String, Vec<&Row>)> = Vec::new();
+    for r in rows {
+        match out.iter_mut().find(|(k, _)| *k == r.key) {
+            Some((_, v)) => v.push(r),
+            None => out.push((r.key.clone(), vec![r])),
+        }
+    }
+    out
+}
+
+fn method(rules: Rules) -> String {
+    format!(
+        "{}% interval (Welch, on the logarithms of the per-run values; each end a {}% \
+         one-sided bound) of the change of the geometric means; a verdict only when it lies \
+         beyond ±{}% (--threshold)",
+        round3((1.0 - rules.alpha) * 100.0),
+        round3((1.0 - rules.alpha / 2.0) * 100.0),
+        rules.threshold
+    )
+}
+
+/// What a comparison found, ready to print.
+pub struct Outcome<'a> {
+    pub base: &'a Side,
+    pub new: &'a Side,
+    pub rules: Rules,
+    pub differences: Vec<settings::Difference>,
+    pub context: Vec<String>,
+    pub allowed: bool,
+    pub rows: Vec<Row>,
+    pub only_base: Vec<String>,
+    pub only_new: Vec<String>,
+    /// Both sides as data sets, when both are result files (for the
+    /// HTML report's charts of the runs).
+    pub datasets: Option<(Dataset, Dataset)>,
+}
+
+impl Outcome<'_> {
+    pub fn comparable(&self) -> bool {
+        self.differences.is_empty() || self.allowed
+    }
+
+    pub fn count(&self, v: Verdict) -> usize {
+        by_test(&self.rows)
+            .iter()
+            .filter(|(_, rows)| judge::decisive(rows).map(|r| r.verdict) == Some(v))
+            .count()
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        if !self.comparable() {
+            EXIT_NOT_COMPARABLE
+        } else if self.rows.iter().any(|r| r.verdict == Verdict::Regression) {
+            EXIT_REGRESSION
+        } else {
+            0
+        }
+    }
+
+    pub fn overall(&self) -> String {
+        if !self.comparable() {
+            return "not comparable: the sides ran different settings (see the diff; \
+                    --allow-different compares them anyway)"
+                .into();
+        }
+        let n = |v| self.count(v);
+        format!(
+            "{} regression(s), {} improvement(s), {} no change, {} inconclusive",
+            n(Verdict::Regression),
+            n(Verdict::Improvement),
+            n(Verdict::NoChange),
+            n(Verdict::Inconclusive),
+        )
+    }
+
+    pub fn text(&self, detail: bool) -> String {
+        let mut s = String::new();
+        let side = |name: &str, sd: &Side| {
+            let ids: Vec<String> = sd
+                .runs
+                .iter()
+                .filter_map(|r| r.id.map(|i| format!("#{i}")))
+                .collect();
+            crate::cli::text::wrap(
+                &format!(
+                    "{name}: {} ({}{})",
+                    sd.spec,
+                    runs_word(sd.runs.len()),
+                    if sd.spec.starts_with('@') {
+                        format!(": {}", ids.join(" "))
+                    } else {
+                        String::new()
+                    }
+                ),
+                2,
+                80,
+            )
+        };
+        s.push_str("iomark compare\n");
+        s.push_str(&side("base", self.base));
+        s.push_str(&side("new", self.new));
+        s.push_str(&crate::cli::text::wrap(
+            &format!("test: {}", method(self.rules)),
+            2,
+            80,
+        ));
+        if let Some(n) = judge::noise_note(&self.rows) {
+            s.push_str(&crate::cli::text::wrap(&format!("note: {n}"), 2, 80));
+        }
+        for c in &self.context {
+            s.push_str(&crate::cli::text::wrap(
+                &format!("differs (not a setting): {c}"),
+                2,
+                80,
+            ));
+        }
+        if !self.differences.is_empty() {
+            let reference = self
+                .base
+                .runs
+                .first()
+                .map(|r| format!("base: {}", r.source))
+                .unwrap_or_default();
+            let _ = writeln!(
+                s,
+                "\nThe sides differ in settings that define what is measured{}:",
+                if self.allowed {
+                    " (--allow-different)"
+                } else {
+                    ""
+                }
+            );
+            s.push_str(&settings::render_diff(&self.differences, &reference));
+        }
+        if self.comparable() {
+            s.push_str(&self.table(detail));
+        }
+        for (name, list) in [("base", &self.only_base), ("new", &self.only_new)] {
+            if !list.is_empty() {
+                let _ = writeln!(s, "\nonly in {name}: {}", list.join(", "));
+            }
+        }
+        let _ = writeln!(s, "\nOverall: {}", self.overall());
+        s
+    }
+
+    fn table(&self, detail: bool) -> String {
+        let mut s = String::new();
+        let w = self
+            .rows
+            .iter()
+            .map(|r| r.label.chars().count())
+            .max()
+            .unwrap_or(4)
+            .clamp(4, 26);
+        let _ = writeln!(
+            s,
+            "\n{:<14}  {:<w$}  {:<12} {:>7}  interval",
+            "verdict", "test", "metric", "change"
+        );
+        let line = |r: &Row, verdict: &str| {
+            format!(
+                "{:<14}  {:<w$}  {:<12} {:>7}  {}\n",
+                verdict,
+                r.label,
+                r.metric.title,
+                pct(r.change),
+                interval_text(r)
+            )
+        };
+        for (_, rows) in by_test(&self.rows) {
+            let Some(d) = judge::decisive(&rows) else {
+                continue;
+            };
+            s.push_str(&line(d, d.verdict.shown()));
+            if detail {
+                for r in rows.iter().filter(|r| r.metric.key != d.metric.key) {
+                    s.push_str(&line(r, &format!("  {}", r.verdict.text())));
+                }
+            }
+        }
+        s
+    }
+
+    pub fn json(&self) -> Value {
+        let side = |sd: &Side| {
+            json!({
+                "spec": sd.spec,
+                "runs": sd.runs.iter().map(|r| json!({
+                    "source": r.source, "id": r.id, "label": r.label,
+                    "time": r.time, "tool": r.tool, "version": r.version,
+                })).collect::<Vec<_>>(),
+            })
+        };
+        let tests: Vec<Value> = by_test(&self.rows)
+            .into_iter()
+            .map(|(key, rows)| {
+                let d = judge::decisive(&rows);
+                json!({
+                    "key": key,
+                    "test": d.map(|r| r.label.clone()),
+                    "verdict": d.map(|r| r.verdict.text()),
+                    "metrics": rows.iter().map(|r| json!({
+                        "metric": r.metric.key,
+                        "base": r.base,
+                        "new": r.new,
+                        "change_pct": r.change.is_finite().then_some(r.change * 100.0),
+                        "interval_pct": r.interval.map(|i| [i.lo * 100.0, i.hi * 100.0]),
+                        "df": r.interval.map(|i| i.df),
+                        "verdict": r.verdict.text(),
+                        "runs_needed": r.needed.as_ref().and_then(|n| n.runs),
+                        "spread_pct": r.needed.as_ref().map(|n| n.spread * 100.0),
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let verdict = if !self.comparable() {
+            "not comparable"
+        } else if self.count(Verdict::Regression) > 0 {
+            "regression"
+        } else {
+            "no regression"
+        };
+        json!({
+            "iomark version": env!("CARGO_PKG_VERSION"),
+            "kind": "compare",
+            "base": side(self.base),
+            "new": side(self.new),
+            "method": method(self.rules),
+            "threshold_pct": self.rules.threshold,
+            "confidence": 1.0 - self.rules.alpha,
+            "comparable": self.comparable(),
+            "differences": self.differences.iter().map(|d| json!({
+                "scope": d.scope, "setting": d.key, "base": d.base, "other": d.other, "runs": d.runs,
+            })).collect::<Vec<_>>(),
+            "context": self.context,
+            "tests": if self.comparable() { Value::Array(tests) } else { json!([]) },
+            "only_in_base": self.only_base,
+            "only_in_new": self.only_new,
+            "regressions": self.count(Verdict::Regression),
+            "improvements": self.count(Verdict::Improvement),
+            "no_change": self.count(Verdict::NoChange),
+            "inconclusive": self.count(Verdict::Inconclusive),
+            "verdict": verdict,
+            "exit_status": self.exit_code(),
+        })
+    }
+
+    pub fn html(&self) -> String {
+        let mut b = String::from("<h1>iomark compare</h1>");
+        let _ = write!(
+            b,
+            "<p class=\"meta\">base: {} ({})<br/>new: {} ({})</p><p>{}</p><p><strong>{}</strong></p>",
+            esc(&self.base.spec),
+            runs_word(self.base.runs.len()),
+            esc(&self.new.spec),
+            runs_word(self.new.runs.len()),
+            esc(&method(self.rules)),
+            esc(&self.overall())
+        );
+        if let Some(n) = judge::noise_note(&self.rows) {
+            let _ = write!(b, "<p>{}</p>", esc(n));
+        }
+        for c in &self.context {
+            let _ = write!(b, "<p>Differs (not a setting): {}</p>", esc(c));
+        }
+        if !self.differences.is_empty() {
+            let reference = self
+                .base
+                .runs
+                .first()
+                .map(|r| format!("base: {}", r.source))
+                .unwrap_or_default();
+            let _ = write!(
+                b,
+                "<h2>Settings that differ</h2><pre>{}</pre>",
+                esc(&settings::render_diff(&self.differences, &reference))
+            );
+        }
+        if self.comparable() {
+            b.push_str("<table><thead><tr><th class=\"l\">test</th><th class=\"l\">metric</th><th>runs</th><th>change</th><th>interval</th><th class=\"l\">verdict</th></tr></thead><tbody>");
+            for r in &self.rows {
+                let class = match r.verdict {
+                    Verdict::Regression => "regression",
+                    Verdict::Improvement => "improvement",
+                    _ => "same",
+                };
+                let _ = write!(
+                    b,
+                    "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{} / {}</td><td>{}</td><td>{}</td><td class=\"l {class}\">{}</td></tr>",
+                    esc(&r.label),
+                    esc(r.metric.title),
+                    r.base.len(),
+                    r.new.len(),
+                    esc(&pct(r.change)),
+                    esc(&interval_text(r)),
+                    esc(r.verdict.text())
+                );
+            }
+            b.push_str("</tbody></table>");
+            b.push_str("<div class=\"grid\">");
+            for m in &METRICS {
+                let rows: Vec<&Row> = self.rows.iter().filter(|r| r.metric.key == m.key).collect();
+                if rows.iter().any(|r| r.interval.is_some()) {
+                    b.push_str(&forest(m.title, &rows, self.rules.threshold / 100.0));
+                }
+            }
+            b.push_str("</div>");
+        }
+        if let Some((bd, nd)) = &self.datasets {
+            b.push_str(&detail_charts(bd, nd));
+        }
+        html::page("iomark compare", &b)
+    }
+}
+
+/// The charts of the runs themselves, when both sides are result files:
+/// base and new medians per metric, and per test the latency
+/// percentiles and the throughput over time of a representative pass of
+/// each side.
+fn detail_charts(base: &Dataset, new: &Dataset) -> String {
+    let mut b = String::new();
+    // Bars: base vs new medians per metric.
+    let matched: Vec<(&Item, &Item)> = base
+        .items
+        .iter()
+        .filter_map(|bi| {
+            new.items
+                .iter()
+                .find(|n| n.key == bi.key)
+                .map(|ni| (bi, ni))
+        })
+        .collect();
+    if !matched.is_empty() {
+        b.push_str("<h2>Base and new</h2><div class=\"grid\">");
+        let cats: Vec<String> = matched.iter().map(|(i, _)| i.label()).collect();
+        for m in &METRICS {
+            let (div, unit, fmt) = match m.key {
+                "bw_bytes" => (1048576.0, "MiB/s", Format::Number),
+                "iops" => (1.0, "IOPS", Format::Number),
+                _ => (1.0, "latency", Format::Nanos),
+            };
+            let med = |i: &Item| {
+                let s = i.summary(m);
+                if s.n == 0 {
+                    f64::NAN
+                } else {
+                    s.median / div
+                }
+            };
+            let sets = vec![
+                (
+                    "base".to_string(),
+                    matched.iter().map(|(x, _)| med(x)).collect(),
+                ),
+                (
+                    "new".to_string(),
+                    matched.iter().map(|(_, y)| med(y)).collect(),
+                ),
+            ];
+            b.push_str(&svg::bar_chart(
+                &format!("{} (median)", m.title),
+                &Axis::new(unit, Scale::Linear, fmt),
+                &cats,
+                &sets,
+                ((cats.len() * 90).clamp(460, 960)) as u32,
+            ));
+        }
+        b.push_str("</div><h2>Per job</h2>");
+        for (bi, ni) in &matched {
+            let _ = write!(
+                b,
+                "<div class=\"item\"><h3>{}</h3><div class=\"grid\">",
+                esc(&bi.label())
+            );
+            if let (Some(bd), Some(nd)) = (&bi.detail, &ni.detail) {
+                if !bd.percentiles.is_empty() || !nd.percentiles.is_empty() {
+                    b.push_str(&html::percentile_chart(
+                        "Latency percentiles (base dashed)",
+                        &[("base".into(), bd, true, 0), ("new".into(), nd, false, 1)],
+                    ));
+                }
+                if let (Some(bt), Some(nt)) = (&bd.timeline, &nd.timeline) {
+                    // Both from their own start.
+                    let (bs, ns) = (html::from_zero(bt), html::from_zero(nt));
+                    b.push_str(&html::timeline_chart(
+                        "Bandwidth over time (base dashed)",
+                        false,
+                        &[("base".into(), &bs, true, 0), ("new".into(), &ns, false, 1)],
+                    ));
+                }
+            }
+            b.push_str("</div></div>");
+        }
+    }
+    b
+}
+
+/// An interval chart: one line per test from the interval's low to high
+/// end, a dot at the estimate, the ±threshold band shaded. The axis is
+/// the logarithm of the ratio, so that halving and doubling are as far
+/// from "no change".
+fn forest(title: &str, rows: &[&Row], t: f64) -> String {
+    let (w, left, right, top, rh) = (760.0, 230.0, 24.0, 40.0, 24.0);
+    let h = top + rh * rows.len() as f64 + 36.0;
+    let ln = |v: f64| (1.0 + v).max(1e-6).ln();
+    let mut lo = ln(-t) * 2.0;
+    let mut hi = ln(t) * 2.0;
+    for r in rows {
+        if let Some(iv) = &r.interval {
+            lo = lo.min(ln(iv.lo));
+            hi = hi.max(ln(iv.hi));
+        }
+    }
+    let span = (hi - lo).max(1e-9);
+    let x = |v: f64| left + (ln(v) - lo) / span * (w - left - right);
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" role=\"img\" \
+         font-family=\"sans-serif\" class=\"chart interval-chart wide\"><title>{t2}: change and interval</title>\
+         <rect x=\"0\" y=\"0\" width=\"{w}\" height=\"{h}\" fill=\"#ffffff\"/>\
+         <text class=\"chart-title\" x=\"{cx}\" y=\"18\" font-size=\"13\" font-weight=\"bold\" text-anchor=\"middle\">{t2}: change and interval</text>\
+         <rect x=\"{bx:.1}\" y=\"{top}\" width=\"{bw:.1}\" height=\"{bh:.1}\" fill=\"#e8f0e8\"/>\
+         <line x1=\"{zx:.1}\" y1=\"{top}\" x2=\"{zx:.1}\" y2=\"{bot:.1}\" stroke=\"#888\"/>",
+        t2 = esc(title),
+        cx = w / 2.0,
+        bx = x(-t),
+        bw = x(t) - x(-t),
+        bh = rh * rows.len() as f64,
+        zx = x(0.0),
+        bot = top + rh * rows.len() as f64,
+    );
+    for (i, r) in rows.iter().enumerate() {
+        let y = top + rh * (i as f64 + 0.5);
+        let _ = write!(
+            s,
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"end\">{}</text>",
+            left - 8.0,
+            y + 4.0,
+            esc(&r.label)
+        );
+        let color = match r.verdict {
+            Verdict::Regression => "#c0392b",
+            Verdict::Improvement => "#1e8449",
+            Verdict::NoChange => "#2e4053",
+            Verdict::Inconclusive => "#b9770e",
+        };
+        if let Some(iv) = &r.interval {
+            let _ = write!(
+                s,
+                "<line x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{color}\" stroke-width=\"3\"/>\
+                 <circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"4\" fill=\"{color}\"><title>{}: {} [{}, {}] {}</title></circle>",
+                x(iv.lo),
+                x(iv.hi),
+                x(iv.change),
+                esc(&r.label),
+                pct(iv.change),
+                pct(iv.lo),
+                pct(iv.hi),
+                r.verdict.text()
+            );
+        }
+    }
+    // Ticks at the ends, ±threshold and 0, none crowding another.
+    let by = top + rh * rows.len() as f64 + 18.0;
+    let mut last: Option<f64> = None;
+    let mut ticks = vec![lo.exp() - 1.0, -t, 0.0, t, hi.exp() - 1.0];
+    ticks.dedup_by(|a, b| (*a - *b).abs() < 1e-12);
+    for v in ticks {
+        let xx = x(v);
+        if last.is_some_and(|p| xx - p < 48.0) {
+            continue;
+        }
+        last = Some(xx);
+        let _ = write!(
+            s,
+            "<text x=\"{xx:.1}\" y=\"{by:.1}\" font-size=\"11\" text-anchor=\"middle\">{}</text>",
+            esc(&pct(v))
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+pub fn usage() -> String {
+    use crate::cli::{help, text};
+    let mut s = String::from(
+        "Usage: iomark compare BASE NEW [OPTIONS]\n\
+         \x20      iomark compare --base RUN… --new RUN… [OPTIONS]\n\n",
+    );
+    s.push_str(&text::wrap(
+        "Compares two sides, per test and metric (bandwidth, IOPS, mean and p99 latency). A \
+         side is one or more runs: result files (fio or iomark JSON; a quick/suite/sweep \
+         results file is one run, its passes only its within-run spread), @LABEL (the latest \
+         runs with that label in the results history) or #ID (a history run). The settings \
+         that define each test (job options that change the I/O, engine, direct, block size, \
+         depth, jobs, device, filesystem, tool and version) must match, or the verdict is \
+         \"not comparable\". Each change comes with its 90% interval (Welch, on the \
+         logarithms of the per-run values, each end a one-sided 95% bound; p99 on each run's own p99); a regression or an \
+         improvement only when the interval lies beyond the threshold, \"no change\" when it \
+         lies within it, else \"inconclusive\". With one run a side there is no interval: \
+         inconclusive, with the number of runs the observed spread needs. With one run on \
+         one side, its noise is taken to be the other side's. One line per test; --detail \
+         shows every metric.",
+        0,
+        text::WIDTH,
+    ));
+    s.push_str("\nOptions:\n");
+    let threshold = format!("the change that counts, percent (default {DEFAULT_THRESHOLD_PCT})");
+    let alpha = format!("1 − the interval's confidence (default {DEFAULT_ALPHA})");
+    let last = format!("runs @LABEL takes, the latest (default {DEFAULT_LAST})");
+    s.push_str(&text::options(
+        &[
+            ("--base RUN…", "the runs before: files, @LABEL or #ID"),
+            ("--new RUN…", "the runs after"),
+            ("--threshold PCT", threshold.as_str()),
+            ("--alpha A", alpha.as_str()),
+            (
+                "--allow-different",
+                "compare although the defining settings differ",
+            ),
+            ("--last N", last.as_str()),
+            (
+                "--history-db FILE",
+                "the results history for @LABEL and #ID",
+            ),
+            (
+                "--detail",
+                "every metric of every test, not one line per test",
+            ),
+            ("--json FILE", "write the comparison as JSON (- for stdout)"),
+            (
+                "--html FILE",
+                "write an HTML report with the intervals drawn",
+            ),
+            ("-h, --help", "this help"),
+        ],
+        args::OPTION_COLUMN,
+    ));
+    s.push_str(&format!(
+        "\nExit status: 0 no regression, {EXIT_REGRESSION} a regression, \
+         {EXIT_NOT_COMPARABLE} not comparable, 1 bad input.\n"
+    ));
+    s.push_str("\nExamples:\n");
+    for (cmd, what) in [
+        (
+            "iomark compare --base a1.json a2.json a3.json --new b1.json b2.json b3.json",
+            "three runs a side",
+        ),
+        (
+            "iomark compare --base @before --new @after",
+            "the runs labelled before and after in the history",
+        ),
+        (
+            "iomark compare --base @main --new run.json --threshold 5",
+            "a CI gate: exit 2 only on a change whose interval is beyond -5%",
+        ),
+    ] {
+        s.push_str(&help::example(cmd, what));
+    }
+    s
+}
+
+/// The parsed command line.
+struct Args {
+    positional: Vec<String>,
+    base: Vec<String>,
+    new: Vec<String>,
+    rules: Rules,
+    allow_different: bool,
+    last: usize,
+    db: Option<PathBuf>,
+    detail: bool,
+    json: Option<String>,
+    html: Option<PathBuf>,
+    help: bool,
+}
+
+fn parse(argv: Vec<OsString>) -> Result<Args, String> {
+    use lexopt::Arg;
+    let mut a = Args {
+        positional: Vec::new(),
+        base: Vec::new(),
+        new: Vec::new(),
+        rules: Rules {
+            threshold: DEFAULT_THRESHOLD_PCT,
+            alpha: DEFAULT_ALPHA,
+        },
+        allow_different: false,
+        last: DEFAULT_LAST,
+        db: None,
+        detail: false,
+        json: None,
+        html: None,
+        help: false,
+    };
+    let mut p = lexopt::Parser::from_args(argv);
+    let utf8 = |v: OsString| {
+        v.into_string()
+            .map_err(|_| "arguments must be valid UTF-8".to_string())
+    };
+    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
+        let long = match arg {
+            Arg::Short('h') => {
+                a.help = true;
+                continue;
+            }
+            Arg::Short(c) => return Err(format!("unknown option '-{c}'")),
+            Arg::Value(v) => {
+                a.positional.push(utf8(v)?);
+                continue;
+            }
+            Arg::Long(l) => l.to_string(),
+        };
+        match long.as_str() {
+            "help" => a.help = true,
+            "base" | "new" => {
+                let vals = p
+                    .values()
+                    .map_err(|_| format!("--{long} needs at least one run"))?
+                    .map(utf8)
+                    .collect::<Result<Vec<_>, _>>()?;
+                if long == "base" {
+                    a.base.extend(vals);
+                } else {
+                    a.new.extend(vals);
+                }
+            }
+            "threshold" => {
+                let v = args::value(&mut p, "threshold")?;
+                a.rules.threshold = v
+                    .trim_end_matches('%')
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite() && *x >= 0.0 && *x < 1000.0)
+                    .ok_or_else(|| format!("--threshold: '{v}' is not a percentage"))?;
+            }
+            "alpha" => {
+                let v = args::value(&mut p, "alpha")?;
+                a.rules.alpha = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| *x > 0.0 && *x < 1.0)
+                    .ok_or_else(|| format!("--alpha: '{v}' is not between 0 and 1"))?;
+            }
+            "allow-different" => a.allow_different = true,
+            "last" => {
+                a.last = args::parse_u32(&args::value(&mut p, "last")?, "last", 1)? as usize;
+            }
+            "history-db" => a.db = Some(args::value(&mut p, "history-db")?.into()),
+            "detail" => a.detail = true,
+            "json" => a.json = Some(args::value(&mut p, "json")?),
+            "html" => a.html = Some(args::value(&mut p, "html")?.into()),
+            other => {
+                return Err(format!(
+                    "unknown option '--{other}' for iomark compare (see iomark compare --help)"
+                ))
+            }
+        }
+    }
+    if a.help {
+        return Ok(a);
+    }
+    if a.base.is_empty() && a.new.is_empty() {
+        if a.positional.len() != 2 {
+            return Err("give BASE and NEW, or --base RUN… --new RUN… (see --help)".into());
+        }
+        a.new.push(a.positional.pop().expect("two"));
+        a.base.push(a.positional.pop().expect("two"));
+    } else if a.base.is_empty() || a.new.is_empty() || !a.positional.is_empty() {
+        return Err("with --base/--new, give runs to both and nothing else".into());
+    }
+    Ok(a)
+}
+
+/// Both sides as data sets when every item is a file (None otherwise, or
+/// when one cannot be read as one).
+fn file_datasets(base: &[String], new: &[String]) -> Option<(Dataset, Dataset)> {
+    let load = |items: &[String]| -> Option<Dataset> {
+        if items
+            .iter()
+            .any(|i| i.starts_with('@') || i.starts_with('#'))
+        {
+            return None;
+        }
+        let sets = items
+            .iter()
+            .map(|f| super::dataset::load(std::path::Path::new(f)).ok())
+            .collect::<Option<Vec<_>>>()?;
+        Some(super::dataset::merge(sets))
+    };
+    Some((load(base)?, load(new)?))
+}
+
+pub fn main(argv: Vec<OsString>) -> i32 {
+    let a = match parse(argv) {
+        Ok(a) => a,
+        Err(e) => return fail("compare", &e),
+    };
+    if a.help {
+        return super::print("compare", &usage());
+    }
+    let (base, new) = match (
+        load_side(&a.base, a.last, a.db.as_deref()),
+        load_side(&a.new, a.last, a.db.as_deref()),
+    ) {
+        (Ok(b), Ok(n)) => (b, n),
+        (Err(e), _) | (_, Err(e)) => return fail("compare", &e),
+    };
+    let (rows, only_base, only_new) = judge::compare(&base.runs, &new.runs, a.rules);
+    if rows.is_empty() {
+        return fail(
+            "compare",
+            "the two sides have no test in common (tests are matched by job or test name and direction)",
+        );
+    }
+    let out = Outcome {
+        differences: settings::differences(&base.runs, &new.runs),
+        context: settings::context_differences(&base.runs, &new.runs),
+        base: &base,
+        new: &new,
+        rules: a.rules,
+        allowed: a.allow_different,
+        rows,
+        only_base,
+        only_new,
+        datasets: a.html.as_ref().and_then(|_| file_datasets(&a.base, &a.new)),
+    };
+    let mut text = match a.json.as_deref() {
+        Some("-") => crate::report::json::to_string(&out.json()),
+        Some(path) => {
+            if let Err(e) = write_file(path.as_ref(), &crate::report::json::to_string(&out.json()))
+            {
+                return fail("compare", &e);
+            }
+            out.text(a.detail)
+        }
+        None => out.text(a.detail),
+    };
+    if let Some(h) = &a.html {
+        if let Err(e) = write_file(h, &out.html()) {
+            return fail("compare", &e);
+        }
+        if a.json.as_deref() != Some("-") {
+            text.push_str(&format!("HTML report: {}\n", h.display()));
+        }
+    }
+    match super::print("compare", &text) {
+        0 => out.exit_code(),
+        code => code,
+    }
+}

@@ -1,0 +1,378 @@
+//! The results history: quick and labelled job runs are recorded (and
+//! `--no-history` is not); two writers at once and a writer killed
+//! midway leave a sound database; fio's JSON imports as one run; export
+//! formats; a trend with a step finds its change point and its chart
+//! renders in headless Chromium.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::common::*;
+use crate::html_check;
+use crate::require_fio;
+
+/// iomark in `dir` with the history of `dir`.
+fn hist(dir: &Path, args: &[&str]) -> std::process::Output {
+    let mut c = iomark();
+    history_in(&mut c, dir)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run iomark")
+}
+
+fn json_out(o: &std::process::Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(o), stderr(o)))
+}
+
+const QUICK: &[&str] = &[
+    "quick",
+    "--size=4m",
+    "--runtime=100ms",
+    "--passes=2",
+    "--no-warmup",
+    "--eta=never",
+];
+
+#[test]
+fn quick_and_labelled_job_runs_are_recorded() {
+    let dir = tempdir();
+    let d = dir.path();
+    let mut a: Vec<&str> = QUICK.to_vec();
+    a.extend([
+        "--label", "before", "--json", "q1.json", "--html", "q1.html",
+    ]);
+    let o = hist(d, &a);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("History:      run #1 in "),
+        "{}",
+        stdout(&o)
+    );
+    let bundle: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("q1.json")).unwrap()).unwrap();
+    assert_eq!(bundle["label"], "before");
+    assert_eq!(bundle["schema_version"], 1);
+    // --no-history: not recorded; no label: none in the file.
+    let mut b: Vec<&str> = QUICK.to_vec();
+    b.extend(["--no-history", "--no-report"]);
+    let o = hist(d, &b);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("History:"), "{}", stdout(&o));
+    // A job run: recorded with --label only.
+    let job = [
+        "--name=j",
+        "--ioengine=null",
+        "--size=1m",
+        "--output-format=json",
+    ];
+    let o = hist(d, &job);
+    assert!(o.status.success());
+    assert!(json_out(&o)["iomark"].get("label").is_none());
+    let mut labelled = job.to_vec();
+    labelled.push("--label=after");
+    let o = hist(d, &labelled);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(json_out(&o)["iomark"]["label"], "after");
+    assert!(
+        stderr(&o).contains("recorded in the results history: run #2"),
+        "{}",
+        stderr(&o)
+    );
+
+    let list = json_out(&hist(d, &["history", "--json"]));
+    let runs = list["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{list}");
+    assert_eq!(runs[0]["label"], "before");
+    assert_eq!(runs[0]["kind"], "quick");
+    assert_eq!(runs[0]["tests"].as_array().unwrap().len(), 8);
+    assert_eq!(runs[0]["tests"][0]["passes"], 2);
+    assert!(
+        runs[0]["target"]["fs_type"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty()),
+        "{list}"
+    );
+    assert!(runs[0]["jobfile_digest"]
+        .as_str()
+        .is_some_and(|s| s.len() == 64));
+    assert_eq!(runs[1]["label"], "after");
+    assert_eq!(runs[1]["kind"], "job");
+    // Filters.
+    let only = json_out(&hist(d, &["history", "--json", "--label", "after"]));
+    assert_eq!(only["runs"].as_array().unwrap().len(), 1);
+    let none = stdout(&hist(d, &["history", "--since", "2099-01-01"]));
+    assert!(none.contains("no run in the history matches"), "{none}");
+    // The merged bins of the quick run give exact percentiles: the
+    // export carries them, pass counts included.
+    let lines = stdout(&hist(
+        d,
+        &["history", "export", "--format", "jsonl", "--kind", "quick"],
+    ));
+    assert_eq!(lines.lines().count(), 8, "{lines}");
+    let first: Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
+    let bins = first["bins"].as_array().unwrap();
+    assert!(!bins.is_empty(), "{first}");
+    let counted: u64 = bins.iter().map(|b| b[1].as_u64().unwrap()).sum();
+    let ios: u64 = bundle["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["section"] == "seq1m-q8t1-read")
+        .map(|r| {
+            r["result"]["jobs"][0]["read"]["total_ios"]
+                .as_u64()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(
+        counted, ios,
+        "every I/O of both passes is in the merged bins"
+    );
+    let csv = stdout(&hist(d, &["history", "export", "--format", "csv"]));
+    assert!(
+        csv.starts_with("run,time,label,kind,host,device,model,serial,firmware"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 1 + 9, "{csv}");
+    let influx = stdout(&hist(
+        d,
+        &["history", "export", "--format=influx", "--label=after"],
+    ));
+    assert!(influx.starts_with("iomark,label=after,host="), "{influx}");
+    assert!(influx.trim_end().ends_with("000000000"), "{influx}");
+    let o = hist(d, &["history", "check"]);
+    assert!(
+        stdout(&o).contains("ok (2 runs, schema version 1)"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn a_history_that_cannot_be_written_leaves_the_results_and_says_why() {
+    let dir = tempdir();
+    let d = dir.path();
+    let mut a: Vec<&str> = QUICK.to_vec();
+    a.extend(["--json", "q.json", "--history-db", "/dev/null/h.sqlite"]);
+    let o = run_in(d, &a);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(d.join("q.json").exists());
+    let err = stderr(&o);
+    assert!(
+        err.contains("iomark quick: the run was not recorded in the results history: results history '/dev/null/h.sqlite'"),
+        "{err}"
+    );
+}
+
+/// A fio-format document of one job `name`, read side, with these
+/// figures, at Unix time `t`.
+fn doc(name: &str, iops: f64, t: i64) -> String {
+    json!({
+        "fio version": "fio-3.33",
+        "timestamp": t,
+        "global options": {"bs": "4k", "rw": "randread"},
+        "jobs": [{
+            "jobname": name,
+            "job options": {"iodepth": "1"},
+            "read": {
+                "total_ios": 1000, "iops": iops, "bw_bytes": iops * 4096.0,
+                "lat_ns": {"N": 1000, "mean": 1e9 / iops,
+                           "percentile": {"99.000000": 2e9 / iops},
+                           "bins": {"1000": 990, "5000": 10}}
+            }
+        }]
+    })
+    .to_string()
+}
+
+/// `n` result files in `dir`, names `prefix{i}.json`.
+fn docs(dir: &Path, prefix: &str, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| {
+            let p = dir.join(format!("{prefix}{i}.json"));
+            std::fs::write(
+                &p,
+                doc(
+                    &format!("{prefix}{i}"),
+                    1000.0 + i as f64,
+                    1_700_000_000 + i as i64,
+                ),
+            )
+            .unwrap();
+            p.display().to_string()
+        })
+        .collect()
+}
+
+fn import_cmd(dir: &Path, files: &[String]) -> Command {
+    let mut c = iomark();
+    history_in(&mut c, dir)
+        .arg("history")
+        .arg("import")
+        .args(files)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    c
+}
+
+fn count_runs(db: &Path) -> i64 {
+    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .unwrap();
+    c.busy_timeout(Duration::from_secs(10)).unwrap();
+    c.query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
+        .unwrap_or(0)
+}
+
+#[test]
+fn two_writers_at_once_and_a_killed_writer_leave_a_sound_history() {
+    let dir = tempdir();
+    let d = dir.path();
+    let a = docs(d, "a", 60);
+    let b = docs(d, "b", 60);
+    // Two writers at once, each run in its own transaction.
+    let mut ca = import_cmd(d, &a).spawn().unwrap();
+    let mut cb = import_cmd(d, &b).spawn().unwrap();
+    let (ea, eb) = (ca.wait().unwrap(), cb.wait().unwrap());
+    assert!(ea.success() && eb.success());
+    let db = history_db(d);
+    assert_eq!(count_runs(&db), 120);
+    let o = hist(d, &["history", "check"]);
+    assert!(
+        stdout(&o).contains(": ok (120 runs"),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+
+    // A writer killed while it writes: the runs it committed are whole,
+    // the one it was writing is not there at all.
+    let c = docs(d, "c", 400);
+    let mut child = import_cmd(d, &c).spawn().unwrap();
+    let start = Instant::now();
+    while count_runs(&db) < 125 && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let after = count_runs(&db);
+    assert!(after >= 125, "the writer had started: {after}");
+    assert!(
+        after < 520,
+        "the writer was killed before it finished: {after}"
+    );
+    let o = hist(d, &["history", "check"]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!(": ok ({after} runs")),
+        "{}",
+        stdout(&o)
+    );
+    // Importing again adds the rest, once each.
+    let o = import_cmd(d, &c).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(count_runs(&db), 520);
+}
+
+#[test]
+fn fio_json_imports_as_one_run() {
+    require_fio!();
+    let dir = tempdir();
+    let d = dir.path();
+    let job = [
+        "--name=f",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=2m",
+        "--ioengine=psync",
+        "--output-format=json+",
+    ];
+    let o = Command::new("fio")
+        .args(job)
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    std::fs::write(d.join("fio.json"), &o.stdout).unwrap();
+    let o = hist(d, &["history", "import", "fio.json", "--label", "fio-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("#1  "), "{}", stdout(&o));
+    // The same file again: kept once.
+    let o = hist(d, &["history", "import", "fio.json"]);
+    assert!(
+        stdout(&o).contains("already in the history"),
+        "{}",
+        stdout(&o)
+    );
+    let list = json_out(&hist(d, &["history", "--json"]));
+    let r = &list["runs"][0];
+    assert_eq!(r["tool"], "fio", "{r}");
+    assert!(r["version"].as_str().unwrap().starts_with("fio-3"), "{r}");
+    assert_eq!(r["label"], "fio-run");
+    assert_eq!(r["tests"][0]["key"], "f/read");
+    let line = stdout(&hist(d, &["history", "export", "--format", "jsonl"]));
+    let v: Value = serde_json::from_str(line.trim_end()).unwrap();
+    assert_eq!(v["settings"]["rw"], "randread", "{v}");
+    assert_eq!(v["settings"]["ioengine"], "psync", "{v}");
+    assert!(
+        !v["bins"].as_array().unwrap().is_empty(),
+        "json+ bins kept: {v}"
+    );
+    assert_eq!(v["passes"].as_array().unwrap().len(), 1);
+    // Not a result: one line, nothing imported.
+    std::fs::write(d.join("x.json"), "{\"a\": 1}").unwrap();
+    let o = hist(d, &["history", "import", "x.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+}
+
+#[test]
+fn a_trend_with_a_step_has_its_change_point_and_its_chart_renders() {
+    let dir = tempdir();
+    let d = dir.path();
+    // Eight runs of one job, a day apart; IOPS drop by a fifth at the fifth.
+    let iops = [1000.0, 1012.0, 990.0, 1005.0, 800.0, 806.0, 795.0, 802.0];
+    let files: Vec<String> = iops
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let p: PathBuf = d.join(format!("t{i}.json"));
+            std::fs::write(&p, doc("t", *v, 1_700_000_000 + 86400 * i as i64)).unwrap();
+            p.display().to_string()
+        })
+        .collect();
+    let mut args = vec!["history", "import"];
+    args.extend(files.iter().map(String::as_str));
+    assert!(hist(d, &args).status.success());
+    let o = hist(d, &["trend", "--test", "t/read", "--html", "trend.html"]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(out.contains("---- change: -20."), "{out}");
+    assert!(out.contains("1 change point(s)"), "{out}");
+    let v = json_out(&hist(d, &["trend", "--test", "t/read", "--json"]));
+    let cps = v["series"][0]["change_points"].as_array().unwrap();
+    assert_eq!(cps.len(), 1, "{v}");
+    assert_eq!(cps[0]["before_run"], 5, "{v}");
+    assert!(cps[0]["interval_pct"][1].as_f64().unwrap() < -5.0, "{v}");
+    // A percentile of the merged bins.
+    let v = json_out(&hist(
+        d,
+        &["trend", "--test", "t/read", "--metric", "p99.5", "--json"],
+    ));
+    assert_eq!(v["series"][0]["runs"][0]["value"], 5000.0, "{v}");
+    assert_eq!(html_check::check_report(&d.join("trend.html")), 1);
+    // A flat series: none.
+    let o = hist(d, &["trend", "--test", "t/read", "--until", "2023-11-17"]);
+    assert!(stdout(&o).contains("no change point"), "{}", stdout(&o));
+    // A test name that names nothing, or no --test: one line.
+    for bad in [vec!["trend", "--test", "zzz"], vec!["trend"]] {
+        let o = hist(d, &bad);
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    }
+}
