@@ -101,6 +101,9 @@ pub fn outcome(r: u32) -> Outcome {
     (s.submit_calls, s.complete_calls, s.depth_total) = (ios, ios, ios);
     (s.usr_us, s.sys_us, s.ctx) = (900_000 + seed % 1000, 4_000_000, ios);
     (s.runtime_ms, s.elapsed_ms, s.latency_depth) = (60_000, 60_010, 1);
+    // Ranks at three I/O priorities (prio=1..3 of the best-effort
+    // class), so merged hosts keep latencies per priority.
+    s.ioprio = 0x4000 | (1 + (r % 3) as u16);
     s.timeline = Timeline {
         interval_ms: 1000,
         points: (0..=60u32)
@@ -264,6 +267,15 @@ mod tests {
         )
     }
 
+    /// Each priority's latencies (value, buckets), in report order.
+    fn prios(s: &JobStats) -> Vec<(u16, Vec<u64>)> {
+        s.dir[0]
+            .prios
+            .iter()
+            .map(|p| (p.ioprio, p.lat.buckets().to_vec()))
+            .collect()
+    }
+
     #[test]
     fn ten_thousand_ranks_on_500_hosts_merge_up_the_tree_exactly_as_flat() {
         let hosts = hosts(10_000, 500);
@@ -281,6 +293,9 @@ mod tests {
             assert_eq!(t.jobs.len(), 1);
             assert_eq!(t.jobs[0].clones, 20);
             assert_eq!(exact(&t.jobs[0].outcome), exact(&f.jobs[0].outcome));
+            let tp = prios(&t.jobs[0].outcome.stats);
+            assert_eq!(tp.len(), 3, "host {}: three priorities", t.host);
+            assert_eq!(tp, prios(&f.jobs[0].outcome.stats));
             assert_eq!(
                 t.jobs[0].outcome.stats.timeline,
                 f.jobs[0].outcome.stats.timeline
@@ -302,6 +317,15 @@ mod tests {
         let p = [50.0, 99.0, 99.9, 99.99, 99.999];
         assert_eq!(t.dir[0].clat.percentiles(&p), f.dir[0].clat.percentiles(&p));
         assert_eq!(t.dir[0].lat.summary, f.dir[0].lat.summary);
+        // Each priority's latencies: the sum of its ranks' exactly.
+        assert_eq!(prios(&t), prios(&f));
+        for (v, buckets) in prios(&t) {
+            let mut want = Histogram::new();
+            for r in (0..10_000).filter(|r| 0x4000 | (1 + (r % 3) as u16) == v) {
+                want.merge(&outcome(r).stats.dir[0].clat);
+            }
+            assert_eq!(buckets, want.buckets(), "priority {v:#x}");
+        }
         assert_eq!(tree.phases[0].ranks, 10_000);
     }
 
