@@ -639,7 +639,8 @@ fn open_safely(
     loop {
         tries += 1;
         if create_first && can_create {
-            if let Some(o) = create_exclusively(&p, path, f.run_token(), plain, &mut timed, close)? {
+            if let Some(o) = create_exclusively(&p, path, f.run_token(), plain, &mut timed, close)?
+            {
                 return Ok(o);
             }
         }
