@@ -85,9 +85,13 @@ fn check_tests_sum_their_ranks(doc: &Value, passes: usize) {
             sp["iops"]["max"].as_f64().unwrap(),
         );
         assert!(lo > 0.0 && lo <= hi, "{sp}");
-        // The aggregate is the sum, so at least the largest rank's figure.
+        // The aggregate is the sum of both ranks over their common time,
+        // so above the smallest rank figure of any pass. (Not always above
+        // the largest: the spread's max is one rank's best pass, the
+        // aggregate the median of the passes, and ranks that start apart
+        // share less time; the I/O counts above are the exact check.)
         let agg = t["summary"]["iops"]["median"].as_f64().unwrap();
-        assert!(agg >= hi * 0.999, "aggregate {agg} below a rank's {hi}");
+        assert!(agg >= lo, "aggregate {agg} below every rank's {lo}");
     }
 }
 
