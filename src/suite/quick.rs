@@ -13,7 +13,8 @@ use std::ffi::OsString;
 use serde_json::json;
 
 use super::presets::{self, crystaldiskmark};
-use super::{args, fail, Bench};
+use super::{args, Bench};
+use crate::launch::Launch;
 
 /// Defaults chosen to finish in about a minute on an ordinary disk:
 /// 8 tests × (1 s warm-up + 3 × 2 s) ≈ 56 s plus laying out the file.
@@ -67,26 +68,32 @@ pub fn usage() -> String {
 pub fn main(argv: Vec<OsString>) -> i32 {
     let flags = match args::parse(argv, "quick", &mut |_, _| Ok(false)) {
         Ok(f) => f,
-        Err(e) => return fail("quick", &e),
+        Err(e) => return super::fail_early("quick", &e),
     };
     if flags.help {
         return super::print("quick", &usage());
     }
     if flags.positionals.len() > 1 {
-        return fail("quick", "give at most one PATH (see iomark quick --help)");
+        return super::fail_early("quick", "give at most one PATH (see iomark quick --help)");
     }
-    let ranks = match super::join("quick", &flags) {
-        Ok(r) => r,
+    let launch = match super::join("quick", &flags) {
+        Ok(l) => l,
         Err(code) => return code,
     };
+    let code = run(&flags, &launch);
+    launch.end(code)
+}
+
+/// `quick` once the ranks (if any) have joined.
+fn run(flags: &args::RunFlags, launch: &Launch) -> i32 {
     let preset = &crystaldiskmark::DEFAULT;
     let target = match super::agreed(
         "quick",
-        ranks.as_ref(),
+        launch,
         "every rank to check PATH",
         super::target(
             flags.positionals.first().map(String::as_str),
-            &flags,
+            flags,
             preset.direct,
             preset.engines,
         ),
@@ -107,16 +114,12 @@ pub fn main(argv: Vec<OsString>) -> i32 {
             size: Some(presets::size_text(size)),
             runtime: Some(presets::time_text(runtime)),
             // Under MPI each rank its own file.
-            file_name: Some(
-                ranks
-                    .as_ref()
-                    .map_or(TEST_FILE.into(), |r| r.own_file(TEST_FILE)),
-            ),
+            file_name: Some(launch.own_file(TEST_FILE)),
             comments: vec![format!("Written by `iomark quick` for {}.", target.shown)],
         },
     );
     if flags.print_jobfile {
-        return super::print("quick", &jobfile);
+        return super::print_on(launch, "quick", &jobfile);
     }
     let tests = preset.suite_tests();
     let settings = json!({
@@ -139,7 +142,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         settings,
         target,
         sweep: None,
-        ranks,
+        launch,
     };
-    super::run_bench(bench, &flags)
+    super::run_bench(bench, flags)
 }

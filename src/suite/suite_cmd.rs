@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use serde_json::json;
 
 use super::presets::{self, Preset};
-use super::{args, fail, Bench};
+use super::{args, Bench};
 
 pub fn usage() -> String {
     use crate::cli::{help, text};
@@ -86,7 +86,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         }
     }) {
         Ok(f) => f,
-        Err(e) => return fail("suite", &e),
+        Err(e) => return super::fail_early("suite", &e),
     };
     if flags.help {
         return super::print("suite", &usage());
@@ -95,39 +95,40 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         return super::print("suite", &list());
     }
     let Some(name) = flags.positionals.first() else {
-        return fail("suite", "name a preset (iomark suite --list shows them)");
+        return super::fail_early("suite", "name a preset (iomark suite --list shows them)");
     };
     let Some(preset) = presets::find(name) else {
         let names: Vec<&str> = presets::ALL.iter().map(|p| p.name).collect();
-        return fail(
+        return super::fail_early(
             "suite",
             &format!("unknown preset '{name}' (presets: {})", names.join(", ")),
         );
     };
     if flags.positionals.len() > 2 {
-        return fail("suite", "give a preset NAME and at most one PATH");
+        return super::fail_early("suite", "give a preset NAME and at most one PATH");
     }
-    let ranks = match super::join("suite", &flags) {
-        Ok(r) => r,
+    let launch = match super::join("suite", &flags) {
+        Ok(l) => l,
         Err(code) => return code,
     };
-    run_preset(
+    let code = run_preset(
         preset,
         flags.positionals.get(1).map(String::as_str),
         &flags,
-        ranks,
-    )
+        &launch,
+    );
+    launch.end(code)
 }
 
 fn run_preset(
     preset: &Preset,
     path: Option<&str>,
     flags: &args::RunFlags,
-    ranks: Option<crate::cluster::command::Ranks>,
+    launch: &crate::launch::Launch,
 ) -> i32 {
     let target = match super::agreed(
         "suite",
-        ranks.as_ref(),
+        launch,
         "every rank to check PATH",
         super::target(path, flags, preset.direct, preset.engines),
     ) {
@@ -146,12 +147,13 @@ fn run_preset(
             // named by their global clone numbers already).
             file_name: preset
                 .shared_file
-                .and_then(|f| ranks.as_ref().map(|r| r.own_file(f))),
+                .filter(|_| launch.ranks().is_some())
+                .map(|f| launch.own_file(f)),
             comments: Vec::new(),
         },
     );
     if flags.print_jobfile {
-        return super::print("suite", &jobfile);
+        return super::print_on(launch, "suite", &jobfile);
     }
     let passes = flags.passes.unwrap_or(preset.passes);
     let warmup = flags.warmup_us.unwrap_or(preset.warmup_s * 1_000_000);
@@ -176,7 +178,7 @@ fn run_preset(
         settings,
         target,
         sweep: None,
-        ranks,
+        launch,
     };
     super::run_bench(bench, flags)
 }

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use super::presets::{self, Defaults, Render};
 use super::runner::{SuiteOutcome, SuiteTest};
 use super::table::BwUnit;
-use super::{args, fail, stats, Bench};
+use super::{args, stats, Bench};
 use crate::job::value::parse_size;
 use crate::report::svg::{self, Axis, Format, LineChart, Scale, Series};
 
@@ -587,42 +587,80 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         Ok(true)
     }) {
         Ok(f) => f,
-        Err(e) => return fail("sweep", &e),
+        Err(e) => return super::fail_early("sweep", &e),
     };
     if flags.help {
         return super::print("sweep", &usage());
     }
     if flags.positionals.len() > 1 {
-        return fail("sweep", "give at most one PATH (see iomark sweep --help)");
+        return super::fail_early("sweep", "give at most one PATH (see iomark sweep --help)");
     }
     if svg_files && flags.no_report {
-        return fail(
+        return super::fail_early(
             "sweep",
             "--svg writes the charts beside the JSON results, which --no-report turns off",
         );
     }
     let dims = match Dims::parse(&rw, &bs, &qd, &nj) {
         Ok(d) => d,
-        Err(e) => return fail("sweep", &e),
+        Err(e) => return super::fail_early("sweep", &e),
     };
     let points = dims.points();
     if points.len() > 1000 {
-        return fail(
+        return super::fail_early(
             "sweep",
             &format!("{} combinations is too many (at most 1000)", points.len()),
         );
     }
-    let ranks = match super::join("sweep", &flags) {
-        Ok(r) => r,
+    let launch = match super::join("sweep", &flags) {
+        Ok(l) => l,
         Err(code) => return code,
     };
+    let knobs = Knobs {
+        rw,
+        bs,
+        qd,
+        nj,
+        repeat,
+        svg_files,
+    };
+    let code = run(&flags, &dims, points, knobs, &launch);
+    launch.end(code)
+}
+
+/// The sweep's own options, as given.
+struct Knobs {
+    rw: String,
+    bs: String,
+    qd: String,
+    nj: String,
+    repeat: Option<u32>,
+    svg_files: bool,
+}
+
+/// `sweep` once the ranks (if any) have joined.
+fn run(
+    flags: &args::RunFlags,
+    dims: &Dims,
+    points: Vec<Point>,
+    knobs: Knobs,
+    launch: &crate::launch::Launch,
+) -> i32 {
+    let Knobs {
+        rw,
+        bs,
+        qd,
+        nj,
+        repeat,
+        svg_files,
+    } = knobs;
     let target = match super::agreed(
         "sweep",
-        ranks.as_ref(),
+        launch,
         "every rank to check PATH",
         super::target(
             flags.positionals.first().map(String::as_str),
-            &flags,
+            flags,
             true,
             &[],
         ),
@@ -677,12 +715,12 @@ pub fn main(argv: Vec<OsString>) -> i32 {
             size: Some(presets::size_text(size)),
             runtime: Some(presets::time_text(runtime)),
             // Under MPI each rank its own file.
-            file_name: ranks.as_ref().map(|r| r.own_file(TEST_FILE)),
+            file_name: launch.ranks().map(|_| launch.own_file(TEST_FILE)),
             comments: Vec::new(),
         },
     );
     if flags.print_jobfile {
-        return super::print("sweep", &jobfile);
+        return super::print_on(launch, "sweep", &jobfile);
     }
     let suite_tests: Vec<SuiteTest> = points
         .iter()
@@ -736,9 +774,9 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         settings,
         target,
         sweep: Some(Box::new(finish)),
-        ranks,
+        launch,
     };
-    super::run_bench(bench, &flags)
+    super::run_bench(bench, flags)
 }
 
 #[cfg(test)]
