@@ -4,6 +4,7 @@
 //!
 //! Parsing only: turns argv into a `Command`; running it is `commands`.
 
+pub mod cmd;
 pub mod commands;
 pub mod completions;
 pub mod flags;

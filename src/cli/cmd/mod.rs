@@ -1,0 +1,441 @@
+//! The subcommands' front door: one flag table per command (`quick`,
+//! `suite`, `sweep`, `report`, `compare`, `history`, `trend`), each the
+//! single source of its parsing, its `--help` page, its man page section
+//! and its shell completions (`completions`).
+//!
+//! A table is a `Spec<T>`: the usage lines, the description, sections of
+//! options (`Opt<T>`: name, value, one line of help, what completion
+//! offers for the value, and the function that applies it to the
+//! command's typed options `T`), the positional arguments and the
+//! examples. `parse` turns argv into a `T` with the one generic loop
+//! below (over lexopt, as the fio-style command line); the commands' run
+//! code receives `T`, never argv. The fio-style job command line keeps its
+//! own ordered parser (`cli::parse`).
+
+pub mod bench;
+pub mod compare;
+pub mod history;
+pub mod quick;
+pub mod report;
+pub mod suite;
+pub mod sweep;
+pub mod trend;
+
+use std::ffi::OsString;
+
+use super::{help, text};
+
+/// What shell completion offers for a value or a positional argument.
+#[derive(Clone, Copy, Debug)]
+pub enum Complete {
+    /// Free text: nothing to offer.
+    Nothing,
+    /// A file name.
+    File,
+    /// A directory.
+    Dir,
+    /// One of these words (the function reads them from their registry:
+    /// presets, engines, …).
+    Words(fn() -> Vec<&'static str>),
+}
+
+/// One option as help, the man page and completion see it.
+#[derive(Clone, Debug)]
+pub struct Flag {
+    pub name: &'static str,
+    pub short: Option<char>,
+    /// Other names it answers to (not shown).
+    pub aliases: &'static [&'static str],
+    /// The value's placeholder; None for a switch.
+    pub value: Option<&'static str>,
+    /// Takes every following argument up to the next option
+    /// (`--base RUN…`).
+    pub many: bool,
+    /// One line of help.
+    pub help: String,
+    pub complete: Complete,
+}
+
+impl Flag {
+    /// The left column of its help line: `-o, --output FILE`.
+    pub fn synopsis(&self) -> String {
+        let mut s = String::new();
+        if let Some(c) = self.short {
+            s.push_str(&format!("-{c}, "));
+        }
+        s.push_str("--");
+        s.push_str(self.name);
+        if let Some(v) = self.value {
+            s.push(' ');
+            s.push_str(v);
+            if self.many {
+                s.push('…');
+            }
+        }
+        s
+    }
+
+    fn answers(&self, name: &str) -> bool {
+        self.name == name || self.aliases.contains(&name)
+    }
+}
+
+/// What an option does to the command's options.
+pub type Apply<T> = fn(&mut T, &str) -> Result<(), String>;
+
+pub struct Opt<T> {
+    pub flag: Flag,
+    pub apply: Apply<T>,
+}
+
+/// An option with a value.
+pub fn opt<T>(
+    name: &'static str,
+    value: &'static str,
+    help: impl Into<String>,
+    complete: Complete,
+    apply: Apply<T>,
+) -> Opt<T> {
+    Opt {
+        flag: Flag {
+            name,
+            short: None,
+            aliases: &[],
+            value: Some(value),
+            many: false,
+            help: help.into(),
+            complete,
+        },
+        apply,
+    }
+}
+
+/// A switch (its apply is given an empty value).
+pub fn switch<T>(name: &'static str, help: impl Into<String>, apply: Apply<T>) -> Opt<T> {
+    Opt {
+        flag: Flag {
+            name,
+            short: None,
+            aliases: &[],
+            value: None,
+            many: false,
+            help: help.into(),
+            complete: Complete::Nothing,
+        },
+        apply,
+    }
+}
+
+impl<T> Opt<T> {
+    pub fn short(mut self, c: char) -> Self {
+        self.flag.short = Some(c);
+        self
+    }
+
+    pub fn aliases(mut self, a: &'static [&'static str]) -> Self {
+        self.flag.aliases = a;
+        self
+    }
+
+    pub fn many(mut self) -> Self {
+        self.flag.many = true;
+        self
+    }
+}
+
+/// `-h, --help`: every command has it; the parser answers it itself.
+pub fn help_opt<T>() -> Opt<T> {
+    switch("help", "this help", |_, _| Ok(())).short('h')
+}
+
+/// A group of options under a title in the help page.
+pub struct Section<T> {
+    /// "Options", "Selection", "Sweep options (comma-separated lists)".
+    pub title: &'static str,
+    /// The options `quick`, `suite` and `sweep` share (described once in
+    /// the man page).
+    pub shared: bool,
+    pub opts: Vec<Opt<T>>,
+}
+
+impl<T> Section<T> {
+    pub fn new(title: &'static str, opts: Vec<Opt<T>>) -> Self {
+        Section {
+            title,
+            shared: false,
+            opts,
+        }
+    }
+}
+
+/// A positional argument: its name in the usage and what completion
+/// offers for it. The last one stands for any further ones.
+#[derive(Clone, Copy, Debug)]
+pub struct Pos {
+    pub name: &'static str,
+    pub complete: Complete,
+}
+
+/// Checks the positional arguments and any option against another, once
+/// every argument is read (not when help is asked for).
+pub type Finish<T> = fn(&mut T, Vec<OsString>) -> Result<(), String>;
+
+/// Positional arguments as text.
+pub fn strings(pos: Vec<OsString>) -> Result<Vec<String>, String> {
+    pos.into_iter()
+        .map(|v| {
+            v.into_string()
+                .map_err(|_| "arguments must be valid UTF-8".to_string())
+        })
+        .collect()
+}
+
+/// A command's table.
+pub struct Spec<T> {
+    /// As it is typed and named in messages: "quick", "history import".
+    pub name: &'static str,
+    /// The usage lines, each after "iomark ".
+    pub usage: Vec<String>,
+    /// What it does, one paragraph (newlines keep breaks).
+    pub about: String,
+    /// Lists that are not options (the presets), before the options.
+    pub lists: Vec<(&'static str, Vec<(String, String)>)>,
+    pub sections: Vec<Section<T>>,
+    /// Text after the options (exit statuses, defaults).
+    pub after: String,
+    pub positionals: Vec<Pos>,
+    pub examples: Vec<(&'static str, &'static str)>,
+    pub finish: Finish<T>,
+}
+
+/// A command's table without its types: what help, the man page and
+/// completion read.
+pub struct Page {
+    pub name: &'static str,
+    pub usage: Vec<String>,
+    pub about: String,
+    pub lists: Vec<(&'static str, Vec<(String, String)>)>,
+    /// (title, shared, flags)
+    pub sections: Vec<(&'static str, bool, Vec<Flag>)>,
+    pub after: String,
+    pub positionals: Vec<Pos>,
+    pub examples: Vec<(&'static str, &'static str)>,
+}
+
+impl<T> Spec<T> {
+    pub fn page(&self) -> Page {
+        Page {
+            name: self.name,
+            usage: self.usage.clone(),
+            about: self.about.clone(),
+            lists: self.lists.clone(),
+            sections: self
+                .sections
+                .iter()
+                .map(|s| {
+                    (
+                        s.title,
+                        s.shared,
+                        s.opts.iter().map(|o| o.flag.clone()).collect(),
+                    )
+                })
+                .collect(),
+            after: self.after.clone(),
+            positionals: self.positionals.clone(),
+            examples: self.examples.clone(),
+        }
+    }
+
+    fn find(&self, name: &str) -> Option<&Opt<T>> {
+        self.sections
+            .iter()
+            .flat_map(|s| &s.opts)
+            .find(|o| o.flag.answers(name))
+    }
+
+    fn find_short(&self, c: char) -> Option<&Opt<T>> {
+        self.sections
+            .iter()
+            .flat_map(|s| &s.opts)
+            .find(|o| o.flag.short == Some(c))
+    }
+
+    /// "unknown option '--X' for iomark CMD", with the nearest name when
+    /// one is close.
+    fn unknown(&self, name: &str) -> String {
+        let names = self
+            .sections
+            .iter()
+            .flat_map(|s| &s.opts)
+            .flat_map(|o| std::iter::once(o.flag.name).chain(o.flag.aliases.iter().copied()));
+        let shown = crate::job::value::excerpt(name);
+        let cmd = self.name;
+        match crate::job::value::near_choice(name, names) {
+            Some(n) => {
+                format!("unknown option '--{shown}' for iomark {cmd} (did you mean '--{n}'?)")
+            }
+            None => {
+                format!("unknown option '--{shown}' for iomark {cmd} (see iomark {cmd} --help)")
+            }
+        }
+    }
+}
+
+/// What the command line asked of a command.
+pub enum Parsed<T> {
+    /// `-h` or `--help` anywhere.
+    Help,
+    Run(T),
+}
+
+fn utf8(v: OsString, what: &str) -> Result<String, String> {
+    v.into_string()
+        .map_err(|_| format!("{what}: the value is not valid UTF-8"))
+}
+
+/// Parses a command's arguments into `start` (its defaults) with its
+/// table; every error is one line.
+pub fn parse<T>(spec: &Spec<T>, mut start: T, argv: Vec<OsString>) -> Result<Parsed<T>, String> {
+    use lexopt::Arg;
+    let mut p = lexopt::Parser::from_args(argv);
+    let mut positionals = Vec::new();
+    let mut help = false;
+    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
+        let opt = match arg {
+            Arg::Value(v) => {
+                positionals.push(v);
+                continue;
+            }
+            Arg::Short(c) => spec.find_short(c).ok_or_else(|| {
+                format!("unknown option '-{c}' (see iomark {} --help)", spec.name)
+            })?,
+            Arg::Long(name) => {
+                let name = name.to_string();
+                spec.find(&name).ok_or_else(|| spec.unknown(&name))?
+            }
+        };
+        let f = &opt.flag;
+        if f.name == "help" {
+            help = true;
+            continue;
+        }
+        match f.value {
+            None => (opt.apply)(&mut start, "")?,
+            Some(_) if f.many => {
+                let vals = p.values().map_err(|_| {
+                    format!(
+                        "--{} needs at least one {}",
+                        f.name,
+                        f.value.unwrap_or("value")
+                    )
+                })?;
+                for v in vals {
+                    (opt.apply)(&mut start, &utf8(v, &format!("--{}", f.name))?)?;
+                }
+            }
+            Some(_) => {
+                let v = p
+                    .value()
+                    .map_err(|_| format!("option '--{}' needs a value", f.name))?;
+                (opt.apply)(&mut start, &utf8(v, &format!("--{}", f.name))?)?;
+            }
+        }
+    }
+    if help {
+        return Ok(Parsed::Help);
+    }
+    (spec.finish)(&mut start, positionals)?;
+    Ok(Parsed::Run(start))
+}
+
+/// The option column of the commands' help pages.
+pub const OPTION_COLUMN: usize = 20;
+
+impl Page {
+    /// The `--help` page.
+    pub fn help(&self) -> String {
+        let mut s = String::new();
+        for (i, u) in self.usage.iter().enumerate() {
+            s.push_str(if i == 0 { "Usage: " } else { "       " });
+            s.push_str("iomark ");
+            s.push_str(u);
+            s.push('\n');
+        }
+        s.push('\n');
+        s.push_str(&text::wrap(&self.about, 0, text::WIDTH));
+        for (title, rows) in &self.lists {
+            s.push_str(&format!("\n{title}:\n"));
+            s.push_str(&text::options(rows, OPTION_COLUMN));
+        }
+        for (title, _, flags) in &self.sections {
+            s.push_str(&format!("\n{title}:\n"));
+            let rows: Vec<(String, &str)> = flags
+                .iter()
+                .map(|f| (f.synopsis(), f.help.as_str()))
+                .collect();
+            s.push_str(&text::options(&rows, OPTION_COLUMN));
+        }
+        if !self.after.is_empty() {
+            s.push('\n');
+            s.push_str(&text::wrap(&self.after, 0, text::WIDTH));
+        }
+        s.push_str("\nExamples:\n");
+        for (cmd, what) in &self.examples {
+            s.push_str(&help::example(cmd, what));
+        }
+        s
+    }
+
+    /// Every option of the page.
+    pub fn flags(&self) -> impl Iterator<Item = &Flag> {
+        self.sections.iter().flat_map(|(_, _, f)| f)
+    }
+}
+
+/// Every subcommand's pages, by name (`history` has one per verb, named
+/// "history import" …, after its own).
+pub fn pages() -> Vec<Page> {
+    let mut v = vec![
+        quick::spec().page(),
+        suite::spec().page(),
+        sweep::spec().page(),
+        report::spec().page(),
+        compare::spec().page(),
+    ];
+    v.push(history::page());
+    v.push(trend::spec().page());
+    v
+}
+
+/// A command's `--help` page (empty for a name that is none).
+pub fn help_page(name: &str) -> String {
+    pages()
+        .into_iter()
+        .find(|p| p.name == name)
+        .map(|p| p.help())
+        .unwrap_or_default()
+}
+
+/// Runs subcommand `name` with its arguments; the exit code.
+pub fn main(name: &str, argv: Vec<OsString>) -> i32 {
+    match name {
+        "quick" => quick::main(argv),
+        "suite" => suite::main(argv),
+        "sweep" => sweep::main(argv),
+        "report" => report::main(argv),
+        "compare" => compare::main(argv),
+        "history" => history::main(argv),
+        "trend" => trend::main(argv),
+        other => crate::suite::fail(other, "no such command"),
+    }
+}
+
+/// Parses with `spec` and runs `run` on the options: help on `--help`,
+/// one line and exit status 1 on a bad argument.
+pub fn drive<T>(spec: &Spec<T>, start: T, argv: Vec<OsString>, run: fn(T) -> i32) -> i32 {
+    match parse(spec, start, argv) {
+        Ok(Parsed::Help) => crate::suite::print(spec.name, &spec.page().help()),
+        Ok(Parsed::Run(t)) => run(t),
+        Err(e) => crate::suite::fail(spec.name, &e),
+    }
+}
