@@ -1,7 +1,8 @@
 //! `iomark completions SHELL`: completion scripts for bash, zsh and fish,
-//! generated from the run flag table, the command table (with each
-//! command's options, read from its help page) and the job option table
-//! (`--NAME=`, with the valid words of options that take one).
+//! generated from the run flag table, the command table, each
+//! subcommand's flag table (`cli::cmd`: its options, the values they
+//! take, its arguments) and the job option table (`--NAME=`, with the
+//! valid words of options that take one).
 
 use std::ffi::OsString;
 use std::fmt::Write;
@@ -15,7 +16,9 @@ pub fn usage() -> String {
         "Usage: iomark completions SHELL\n\n\
          Prints a completion script for SHELL (bash, zsh or fish). It completes\n\
          the commands, the run flags, the job options (as --NAME=) and the\n\
-         values of those that take one of a set of words.\n\n\
+         values of those that take one of a set of words; each command's\n\
+         options, their values and its arguments (suite's presets, history's\n\
+         verbs, directories for PATH, files for FILE).\n\n\
          Examples:\n",
     );
     for (cmd, what) in [

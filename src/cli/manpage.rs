@@ -1,7 +1,7 @@
 //! `iomark --man`: the manual page `iomark(1)` in roff, generated from
-//! the tables: the run flags (`flags::FLAGS`), the commands with the
-//! options their help pages list, the job options (`job::options`), the
-//! exit statuses and the examples of `--help`.
+//! the tables: the run flags (`flags::FLAGS`), the commands with their
+//! options (each command's table in `cli::cmd`), the job options
+//! (`job::options`), the exit statuses and the examples of `--help`.
 
 use std::fmt::Write;
 
@@ -161,12 +161,11 @@ pub fn render() -> String {
         m.push_str(".RS\n");
         let mut has_shared = false;
         for (_, shared, flags) in &page.sections {
-            if *shared {
-                has_shared = true;
-                // Its own options (suite's --list) go with the command.
-            }
+            // A shared section's own options (suite's --list) go with
+            // the command; the shared ones are described once below.
+            has_shared |= *shared;
             for f in flags {
-                if *shared && is_shared(&f.name) {
+                if *shared && is_shared(f.name) {
                     continue;
                 }
                 tagged(&mut m, &bold(&f.synopsis()), &f.help);

@@ -3,6 +3,7 @@
 //! are job files) plus iomark's subcommands.
 //!
 //! Parsing only: turns argv into a `Command`; running it is `commands`.
+//! A subcommand's arguments are parsed by its own table (`cmd`).
 
 pub mod cmd;
 pub mod commands;
@@ -146,7 +147,7 @@ pub enum Command {
     Sub(String, Vec<OsString>),
 }
 
-/// Subcommands that `commands` hands to `suite`; any other first
+/// Subcommands that `commands` hands to their tables (`cmd`); any other first
 /// argument (besides `help` and `completions`) is read as fio-style
 /// input (a job file named like a command can be given as `./NAME`).
 pub const SUBCOMMANDS: &[&str] = &[

@@ -439,3 +439,160 @@ pub fn drive<T>(spec: &Spec<T>, start: T, argv: Vec<OsString>, run: fn(T) -> i32
         Err(e) => crate::suite::fail(spec.name, &e),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<OsString> {
+        a.iter().map(OsString::from).collect()
+    }
+
+    fn quick(a: &[&str]) -> Result<quick::QuickOpts, String> {
+        match parse(&quick::spec(), quick::QuickOpts::default(), args(a))? {
+            Parsed::Run(o) => Ok(o),
+            Parsed::Help => Err("help".into()),
+        }
+    }
+
+    /// A value each placeholder accepts.
+    fn sample(f: &Flag) -> String {
+        if let Complete::Words(w) = f.complete {
+            return w()[0].to_string();
+        }
+        match f.value.unwrap_or("") {
+            "SIZE" => "4m".into(),
+            "TIME" => "2s".into(),
+            "N" | "PCT" => "2".into(),
+            "A" => "0.1".into(),
+            "DATE" => "2024-01-02".into(),
+            "NAME" => "lab".into(),
+            _ => "x".into(),
+        }
+    }
+
+    /// Every table: names, aliases and short forms unique; every option
+    /// on its help page, which fits 80 columns; every option takes a
+    /// sample value (each of its words, when it has a set).
+    #[test]
+    fn every_table_is_consistent_and_every_option_parses() {
+        // The parsers' tables (history's one page shows every verb's).
+        let mut all: Vec<Page> = pages()
+            .into_iter()
+            .filter(|p| p.name != "history")
+            .collect();
+        all.extend(history::verb_pages());
+        for page in &all {
+            let mut names = std::collections::HashSet::new();
+            for f in page.flags() {
+                for n in std::iter::once(f.name).chain(f.aliases.iter().copied()) {
+                    assert!(names.insert(format!("--{n}")), "{}: --{n} twice", page.name);
+                }
+                if let Some(c) = f.short {
+                    assert!(names.insert(format!("-{c}")), "{}: -{c} twice", page.name);
+                }
+                assert!(!f.help.is_empty() && !f.help.ends_with('.'), "{}", f.name);
+            }
+            assert!(
+                names.contains("--help") && names.contains("-h"),
+                "{}",
+                page.name
+            );
+        }
+        for page in pages() {
+            let help = page.help();
+            assert!(help.lines().all(|l| l.len() <= 80), "{help}");
+            for f in page.flags() {
+                assert!(help.contains(&f.synopsis()), "{}: {}", page.name, f.name);
+            }
+        }
+        // Each option of each command, through the command's parser.
+        fn each<T: Clone>(spec: &Spec<T>, start: T) {
+            for f in spec.sections.iter().flat_map(|s| &s.opts) {
+                let values: Vec<String> = match (f.flag.value, f.flag.complete) {
+                    (None, _) => vec![String::new()],
+                    (Some(_), Complete::Words(w)) => w().iter().map(|s| s.to_string()).collect(),
+                    (Some(_), _) => vec![sample(&f.flag)],
+                };
+                for v in values {
+                    let r = (f.apply)(&mut start.clone(), &v);
+                    assert!(r.is_ok(), "{} --{} {v}: {r:?}", spec.name, f.flag.name);
+                }
+            }
+        }
+        each(&quick::spec(), quick::QuickOpts::default());
+        each(&suite::spec(), suite::SuiteOpts::default());
+        each(&sweep::spec(), sweep::SweepOpts::default());
+        each(&report::spec(), report::ReportOpts::default());
+        each(&compare::spec(), compare::CompareOpts::default());
+        each(&trend::spec(), trend::TrendOpts::default());
+    }
+
+    #[test]
+    fn the_parser_reads_both_value_forms_aliases_and_positionals() {
+        let o = quick(&[
+            "--size=4m",
+            "--runtime",
+            "2s",
+            "--ioengine=psync",
+            "--no-warmup",
+            "p",
+        ])
+        .unwrap();
+        assert_eq!(o.run.size, Some(4 << 20));
+        assert_eq!(o.run.runtime_us, Some(2_000_000));
+        assert_eq!(o.run.engine.as_deref(), Some("psync"));
+        assert_eq!(o.run.warmup_us, Some(0));
+        assert_eq!(o.path.as_deref(), Some("p"));
+        assert_eq!(
+            quick(&["a", "--help", "--bogus=1"]).unwrap_err(),
+            "unknown option '--bogus' for iomark quick (see iomark quick --help)"
+        );
+        assert_eq!(quick(&["-h"]).unwrap_err(), "help");
+        let c = match parse(
+            &compare::spec(),
+            compare::CompareOpts::default(),
+            args(&["--base", "a", "b", "--new", "c", "--threshold=3%"]),
+        )
+        .unwrap()
+        {
+            Parsed::Run(c) => c,
+            Parsed::Help => panic!("help"),
+        };
+        assert_eq!(
+            (c.base, c.new, c.rules.threshold),
+            (
+                vec!["a".to_string(), "b".into()],
+                vec!["c".to_string()],
+                3.0
+            )
+        );
+    }
+
+    /// Every bad input is one line naming what is wrong.
+    #[test]
+    fn bad_input_is_one_clear_line() {
+        for (a, want) in [
+            (&["--pases=2"][..], "unknown option '--pases' for iomark quick (did you mean '--passes'?)"),
+            (&["-x"][..], "unknown option '-x' (see iomark quick --help)"),
+            (&["--size"][..], "option '--size' needs a value"),
+            (&["--passes=0"][..], "--passes: '0' is not a whole number of at least 1"),
+            (&["--buffered=1"][..], "unexpected argument for option '--buffered': \"1\""),
+            (&["a", "b"][..], "give at most one PATH (see iomark quick --help)"),
+            (&["--no-report", "--json=-"][..], "--no-report and --json contradict each other (one writes no report, the other names where to write it): give one of them"),
+        ] {
+            let e = quick(a).unwrap_err();
+            assert_eq!(e, want, "{a:?}");
+            assert_eq!(e.lines().count(), 1);
+        }
+        let e = match parse(
+            &compare::spec(),
+            compare::CompareOpts::default(),
+            args(&["--base"]),
+        ) {
+            Err(e) => e,
+            Ok(_) => panic!("accepted"),
+        };
+        assert_eq!(e, "--base needs at least one RUN");
+    }
+}
