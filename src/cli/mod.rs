@@ -204,6 +204,9 @@ pub fn parse_only(args: Vec<OsString>, stdin: &[u8]) -> Result<usize, String> {
         Command::CmdHelp(Some(name)) => help::cmdhelp_one(&name).map(|_| 0),
         Command::EngHelp(e) => help::enghelp(e.as_deref()).map(|_| 0),
         Command::Usage(_) => Err(help::NO_JOB.into()),
+        Command::Sub(name, rest) => cmd::check(&name, rest)
+            .map(|_| 0)
+            .map_err(|e| format!("{name}: {e}")),
         _ => Ok(0),
     }
 }

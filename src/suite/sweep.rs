@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use super::presets::{self, Defaults, Render};
 use super::runner::{SuiteOutcome, SuiteTest};
 use super::table::BwUnit;
-use super::{fail, stats, Bench};
+use super::{stats, Bench};
 use crate::cli::cmd::sweep::SweepOpts;
 use crate::job::value::parse_size;
 use crate::report::svg::{self, Axis, Format, LineChart, Scale, Series};
@@ -34,6 +34,8 @@ pub const DEFAULT_IODEPTHS: &str = "1,2,4,8,16,32,64,128,256";
 pub const SIZE: u64 = 1 << 30;
 pub const RUNTIME_US: u64 = 2_000_000;
 pub const TEST_FILE: &str = "iomark-sweep.tmp";
+/// The most combinations one sweep runs.
+pub const MAX_POINTS: usize = 1000;
 
 /// The patterns a sweep takes.
 pub const RW: &[&str] = &[
@@ -503,21 +505,12 @@ pub fn run(opts: SweepOpts) -> i32 {
         bs,
         iodepth: qd,
         numjobs: nj,
+        dims,
         repeat,
         svg: svg_files,
         path,
     } = opts;
-    let dims = match Dims::parse(&rw, &bs, &qd, &nj) {
-        Ok(d) => d,
-        Err(e) => return fail("sweep", &e),
-    };
     let points = dims.points();
-    if points.len() > 1000 {
-        return fail(
-            "sweep",
-            &format!("{} combinations is too many (at most 1000)", points.len()),
-        );
-    }
     let ranks = match super::join("sweep", &flags) {
         Ok(r) => r,
         Err(code) => return code,

@@ -440,6 +440,23 @@ fn drive<T>(spec: &Spec<T>, start: T, argv: Vec<OsString>, run: impl FnOnce(T) -
     }
 }
 
+/// Parses a history command line without running it (see `cmd::check`).
+pub fn check(argv: Vec<OsString>) -> Result<(), String> {
+    fn one<T>(spec: Spec<T>, start: T, argv: Vec<OsString>) -> Result<(), String> {
+        super::parse(&spec, start, argv).map(|_| ())
+    }
+    let verb = argv.first().and_then(|a| a.to_str()).unwrap_or("");
+    let rest = || argv[1..].to_vec();
+    match verb {
+        "import" => one(import_spec(), ImportOpts::default(), rest()),
+        "export" => one(export_spec(), ExportArgs::default(), rest()),
+        "check" => one(check_spec(), StoreOpts::default(), rest()),
+        "delete" => one(delete_spec(), StoreOpts::default(), rest()),
+        "list" => one(list_spec(), ListOpts::default(), rest()),
+        _ => one(list_spec(), ListOpts::default(), argv),
+    }
+}
+
 pub fn main(argv: Vec<OsString>) -> i32 {
     use crate::cli::history_cmd as run;
     let verb = argv.first().and_then(|a| a.to_str()).unwrap_or("");

@@ -430,6 +430,26 @@ pub fn main(name: &str, argv: Vec<OsString>) -> i32 {
     }
 }
 
+/// Parses subcommand `name`'s arguments with its table and runs nothing:
+/// what `cli::parse_only` (and so the fuzz targets) checks of a
+/// subcommand. The error is the line iomark would print after
+/// `iomark NAME: `.
+pub fn check(name: &str, argv: Vec<OsString>) -> Result<(), String> {
+    fn one<T>(spec: Spec<T>, start: T, argv: Vec<OsString>) -> Result<(), String> {
+        parse(&spec, start, argv).map(|_| ())
+    }
+    match name {
+        "quick" => one(quick::spec(), Default::default(), argv),
+        "suite" => one(suite::spec(), Default::default(), argv),
+        "sweep" => one(sweep::spec(), Default::default(), argv),
+        "report" => one(report::spec(), Default::default(), argv),
+        "compare" => one(compare::spec(), Default::default(), argv),
+        "history" => history::check(argv),
+        "trend" => one(trend::spec(), Default::default(), argv),
+        other => Err(format!("no such command '{other}'")),
+    }
+}
+
 /// Parses with `spec` and runs `run` on the options: help on `--help`,
 /// one line and exit status 1 on a bad argument.
 pub fn drive<T>(spec: &Spec<T>, start: T, argv: Vec<OsString>, run: fn(T) -> i32) -> i32 {
@@ -567,6 +587,28 @@ mod tests {
                 3.0
             )
         );
+    }
+
+    /// `parse_only` (the fuzz targets' entry) parses subcommands too.
+    #[test]
+    fn parse_only_checks_subcommand_arguments() {
+        let po = |a: &[&str]| crate::cli::parse_only(args(a), b"");
+        assert_eq!(po(&["suite", "ars", "--size=4m"]), Ok(0));
+        assert_eq!(po(&["history", "export", "--format=csv"]), Ok(0));
+        assert_eq!(
+            po(&["quick", "--passes=0"]).unwrap_err(),
+            "quick: --passes: '0' is not a whole number of at least 1"
+        );
+        assert_eq!(
+            po(&["history", "import", "--host=x", "a.json"]).unwrap_err(),
+            "history: unknown option '--host' for iomark history import (see iomark history import --help)"
+        );
+        assert!(po(&["sweep", "--rw=sideways"])
+            .unwrap_err()
+            .starts_with("sweep: "));
+        assert!(po(&["trend"])
+            .unwrap_err()
+            .starts_with("trend: name the test"));
     }
 
     /// Every bad input is one line naming what is wrong.

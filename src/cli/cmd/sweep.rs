@@ -5,10 +5,10 @@ use std::ffi::OsString;
 
 use super::bench::{self, parse_u32, HasRun, RunFlags};
 use super::{opt, switch, Complete, Pos, Section, Spec};
-use crate::suite::sweep::{DEFAULT_IODEPTHS, KNEE_RULE, RUNTIME_US, RW, SIZE};
+use crate::suite::sweep::{Dims, DEFAULT_IODEPTHS, KNEE_RULE, MAX_POINTS, RUNTIME_US, RW, SIZE};
 
-/// What `iomark sweep` was asked: the lists as given (checked when the
-/// sweep is built, `sweep::Dims::parse`).
+/// What `iomark sweep` was asked: the lists as given (for the job file's
+/// comment) and as checked (`dims`).
 #[derive(Clone, Debug)]
 pub struct SweepOpts {
     pub run: RunFlags,
@@ -16,6 +16,8 @@ pub struct SweepOpts {
     pub bs: String,
     pub iodepth: String,
     pub numjobs: String,
+    /// The lists, checked: every combination is one test.
+    pub dims: Dims,
     /// `--repeat`: measured passes per point (as `--passes`).
     pub repeat: Option<u32>,
     /// `--svg`: the charts as SVG files too.
@@ -25,12 +27,14 @@ pub struct SweepOpts {
 
 impl Default for SweepOpts {
     fn default() -> Self {
+        let (rw, bs, iodepth, numjobs) = ("randread", "4k", DEFAULT_IODEPTHS, "1");
         SweepOpts {
             run: RunFlags::default(),
-            rw: "randread".into(),
-            bs: "4k".into(),
-            iodepth: DEFAULT_IODEPTHS.into(),
-            numjobs: "1".into(),
+            rw: rw.into(),
+            bs: bs.into(),
+            iodepth: iodepth.into(),
+            numjobs: numjobs.into(),
+            dims: Dims::parse(rw, bs, iodepth, numjobs).expect("the defaults are valid"),
             repeat: None,
             svg: false,
             path: None,
@@ -55,6 +59,13 @@ fn finish(o: &mut SweepOpts, pos: Vec<OsString>) -> Result<(), String> {
         return Err(
             "--svg writes the charts beside the JSON results, which --no-report turns off".into(),
         );
+    }
+    o.dims = Dims::parse(&o.rw, &o.bs, &o.iodepth, &o.numjobs)?;
+    let n = o.dims.points().len();
+    if n > MAX_POINTS {
+        return Err(format!(
+            "{n} combinations is too many (at most {MAX_POINTS})"
+        ));
     }
     Ok(())
 }
