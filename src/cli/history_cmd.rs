@@ -289,7 +289,10 @@ pub fn trend(o: TrendOpts) -> i32 {
             )
         }
         [one] => one.clone(),
-        many => match many.iter().find(|(k, _)| k.eq_ignore_ascii_case(&want)) {
+        many => match many
+            .iter()
+            .find(|(k, n)| k.eq_ignore_ascii_case(&want) || n.eq_ignore_ascii_case(&want))
+        {
             Some(one) => one.clone(),
             None => {
                 let list: Vec<&str> = many.iter().map(|(k, _)| k.as_str()).collect();
