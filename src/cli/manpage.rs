@@ -90,8 +90,7 @@ fn capitalized(t: &str) -> String {
 
 /// Whether `name` is one of the options quick, suite and sweep share.
 fn is_shared(name: &str) -> bool {
-    super::cmd::bench::shared::<super::cmd::bench::RunFlags>()
-        .opts
+    super::cmd::bench::shared()
         .iter()
         .any(|o| o.flag.name == name)
 }
@@ -178,7 +177,7 @@ pub fn render() -> String {
         m.push_str(".RE\n");
     }
     m.push_str(".SS \"Options of quick, suite and sweep\"\n");
-    for f in super::cmd::bench::shared::<super::cmd::bench::RunFlags>().opts {
+    for f in super::cmd::bench::shared() {
         tagged(&mut m, &bold(&f.flag.synopsis()), &f.flag.help);
     }
     m.push_str(".SH OPTIONS\n");

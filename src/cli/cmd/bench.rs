@@ -1,12 +1,12 @@
 //! The options `quick`, `suite` and `sweep` share: where to run, how big
 //! and how long, how many passes, which engine, where the reports go,
-//! progress, MPI and the results history. One table (`shared`), used by
-//! the three commands' tables; each command decides what the values mean
+//! progress, MPI and the results history. One table (`shared`) that the
+//! three commands' tables include (`Section::with_run`); each command decides what the values mean
 //! for it.
 
 use std::path::PathBuf;
 
-use super::{opt, switch, Complete, Opt, Section};
+use super::{opt, switch, Complete, Opt};
 use crate::job::value::{parse_size, parse_time_us, TimeUnit};
 use crate::run::progress::ProgressMode;
 
@@ -63,17 +63,6 @@ impl RunFlags {
     }
 }
 
-/// The options of a command that has the shared ones.
-pub trait HasRun {
-    fn run(&mut self) -> &mut RunFlags;
-}
-
-impl HasRun for RunFlags {
-    fn run(&mut self) -> &mut RunFlags {
-        self
-    }
-}
-
 /// A whole number of at least `min`.
 pub fn parse_u32(v: &str, opt: &str, min: u32) -> Result<u32, String> {
     match v.trim().parse::<u32>() {
@@ -106,14 +95,14 @@ fn eta_words() -> Vec<&'static str> {
 }
 
 /// The shared options, in their help order.
-pub fn shared<T: HasRun>() -> Section<T> {
-    let opts: Vec<Opt<T>> = vec![
+pub fn shared() -> Vec<Opt<RunFlags>> {
+    vec![
         opt("size", "SIZE", "test file size (k/m/g suffixes, e.g. 256m)", Complete::Nothing, |t, v| {
             let b = parse_size(v, 1024).map_err(|e| format!("--size: {e}"))?;
             if b == 0 {
                 return Err("--size: must be more than 0".into());
             }
-            t.run().size = Some(b);
+            t.size = Some(b);
             Ok(())
         }),
         opt("runtime", "TIME", "run time of each measured pass (e.g. 2s, 500ms)", Complete::Nothing, |t, v| {
@@ -121,82 +110,77 @@ pub fn shared<T: HasRun>() -> Section<T> {
             if us < 1000 {
                 return Err("--runtime: must be at least 1ms".into());
             }
-            t.run().runtime_us = Some(us);
+            t.runtime_us = Some(us);
             Ok(())
         }),
         opt("passes", "N", "measured passes per test; the table shows their median", Complete::Nothing, |t, v| {
-            t.run().passes = Some(parse_u32(v, "passes", 1)?);
+            t.passes = Some(parse_u32(v, "passes", 1)?);
             Ok(())
         }),
         opt("warmup", "TIME", "length of the discarded warm-up pass before each test", Complete::Nothing, |t, v| {
-            t.run().warmup_us =
+            t.warmup_us =
                 Some(parse_time_us(v, TimeUnit::Sec).map_err(|e| format!("--warmup: {e}"))?);
             Ok(())
         }),
         switch("no-warmup", "skip the warm-up pass", |t, _| {
-            t.run().warmup_us = Some(0);
+            t.warmup_us = Some(0);
             Ok(())
         }),
-        opt("engine", "NAME", "I/O engine (default: io_uring or libaio when available, else psync)", Complete::Words(engines), |t: &mut T, v| {
-            t.run().engine = Some(v.to_string());
+        opt("engine", "NAME", "I/O engine (default: io_uring or libaio when available, else psync)", Complete::Words(engines), |t: &mut RunFlags, v| {
+            t.engine = Some(v.to_string());
             Ok(())
         })
         .aliases(&["ioengine"]),
         switch("buffered", "use buffered I/O instead of direct I/O", |t, _| {
-            t.run().buffered = true;
+            t.buffered = true;
             Ok(())
         }),
         opt("json", "FILE", "where to write the JSON results (default: a new iomark-<command>-<date>-<time>.json in the current directory)", Complete::File, |t, v| {
-            t.run().json = Some(PathBuf::from(v));
+            t.json = Some(PathBuf::from(v));
             Ok(())
         }),
         opt("html", "FILE", "where to write the HTML report (default: beside the JSON)", Complete::File, |t, v| {
-            t.run().html = Some(PathBuf::from(v));
+            t.html = Some(PathBuf::from(v));
             Ok(())
         }),
         switch("no-report", "write neither file (not with --json or --html)", |t, _| {
-            t.run().no_report = true;
+            t.no_report = true;
             Ok(())
         }),
         switch("print-jobfile", "print the fio job file of one pass and exit", |t, _| {
-            t.run().print_jobfile = true;
+            t.print_jobfile = true;
             Ok(())
         }),
         opt("eta", "WHEN", "live progress line: auto (on a terminal), always, never", Complete::Words(eta_words), |t, v| {
-            t.run().eta = ProgressMode::parse(v)?;
+            t.eta = ProgressMode::parse(v)?;
             Ok(())
         }),
         switch("eta-newline", "print each progress update on its own line", |t, _| {
-            t.run().eta_newline = true;
+            t.eta_newline = true;
             Ok(())
         }),
         switch("mpi", "run as one rank of an MPI job (detected under mpirun): each rank its own test file, rank 0 reports the sum", |t, _| {
-            t.run().mpi = true;
+            t.mpi = true;
             Ok(())
         }),
         opt("mpi-timeout", "N", "give up on a silent MPI rank after N seconds (60)", Complete::Nothing, |t, v| {
-            t.run().mpi_timeout_s = Some(u64::from(parse_u32(v, "mpi-timeout", 1)?));
+            t.mpi_timeout_s = Some(u64::from(parse_u32(v, "mpi-timeout", 1)?));
             Ok(())
         }),
         opt("label", "NAME", "name the run (in the JSON results and the history; compare --base @NAME)", Complete::Nothing, |t, v| {
-            t.run().label = Some(crate::history::check_label(v).map_err(|e| format!("--label: {e}"))?);
+            t.label = Some(crate::history::check_label(v).map_err(|e| format!("--label: {e}"))?);
             Ok(())
         }),
         switch("no-history", "do not record the run in the results history", |t, _| {
-            t.run().no_history = true;
+            t.no_history = true;
             Ok(())
         }),
         opt("history-db", "FILE", "the results history to record in (default: $IOMARK_HISTORY_DB, else $XDG_DATA_HOME/iomark/history.sqlite)", Complete::File, |t, v| {
-            t.run().history_db = Some(PathBuf::from(v));
+            t.history_db = Some(PathBuf::from(v));
             Ok(())
         }),
         super::help_opt(),
-    ];
-    Section {
-        title: "Options",
-        shared: true,
-        opts,
-    }
+    ]
 }
 
 /// At most one PATH.

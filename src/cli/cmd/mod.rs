@@ -24,6 +24,7 @@ pub mod trend;
 use std::ffi::OsString;
 
 use super::{help, text};
+use bench::RunFlags;
 
 /// What shell completion offers for a value or a positional argument.
 #[derive(Clone, Copy, Debug)]
@@ -148,23 +149,43 @@ pub fn help_opt<T>() -> Opt<T> {
     switch("help", "this help", |_, _| Ok(())).short('h')
 }
 
+/// Where in a command's options the shared ones go.
+pub type RunOf<T> = fn(&mut T) -> &mut RunFlags;
+
 /// A group of options under a title in the help page.
 pub struct Section<T> {
     /// "Options", "Selection", "Sweep options (comma-separated lists)".
     pub title: &'static str,
-    /// The options `quick`, `suite` and `sweep` share (described once in
-    /// the man page).
-    pub shared: bool,
+    /// The command's own options.
     pub opts: Vec<Opt<T>>,
+    /// After them, the options `quick`, `suite` and `sweep` share (one
+    /// table, `bench::shared`, described once in the man page) and where
+    /// in `T` they go.
+    pub run: Option<(Vec<Opt<RunFlags>>, RunOf<T>)>,
 }
 
 impl<T> Section<T> {
     pub fn new(title: &'static str, opts: Vec<Opt<T>>) -> Self {
         Section {
             title,
-            shared: false,
             opts,
+            run: None,
         }
+    }
+
+    /// `opts`, then the shared options, set in `get(T)`.
+    pub fn with_run(title: &'static str, opts: Vec<Opt<T>>, get: RunOf<T>) -> Self {
+        Section {
+            title,
+            opts,
+            run: Some((bench::shared(), get)),
+        }
+    }
+
+    /// Its options' flags, in order.
+    fn flags(&self) -> impl Iterator<Item = &Flag> {
+        let run = self.run.iter().flat_map(|(o, _)| o.iter().map(|o| &o.flag));
+        self.opts.iter().map(|o| &o.flag).chain(run)
     }
 }
 
@@ -232,13 +253,7 @@ impl<T> Spec<T> {
             sections: self
                 .sections
                 .iter()
-                .map(|s| {
-                    (
-                        s.title,
-                        s.shared,
-                        s.opts.iter().map(|o| o.flag.clone()).collect(),
-                    )
-                })
+                .map(|s| (s.title, s.run.is_some(), s.flags().cloned().collect()))
                 .collect(),
             after: self.after.clone(),
             positionals: self.positionals.clone(),
@@ -246,38 +261,39 @@ impl<T> Spec<T> {
         }
     }
 
-    fn find(&self, name: &str) -> Option<&Opt<T>> {
-        self.sections
-            .iter()
-            .flat_map(|s| &s.opts)
-            .find(|o| o.flag.answers(name))
+    /// Every option's flag, in order: `apply` takes an index into it.
+    fn flags(&self) -> Vec<&Flag> {
+        self.sections.iter().flat_map(|s| s.flags()).collect()
     }
 
-    fn find_short(&self, c: char) -> Option<&Opt<T>> {
-        self.sections
-            .iter()
-            .flat_map(|s| &s.opts)
-            .find(|o| o.flag.short == Some(c))
-    }
-
-    /// "unknown option '--X' for iomark CMD", with the nearest name when
-    /// one is close.
-    fn unknown(&self, name: &str) -> String {
-        let names = self
-            .sections
-            .iter()
-            .flat_map(|s| &s.opts)
-            .flat_map(|o| std::iter::once(o.flag.name).chain(o.flag.aliases.iter().copied()));
-        let shown = crate::job::value::excerpt(name);
-        let cmd = self.name;
-        match crate::job::value::near_choice(name, names) {
-            Some(n) => {
-                format!("unknown option '--{shown}' for iomark {cmd} (did you mean '--{n}'?)")
+    /// Applies option `i` (of `flags`) with value `v`.
+    fn apply(&self, t: &mut T, mut i: usize, v: &str) -> Result<(), String> {
+        for s in &self.sections {
+            if let Some(o) = s.opts.get(i) {
+                return (o.apply)(t, v);
             }
-            None => {
-                format!("unknown option '--{shown}' for iomark {cmd} (see iomark {cmd} --help)")
+            i -= s.opts.len();
+            if let Some((opts, get)) = &s.run {
+                if let Some(o) = opts.get(i) {
+                    return (o.apply)(get(t), v);
+                }
+                i -= opts.len();
             }
         }
+        unreachable!("an option index from flags()")
+    }
+}
+
+/// "unknown option '--X' for iomark CMD", with the nearest name when
+/// one is close.
+fn unknown(cmd: &str, flags: &[&Flag], name: &str) -> String {
+    let names = flags
+        .iter()
+        .flat_map(|f| std::iter::once(f.name).chain(f.aliases.iter().copied()));
+    let shown = crate::job::value::excerpt(name);
+    match crate::job::value::near_choice(name, names) {
+        Some(n) => format!("unknown option '--{shown}' for iomark {cmd} (did you mean '--{n}'?)"),
+        None => format!("unknown option '--{shown}' for iomark {cmd} (see iomark {cmd} --help)"),
     }
 }
 
@@ -293,58 +309,80 @@ fn utf8(v: OsString, what: &str) -> Result<String, String> {
         .map_err(|_| format!("{what}: the value is not valid UTF-8"))
 }
 
-/// Parses a command's arguments into `start` (its defaults) with its
-/// table; every error is one line.
-pub fn parse<T>(spec: &Spec<T>, mut start: T, argv: Vec<OsString>) -> Result<Parsed<T>, String> {
+/// A command line read against a table: each option given, as its
+/// index in the table and its value, in order; the positional arguments;
+/// whether help was asked for.
+struct Read {
+    given: Vec<(usize, String)>,
+    positionals: Vec<OsString>,
+    help: bool,
+}
+
+/// The one loop over the arguments, for every command (not generic, so
+/// compiled once).
+fn read(cmd: &str, flags: &[&Flag], argv: Vec<OsString>) -> Result<Read, String> {
     use lexopt::Arg;
     let mut p = lexopt::Parser::from_args(argv);
-    let mut positionals = Vec::new();
-    let mut help = false;
+    let mut r = Read {
+        given: Vec::new(),
+        positionals: Vec::new(),
+        help: false,
+    };
     while let Some(arg) = p.next().map_err(|e| e.to_string())? {
-        let opt = match arg {
+        let i = match arg {
             Arg::Value(v) => {
-                positionals.push(v);
+                r.positionals.push(v);
                 continue;
             }
-            Arg::Short(c) => spec.find_short(c).ok_or_else(|| {
-                format!("unknown option '-{c}' (see iomark {} --help)", spec.name)
-            })?,
+            Arg::Short(c) => flags
+                .iter()
+                .position(|f| f.short == Some(c))
+                .ok_or_else(|| format!("unknown option '-{c}' (see iomark {cmd} --help)"))?,
             Arg::Long(name) => {
                 let name = name.to_string();
-                spec.find(&name).ok_or_else(|| spec.unknown(&name))?
+                flags
+                    .iter()
+                    .position(|f| f.answers(&name))
+                    .ok_or_else(|| unknown(cmd, flags, &name))?
             }
         };
-        let f = &opt.flag;
+        let f = flags[i];
         if f.name == "help" {
-            help = true;
+            r.help = true;
             continue;
         }
         match f.value {
-            None => (opt.apply)(&mut start, "")?,
-            Some(_) if f.many => {
-                let vals = p.values().map_err(|_| {
-                    format!(
-                        "--{} needs at least one {}",
-                        f.name,
-                        f.value.unwrap_or("value")
-                    )
-                })?;
+            None => r.given.push((i, String::new())),
+            Some(what) if f.many => {
+                let vals = p
+                    .values()
+                    .map_err(|_| format!("--{} needs at least one {what}", f.name))?;
                 for v in vals {
-                    (opt.apply)(&mut start, &utf8(v, &format!("--{}", f.name))?)?;
+                    r.given.push((i, utf8(v, &format!("--{}", f.name))?));
                 }
             }
             Some(_) => {
                 let v = p
                     .value()
                     .map_err(|_| format!("option '--{}' needs a value", f.name))?;
-                (opt.apply)(&mut start, &utf8(v, &format!("--{}", f.name))?)?;
+                r.given.push((i, utf8(v, &format!("--{}", f.name))?));
             }
         }
     }
-    if help {
+    Ok(r)
+}
+
+/// Parses a command's arguments into `start` (its defaults) with its
+/// table; every error is one line.
+pub fn parse<T>(spec: &Spec<T>, mut start: T, argv: Vec<OsString>) -> Result<Parsed<T>, String> {
+    let r = read(spec.name, &spec.flags(), argv)?;
+    if r.help {
         return Ok(Parsed::Help);
     }
-    (spec.finish)(&mut start, positionals)?;
+    for (i, v) in &r.given {
+        spec.apply(&mut start, *i, v)?;
+    }
+    (spec.finish)(&mut start, r.positionals)?;
     Ok(Parsed::Run(start))
 }
 
@@ -528,15 +566,16 @@ mod tests {
         }
         // Each option of each command, through the command's parser.
         fn each<T: Clone>(spec: &Spec<T>, start: T) {
-            for f in spec.sections.iter().flat_map(|s| &s.opts) {
-                let values: Vec<String> = match (f.flag.value, f.flag.complete) {
+            let flags = spec.flags();
+            for (i, f) in flags.iter().enumerate() {
+                let values: Vec<String> = match (f.value, f.complete) {
                     (None, _) => vec![String::new()],
                     (Some(_), Complete::Words(w)) => w().iter().map(|s| s.to_string()).collect(),
-                    (Some(_), _) => vec![sample(&f.flag)],
+                    (Some(_), _) => vec![sample(f)],
                 };
                 for v in values {
-                    let r = (f.apply)(&mut start.clone(), &v);
-                    assert!(r.is_ok(), "{} --{} {v}: {r:?}", spec.name, f.flag.name);
+                    let r = spec.apply(&mut start.clone(), i, &v);
+                    assert!(r.is_ok(), "{} --{} {v}: {r:?}", spec.name, f.name);
                 }
             }
         }

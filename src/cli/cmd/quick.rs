@@ -3,8 +3,8 @@
 
 use std::ffi::OsString;
 
-use super::bench::{self, HasRun, RunFlags};
-use super::{Complete, Pos, Spec};
+use super::bench::{self, RunFlags};
+use super::{Complete, Pos, Section, Spec};
 use crate::suite::quick::{PASSES, RUNTIME_US, SIZE, TEST_FILE, WARMUP_US};
 
 /// What `iomark quick` was asked.
@@ -13,12 +13,6 @@ pub struct QuickOpts {
     pub run: RunFlags,
     /// Where to test (default: the current directory).
     pub path: Option<String>,
-}
-
-impl HasRun for QuickOpts {
-    fn run(&mut self) -> &mut RunFlags {
-        &mut self.run
-    }
 }
 
 pub fn spec() -> Spec<QuickOpts> {
@@ -38,7 +32,11 @@ pub fn spec() -> Spec<QuickOpts> {
             SIZE >> 30,
         ),
         lists: Vec::new(),
-        sections: vec![bench::shared()],
+        sections: vec![Section::with_run(
+            "Options",
+            Vec::new(),
+            |o: &mut QuickOpts| &mut o.run,
+        )],
         after: String::new(),
         positionals: vec![Pos {
             name: "PATH",

@@ -3,8 +3,8 @@
 
 use std::ffi::OsString;
 
-use super::bench::{self, HasRun, RunFlags};
-use super::{switch, Complete, Pos, Spec};
+use super::bench::RunFlags;
+use super::{switch, Complete, Pos, Section, Spec};
 use crate::suite::presets::{self, Preset};
 
 /// What `iomark suite` was asked.
@@ -16,12 +16,6 @@ pub struct SuiteOpts {
     /// The preset to run (None only with `--list`).
     pub preset: Option<&'static Preset>,
     pub path: Option<String>,
-}
-
-impl HasRun for SuiteOpts {
-    fn run(&mut self) -> &mut RunFlags {
-        &mut self.run
-    }
 }
 
 /// The presets' names, from the preset registry.
@@ -54,18 +48,15 @@ fn finish(o: &mut SuiteOpts, pos: Vec<OsString>) -> Result<(), String> {
 }
 
 pub fn spec() -> Spec<SuiteOpts> {
-    let mut options = bench::shared();
-    options.opts.insert(
-        0,
-        switch(
-            "list",
-            "list the presets with their tests and defaults",
-            |o: &mut SuiteOpts, _| {
-                o.list = true;
-                Ok(())
-            },
-        ),
+    let list = switch(
+        "list",
+        "list the presets with their tests and defaults",
+        |o: &mut SuiteOpts, _| {
+            o.list = true;
+            Ok(())
+        },
     );
+    let options = Section::with_run("Options", vec![list], |o: &mut SuiteOpts| &mut o.run);
     Spec {
         name: "suite",
         usage: vec![

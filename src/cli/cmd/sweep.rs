@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 
-use super::bench::{self, parse_u32, HasRun, RunFlags};
+use super::bench::{self, parse_u32, RunFlags};
 use super::{opt, switch, Complete, Pos, Section, Spec};
 use crate::suite::sweep::{Dims, DEFAULT_IODEPTHS, KNEE_RULE, MAX_POINTS, RUNTIME_US, RW, SIZE};
 
@@ -39,12 +39,6 @@ impl Default for SweepOpts {
             svg: false,
             path: None,
         }
-    }
-}
-
-impl HasRun for SweepOpts {
-    fn run(&mut self) -> &mut RunFlags {
-        &mut self.run
     }
 }
 
@@ -149,7 +143,7 @@ pub fn spec() -> Spec<SweepOpts> {
         lists: Vec::new(),
         sections: vec![
             Section::new("Sweep options (comma-separated lists)", own),
-            bench::shared(),
+            Section::with_run("Options", Vec::new(), |o: &mut SweepOpts| &mut o.run),
         ],
         after: String::new(),
         positionals: vec![Pos {
