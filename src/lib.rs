@@ -6,6 +6,9 @@
 //! offsets from `workload` and record `stats` → `report` writes the
 //! formats. `host` describes the machine and the storage once per run
 //! (`run::session`); `suite` builds presets and comparisons on top.
+//! Everything that runs a job list goes through `launch` (on this host,
+//! or as one rank of many: `cluster`), which prepares, runs, merges,
+//! reports and decides the exit code.
 
 // Per-direction arrays are indexed by direction number throughout.
 #![allow(clippy::needless_range_loop)]
@@ -16,6 +19,7 @@ pub mod engine;
 pub mod history;
 pub mod host;
 pub mod job;
+pub mod launch;
 pub mod outfile;
 pub mod report;
 pub mod run;

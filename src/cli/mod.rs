@@ -74,6 +74,8 @@ pub struct RunArgs {
     pub mpi_timeout_s: Option<u64>,
     /// `--mpi-stonewall`: the first rank to finish a phase ends it on all.
     pub mpi_stonewall: bool,
+    /// `--mpi-per-rank`: every rank's clones apart in the report.
+    pub mpi_per_rank: bool,
     /// `--label`: names the run (JSON `iomark.label`) and records it in
     /// the results history.
     pub label: Option<String>,
@@ -122,6 +124,7 @@ impl Default for RunArgs {
             mpi: false,
             mpi_timeout_s: None,
             mpi_stonewall: false,
+            mpi_per_rank: false,
             label: None,
             history: false,
             no_history: false,

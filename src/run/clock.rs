@@ -37,7 +37,8 @@ pub struct TscCal {
     mult: u64,
 }
 
-fn mono_ns() -> u64 {
+/// CLOCK_MONOTONIC now, in ns (one clock for every process of a host).
+pub fn mono_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

@@ -67,58 +67,20 @@ const MARK: &std::ffi::CStr = c"user.iomark";
 /// file, so that the other ranks of that run may use it.
 const RUN_MARK: &std::ffi::CStr = c"user.iomark.run";
 
-/// The token of the run over many ranks this process is part of.
-static RUN_TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
-/// This process's own token, when it is no rank of a run over many.
-static LOCAL_TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
-/// This process is a rank of the run `token` names (the same on every
-/// rank, random per run): files it creates carry the token, and files
-/// that carry it (made by another rank of this run after the check, such
-/// as one shared file) may be used. Only the first call counts.
-pub fn set_run_token(token: &str) {
-    let _ = RUN_TOKEN.set(token.to_string());
-}
-
-/// The token of the run over many ranks, if this process is a rank.
-fn peer_token() -> Option<&'static str> {
-    RUN_TOKEN.get().map(String::as_str)
-}
-
-/// The token the files this run creates carry (`user.iomark.run`): the
-/// run's over many ranks, else one random to this process.
-pub fn run_token() -> &'static str {
-    if let Some(t) = peer_token() {
-        return t;
-    }
-    LOCAL_TOKEN.get_or_init(|| {
-        let mut b = [0u8; 16];
-        // SAFETY: getrandom fills at most b.len() bytes of b.
-        let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
-        if n != b.len() as isize {
-            let t = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0);
-            b.copy_from_slice(&(t ^ (u128::from(std::process::id()) << 64)).to_le_bytes());
-        }
-        b.iter().map(|x| format!("{x:02x}")).collect()
-    })
-}
-
 /// Marks a file iomark has just created exclusively (best effort:
-/// filesystems without user extended attributes simply keep no mark).
+/// filesystems without user extended attributes simply keep no mark),
+/// with the token of the run it belongs to (`PlannedFile::run_token`).
 /// Takes the descriptor, so the mark cannot land on another file.
-pub fn mark_created(fd: std::os::fd::RawFd) {
+pub fn mark_created(fd: std::os::fd::RawFd, run_token: Option<&str>) {
     // SAFETY: an open descriptor, a NUL-terminated name, a one-byte value.
     unsafe {
         libc::fsetxattr(fd, MARK.as_ptr(), b"1".as_ptr().cast(), 1, 0);
     }
-    let t = run_token();
-    // SAFETY: as above, with the token's bytes.
-    unsafe {
-        libc::fsetxattr(fd, RUN_MARK.as_ptr(), t.as_ptr().cast(), t.len(), 0);
+    if let Some(t) = run_token {
+        // SAFETY: as above, with the token's bytes.
+        unsafe {
+            libc::fsetxattr(fd, RUN_MARK.as_ptr(), t.as_ptr().cast(), t.len(), 0);
+        }
     }
 }
 
@@ -131,10 +93,10 @@ fn token_of(fd: std::os::fd::RawFd) -> Option<Vec<u8>> {
     (n > 0).then(|| buf[..n as usize].to_vec())
 }
 
-/// Whether another rank of this run created the open file `fd` (it
-/// carries this run's token).
-pub fn created_by_peer(fd: std::os::fd::RawFd) -> bool {
-    let Some(t) = peer_token() else {
+/// Whether another rank (or worker) of the run `run_token` names created
+/// the open file `fd` (it carries that token).
+pub fn created_by_peer(fd: std::os::fd::RawFd, run_token: Option<&str>) -> bool {
+    let Some(t) = run_token else {
         return false;
     };
     token_of(fd).is_some_and(|v| v == t.as_bytes())
@@ -143,19 +105,24 @@ pub fn created_by_peer(fd: std::os::fd::RawFd) -> bool {
 /// `created_by_peer` for the regular file `name` in directory `dir`,
 /// not following a link (for a size check; opening checks the
 /// descriptor).
-pub fn created_by_peer_at(dir: std::os::fd::RawFd, name: &std::ffi::CStr) -> bool {
+pub fn created_by_peer_at(
+    dir: std::os::fd::RawFd,
+    name: &std::ffi::CStr,
+    run_token: Option<&str>,
+) -> bool {
     let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK;
     let Ok(fd) = super::dirs::open_at(dir, name, flags, 0) else {
         return false;
     };
     let f = std::fs::File::from(fd);
-    f.metadata().is_ok_and(|m| m.is_file()) && created_by_peer(std::os::fd::AsRawFd::as_raw_fd(&f))
+    f.metadata().is_ok_and(|m| m.is_file())
+        && created_by_peer(std::os::fd::AsRawFd::as_raw_fd(&f), run_token)
 }
 
 /// Whether the run token an open file carries, if it carries one, is
-/// this run's.
-pub fn token_is_ours(fd: std::os::fd::RawFd) -> bool {
-    token_of(fd).is_none_or(|v| v == run_token().as_bytes())
+/// `run_token` (the one it was marked with when this run made it).
+pub fn token_is(fd: std::os::fd::RawFd, run_token: Option<&str>) -> bool {
+    token_of(fd).is_none_or(|v| Some(v.as_slice()) == run_token.map(str::as_bytes))
 }
 
 /// Who a file is: the device and inode it lives on, its type, for

@@ -12,7 +12,9 @@ use serde_json::json;
 
 use super::presets::{self, crystaldiskmark};
 use super::Bench;
+use crate::cli::cmd::bench::RunFlags;
 use crate::cli::cmd::quick::QuickOpts;
+use crate::launch::Launch;
 
 /// Defaults chosen to finish in about a minute on an ordinary disk:
 /// 8 tests × (1 s warm-up + 3 × 2 s) ≈ 56 s plus laying out the file.
@@ -23,18 +25,24 @@ pub const WARMUP_US: u64 = 1_000_000;
 pub const TEST_FILE: &str = "iomark-quick.tmp";
 
 /// Runs `iomark quick` as asked (parsed by `cli::cmd::quick`).
-pub fn run(opts: QuickOpts) -> i32 {
+pub fn main(opts: QuickOpts) -> i32 {
     let QuickOpts { run: flags, path } = opts;
-    let ranks = match super::join("quick", &flags) {
-        Ok(r) => r,
+    let launch = match super::join("quick", &flags) {
+        Ok(l) => l,
         Err(code) => return code,
     };
+    let code = run(&flags, path.as_deref(), &launch);
+    launch.end(code)
+}
+
+/// `quick` once the ranks (if any) have joined.
+fn run(flags: &RunFlags, path: Option<&str>, launch: &Launch) -> i32 {
     let preset = &crystaldiskmark::DEFAULT;
     let target = match super::agreed(
         "quick",
-        ranks.as_ref(),
+        launch,
         "every rank to check PATH",
-        super::target(path.as_deref(), &flags, preset.direct, preset.engines),
+        super::target(path, flags, preset.direct, preset.engines),
     ) {
         Ok(t) => t,
         Err(code) => return code,
@@ -52,16 +60,12 @@ pub fn run(opts: QuickOpts) -> i32 {
             size: Some(presets::size_text(size)),
             runtime: Some(presets::time_text(runtime)),
             // Under MPI each rank its own file.
-            file_name: Some(
-                ranks
-                    .as_ref()
-                    .map_or(TEST_FILE.into(), |r| r.own_file(TEST_FILE)),
-            ),
+            file_name: Some(launch.own_file(TEST_FILE)),
             comments: vec![format!("Written by `iomark quick` for {}.", target.shown)],
         },
     );
     if flags.print_jobfile {
-        return super::print("quick", &jobfile);
+        return super::print_on(launch, "quick", &jobfile);
     }
     let tests = preset.suite_tests();
     let settings = json!({
@@ -84,7 +88,7 @@ pub fn run(opts: QuickOpts) -> i32 {
         settings,
         target,
         sweep: None,
-        ranks,
+        launch,
     };
-    super::run_bench(bench, &flags)
+    super::run_bench(bench, flags)
 }

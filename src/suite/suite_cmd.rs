@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::presets::{self, Preset};
-use super::{fail, Bench};
+use super::Bench;
 use crate::cli::cmd::bench::RunFlags;
 use crate::cli::cmd::suite::SuiteOpts;
 
@@ -30,29 +30,30 @@ fn list() -> String {
 }
 
 /// Runs `iomark suite` as asked (parsed by `cli::cmd::suite`).
-pub fn run(opts: SuiteOpts) -> i32 {
+pub fn main(opts: SuiteOpts) -> i32 {
     if opts.list {
         return super::print("suite", &list());
     }
     let Some(preset) = opts.preset else {
-        return fail("suite", "name a preset (iomark suite --list shows them)");
+        return super::fail_early("suite", "name a preset (iomark suite --list shows them)");
     };
-    let ranks = match super::join("suite", &opts.run) {
-        Ok(r) => r,
+    let launch = match super::join("suite", &opts.run) {
+        Ok(l) => l,
         Err(code) => return code,
     };
-    run_preset(preset, opts.path.as_deref(), &opts.run, ranks)
+    let code = run_preset(preset, opts.path.as_deref(), &opts.run, &launch);
+    launch.end(code)
 }
 
 fn run_preset(
     preset: &Preset,
     path: Option<&str>,
     flags: &RunFlags,
-    ranks: Option<crate::cluster::command::Ranks>,
+    launch: &crate::launch::Launch,
 ) -> i32 {
     let target = match super::agreed(
         "suite",
-        ranks.as_ref(),
+        launch,
         "every rank to check PATH",
         super::target(path, flags, preset.direct, preset.engines),
     ) {
@@ -71,12 +72,13 @@ fn run_preset(
             // named by their global clone numbers already).
             file_name: preset
                 .shared_file
-                .and_then(|f| ranks.as_ref().map(|r| r.own_file(f))),
+                .filter(|_| launch.ranks().is_some())
+                .map(|f| launch.own_file(f)),
             comments: Vec::new(),
         },
     );
     if flags.print_jobfile {
-        return super::print("suite", &jobfile);
+        return super::print_on(launch, "suite", &jobfile);
     }
     let passes = flags.passes.unwrap_or(preset.passes);
     let warmup = flags.warmup_us.unwrap_or(preset.warmup_s * 1_000_000);
@@ -101,7 +103,7 @@ fn run_preset(
         settings,
         target,
         sweep: None,
-        ranks,
+        launch,
     };
     super::run_bench(bench, flags)
 }

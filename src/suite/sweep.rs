@@ -498,7 +498,17 @@ pub fn sweep_html(sweep: &Value, unit: BwUnit) -> String {
 }
 
 /// Runs `iomark sweep` as asked (parsed by `cli::cmd::sweep`).
-pub fn run(opts: SweepOpts) -> i32 {
+pub fn main(opts: SweepOpts) -> i32 {
+    let launch = match super::join("sweep", &opts.run) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let code = run(opts, &launch);
+    launch.end(code)
+}
+
+/// `sweep` once the ranks (if any) have joined.
+fn run(opts: SweepOpts, launch: &crate::launch::Launch) -> i32 {
     let SweepOpts {
         run: flags,
         rw,
@@ -510,16 +520,13 @@ pub fn run(opts: SweepOpts) -> i32 {
         svg: svg_files,
         path,
     } = opts;
+    let (flags, dims) = (&flags, &dims);
     let points = dims.points();
-    let ranks = match super::join("sweep", &flags) {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
     let target = match super::agreed(
         "sweep",
-        ranks.as_ref(),
+        launch,
         "every rank to check PATH",
-        super::target(path.as_deref(), &flags, true, &[]),
+        super::target(path.as_deref(), flags, true, &[]),
     ) {
         Ok(t) => t,
         Err(code) => return code,
@@ -571,12 +578,12 @@ pub fn run(opts: SweepOpts) -> i32 {
             size: Some(presets::size_text(size)),
             runtime: Some(presets::time_text(runtime)),
             // Under MPI each rank its own file.
-            file_name: ranks.as_ref().map(|r| r.own_file(TEST_FILE)),
+            file_name: launch.ranks().map(|_| launch.own_file(TEST_FILE)),
             comments: Vec::new(),
         },
     );
     if flags.print_jobfile {
-        return super::print("sweep", &jobfile);
+        return super::print_on(launch, "sweep", &jobfile);
     }
     let suite_tests: Vec<SuiteTest> = points
         .iter()
@@ -630,9 +637,9 @@ pub fn run(opts: SweepOpts) -> i32 {
         settings,
         target,
         sweep: Some(Box::new(finish)),
-        ranks,
+        launch,
     };
-    super::run_bench(bench, &flags)
+    super::run_bench(bench, flags)
 }
 
 #[cfg(test)]

@@ -436,7 +436,7 @@ fn drive<T>(spec: &Spec<T>, start: T, argv: Vec<OsString>, run: impl FnOnce(T) -
     match super::parse(spec, start, argv) {
         Ok(Parsed::Help) => crate::suite::print(spec.name, &page().help()),
         Ok(Parsed::Run(t)) => run(t),
-        Err(e) => crate::suite::fail(spec.name, &e),
+        Err(e) => crate::suite::fail_early(spec.name, &e),
     }
 }
 

@@ -489,12 +489,14 @@ pub fn check(name: &str, argv: Vec<OsString>) -> Result<(), String> {
 }
 
 /// Parses with `spec` and runs `run` on the options: help on `--help`,
-/// one line and exit status 1 on a bad argument.
+/// one line and exit status 1 on a bad argument (before any MPI ranks
+/// join: said once for all of them).
 pub fn drive<T>(spec: &Spec<T>, start: T, argv: Vec<OsString>, run: fn(T) -> i32) -> i32 {
     match parse(spec, start, argv) {
         Ok(Parsed::Help) => crate::suite::print(spec.name, &spec.page().help()),
         Ok(Parsed::Run(t)) => run(t),
-        Err(e) => crate::suite::fail(spec.name, &e),
+        // Under MPI, said once for every rank.
+        Err(e) => crate::suite::fail_early(spec.name, &e),
     }
 }
 

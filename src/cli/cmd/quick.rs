@@ -68,6 +68,6 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         &spec(),
         QuickOpts::default(),
         argv,
-        crate::suite::quick::run,
+        crate::suite::quick::main,
     )
 }

@@ -114,6 +114,6 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         &spec(),
         SuiteOpts::default(),
         argv,
-        crate::suite::suite_cmd::run,
+        crate::suite::suite_cmd::main,
     )
 }

@@ -173,6 +173,6 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         &spec(),
         SweepOpts::default(),
         argv,
-        crate::suite::sweep::run,
+        crate::suite::sweep::main,
     )
 }
