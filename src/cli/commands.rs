@@ -52,16 +52,7 @@ pub fn execute(cmd: Command) -> i32 {
             Err(e) => fail(&e),
         },
         Command::Run(args) => run_jobs(*args),
-        Command::Sub(name, rest) => match name.as_str() {
-            "quick" => crate::suite::quick::main(rest),
-            "suite" => crate::suite::suite_cmd::main(rest),
-            "sweep" => crate::suite::sweep::main(rest),
-            "compare" => crate::suite::compare::main(rest),
-            "report" => crate::suite::report_cmd::main(rest),
-            "history" => super::history_cmd::main(rest),
-            "trend" => super::history_cmd::trend_main(rest),
-            other => fail(&format!("unknown subcommand '{other}'")),
-        },
+        Command::Sub(name, rest) => super::cmd::main(&name, rest),
     }
 }
 

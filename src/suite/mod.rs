@@ -12,7 +12,6 @@
 //! owns no I/O logic of its own: everything that touches the target goes
 //! through the job pipeline.
 
-pub mod args;
 pub mod bundle;
 pub mod compare;
 pub mod dataset;
@@ -38,11 +37,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use crate::cli::cmd::bench::RunFlags;
 use crate::host;
 use crate::launch::{Launch, Refused};
 use crate::run::output::{self, Console};
 use crate::run::{signals, RunOptions};
-use args::RunFlags;
 use runner::{SuiteOutcome, SuiteRun, SuiteTest};
 
 /// Exit code of a command that ran but found a problem in the results
