@@ -589,7 +589,7 @@ fn bash_completes_subcommand_arguments_and_values_from_their_tables() {
             "iomark quick --engine ",
             engine_names().into_iter().collect::<Vec<_>>().join(" "),
         ),
-        ("iomark quick --engine=io_", "io_uring".into()),
+        ("iomark quick --engine=io_", "io_uring io_uring_cmd".into()),
         ("iomark quick --ioengine ps", "psync".into()),
         ("iomark quick --eta=a", "always auto".into()),
         ("iomark quick --json=af", "afile.json".into()),
@@ -701,7 +701,10 @@ fn zsh_and_fish_complete_presets_and_values_from_the_tables() {
                 .collect();
             assert_eq!(blocks.len(), 4, "{text} {}", stderr(&o));
             assert_eq!(blocks[0], preset_names(), "fish suite");
-            assert_eq!(blocks[1], word_set("--engine=io_uring"));
+            assert_eq!(
+                blocks[1],
+                word_set("--engine=io_uring --engine=io_uring_cmd")
+            );
             assert_eq!(
                 blocks[2],
                 word_set("--format=csv --format=jsonl --format=influx")
