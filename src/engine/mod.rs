@@ -25,6 +25,7 @@ pub mod file;
 pub mod fileops;
 pub mod ftruncate;
 pub mod io_uring;
+pub mod io_uring_cmd;
 pub mod libaio;
 pub mod mmap;
 pub mod null;
@@ -256,6 +257,13 @@ pub trait Engine: Send {
     /// How many units are queued but not yet committed.
     fn pending(&self) -> u32 {
         0
+    }
+
+    /// What the device said about the failed I/O of unit `idx`, beyond
+    /// its errno (an NVMe status and its name), for the error message.
+    /// Cold: called only for a failed I/O.
+    fn error_detail(&self, _idx: u32) -> Option<String> {
+        None
     }
 }
 

@@ -13,7 +13,9 @@
 //! io_uring registers buffers only with fixedbufs) are the engine's
 //! `Engine::caps` method; the entry holds what is true for every job.
 
-use super::{falloc, fileops, ftruncate, io_uring, libaio, mmap, null, posixaio, sync};
+use super::{
+    falloc, fileops, ftruncate, io_uring, io_uring_cmd, libaio, mmap, null, posixaio, sync,
+};
 use super::{Caps, Engine, EngineError};
 use crate::job::{EngineKind, JobSpec};
 
@@ -69,6 +71,10 @@ pub struct EngineInfo {
     pub direct_io: bool,
     /// Runs only on block devices (refused on files before the run).
     pub needs_block_device: bool,
+    /// Sends NVMe commands to NVMe generic character devices
+    /// (`/dev/ngXnY`) and to nothing else; no other engine may use such
+    /// a device.
+    pub nvme_passthrough: bool,
     /// Even its reads change the files (falloc allocates blocks): refused
     /// under `--readonly` whatever the job's `rw`.
     pub reads_change_files: bool,
@@ -101,6 +107,7 @@ impl EngineKind {
             K::Pvsync2 => &PVSYNC2,
             K::Libaio => &LIBAIO,
             K::IoUring => &IO_URING,
+            K::IoUringCmd => &IO_URING_CMD,
             K::PosixAio => &POSIXAIO,
             K::Mmap => &MMAP,
             K::Null => &NULL,
@@ -126,6 +133,7 @@ const DATA_ENGINE: EngineInfo = EngineInfo {
     destroys: Destroys::WhenWriting,
     direct_io: true,
     needs_block_device: false,
+    nvme_passthrough: false,
     reads_change_files: false,
     preflight: no_preflight,
     create: |s| Ok(Box::new(sync::SyncEngine::new(s, sync::Style::Psync))),
@@ -195,6 +203,17 @@ static IO_URING: EngineInfo = EngineInfo {
     kind: EngineKind::IoUring,
     preflight: io_uring::preflight,
     create: |s| Ok(Box::new(io_uring::IoUringEngine::new(s)?)),
+    ..DATA_ENGINE
+};
+
+static IO_URING_CMD: EngineInfo = EngineInfo {
+    kind: EngineKind::IoUringCmd,
+    // The namespace is the target: nothing is laid out, and O_DIRECT
+    // means nothing (commands bypass the page cache anyway).
+    direct_io: false,
+    nvme_passthrough: true,
+    preflight: io_uring_cmd::preflight,
+    create: |s| Ok(Box::new(io_uring_cmd::IoUringCmdEngine::new(s)?)),
     ..DATA_ENGINE
 };
 
@@ -302,6 +321,11 @@ mod tests {
                 Err(m) if k == EngineKind::IoUring && m.to_string().contains("not available") => {
                     continue
                 }
+                Err(m)
+                    if k == EngineKind::IoUringCmd && m.to_string().contains("io_uring_setup") =>
+                {
+                    continue
+                }
                 Err(m) => panic!("{k}: {m}"),
             };
             assert_eq!(e.kind(), k);
@@ -350,10 +374,22 @@ mod tests {
         for k in [K::Null, K::FileCreate, K::FileStat] {
             assert_eq!(k.info().destroys, Destroys::Nothing, "{k}");
         }
-        for k in [K::Psync, K::Libaio, K::IoUring, K::Mmap, K::Falloc] {
+        for k in [
+            K::Psync,
+            K::Libaio,
+            K::IoUring,
+            K::IoUringCmd,
+            K::Mmap,
+            K::Falloc,
+        ] {
             assert_eq!(k.info().destroys, Destroys::WhenWriting, "{k}");
         }
         assert!(!K::Mmap.info().direct_io && K::Psync.info().direct_io);
         assert!(!K::ALL.iter().any(|k| k.info().needs_block_device));
+        let nvme: Vec<_> = K::ALL
+            .iter()
+            .filter(|k| k.info().nvme_passthrough)
+            .collect();
+        assert_eq!(nvme, [&K::IoUringCmd]);
     }
 }

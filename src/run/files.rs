@@ -744,8 +744,9 @@ fn check_opened(
         close(fd, data);
         return Err(sys_err("cannot set the flags of", path, e));
     }
-    if id.fmt == libc::S_IFBLK && flags & libc::O_ACCMODE != libc::O_RDONLY {
-        if let Err(m) = super::safety::recheck_opened_block(spec, path, id.rdev) {
+    let nvme = f.kind == TargetKind::Nvme && id.fmt == libc::S_IFCHR;
+    if (id.fmt == libc::S_IFBLK || nvme) && flags & libc::O_ACCMODE != libc::O_RDONLY {
+        if let Err(m) = super::safety::recheck_opened_block(spec, path, id.rdev, nvme) {
             return refuse(close, libc::EBUSY, m.0);
         }
     }
