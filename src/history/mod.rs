@@ -43,6 +43,28 @@ pub const ENV_DB: &str = "IOMARK_HISTORY_DB";
 /// How long a writer waits for another to finish before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Runs `f` again while SQLite says the database is busy, for up to
+/// [`BUSY_TIMEOUT`]: for the statements where SQLite does not call its
+/// busy handler (a lock upgrade that could deadlock).
+fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let start = std::time::Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match f() {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && start.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// The schema, one step per version: step i takes a database from
 /// `user_version` i to i + 1.
 pub const MIGRATIONS: &[&str] = &[
@@ -213,10 +235,15 @@ impl Store {
             .conn
             .busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| store.err(e))?;
-        let mode: String = store
-            .conn
-            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-            .map_err(|e| store.err(e))?;
+        // Two processes opening a new database at once both try to switch
+        // it to WAL; SQLite answers one of them "busy" at once, without
+        // its busy handler (it would deadlock otherwise), so wait here.
+        let mode: String = retry_busy(|| {
+            store
+                .conn
+                .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+        })
+        .map_err(|e| store.err(e))?;
         if !mode.eq_ignore_ascii_case("wal") {
             crate::run::output::stderr_line(&format!(
                 "iomark: note: results history '{}' runs in {mode} mode (WAL is not available there)",
@@ -236,7 +263,7 @@ impl Store {
         let version = |c: &Connection| -> rusqlite::Result<i64> {
             c.query_row("PRAGMA user_version", [], |r| r.get(0))
         };
-        let found = version(&self.conn).map_err(|e| self.err(e))?;
+        let found = retry_busy(|| version(&self.conn)).map_err(|e| self.err(e))?;
         if found > known {
             return Err(HistoryError::Newer {
                 path: self.path.clone(),
