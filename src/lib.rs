@@ -5,7 +5,9 @@
 //! groups, clones and files → `run::worker` threads drive an `engine` with
 //! offsets from `workload` and record `stats` → `report` writes the
 //! formats. `host` describes the machine and the storage once per run
-//! (`run::session`); `suite` builds presets and comparisons on top.
+//! (`run::session`); `suite` builds presets and comparisons on top;
+//! `sys` is the operating system underneath (Linux, macOS, FreeBSD,
+//! Windows).
 
 // Per-direction arrays are indexed by direction number throughout.
 #![allow(clippy::needless_range_loop)]
@@ -21,4 +23,5 @@ pub mod report;
 pub mod run;
 pub mod stats;
 pub mod suite;
+pub mod sys;
 pub mod workload;

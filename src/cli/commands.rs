@@ -208,7 +208,7 @@ fn run_jobs(args: RunArgs) -> i32 {
             Err(e) => return fail(&e.to_string()),
         };
         return if result.interrupted || signals::received() {
-            signals::exit_code().unwrap_or(128 + libc::SIGINT)
+            signals::exit_code().unwrap_or(128 + crate::sys::SIGINT)
         } else if result.failed() {
             EXIT_FAIL
         } else {
@@ -332,7 +332,7 @@ fn run_jobs(args: RunArgs) -> i32 {
         }
     }
     if result.interrupted || signals::received() {
-        return signals::exit_code().unwrap_or(128 + libc::SIGINT);
+        return signals::exit_code().unwrap_or(128 + crate::sys::SIGINT);
     }
     if failure.is_some() || failed {
         EXIT_FAIL

@@ -386,16 +386,7 @@ fn heartbeat(t: &dyn Transport, beating: &AtomicBool) {
 /// 128 random bits, in hex.
 fn new_token() -> String {
     let mut b = [0u8; 16];
-    // SAFETY: getrandom fills at most b.len() bytes of b.
-    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
-    if n != b.len() as isize {
-        // No randomness: still unique enough for a run's own files.
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        b = (t ^ (std::process::id() as u128) << 64).to_le_bytes();
-    }
+    crate::sys::random_bytes(&mut b);
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 

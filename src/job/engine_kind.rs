@@ -69,6 +69,8 @@ engine_kinds! {
     Libaio = "libaio", "Linux native asynchronous I/O (io_submit(2), io_getevents(2))";
     /// io_uring rings.
     IoUring = "io_uring", "asynchronous I/O through io_uring submission and completion rings";
+    /// Overlapped I/O on an I/O completion port (Windows).
+    WindowsAio = "windowsaio", "Windows overlapped I/O on an I/O completion port (ReadFile, WriteFile, GetQueuedCompletionStatusEx)";
     /// POSIX asynchronous I/O from the C library.
     PosixAio = "posixaio", "POSIX asynchronous I/O (aio_read(3), aio_write(3))";
     /// Copies to and from a shared mapping of each file.
@@ -119,7 +121,6 @@ pub const NOT_IMPLEMENTED: &[&str] = &[
     "ime_psync",
     "ime_psyncv",
     "ime_aio",
-    "windowsaio",
     "solarisaio",
     "spdk",
     "librpma_apm_client",

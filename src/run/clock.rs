@@ -37,6 +37,7 @@ pub struct TscCal {
     mult: u64,
 }
 
+#[cfg(unix)]
 fn mono_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -60,6 +61,21 @@ fn rdtsc() -> u64 {
     0
 }
 
+/// The performance counter (`QueryPerformanceCounter`) on Windows.
+#[cfg(windows)]
+fn mono_ns() -> u64 {
+    crate::sys::mono_ns()
+}
+
+#[cfg(windows)]
+fn wall_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+#[cfg(unix)]
 fn wall_ns() -> u64 {
     let mut tv = libc::timeval {
         tv_sec: 0,

@@ -53,19 +53,19 @@
 //! /sys, extended attributes); it never writes. Its error is one line
 //! naming the target, the reason and the option that overrides it.
 
+use crate::sys::ext::{FileTypeExt, MetadataExt};
 use std::collections::{HashMap, HashSet};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
 use super::error::Refusal;
 use super::plan::{Plan, TargetKind};
 
 /// The extended attribute that marks files iomark created.
-const MARK: &std::ffi::CStr = c"user.iomark";
+const MARK: &str = "iomark";
 
 /// The attribute that names the run (over many MPI ranks) that created a
 /// file, so that the other ranks of that run may use it.
-const RUN_MARK: &std::ffi::CStr = c"user.iomark.run";
+const RUN_MARK: &str = "iomark.run";
 
 /// The token of the run over many ranks this process is part of.
 static RUN_TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
@@ -94,15 +94,7 @@ pub fn run_token() -> &'static str {
     }
     LOCAL_TOKEN.get_or_init(|| {
         let mut b = [0u8; 16];
-        // SAFETY: getrandom fills at most b.len() bytes of b.
-        let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
-        if n != b.len() as isize {
-            let t = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0);
-            b.copy_from_slice(&(t ^ (u128::from(std::process::id()) << 64)).to_le_bytes());
-        }
+        crate::sys::random_bytes(&mut b);
         b.iter().map(|x| format!("{x:02x}")).collect()
     })
 }
@@ -110,30 +102,22 @@ pub fn run_token() -> &'static str {
 /// Marks a file iomark has just created exclusively (best effort:
 /// filesystems without user extended attributes simply keep no mark).
 /// Takes the descriptor, so the mark cannot land on another file.
-pub fn mark_created(fd: std::os::fd::RawFd) {
-    // SAFETY: an open descriptor, a NUL-terminated name, a one-byte value.
-    unsafe {
-        libc::fsetxattr(fd, MARK.as_ptr(), b"1".as_ptr().cast(), 1, 0);
-    }
-    let t = run_token();
-    // SAFETY: as above, with the token's bytes.
-    unsafe {
-        libc::fsetxattr(fd, RUN_MARK.as_ptr(), t.as_ptr().cast(), t.len(), 0);
-    }
+pub fn mark_created(fd: crate::sys::RawFd) {
+    crate::sys::set_mark(fd, MARK, b"1");
+    crate::sys::set_mark(fd, RUN_MARK, run_token().as_bytes());
 }
 
 /// The run token an open file carries (None: none, or no extended
 /// attributes there).
-fn token_of(fd: std::os::fd::RawFd) -> Option<Vec<u8>> {
+fn token_of(fd: crate::sys::RawFd) -> Option<Vec<u8>> {
     let mut buf = [0u8; 64];
-    // SAFETY: reads at most buf.len() bytes into buf.
-    let n = unsafe { libc::fgetxattr(fd, RUN_MARK.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    (n > 0).then(|| buf[..n as usize].to_vec())
+    let n = crate::sys::get_mark(fd, RUN_MARK, &mut buf)?;
+    Some(buf[..n].to_vec())
 }
 
 /// Whether another rank of this run created the open file `fd` (it
 /// carries this run's token).
-pub fn created_by_peer(fd: std::os::fd::RawFd) -> bool {
+pub fn created_by_peer(fd: crate::sys::RawFd) -> bool {
     let Some(t) = peer_token() else {
         return false;
     };
@@ -143,18 +127,18 @@ pub fn created_by_peer(fd: std::os::fd::RawFd) -> bool {
 /// `created_by_peer` for the regular file `name` in directory `dir`,
 /// not following a link (for a size check; opening checks the
 /// descriptor).
-pub fn created_by_peer_at(dir: std::os::fd::RawFd, name: &std::ffi::CStr) -> bool {
-    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+pub fn created_by_peer_at(dir: crate::sys::RawFd, name: &std::ffi::CStr) -> bool {
+    let flags = crate::sys::O_RDONLY | crate::sys::O_NOFOLLOW | crate::sys::O_NONBLOCK;
     let Ok(fd) = super::dirs::open_at(dir, name, flags, 0) else {
         return false;
     };
     let f = std::fs::File::from(fd);
-    f.metadata().is_ok_and(|m| m.is_file()) && created_by_peer(std::os::fd::AsRawFd::as_raw_fd(&f))
+    f.metadata().is_ok_and(|m| m.is_file()) && created_by_peer(crate::sys::AsRawFd::as_raw_fd(&f))
 }
 
 /// Whether the run token an open file carries, if it carries one, is
 /// this run's.
-pub fn token_is_ours(fd: std::os::fd::RawFd) -> bool {
+pub fn token_is_ours(fd: crate::sys::RawFd) -> bool {
     token_of(fd).is_none_or(|v| v == run_token().as_bytes())
 }
 
@@ -177,19 +161,53 @@ impl FileId {
         FileId {
             dev: m.dev(),
             ino: m.ino(),
-            fmt: m.mode() & libc::S_IFMT,
+            fmt: m.mode() & crate::sys::S_IFMT,
             rdev: m.rdev(),
             born: m.created().ok(),
         }
     }
 
+    /// The identity of `name` in `dir` whose metadata `m` is (as
+    /// `dirs::stat_at` found it): from `m` on Unix; on Windows, where
+    /// metadata holds no identity, from a handle opened on it.
+    pub fn at(
+        dir: crate::sys::RawFd,
+        name: &std::ffi::CStr,
+        follow: bool,
+        m: &std::fs::Metadata,
+    ) -> std::io::Result<FileId> {
+        #[cfg(unix)]
+        {
+            let _ = (dir, name, follow);
+            Ok(FileId::of_meta(m))
+        }
+        #[cfg(windows)]
+        {
+            let _ = m;
+            let mut flags = crate::sys::O_PATH;
+            if !follow {
+                flags |= crate::sys::O_NOFOLLOW;
+            }
+            let fd = crate::sys::open_at(dir, name, flags, 0)?;
+            FileId::of_fd(crate::sys::AsRawFd::as_raw_fd(&fd))
+        }
+    }
+
     /// The identity of an open descriptor.
-    pub fn of_fd(fd: std::os::fd::RawFd) -> std::io::Result<FileId> {
-        use std::os::fd::FromRawFd;
-        // SAFETY: borrows the open descriptor for one fstat/statx; the
-        // ManuallyDrop never closes it.
-        let f = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
-        f.metadata().map(|m| FileId::of_meta(&m))
+    pub fn of_fd(fd: crate::sys::RawFd) -> std::io::Result<FileId> {
+        crate::sys::fstat(fd).map(|st| FileId::of_stat(&st))
+    }
+
+    /// The identity in what [`crate::sys::fstat`] found (on Windows the
+    /// volume serial number and file index).
+    pub fn of_stat(st: &crate::sys::Stat) -> FileId {
+        FileId {
+            dev: st.dev,
+            ino: st.ino,
+            fmt: st.fmt,
+            rdev: st.rdev,
+            born: st.born,
+        }
     }
 
     /// The type in words ("a regular file", "a FIFO", ...).
@@ -200,13 +218,13 @@ impl FileId {
 
 fn kind_name(fmt: u32) -> &'static str {
     match fmt {
-        libc::S_IFREG => "a regular file",
-        libc::S_IFBLK => "a block device",
-        libc::S_IFCHR => "a character device",
-        libc::S_IFIFO => "a FIFO",
-        libc::S_IFDIR => "a directory",
-        libc::S_IFLNK => "a symbolic link",
-        libc::S_IFSOCK => "a socket",
+        crate::sys::S_IFREG => "a regular file",
+        crate::sys::S_IFBLK => "a block device",
+        crate::sys::S_IFCHR => "a character device",
+        crate::sys::S_IFIFO => "a FIFO",
+        crate::sys::S_IFDIR => "a directory",
+        crate::sys::S_IFLNK => "a symbolic link",
+        crate::sys::S_IFSOCK => "a socket",
         _ => "a special file",
     }
 }
@@ -288,11 +306,12 @@ pub fn link_refusal(path: &Path, seen: &Seen) -> String {
 /// The kernel's memory devices fio users point jobs at: /dev/null,
 /// /dev/zero and /dev/full.
 fn memory_device(rdev: u64) -> bool {
-    libc::major(rdev) == 1 && matches!(libc::minor(rdev), 3 | 5 | 7)
+    cfg!(target_os = "linux") && matches!(dev_of(rdev), (1, 3 | 5 | 7))
 }
 
 /// Kernel interfaces that look like filesystems (`statfs` magic, name):
 /// never storage, and writing there changes the running system.
+#[cfg(target_os = "linux")]
 const PSEUDO_FILESYSTEMS: &[(u32, &str)] = &[
     (0x0000_9fa0, "procfs"),
     (0x6265_6572, "sysfs"),
@@ -313,8 +332,15 @@ const PSEUDO_FILESYSTEMS: &[(u32, &str)] = &[
     (0x1980_0202, "mqueue"),
 ];
 
+/// Elsewhere: none known.
+#[cfg(not(target_os = "linux"))]
+pub fn pseudo_filesystem(_fd: crate::sys::RawFd) -> Option<&'static str> {
+    None
+}
+
 /// The pseudo-filesystem an open descriptor is on, if it is on one.
-pub fn pseudo_filesystem(fd: std::os::fd::RawFd) -> Option<&'static str> {
+#[cfg(target_os = "linux")]
+pub fn pseudo_filesystem(fd: crate::sys::RawFd) -> Option<&'static str> {
     // SAFETY: fstatfs fills a zeroed struct.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
     if unsafe { libc::fstatfs(fd, &mut st) } != 0 {
@@ -338,14 +364,14 @@ fn check_pseudo(spec: &crate::job::JobSpec, path: &Path, seen: &Seen) -> Result<
     let own;
     let fd = match (seen.id, dir.resolved(), super::dirs::file_name(path)) {
         (Some(_), Some(d), Ok(name)) => {
-            let mut flags = libc::O_PATH;
+            let mut flags = crate::sys::O_PATH;
             if !seen.link {
-                flags |= libc::O_NOFOLLOW;
+                flags |= crate::sys::O_NOFOLLOW;
             }
-            match super::dirs::open_at(std::os::fd::AsRawFd::as_raw_fd(&*d), &name, flags, 0) {
+            match super::dirs::open_at(crate::sys::AsRawFd::as_raw_fd(&*d), &name, flags, 0) {
                 Ok(fd) => {
                     own = fd;
-                    std::os::fd::AsRawFd::as_raw_fd(&own)
+                    crate::sys::AsRawFd::as_raw_fd(&own)
                 }
                 Err(_) => dir.base_fd(),
             }
@@ -384,8 +410,8 @@ pub fn check_special(
             .to_string(),
         (TargetKind::Char, Some(id)) if !memory_device(id.rdev) => format!(
             "a character device ({}:{}), not a file or a block device",
-            libc::major(id.rdev),
-            libc::minor(id.rdev)
+            dev_of(id.rdev).0,
+            dev_of(id.rdev).1
         ),
         _ => return Ok(()),
     };
@@ -418,10 +444,16 @@ fn check_engine_target(
 /// Why iomark cannot go on with a special file it is allowed to open, or
 /// `None`: a FIFO opened for reading only waits (in steps, so a stop
 /// signal ends the wait) until a writer opens it.
-pub fn wait_for_peer(fd: std::os::fd::RawFd, path: &Path, read_only: bool) -> Option<String> {
-    if !read_only {
+pub fn wait_for_peer(fd: crate::sys::RawFd, path: &Path, read_only: bool) -> Option<String> {
+    if !read_only || cfg!(windows) {
         return None;
     }
+    #[cfg(windows)]
+    return {
+        let _ = (fd, path);
+        None
+    };
+    #[cfg(unix)]
     loop {
         let mut p = libc::pollfd {
             fd,
@@ -433,7 +465,7 @@ pub fn wait_for_peer(fd: std::os::fd::RawFd, path: &Path, read_only: bool) -> Op
         if r > 0 {
             return None;
         }
-        if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+        if r < 0 && Some(crate::sys::last_errno()) != Some(libc::EINTR) {
             return None;
         }
         if super::signals::received() {
@@ -446,21 +478,22 @@ pub fn wait_for_peer(fd: std::os::fd::RawFd, path: &Path, read_only: bool) -> Op
 }
 
 /// Whether the open file carries iomark's mark.
-pub fn marked(fd: std::os::fd::RawFd) -> bool {
+pub fn marked(fd: crate::sys::RawFd) -> bool {
     let mut v = [0u8; 8];
-    // SAFETY: an open descriptor, a NUL-terminated name, an 8-byte buffer.
-    unsafe { libc::fgetxattr(fd, MARK.as_ptr(), v.as_mut_ptr().cast(), v.len()) > 0 }
+    crate::sys::get_mark(fd, MARK, &mut v).is_some()
 }
 
 /// Whether iomark created this file (it carries the mark).
 pub fn created_by_iomark(path: &Path) -> bool {
-    let Ok(c) = crate::engine::file::cstring(path) else {
-        return false;
-    };
     let mut v = [0u8; 8];
-    // SAFETY: valid NUL-terminated path and name; the buffer is 8 bytes.
-    let r = unsafe { libc::getxattr(c.as_ptr(), MARK.as_ptr(), v.as_mut_ptr().cast(), v.len()) };
-    r > 0
+    crate::sys::get_mark_path(path, MARK, &mut v).is_some()
+}
+
+/// Whether `path` (not followed if a link) is a file this process made
+/// during this run: where the filesystem keeps no mark (no extended
+/// attributes or alternate streams, Wine), the run's own record says.
+fn made_this_run(path: &Path) -> bool {
+    crate::sys::stat_path(path, false).is_ok_and(|st| created_this_run(&FileId::of_stat(&st)))
 }
 
 /// Whether a job changes or removes existing data in its regular files,
@@ -497,7 +530,7 @@ fn check_regular_files(plan: &Plan) -> Result<(), Refusal> {
             continue;
         };
         for f in job.files.iter().filter(|f| f.kind == TargetKind::Regular) {
-            if !checked.insert(&f.path) || created_by_iomark(&f.path) {
+            if !checked.insert(&f.path) || created_by_iomark(&f.path) || made_this_run(&f.path) {
                 continue;
             }
             // Deleting an empty file loses nothing; overwriting one neither.
@@ -686,7 +719,7 @@ pub fn check(plan: &Plan) -> Result<(), Refusal> {
 type Dev = (u32, u32);
 
 fn dev_of(rdev: u64) -> Dev {
-    (libc::major(rdev), libc::minor(rdev))
+    crate::sys::major_minor(rdev)
 }
 
 fn parse_dev(s: &str) -> Option<Dev> {
@@ -896,24 +929,13 @@ fn in_use_dev(path: &Path, dev: Dev, mounts: &HashMap<Dev, String>) -> Option<St
     // The kernel refuses an exclusive open of a device that a filesystem
     // or a driver (device-mapper, MD) holds, even one mounted elsewhere.
     let c = crate::engine::file::cstring(path).ok()?;
-    // SAFETY: a read-only open of a NUL-terminated path, closed at once.
-    let fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_RDONLY | libc::O_EXCL | libc::O_CLOEXEC | libc::O_NONBLOCK,
-        )
-    };
-    if fd < 0 {
-        if std::io::Error::last_os_error().raw_os_error() == Some(libc::EBUSY) {
-            return Some(
-                "it is in use (mounted, or held by device-mapper, LVM or MD RAID)".to_string(),
-            );
+    let flags = crate::sys::O_RDONLY | crate::sys::O_EXCL | crate::sys::O_NONBLOCK;
+    match crate::sys::open_at(crate::sys::AT_FDCWD, &c, flags, 0) {
+        Err(e) if crate::sys::errno_of(&e) == Some(libc::EBUSY) => {
+            Some("it is in use (mounted, or held by device-mapper, LVM or MD RAID)".to_string())
         }
-        return None;
+        _ => None,
     }
-    // SAFETY: closing the descriptor opened above.
-    unsafe { libc::close(fd) };
-    None
 }
 
 /// The first signature found on a device stacked on `dev` (a loop device

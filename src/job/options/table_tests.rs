@@ -290,7 +290,9 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     ("direct", "1", |s| s.sync.direct),
     ("buffered", "0", |s| s.sync.direct),
     ("invalidate", "0", |s| !s.sync.invalidate),
-    ("sync", "dsync", |s| s.sync.sync_flags == libc::O_DSYNC),
+    ("sync", "dsync", |s| {
+        s.sync.sync_flags == crate::sys::O_DSYNC
+    }),
     ("fsync", "32", |s| s.sync.fsync == 32),
     ("fdatasync", "16", |s| s.sync.fdatasync == 16),
     ("end_fsync", "1", |s| s.sync.end_fsync),
