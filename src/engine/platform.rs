@@ -74,6 +74,12 @@ fn option_refusal(spec: &JobSpec) -> Option<String> {
             "stat_type=statx is not available on {OS_NAME} (Linux only)"
         ));
     }
+    if matches!(spec.buf.mem, MemType::ShmHuge | MemType::MmapHuge(_)) {
+        return Some(format!(
+            "mem={} is not available on {OS_NAME} (huge pages: Linux only)",
+            spec.buf.mem.name()
+        ));
+    }
     if cfg!(windows) && !matches!(spec.buf.mem, MemType::Malloc) {
         return Some(format!(
             "mem={} is not available on {OS_NAME} (malloc only)",

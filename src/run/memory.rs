@@ -209,7 +209,7 @@ fn shm_segment(
     len: usize,
     is_huge: bool,
 ) -> Result<(*mut u8, Backing), MemoryError> {
-    let flags = libc::IPC_CREAT | 0o600 | if is_huge { libc::SHM_HUGETLB } else { 0 };
+    let flags = libc::IPC_CREAT | 0o600 | if is_huge { SHM_HUGETLB } else { 0 };
     // SAFETY: plain System V calls; the segment is marked for
     // removal once attached, so it goes when detached.
     unsafe {
@@ -243,7 +243,7 @@ fn anonymous(mem: &MemType, len: usize) -> Result<*mut u8, MemoryError> {
             std::ptr::null_mut(),
             len,
             libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | MAP_NORESERVE,
             -1,
             0,
         )
@@ -286,7 +286,7 @@ fn mapping(
             libc::MAP_PRIVATE
         };
         if is_huge {
-            flags |= libc::MAP_HUGETLB;
+            flags |= MAP_HUGETLB;
         }
         // SAFETY: a new anonymous mapping; checked below.
         let p = unsafe { libc::mmap(std::ptr::null_mut(), len, PROT_RW, flags, -1, 0) };
@@ -332,6 +332,24 @@ fn mapping(
     }
     Ok((p as *mut u8, Backing::Map(len)))
 }
+
+/// Huge pages for segments and mappings: Linux's flags (the huge memory
+/// types are refused elsewhere before the run, `engine::platform`).
+#[cfg(target_os = "linux")]
+const SHM_HUGETLB: libc::c_int = libc::SHM_HUGETLB;
+#[cfg(target_os = "linux")]
+const MAP_HUGETLB: libc::c_int = libc::MAP_HUGETLB;
+#[cfg(all(unix, not(target_os = "linux")))]
+const SHM_HUGETLB: libc::c_int = 0;
+/// No swap reserved for the alignment padding (FreeBSD has no flag:
+/// it never reserves).
+#[cfg(not(target_os = "freebsd"))]
+#[cfg(unix)]
+const MAP_NORESERVE: libc::c_int = libc::MAP_NORESERVE;
+#[cfg(target_os = "freebsd")]
+const MAP_NORESERVE: libc::c_int = 0;
+#[cfg(all(unix, not(target_os = "linux")))]
+const MAP_HUGETLB: libc::c_int = 0;
 
 #[cfg(unix)]
 const PROT_RW: libc::c_int = libc::PROT_READ | libc::PROT_WRITE;

@@ -62,6 +62,12 @@ pub const STOP_SIGNALS: [i32; 4] = [
     crate::sys::SIGPIPE,
 ];
 
+/// `si_code` of a signal sent by a process (kill, raise).
+#[cfg(target_os = "linux")]
+const SI_USER: i32 = libc::SI_USER;
+#[cfg(any(target_os = "macos", target_os = "freebsd"))]
+const SI_USER: i32 = 0x10001;
+
 #[cfg(unix)]
 extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
     // SAFETY: the handler only makes async-signal-safe calls (poll, open,
@@ -72,7 +78,7 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut
         guard_std_streams();
         let own_write = sig == crate::sys::SIGPIPE
             && !info.is_null()
-            && (*info).si_code == libc::SI_USER
+            && (*info).si_code == SI_USER
             && (*info).si_pid() == libc::getpid();
         if !own_write {
             let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
