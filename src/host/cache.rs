@@ -123,6 +123,17 @@ pub fn cache_warnings<'a>(
     let avail = env.host.mem_available_bytes;
     let mut out: Vec<Warning> = Vec::new();
     let mut seen_fs = BTreeSet::new();
+    let mut specs = specs.into_iter().peekable();
+    if crate::sys::under_wine() && specs.peek().is_some() {
+        out.push(Warning {
+            kind: "wine",
+            job: String::new(),
+            message: "running under Wine: the figures are Linux's I/O through Wine's \
+                      emulation of Windows calls (unbuffered I/O included), not Windows \
+                      figures"
+                .to_string(),
+        });
+    }
     for spec in specs {
         if out.iter().any(|w| w.job == spec.name) || !moves_data(spec) {
             continue;

@@ -758,6 +758,8 @@ mod tests {
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn job_files_must_be_regular_and_bounded() {
         let dir = tempfile::tempdir().unwrap();
         let p = |n: &str| dir.path().join(n);

@@ -1093,6 +1093,8 @@ mod tests {
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn a_link_put_where_nothing_was_is_not_followed() {
         let (_d, victim, target) = setup();
         let job = planned(&target, &[("rw", "write")]);
@@ -1142,6 +1144,8 @@ mod tests {
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn a_replaced_file_is_refused_and_a_fifo_does_not_block() {
         let (_d, victim, _) = setup();
         let job = planned(&victim, &[("rw", "read"), ("size", "8"), ("bs", "8")]);
@@ -1162,6 +1166,8 @@ mod tests {
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn a_link_the_user_named_is_followed_while_it_leads_to_the_checked_file() {
         let (d, victim, target) = setup();
         std::os::unix::fs::symlink(&victim, &target).unwrap();
@@ -1177,6 +1183,8 @@ mod tests {
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn a_dangling_link_is_refused_when_planning() {
         let (d, _victim, target) = setup();
         std::os::unix::fs::symlink(d.path().join("nowhere"), &target).unwrap();

@@ -806,6 +806,8 @@ mod tests {
     use super::*;
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn every_backing_gives_zeroed_aligned_memory() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("buf");
@@ -868,6 +870,8 @@ mod tests {
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn a_buffer_file_the_job_made_goes_and_a_users_shared_one_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("new.buf");

@@ -199,10 +199,11 @@ pub fn remove(dir: RawFd, name: &CStr, approved: Option<&FileId>) -> Result<bool
     Ok(true)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     fn make(dir: RawFd, name: &CStr) -> FileId {
         let key = NameKey::new(dir, name);
         let mut c = creating(key);
@@ -215,6 +216,8 @@ mod tests {
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn only_the_file_the_run_made_is_removed() {
         let t = tempfile::tempdir().unwrap();
         let d = dirs::Dir::of(&t.path().join("x")).unwrap();
@@ -246,6 +249,8 @@ mod tests {
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn a_file_with_another_runs_token_is_not_this_runs() {
         let t = tempfile::tempdir().unwrap();
         let d = dirs::Dir::of(&t.path().join("x")).unwrap();

@@ -326,7 +326,7 @@ impl Drop for Reporting {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
