@@ -742,6 +742,8 @@ mod tests {
     }
 
     #[test]
+    // Windows caps an environment variable at 32767 characters.
+    #[cfg(unix)]
     fn expansion_and_keyword_arithmetic_are_bounded() {
         std::env::set_var("IOMARK_JF_BIG", "x".repeat(40_000));
         let e = parse("[a]\nfilename=${IOMARK_JF_BIG}${IOMARK_JF_BIG}\n").unwrap_err();

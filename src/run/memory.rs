@@ -855,6 +855,8 @@ mod tests {
     }
 
     #[test]
+    // mem=mmap:FILE is Unix-only.
+    #[cfg(unix)]
     fn a_private_buffer_file_keeps_its_contents_and_size() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("user.db");

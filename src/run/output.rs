@@ -327,6 +327,8 @@ mod tests {
     use super::*;
 
     #[test]
+    // /dev/full is Linux's.
+    #[cfg(target_os = "linux")]
     fn a_full_device_is_an_error_with_its_errno() {
         let e = write_file(Path::new("/dev/full"), "{}\n").unwrap_err();
         assert_eq!(crate::sys::errno_of(&e), Some(libc::ENOSPC));

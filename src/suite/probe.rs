@@ -219,6 +219,8 @@ mod tests {
     }
 
     #[test]
+    // posixaio is Unix-only.
+    #[cfg(unix)]
     fn a_preferred_engine_that_works_comes_first() {
         let c = pick_engine(None, &[EngineKind::PosixAio]).unwrap();
         assert_eq!(
