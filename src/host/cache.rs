@@ -113,6 +113,18 @@ pub fn memory_served(spec: &JobSpec, env: &Environment) -> bool {
     moves_data(spec) && (on_memory(spec, env) || page_cached(spec, env).is_some())
 }
 
+/// The warning every run under Wine carries: its figures are not
+/// Windows figures.
+pub fn wine_warning() -> Option<Warning> {
+    crate::sys::under_wine().then(|| Warning {
+        kind: "wine",
+        job: String::new(),
+        message: "running under Wine: the figures are Linux's I/O through Wine's emulation \
+                  of Windows calls (unbuffered I/O included), not Windows figures"
+            .to_string(),
+    })
+}
+
 /// Cache-honesty warnings for a set of jobs, once per job name (a
 /// memory filesystem once per mount), from the environment found under
 /// them.
@@ -123,17 +135,6 @@ pub fn cache_warnings<'a>(
     let avail = env.host.mem_available_bytes;
     let mut out: Vec<Warning> = Vec::new();
     let mut seen_fs = BTreeSet::new();
-    let mut specs = specs.into_iter().peekable();
-    if crate::sys::under_wine() && specs.peek().is_some() {
-        out.push(Warning {
-            kind: "wine",
-            job: String::new(),
-            message: "running under Wine: the figures are Linux's I/O through Wine's \
-                      emulation of Windows calls (unbuffered I/O included), not Windows \
-                      figures"
-                .to_string(),
-        });
-    }
     for spec in specs {
         if out.iter().any(|w| w.job == spec.name) || !moves_data(spec) {
             continue;

@@ -26,7 +26,7 @@ mod target;
 
 use std::path::{Path, PathBuf};
 
-pub use cache::{cache_warnings, memory_served, Warning};
+pub use cache::{cache_warnings, memory_served, wine_warning, Warning};
 pub use target::{schedulers, target, Target};
 
 use crate::job::spec::JobSpec;
