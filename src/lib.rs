@@ -5,9 +5,11 @@
 //! groups, clones and files → `run::worker` threads drive an `engine` with
 //! offsets from `workload` and record `stats` → `report` writes the
 //! formats. `host` describes the machine and the storage once per run
-//! (`run::session`); `suite` builds presets and comparisons on top;
-//! `sys` is the operating system underneath (Linux, macOS, FreeBSD,
-//! Windows).
+//! (`run::session`); `suite` builds presets and comparisons on top.
+//! Everything that runs a job list goes through `launch` (on this host,
+//! or as one rank of many: `cluster`), which prepares, runs, merges,
+//! reports and decides the exit code. `sys` is the operating system
+//! underneath (Linux, macOS, FreeBSD, Windows).
 
 // Per-direction arrays are indexed by direction number throughout.
 #![allow(clippy::needless_range_loop)]
@@ -18,6 +20,7 @@ pub mod engine;
 pub mod history;
 pub mod host;
 pub mod job;
+pub mod launch;
 pub mod outfile;
 pub mod report;
 pub mod run;

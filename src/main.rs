@@ -6,10 +6,8 @@ fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     let mut code = match iomark::cli::parse(args) {
         Ok(cmd) => iomark::cli::commands::execute(cmd),
-        Err(e) => {
-            output::stderr_line(&format!("iomark: {e}"));
-            1
-        }
+        // Under MPI every rank finds the same error: said once.
+        Err(e) => iomark::launch::fail_once(&format!("iomark: {e}")),
     };
     // Standard output redirected to a file: what was written must be there.
     if let Err(e) = output::finish_stdout() {

@@ -5,9 +5,11 @@
 
 use super::{help, Command, RunArgs};
 use crate::job;
+use crate::launch::{Launch, Refused};
 use crate::report;
+use crate::run::error::RunError;
 use crate::run::output::{self, Console, ReportFile};
-use crate::run::session::{Session, SessionOptions};
+use crate::run::session::SessionOptions;
 use crate::run::{self, signals, RunOptions};
 
 /// Exit codes.
@@ -50,16 +52,7 @@ pub fn execute(cmd: Command) -> i32 {
             Err(e) => fail(&e),
         },
         Command::Run(args) => run_jobs(*args),
-        Command::Sub(name, rest) => match name.as_str() {
-            "quick" => crate::suite::quick::main(rest),
-            "suite" => crate::suite::suite_cmd::main(rest),
-            "sweep" => crate::suite::sweep::main(rest),
-            "compare" => crate::suite::compare::main(rest),
-            "report" => crate::suite::report_cmd::main(rest),
-            "history" => super::history_cmd::main(rest),
-            "trend" => super::history_cmd::trend_main(rest),
-            other => fail(&format!("unknown subcommand '{other}'")),
-        },
+        Command::Sub(name, rest) => super::cmd::main(&name, rest),
     }
 }
 
@@ -117,38 +110,60 @@ impl Sink {
 }
 
 fn run_jobs(args: RunArgs) -> i32 {
-    let list = match crate::workload::checked_jobs(&args.sources) {
-        Ok(l) => l,
-        Err(e) => return fail(&e.to_string()),
+    let opts = crate::launch::Options {
+        mpi: args.mpi,
+        timeout: args.mpi_timeout_s.map(std::time::Duration::from_secs),
+        per_rank: args.mpi_per_rank,
+        stonewall: args.mpi_stonewall,
     };
-    if args.warnings_fatal {
-        if let Some(e) = super::fatal_warnings(&list.jobs) {
-            return fail(&e);
-        }
+    let launch = match Launch::join(&opts) {
+        Ok(l) => l,
+        Err(e) => return fail(&e),
+    };
+    let code = launched(&launch, args);
+    launch.end(code)
+}
+
+/// Says a refusal (on the rank that says it): the exit code.
+fn refused(r: Refused) -> i32 {
+    match r {
+        Refused::Say(m) => fail(&m),
+        Refused::Quiet => EXIT_FAIL,
     }
+}
+
+/// The job list, checked (and agreed by every rank under MPI).
+fn job_list(launch: &Launch, args: &RunArgs) -> Result<crate::job::JobList, Refused> {
+    let checked = crate::workload::checked_jobs(&args.sources)
+        .map_err(|e| e.to_string())
+        .and_then(|l| match args.warnings_fatal {
+            true => super::fatal_warnings(&l.jobs).map_or(Ok(l), Err),
+            false => Ok(l),
+        })
+        .and_then(|l| match launch.ranks() {
+            Some(_) => ranks_refuse(args, &l.jobs).map(|()| l),
+            None => Ok(l),
+        });
+    launch.agree("every rank to read its job list", checked)
+}
+
+/// The run as `args` asks, on `launch`: the exit code.
+fn launched(launch: &Launch, args: RunArgs) -> i32 {
+    let list = match job_list(launch, &args) {
+        Ok(l) => l,
+        Err(r) => return refused(r),
+    };
+    let root = launch.is_root();
     if args.showcmd {
-        return print(&format!("{}\n", help::showcmd(&args.sources)));
+        return if root {
+            print(&format!("{}\n", help::showcmd(&args.sources)))
+        } else {
+            EXIT_OK
+        };
     }
     if args.parse_only {
         return EXIT_OK;
     }
-    let cluster = match crate::cluster::join(args.mpi, args.mpi_timeout_s) {
-        Ok(c) => c.map(|c| std::sync::Arc::new(std::sync::Mutex::new(c))),
-        Err(e) => return fail(&e),
-    };
-    let place = match &cluster {
-        Some(c) => {
-            let c = c.lock().expect("cluster");
-            if let Err(e) = ranks_refuse(&args, &list.jobs) {
-                // The same on every rank: rank 0 says it.
-                return if c.rank() == 0 { fail(&e) } else { EXIT_FAIL };
-            }
-            c.place.clone()
-        }
-        None => crate::cluster::Placement::default(),
-    };
-    // Only rank 0 shows progress, notices and the report.
-    let root = place.rank == 0;
     let f = args.formats;
     let outputs = report::Outputs {
         terse: f.terse.then_some(args.terse_version),
@@ -178,44 +193,21 @@ fn run_jobs(args: RunArgs) -> i32 {
             remote: None,
         },
         readonly: args.readonly,
-        place,
+        place: launch.place(),
     };
-    let mut gathered = None;
-    let mut remote = None;
-    let mut hooks_box: Option<Box<dyn crate::run::session::SessionHooks>> = None;
-    if let Some(c) = &cluster {
-        let mut hooks = crate::cluster::hooks::ClusterHooks::new(c.clone());
-        hooks.stonewall = args.mpi_stonewall;
-        remote = Some(hooks.remote.clone());
-        gathered = Some(hooks.gathered.clone());
-        hooks_box = Some(Box::new(hooks));
-    }
-    let mut opts = opts;
-    opts.run.remote = remote;
-    let mut session = Session::new(list, opts);
-    if let Some(h) = hooks_box {
-        session = session.with_hooks(h);
-    }
-    let mut ready = match session.prepare() {
+    let mut prepared = match launch.prepare(list, opts) {
         Ok(r) => r,
-        // A refusal agreed by every rank is said by rank 0 alone.
-        Err(e) if e.to_string().is_empty() => return EXIT_FAIL,
+        // Another rank refused: rank 0 says why, once for all.
+        Err(RunError::RefusedElsewhere) => return EXIT_FAIL,
         Err(e) => return fail(&e.to_string()),
     };
     if !root {
-        let result = match ready.run() {
-            Ok(r) => r,
-            Err(e) => return fail(&e.to_string()),
-        };
-        return if result.interrupted || signals::received() {
-            signals::exit_code().unwrap_or(128 + crate::sys::SIGINT)
-        } else if result.failed() {
-            EXIT_FAIL
-        } else {
-            EXIT_OK
+        return match prepared.run() {
+            Ok(l) => l.exit_code(),
+            Err(e) => fail(&e.to_string()),
         };
     }
-    ready.announce();
+    prepared.ready().announce();
     // The output file is created only once the jobs are known to be good.
     let sink = match Sink::new(args.output.as_deref()) {
         Ok(s) => std::sync::Arc::new(std::sync::Mutex::new(s)),
@@ -223,7 +215,7 @@ fn run_jobs(args: RunArgs) -> i32 {
     };
     if args.status_interval_ms > 0 {
         let sink = sink.clone();
-        ready.set_status(run::monitor::StatusHook {
+        prepared.ready_mut().set_status(run::monitor::StatusHook {
             every: std::time::Duration::from_millis(args.status_interval_ms),
             report: std::sync::Arc::new(move |interim: &run::RunResult| {
                 let rep = report::build(interim);
@@ -235,76 +227,21 @@ fn run_jobs(args: RunArgs) -> i32 {
     }
     if f.normal {
         if let Ok(mut s) = sink.lock() {
-            let mut head = report::normal::run_header(ready.plan());
-            if let Some(c) = &cluster {
-                // "Starting N threads" on every rank: say so, and the total.
-                let n = c.lock().expect("cluster").size() as usize;
-                let clones = ready.plan().jobs.len();
-                head.pop();
-                head.push_str(&format!(
-                    " on each of {n} MPI ranks ({} in all)\n",
-                    clones * n
-                ));
-            }
-            s.write(&head);
+            s.write(&header(&prepared, launch));
         }
     }
-    let mut result = match ready.run() {
+    let done = match prepared.run() {
         Ok(r) => r,
         Err(e) => return fail(&e.to_string()),
     };
+    let done = done.with_label(args.label.clone());
+    for line in done.stop_lines().iter().chain(&done.job_errors()) {
+        output::stderr_line(&format!("iomark: {line}"));
+    }
+    let text = done.report(&outputs);
     let history = args.record_options();
     // The json+ document the history records (when it does).
-    let mut recorded: Option<serde_json::Value> = None;
-    let (result, text, failed) = match (&cluster, gathered) {
-        (Some(c), Some(g)) => {
-            let all = g.lock().expect("gathered").take().unwrap_or_default();
-            let names = c.lock().expect("cluster").hosts.clone();
-            let phases = crate::cluster::assemble::phases(&all);
-            let hosts = crate::cluster::assemble::hosts(&result, all, &names);
-            for h in &hosts {
-                for jr in &h.result.jobs {
-                    if let Some(msg) = &jr.outcome.error_msg {
-                        output::stderr_line(&format!(
-                            "iomark: job '{}' on {} (clone {}): {msg}",
-                            jr.job.name(),
-                            h.hostname,
-                            jr.job.clone
-                        ));
-                    }
-                }
-            }
-            let failed = result.failed() || hosts.iter().any(|h| h.result.failed());
-            result.interrupted |= hosts.iter().any(|h| h.result.interrupted);
-            let info = report::cluster::ClusterInfo {
-                ranks: names.len() as u32,
-                phases,
-            };
-            let mut rep = report::cluster::build(&hosts, &info);
-            rep.jobs.label = args.label.clone();
-            rep.all_clients.label = args.label.clone();
-            let text = report::cluster::render(&rep, &outputs);
-            if history.enabled {
-                recorded = Some(report::cluster::document(&rep, true));
-            }
-            (result, text, failed)
-        }
-        _ => {
-            for jr in &result.jobs {
-                if let Some(msg) = &jr.outcome.error_msg {
-                    output::stderr_line(&format!("iomark: job '{}': {msg}", jr.job.name()));
-                }
-            }
-            let mut rep = report::build(&result);
-            rep.label = args.label.clone();
-            let text = report::render(&rep, &outputs);
-            if history.enabled {
-                recorded = Some(report::json::document(&rep, true));
-            }
-            let failed = result.failed();
-            (result, text, failed)
-        }
-    };
+    let recorded = history.enabled.then(|| done.document(true));
     let failure = {
         // A third signal now waits until the report is written.
         let _writing = signals::Reporting::start();
@@ -321,7 +258,7 @@ fn run_jobs(args: RunArgs) -> i32 {
     }
     if let Some(doc) = recorded {
         // Only a complete run goes into the history.
-        if failed || result.interrupted || signals::received() {
+        if done.failed() || done.interrupted() || signals::received() {
             if !signals::received() {
                 output::stderr_line(
                     "iomark: the failed run is not recorded in the results history",
@@ -331,14 +268,25 @@ fn run_jobs(args: RunArgs) -> i32 {
             record_run(&args, &history, &doc);
         }
     }
-    if result.interrupted || signals::received() {
-        return signals::exit_code().unwrap_or(128 + crate::sys::SIGINT);
+    match done.exit_code() {
+        EXIT_OK if failure.is_some() => EXIT_FAIL,
+        code => code,
     }
-    if failure.is_some() || failed {
-        EXIT_FAIL
-    } else {
-        EXIT_OK
+}
+
+/// "Starting N threads" (on every rank: said so, with the total).
+fn header(prepared: &crate::launch::Prepared, launch: &Launch) -> String {
+    let mut head = report::normal::run_header(prepared.plan());
+    if let Some(r) = launch.ranks() {
+        let n = r.size() as usize;
+        let clones = prepared.plan().jobs.len();
+        head.pop();
+        head.push_str(&format!(
+            " on each of {n} MPI ranks ({} in all)\n",
+            clones * n
+        ));
     }
+    head
 }
 
 /// Records a job run in the results history; a failure is said on

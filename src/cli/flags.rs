@@ -318,6 +318,11 @@ pub const FLAGS: &[Flag] = &[
         Ok(None)
     })
     .long("Run the jobs as one rank of an MPI job: started as `mpirun -np N iomark job.fio`, every rank runs the whole job list on its host, the ranks start each stonewall phase together, and rank 0 writes one report with every host's results and their exact merge. Under mpirun (Open MPI, MPICH, PMIx) this is detected without the flag. Needs iomark built with `cargo build --release --features mpi`."),
+    flag("mpi-per-rank", Switch, Jobs, "under MPI, report every rank's clones apart, not merged per host", |r, _| {
+        r.mpi_per_rank = true;
+        Ok(None)
+    })
+    .long("Under MPI the ranks of one host merge their results before sending them on (exactly: counters summed, latency histograms merged bucket by bucket), so each host reports one entry per job and rank 0 holds one result per host whatever the number of ranks. With this flag every clone of every rank is kept apart in its host's report, as on one host; meant for small runs (rank 0 then holds every rank's results). When all ranks run on one host, they are reported apart anyway."),
     flag("mpi-stonewall", Switch, Jobs, "under MPI, end each phase on every rank when the first rank ends it", |r, _| {
         r.mpi_stonewall = true;
         Ok(None)
@@ -332,7 +337,7 @@ pub const FLAGS: &[Flag] = &[
         r.mpi_timeout_s = Some(n);
         Ok(None)
     })
-    .long("How long ranks wait for a rank that sends nothing (every rank sends a heartbeat twice a second) before naming it, with its host, and stopping every rank with exit status 1. Default: 60 seconds."),
+    .long("How long a rank may stay silent (every rank sends its neighbours a heartbeat twice a second, and watches theirs all the time, mid-phase too) before it is named, with its host: every rank stops, rank 0 reports what reached it with the silent rank marked missing, and every rank is gone within SECS + 1 seconds, with exit status 1. Default: 60 seconds."),
     // Results history.
     flag("label", Required("NAME"), History, "name the run and record it in the results history", |r, v| {
         let v = text(v, "label")?;
@@ -441,43 +446,43 @@ pub const COMMANDS: &[CommandDef] = &[
         name: "quick",
         args: "[PATH] [OPTIONS]",
         summary: "CrystalDiskMark's tests on the filesystem at PATH, in about a minute",
-        help: crate::suite::quick::usage,
+        help: || super::cmd::help_page("quick"),
     },
     CommandDef {
         name: "suite",
         args: "--list | NAME [PATH] [OPTIONS]",
         summary: "a named set of tests (crystaldiskmark, ars, patterns, …)",
-        help: crate::suite::suite_cmd::usage,
+        help: || super::cmd::help_page("suite"),
     },
     CommandDef {
         name: "sweep",
         args: "[PATH] [OPTIONS]",
         summary: "bandwidth and IOPS against block size, queue depth or job count",
-        help: crate::suite::sweep::usage,
+        help: || super::cmd::help_page("sweep"),
     },
     CommandDef {
         name: "report",
         args: "RESULTS… [-o FILE]",
         summary: "one self-contained HTML report from fio or iomark results",
-        help: crate::suite::report_cmd::usage,
+        help: || super::cmd::help_page("report"),
     },
     CommandDef {
         name: "compare",
         args: "BASE NEW | --base RUN… --new RUN… [OPTIONS]",
         summary: "before and after, with a verdict that tells a change from noise",
-        help: crate::suite::compare::usage,
+        help: || super::cmd::help_page("compare"),
     },
     CommandDef {
         name: "history",
         args: "[SELECTION] | import FILE… | export --format F | check",
         summary: "the results history: list, import, export (CSV, JSON lines, InfluxDB)",
-        help: super::history_cmd::usage,
+        help: || super::cmd::help_page("history"),
     },
     CommandDef {
         name: "trend",
         args: "--test TEXT [--metric M] [--html FILE]",
         summary: "a metric of one test over time, per device, with its change points",
-        help: super::history_cmd::trend_usage,
+        help: || super::cmd::help_page("trend"),
     },
     CommandDef {
         name: "completions",

@@ -1,7 +1,7 @@
 //! `iomark --man`: the manual page `iomark(1)` in roff, generated from
-//! the tables: the run flags (`flags::FLAGS`), the commands with the
-//! options their help pages list, the job options (`job::options`), the
-//! exit statuses and the examples of `--help`.
+//! the tables: the run flags (`flags::FLAGS`), the commands with their
+//! options (each command's table in `cli::cmd`), the job options
+//! (`job::options`), the exit statuses and the examples of `--help`.
 
 use std::fmt::Write;
 
@@ -88,6 +88,13 @@ fn capitalized(t: &str) -> String {
     }
 }
 
+/// Whether `name` is one of the options quick, suite and sweep share.
+fn is_shared(name: &str) -> bool {
+    super::cmd::bench::shared()
+        .iter()
+        .any(|o| o.flag.name == name)
+}
+
 /// The whole page.
 pub fn render() -> String {
     let version = env!("CARGO_PKG_VERSION");
@@ -139,29 +146,29 @@ pub fn render() -> String {
          iomark ./NAME. iomark help COMMAND shows the same text as iomark COMMAND --help.",
     );
     // The options quick, suite and sweep share are described once.
-    let shared = text::option_rows(&crate::suite::args::shared_help(&[]));
+    let pages = super::cmd::pages();
     for c in flags::COMMANDS {
         tagged(
             &mut m,
             &format!("{} {}", bold(&format!("iomark {}", c.name)), escape(c.args)),
             c.summary,
         );
-        if c.name == "help" {
-            // Its page is the run flags, described below.
+        let Some(page) = pages.iter().find(|p| p.name == c.name) else {
+            // help and completions: described above and by their pages.
             continue;
-        }
-        let all = text::option_rows(&(c.help)());
-        let has_shared = !shared.is_empty() && shared.iter().all(|r| all.contains(r));
-        let own: Vec<_> = all
-            .into_iter()
-            .filter(|r| !(has_shared && shared.contains(r)))
-            .collect();
-        if own.is_empty() && !has_shared {
-            continue;
-        }
+        };
         m.push_str(".RS\n");
-        for (left, help) in own {
-            tagged(&mut m, &bold(&left), &help);
+        let mut has_shared = false;
+        for (_, shared, flags) in &page.sections {
+            // A shared section's own options (suite's --list) go with
+            // the command; the shared ones are described once below.
+            has_shared |= *shared;
+            for f in flags {
+                if *shared && is_shared(f.name) {
+                    continue;
+                }
+                tagged(&mut m, &bold(&f.synopsis()), &f.help);
+            }
         }
         if has_shared {
             m.push_str(".PP\n");
@@ -170,8 +177,8 @@ pub fn render() -> String {
         m.push_str(".RE\n");
     }
     m.push_str(".SS \"Options of quick, suite and sweep\"\n");
-    for (left, help) in &shared {
-        tagged(&mut m, &bold(left), help);
+    for f in super::cmd::bench::shared() {
+        tagged(&mut m, &bold(&f.flag.synopsis()), &f.flag.help);
     }
     m.push_str(".SH OPTIONS\n");
     para(

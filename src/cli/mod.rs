@@ -3,7 +3,9 @@
 //! are job files) plus iomark's subcommands.
 //!
 //! Parsing only: turns argv into a `Command`; running it is `commands`.
+//! A subcommand's arguments are parsed by its own table (`cmd`).
 
+pub mod cmd;
 pub mod commands;
 pub mod completions;
 pub mod flags;
@@ -72,6 +74,8 @@ pub struct RunArgs {
     pub mpi_timeout_s: Option<u64>,
     /// `--mpi-stonewall`: the first rank to finish a phase ends it on all.
     pub mpi_stonewall: bool,
+    /// `--mpi-per-rank`: every rank's clones apart in the report.
+    pub mpi_per_rank: bool,
     /// `--label`: names the run (JSON `iomark.label`) and records it in
     /// the results history.
     pub label: Option<String>,
@@ -120,6 +124,7 @@ impl Default for RunArgs {
             mpi: false,
             mpi_timeout_s: None,
             mpi_stonewall: false,
+            mpi_per_rank: false,
             label: None,
             history: false,
             no_history: false,
@@ -145,7 +150,7 @@ pub enum Command {
     Sub(String, Vec<OsString>),
 }
 
-/// Subcommands that `commands` hands to `suite`; any other first
+/// Subcommands that `commands` hands to their tables (`cmd`); any other first
 /// argument (besides `help` and `completions`) is read as fio-style
 /// input (a job file named like a command can be given as `./NAME`).
 pub const SUBCOMMANDS: &[&str] = &[
@@ -202,6 +207,9 @@ pub fn parse_only(args: Vec<OsString>, stdin: &[u8]) -> Result<usize, String> {
         Command::CmdHelp(Some(name)) => help::cmdhelp_one(&name).map(|_| 0),
         Command::EngHelp(e) => help::enghelp(e.as_deref()).map(|_| 0),
         Command::Usage(_) => Err(help::NO_JOB.into()),
+        Command::Sub(name, rest) => cmd::check(&name, rest)
+            .map(|_| 0)
+            .map_err(|e| format!("{name}: {e}")),
         _ => Ok(0),
     }
 }

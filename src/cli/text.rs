@@ -78,57 +78,6 @@ pub fn options<S: AsRef<str>, H: AsRef<str>>(rows: &[(S, H)], column: usize) -> 
     out
 }
 
-/// The `--flag` names on the option lines of a help page (see
-/// `option_rows`): what shell completion offers for a command whose
-/// options are described by its help page.
-pub fn option_names(help: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    for (left, _) in option_rows(help) {
-        for word in left.split([' ', ',']).filter(|w| w.starts_with('-')) {
-            if let Some(n) = word.strip_prefix("--") {
-                let n: String = n
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
-                    .collect();
-                if !n.is_empty() && !names.contains(&n) {
-                    names.push(n);
-                }
-            }
-        }
-    }
-    names
-}
-
-/// The option lines of a help page as (options, help) pairs: a line
-/// indented by two spaces whose first character is `-` starts one (its
-/// help follows two or more spaces), deeper-indented lines after it
-/// continue its help. `options` lays them out so.
-pub fn option_rows(help: &str) -> Vec<(String, String)> {
-    let mut rows: Vec<(String, String)> = Vec::new();
-    let mut open = false;
-    for line in help.lines() {
-        let t = line.trim_start();
-        let indent = line.len() - t.len();
-        if t.starts_with('-') && indent == 2 {
-            let (left, rest) = match t.find("  ") {
-                Some(i) => (&t[..i], t[i..].trim()),
-                None => (t, ""),
-            };
-            rows.push((left.to_string(), rest.to_string()));
-            open = true;
-        } else if open && indent > 2 && !t.is_empty() {
-            let last = rows.last_mut().expect("an open row");
-            if !last.1.is_empty() {
-                last.1.push(' ');
-            }
-            last.1.push_str(t);
-        } else {
-            open = false;
-        }
-    }
-    rows
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,32 +104,5 @@ mod tests {
         assert!(s.lines().all(|l| l.starts_with("  ")), "{s}");
         assert!(s.lines().all(|l| l.len() <= WIDTH), "{s}");
         assert!(s.contains("VALUE\n                        its help"), "{s}");
-    }
-
-    #[test]
-    fn option_rows_read_back_what_options_lays_out() {
-        let rows = [
-            (
-                "--size SIZE",
-                "test file size, with a help text long enough to take two lines of the page",
-            ),
-            ("--a-very-long-option-name=VALUE", "on the next line"),
-            ("--x", "short"),
-        ];
-        let back = option_rows(&format!(
-            "Options:\n{}\nExamples:\n  iomark x\n",
-            options(&rows, 20)
-        ));
-        let want: Vec<(String, String)> = rows
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect();
-        assert_eq!(back, want);
-    }
-
-    #[test]
-    fn option_names_come_from_option_lines_only() {
-        let help = "Usage: x --not-this\n\nOptions:\n  -o, --output FILE  out (see --nor-this)\n  --list  list\n--unindented\n";
-        assert_eq!(option_names(help), vec!["output", "list"]);
     }
 }

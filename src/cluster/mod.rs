@@ -1,89 +1,62 @@
-//! One job list run on many hosts at once (MPI ranks): every rank runs the
-//! whole job list on its host through the one run pipeline
-//! (`run::session`), and the ranks meet at a few points:
+//! One job list run on many hosts at once (MPI ranks): every rank runs
+//! the whole job list on its host through the one run pipeline
+//! (`run::session`), and the ranks meet at a few points, along a tree
+//! (`tree`: a host's ranks below its first rank, hosts below rank 0):
 //!
-//! 1. **safety**: each rank's verdict is gathered on rank 0; one refusal
-//!    anywhere stops every rank before any rank writes;
-//! 2. **start of each batch** (the clones a stonewall phase starts): every
-//!    rank lays out its files and sets its clones up, then all pass one
-//!    barrier and open their start gates together;
-//! 3. **the end**: each rank's results (counters and latency histograms,
-//!    serialized exactly) are gathered on rank 0, which merges them and
-//!    writes the reports (`report::cluster`).
+//! 1. **joining**: every rank's host name goes up the tree, rank 0 sends
+//!    every rank the host table and the run's token; host leaders measure
+//!    their clock's offset to rank 0's;
+//! 2. **safety, per session**: each rank's verdict and the structure of
+//!    its job list go up; one refusal anywhere, or two ranks with
+//!    different job lists, stops every rank before any writes, and rank 0
+//!    says why in one line naming the ranks;
+//! 3. **each batch** (the clones a stonewall phase starts): shared files
+//!    are laid out by rank 0 first, a rank's own files at once; then a
+//!    barrier released without sleeping (`hooks`);
+//! 4. **the end of a session**: results merged up the tree (`merge`), so
+//!    rank 0 holds one part per host; rank 0 rebuilds the report's hosts.
 //!
-//! The meeting points are messages to and from rank 0 ([`Cluster::gather`],
-//! [`Cluster::exchange`]), polled, never a blocking collective: a rank
-//! that dies or hangs (sends nothing, not even the heartbeat a thread of
-//! each rank sends twice a second) is named, with its host, after
-//! `--mpi-timeout` seconds, and every rank stops instead of waiting for
-//! ever.
+//! No call waits without a deadline: messages are sent and received
+//! without blocking (`transport`), each rank watches its tree neighbours
+//! and a silent one stops every rank, a stop signal on one rank stops
+//! every rank, and rank 0 reports whatever reached it (`node`).
 //!
-//! The transport is a trait: MPI point-to-point messages in the `mpi`
-//! build (`mpi.rs`), in-process channels in tests (`local.rs`).
+//! The launch (`launch`) drives this through [`Ranks`]; nothing outside
+//! this module sees the hooks or the messages.
 
-pub mod assemble;
-pub mod command;
-pub mod hooks;
-pub mod local;
+pub mod merge;
+pub mod msg;
+pub mod sim;
+pub mod transport;
+pub mod tree;
+
+mod hooks;
 #[cfg(feature = "mpi")]
-pub mod mpi;
+mod mpi;
+mod node;
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-/// Message tags.
-pub const TAG_ARRIVE: i32 = 11;
-pub const TAG_ANSWER: i32 = 12;
-pub const TAG_BEAT: i32 = 13;
-/// A rank's clones of a batch have all finished (to rank 0).
-pub const TAG_DONE: i32 = 14;
-/// The first rank has finished a batch: stop yours (from rank 0).
-pub const TAG_FIRST: i32 = 15;
-/// A rank's counters of the running batch (to rank 0, for its progress line).
-pub const TAG_RATE: i32 = 16;
+pub use merge::{Client, Merged};
+pub use transport::{Local, Transport};
+pub use tree::{Hosts, RankSet};
 
-/// How a rank reaches the others. Implementations are thread safe: the
-/// heartbeat thread sends while the main thread polls.
-pub trait Transport: Send + Sync {
-    fn rank(&self) -> u32;
-    fn size(&self) -> u32;
-    /// Sends `data` to `to` (returns once the data is buffered).
-    fn send(&self, to: u32, tag: i32, data: &[u8]);
-    /// The next message that has arrived, if any: (from, tag, data).
-    fn poll(&self) -> Option<(u32, i32, Vec<u8>)>;
-    /// Stops every rank at once (after this rank has cleaned up).
-    fn abort(&self, code: i32) -> !;
-}
+use crate::job::JobList;
+use crate::run::error::RunError;
+use crate::run::place::Placement;
+use crate::run::session::{Ready, Session, SessionOptions};
+use crate::run::RunResult;
+use hooks::{Hooks, Link};
+use msg::{Down, Up, Verdicts};
+use node::Node;
+
+/// How long a rank that received a stop signal waits, its report done,
+/// for the launcher to end it (see [`Ranks::end`]).
+const LAUNCHER_GRACE: Duration = Duration::from_millis(1500);
 
 /// How long a rank may stay silent before the others give up on it.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
-/// Heartbeat period.
-const BEAT: Duration = Duration::from_millis(500);
-
-/// Where this process stands among the ranks of a run.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Placement {
-    pub rank: u32,
-    pub ranks: u32,
-    pub hostname: String,
-    /// What this rank adds to the names of the logs it writes
-    /// (`NAME.TAG`): its host, and its rank when the host runs several.
-    /// Empty for a run on one host alone.
-    pub tag: String,
-}
-
-impl Default for Placement {
-    fn default() -> Self {
-        Placement {
-            rank: 0,
-            ranks: 1,
-            hostname: String::new(),
-            tag: String::new(),
-        }
-    }
-}
 
 /// This host's name (uname's nodename).
 pub use crate::host::hostname;
@@ -100,126 +73,152 @@ pub fn launched_by_mpi() -> bool {
 pub const BUILD_HINT: &str = "this iomark was built without MPI support; build it with \
 `cargo build --release --features mpi` (Debian: apt-get install libopenmpi-dev openmpi-bin libclang-dev)";
 
-/// Joins the MPI job this process is a rank of, when `--mpi` was given
-/// or a launcher started it; `None` for a run on this host alone.
-pub fn join(flag: bool, timeout_s: Option<u64>) -> Result<Option<Cluster>, String> {
-    if !flag && !launched_by_mpi() {
+/// `SIGTERM`, `SIGINT`, ... (for messages).
+pub fn signal_name(sig: i32) -> String {
+    match sig {
+        crate::sys::SIGINT => "SIGINT".into(),
+        crate::sys::SIGTERM => "SIGTERM".into(),
+        crate::sys::SIGHUP => "SIGHUP".into(),
+        crate::sys::SIGPIPE => "SIGPIPE".into(),
+        n => format!("signal {n}"),
+    }
+}
+
+/// How the ranks of a run meet.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `--mpi`: join even when no launcher is detected.
+    pub mpi: bool,
+    /// `--mpi-timeout`.
+    pub timeout: Option<Duration>,
+    /// `--mpi-per-rank`: keep every rank's clones apart in the report.
+    pub per_rank: bool,
+    /// `--mpi-stonewall`: the first rank to finish a phase ends it on all.
+    pub stonewall: bool,
+}
+
+/// Why a rank could not join the others.
+#[derive(Debug, thiserror::Error)]
+pub enum JoinError {
+    /// No MPI in this build, or MPI cannot start.
+    #[error("{0}")]
+    Mpi(String),
+    /// The ranks stopped before they had all joined (a signal, a lost
+    /// rank).
+    #[error("the ranks stopped before they had all joined")]
+    Stopped,
+}
+
+/// Joins the MPI job this process is a rank of, when `--mpi` was given or
+/// a launcher started it; `None` for a run on this host alone.
+pub fn join(opts: &Options) -> Result<Option<Ranks>, JoinError> {
+    if !opts.mpi && !launched_by_mpi() {
         return Ok(None);
     }
-    let timeout = timeout_s
-        .map(Duration::from_secs)
-        .unwrap_or(DEFAULT_TIMEOUT);
-    let c = join_mpi(timeout)?;
-    // Logs and files of this rank: named apart, marked as this run's.
-    crate::stats::logs::tag_logs(&c.place.tag);
-    crate::run::safety::set_run_token(&c.token);
-    Ok(Some(c))
+    join_mpi(opts).map(Some)
 }
 
 #[cfg(feature = "mpi")]
-fn join_mpi(timeout: Duration) -> Result<Cluster, String> {
-    let t = mpi::Mpi::init()?;
-    Cluster::new(Arc::new(t), timeout).map_err(|e| e.to_string())
+fn join_mpi(opts: &Options) -> Result<Ranks, JoinError> {
+    let t = mpi::Mpi::init().map_err(JoinError::Mpi)?;
+    Ranks::join_over(Arc::new(t), opts, hostname())
 }
 
 #[cfg(not(feature = "mpi"))]
-fn join_mpi(_timeout: Duration) -> Result<Cluster, String> {
+fn join_mpi(_opts: &Options) -> Result<Ranks, JoinError> {
     let under = if launched_by_mpi() {
         "started by an MPI launcher, but "
     } else {
         "--mpi: "
     };
-    Err(format!("{under}{BUILD_HINT}"))
+    Err(JoinError::Mpi(format!("{under}{BUILD_HINT}")))
 }
 
-/// Why ranks could not meet.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ClusterError {
-    /// A rank sent nothing for too long.
-    #[error("rank {rank} (host {host}) sent nothing for {secs} s while the ranks waited for {what}; stopping every rank")]
-    Silent {
-        rank: u32,
-        host: String,
-        secs: u64,
-        what: String,
-    },
-    /// A stop signal came while waiting.
-    #[error("interrupted while the ranks waited for {0}")]
-    Interrupted(String),
-    /// Results that cannot be read.
-    #[error("the results of rank {0} cannot be read: {1}")]
-    Results(u32, String),
-    /// A message that does not fit the protocol.
-    #[error("rank {0} sent a malformed message while the ranks waited for {1}")]
-    Malformed(u32, String),
+/// The agreed outcome of a check each rank made alone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Agreement {
+    /// No rank failed it.
+    Go,
+    /// Failed, on rank 0: every failing rank named, one line.
+    Refused(String),
+    /// Failed on some rank, which rank 0 names: say nothing here.
+    RefusedElsewhere,
 }
 
-/// This rank's end of the ranks' meetings. See the module documentation.
-pub struct Cluster {
-    t: Arc<dyn Transport>,
+/// This rank among the ranks of a run: what the launch uses.
+pub struct Ranks {
+    node: Arc<Mutex<Node>>,
+    /// This rank's placement (its log tag and the run's token included).
     pub place: Placement,
-    /// Every rank's host name (known after [`Cluster::new`]).
-    pub hosts: Vec<String>,
-    /// This run's token, the same on every rank (rank 0 draws it): marks
-    /// the files the run creates (`run::safety::set_run_token`).
-    pub token: String,
-    timeout: Duration,
-    seq: u32,
-    last_heard: Vec<Instant>,
-    /// Arrivals and answers received before they were waited for.
-    early: HashMap<(u32, i32, u32), Vec<u8>>,
-    beating: Arc<AtomicBool>,
-    beat_thread: Option<std::thread::JoinHandle<()>>,
+    /// Every rank's host.
+    pub hosts: Arc<Hosts>,
+    opts: Options,
 }
 
-impl Cluster {
-    /// Joins the ranks behind `t`: starts the heartbeat and learns every
-    /// rank's host name (the first meeting).
-    pub fn new(t: Arc<dyn Transport>, timeout: Duration) -> Result<Cluster, ClusterError> {
+fn hosts_of(node: &Node) -> Arc<Hosts> {
+    node.shared().hosts()
+}
+
+impl Ranks {
+    /// Joins the ranks behind `t` (see the module documentation).
+    pub fn join_over(
+        t: Arc<dyn Transport>,
+        opts: &Options,
+        hostname: String,
+    ) -> Result<Ranks, JoinError> {
         let rank = t.rank();
-        let size = t.size();
-        let beating = Arc::new(AtomicBool::new(true));
-        let beat_thread = {
-            let (t, beating) = (t.clone(), beating.clone());
-            std::thread::Builder::new()
-                .name("iomark:beat".into())
-                .spawn(move || heartbeat(&*t, &beating))
-                .ok()
+        let mut node = Node::new(t, opts.timeout.unwrap_or(DEFAULT_TIMEOUT), hostname.clone());
+        let hello = Up::Hello(
+            vec![(hostname.clone(), RankSet::one(rank))],
+            vec![(rank, std::process::id())],
+        );
+        let welcome = node
+            .meet("every rank to start", hello, false, |acc| match acc {
+                Up::Hello(pairs, mut pids) => {
+                    pids.sort_unstable();
+                    Down::Welcome {
+                        hosts: Hosts::of(pairs),
+                        pids: pids.into_iter().map(|(_, p)| p).collect(),
+                        token: crate::run::place::new_token(),
+                    }
+                }
+                _ => Down::Empty,
+            })
+            .map_err(|_| JoinError::Stopped)?;
+        let Down::Welcome {
+            mut hosts,
+            pids,
+            token,
+        } = welcome
+        else {
+            return Err(JoinError::Stopped);
         };
-        let mut c = Cluster {
-            t,
-            place: Placement {
-                rank,
-                ranks: size,
-                hostname: hostname(),
-                tag: String::new(),
+        hosts.index();
+        let hosts = Arc::new(hosts);
+        node.use_hosts(hosts.clone(), pids);
+        node.clocks(&hosts).map_err(|_| JoinError::Stopped)?;
+        let alone = hosts.ranks[hosts.host_of(rank)].len() == 1;
+        let place = Placement {
+            rank,
+            ranks: hosts.size(),
+            tag: if alone {
+                hostname.clone()
+            } else {
+                format!("{hostname}.{rank}")
             },
-            hosts: vec![String::new(); size as usize],
-            token: String::new(),
-            timeout,
-            seq: 0,
-            last_heard: vec![Instant::now(); size as usize],
-            early: HashMap::new(),
-            beating,
-            beat_thread,
+            hostname,
+            run_token: Some(token.into()),
         };
-        let me = c.place.hostname.clone().into_bytes();
-        let all = c.exchange("every rank to start", me, |all| {
-            let names: Vec<String> = all
-                .iter()
-                .map(|b| String::from_utf8_lossy(b).into_owned())
-                .collect();
-            serde_json::to_vec(&(names, new_token())).unwrap_or_default()
-        })?;
-        (c.hosts, c.token) = serde_json::from_slice(&all)
-            .map_err(|_| ClusterError::Malformed(0, "the host names".into()))?;
-        let me = &c.place.hostname;
-        c.place.tag = if c.hosts.iter().filter(|h| *h == me).count() > 1 {
-            format!("{me}.{rank}")
-        } else {
-            me.clone()
-        };
-        Ok(c)
+        Ok(Ranks {
+            node: Arc::new(Mutex::new(node)),
+            place,
+            hosts,
+            opts: opts.clone(),
+        })
+    }
+
+    fn node(&self) -> std::sync::MutexGuard<'_, Node> {
+        self.node.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn rank(&self) -> u32 {
@@ -230,261 +229,275 @@ impl Cluster {
         self.place.ranks
     }
 
-    /// The host name of `rank`.
-    pub fn host(&self, rank: u32) -> &str {
-        self.hosts
-            .get(rank as usize)
-            .map(String::as_str)
-            .unwrap_or("?")
+    /// Rank 0 prints and reports; the others run quietly.
+    pub fn is_root(&self) -> bool {
+        self.place.rank == 0
     }
 
-    /// Every rank sends `mine`; rank 0 gets all of them, in rank order
-    /// (`Some`), the others `None`. Every rank returns only once rank 0
-    /// has them all.
-    pub fn gather(
-        &mut self,
-        what: &str,
-        mine: Vec<u8>,
-    ) -> Result<Option<Vec<Vec<u8>>>, ClusterError> {
-        let mut all = None;
-        self.exchange(what, mine, |v| {
-            all = Some(v);
-            Vec::new()
-        })?;
-        Ok(all)
+    /// Each rank's clones kept apart in the reports: asked for, or the
+    /// ranks all run on one host (they are then the report's clients).
+    pub fn detail(&self) -> bool {
+        self.opts.per_rank || self.hosts.names.len() == 1
     }
 
-    /// Every rank sends `mine`; rank 0 `decide`s one answer from all of
-    /// them (in rank order), and every rank returns that answer.
-    pub fn exchange(
-        &mut self,
-        what: &str,
-        mine: Vec<u8>,
-        decide: impl FnOnce(Vec<Vec<u8>>) -> Vec<u8>,
-    ) -> Result<Vec<u8>, ClusterError> {
-        self.seq += 1;
-        let seq = self.seq;
-        if self.rank() == 0 {
-            let mut got: Vec<Option<Vec<u8>>> = vec![None; self.size() as usize];
-            got[0] = Some(mine);
-            for r in 1..self.size() {
-                let body = self.wait_for(r, TAG_ARRIVE, seq, what)?;
-                got[r as usize] = Some(body);
-            }
-            let answer = decide(got.into_iter().map(Option::unwrap_or_default).collect());
-            let msg = frame(seq, &answer);
-            for r in 1..self.size() {
-                self.t.send(r, TAG_ANSWER, &msg);
-            }
-            Ok(answer)
+    /// Agrees on a check each rank made alone (`mine`: its error).
+    pub fn agree(&self, what: &str, mine: Option<String>) -> Agreement {
+        let rank = self.rank();
+        let hosts = self.hosts.clone();
+        let up = Up::Verdicts(Verdicts::of(rank, mine, None));
+        let answer = self.node().meet(what, up, false, |acc| {
+            Down::Verdict(match acc {
+                Up::Verdicts(v) => refusal_text(&v, &hosts, "no rank started"),
+                _ => None,
+            })
+        });
+        match answer {
+            Ok(Down::Verdict(None)) => Agreement::Go,
+            Ok(Down::Verdict(Some(text))) if rank == 0 => Agreement::Refused(text),
+            Err(_) if rank == 0 => Agreement::Refused(stop_text(&self.node())),
+            _ => Agreement::RefusedElsewhere,
+        }
+    }
+
+    /// After a pass: whether any rank failed it (`mine`: this rank's
+    /// first error). Every rank gets the same answer: rank 0's own error
+    /// (which covers every rank's jobs once merged), else the first other
+    /// rank's, named.
+    pub fn agree_stop(&self, mine: Option<&str>) -> Option<String> {
+        let hosts = self.hosts.clone();
+        let up = Up::Verdicts(Verdicts::of(self.rank(), mine.map(str::to_string), None));
+        let answer = self
+            .node()
+            .meet("every rank to end the pass", up, false, |acc| {
+                Down::Verdict(match acc {
+                    Up::Verdicts(v) => v.refusals.first().map(|(r, text)| {
+                        if *r == 0 {
+                            text.clone()
+                        } else {
+                            format!("rank {r} on {}: {text}", hosts.name_of(*r))
+                        }
+                    }),
+                    _ => None,
+                })
+            });
+        match answer {
+            Ok(Down::Verdict(v)) => v,
+            _ => Some(stop_text(&self.node())),
+        }
+    }
+
+    /// The session of `list` on this rank, with the hooks that meet the
+    /// other ranks, prepared (its safety verdict agreed by every rank).
+    pub fn prepare(&self, list: JobList, mut opts: SessionOptions) -> Result<Spread, RunError> {
+        let link = Arc::new(Link::default());
+        let remote = Arc::new(crate::run::progress::RemoteCounters::default());
+        opts.place = self.place.clone();
+        opts.run.remote = Some(remote.clone());
+        let hooks = Hooks::new(
+            self.node.clone(),
+            link.clone(),
+            remote,
+            (self.rank(), self.hosts.host_of(self.rank()) as u32),
+            self.opts.stonewall,
+            self.detail(),
+        );
+        let ready = Session::new(list, opts)
+            .with_hooks(Box::new(hooks))
+            .prepare()?;
+        Ok(Spread {
+            ready,
+            link,
+            node: self.node.clone(),
+            hosts: self.hosts.clone(),
+        })
+    }
+
+    /// Why the ranks stopped early, if they did, and whether a rank was
+    /// lost (the ranks must then be ended: see [`Ranks::end`]).
+    pub fn stopped(&self) -> Option<(String, bool)> {
+        self.node()
+            .stop()
+            .map(|s| (s.cause.to_string(), !s.lost.is_empty()))
+    }
+
+    /// The end of the run with exit code `code` (rank 0's decides): the
+    /// code every rank exits with. With a rank lost, rank 0 ends every
+    /// rank here (a lost rank cannot leave MPI by itself); the others wait
+    /// for that.
+    pub fn end(self, code: i32) -> i32 {
+        let mut node = self.node();
+        if self.is_root() && node.stop().is_some_and(|s| !s.lost.is_empty()) {
+            let _ = crate::run::output::finish_stdout();
+            crate::run::signals::clean_up_now();
+            node.end_all(if code == 0 { 1 } else { code });
+        }
+        let code = node.bye(code);
+        if crate::run::signals::received() && launched_by_mpi() {
+            // A launcher that passed a stop signal on ends the ranks
+            // itself a second later; ranks leaving on their own meanwhile
+            // race with it (Open MPI 4.1's mpirun can crash or hang then).
+            std::thread::sleep(LAUNCHER_GRACE);
+        }
+        code
+    }
+
+    /// The name of this rank's own copy of a test file: `NAME.RANK.EXT`
+    /// (`iomark-quick.tmp` → `iomark-quick.3.tmp`), so that ranks on
+    /// shared storage each write their own file.
+    pub fn own_file(&self, name: &str) -> String {
+        own_file(name, self.rank(), self.size())
+    }
+}
+
+/// `NAME.RANK.EXT` for rank `rank` of `ranks` (`name` alone for one rank).
+pub fn own_file(name: &str, rank: u32, ranks: u32) -> String {
+    if ranks <= 1 {
+        return name.to_string();
+    }
+    match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => format!("{stem}.{rank}.{ext}"),
+        _ => format!("{name}.{rank}"),
+    }
+}
+
+/// A session prepared on one rank, ready to run with the others.
+pub struct Spread {
+    pub ready: Ready,
+    link: Arc<Link>,
+    node: Arc<Mutex<Node>>,
+    hosts: Arc<Hosts>,
+}
+
+impl Spread {
+    /// Runs the session; rank 0 gets every rank's results merged too.
+    pub fn run(self) -> Result<(RunResult, Option<Merged>), RunError> {
+        let result = self.ready.run()?;
+        let gathered = self
+            .link
+            .gathered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let Some(g) = gathered else {
+            return Ok((result, None));
+        };
+        let t0 = std::time::Instant::now();
+        let (stop, decoded_ns) = {
+            let node = self.node.lock().unwrap_or_else(|e| e.into_inner());
+            (node.stop(), node.merge_ns())
+        };
+        let lost: Vec<(RankSet, String)> = stop
+            .iter()
+            .flat_map(|s| &s.lost)
+            .map(|l| {
+                (
+                    RankSet::one(l.rank),
+                    format!("sent nothing for {} s {}", l.secs, l.during),
+                )
+            })
+            .collect();
+        let stopped = stop.as_ref().map(|s| s.cause.to_string());
+        let mut merged = merge::merged(&result, g, &self.hosts, &lost, stopped);
+        merged.stop_code = stop.and_then(|s| match s.cause {
+            msg::Cause::Signal { signal, .. } => Some(128 + signal),
+            msg::Cause::Lost(_) => Some(1),
+            // As on one host: the jobs' own errors say whether it failed.
+            msg::Cause::Ended { .. } => None,
+        });
+        merged.info.merge_ns = decoded_ns + t0.elapsed().as_nanos() as u64;
+        merged.info.peak_rss_bytes = crate::host::peak_rss_bytes();
+        Ok((result, Some(merged)))
+    }
+}
+
+/// Rank 0's one line for the refusals of `v` (each refusing rank named,
+/// then how many more), or for ranks whose job lists differ; `None` when
+/// every rank may go on.
+fn refusal_text(v: &Verdicts, hosts: &Hosts, tail: &str) -> Option<String> {
+    if v.refused > 0 {
+        let named: Vec<String> = v
+            .refusals
+            .iter()
+            .map(|(r, text)| format!("rank {r} on {}: {text}", hosts.name_of(*r)))
+            .collect();
+        let more = v.refused as usize - named.len();
+        let more = if more > 0 {
+            format!("; and {more} more")
         } else {
-            self.t.send(0, TAG_ARRIVE, &frame(seq, &mine));
-            self.wait_for(0, TAG_ANSWER, seq, what)
-        }
+            String::new()
+        };
+        return Some(if v.refused == 1 {
+            format!("{}; {tail}", named[0])
+        } else {
+            format!(
+                "{} ranks refused, so {tail}: {}{more}",
+                v.refused,
+                named.join("; ")
+            )
+        });
     }
-
-    /// Sends a note (no answer awaited) about batch `seq` to `to`.
-    pub fn note(&self, to: u32, tag: i32, seq: u32, body: &[u8]) {
-        self.t.send(to, tag, &frame(seq, body));
+    if v.digests.len() > 1 {
+        return Some(mismatch_text(v, hosts, tail));
     }
-
-    /// Takes a note with `tag` about batch `seq` that has arrived from
-    /// any rank: (its rank, its body).
-    pub fn take_note(&mut self, tag: i32, seq: u32) -> Option<(u32, Vec<u8>)> {
-        let key = *self.early.keys().find(|(_, t, s)| *t == tag && *s == seq)?;
-        self.early.remove(&key).map(|b| (key.0, b))
-    }
-
-    /// Handles whatever has arrived (heartbeats, early messages) without
-    /// waiting: keeps the liveness clock of every rank current.
-    pub fn pump(&mut self) -> Result<(), ClusterError> {
-        while let Some((from, tag, data)) = self.t.poll() {
-            self.take(from, tag, data)?;
-        }
-        Ok(())
-    }
-
-    fn take(&mut self, from: u32, tag: i32, data: Vec<u8>) -> Result<(), ClusterError> {
-        if let Some(t) = self.last_heard.get_mut(from as usize) {
-            *t = Instant::now();
-        }
-        if tag == TAG_BEAT {
-            return Ok(());
-        }
-        let (seq, body) =
-            unframe(&data).ok_or_else(|| ClusterError::Malformed(from, "a message".into()))?;
-        self.early.insert((from, tag, seq), body.to_vec());
-        Ok(())
-    }
-
-    /// Waits for message `(from, tag, seq)`, watching `from`'s liveness.
-    fn wait_for(
-        &mut self,
-        from: u32,
-        tag: i32,
-        seq: u32,
-        what: &str,
-    ) -> Result<Vec<u8>, ClusterError> {
-        let mut pause = Duration::from_micros(50);
-        loop {
-            self.pump()?;
-            if let Some(body) = self.early.remove(&(from, tag, seq)) {
-                return Ok(body);
-            }
-            if crate::run::signals::received() {
-                return Err(ClusterError::Interrupted(what.into()));
-            }
-            let silent = self.last_heard[from as usize].elapsed();
-            if silent > self.timeout {
-                return Err(ClusterError::Silent {
-                    rank: from,
-                    host: self.host(from).to_string(),
-                    secs: silent.as_secs(),
-                    what: what.into(),
-                });
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(2));
-        }
-    }
-
-    /// Stops every rank (after this one's clean-up): the way out when
-    /// the ranks can no longer agree.
-    pub fn abort(&self, code: i32) -> ! {
-        self.t.abort(code)
-    }
+    None
 }
 
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        self.beating.store(false, Ordering::SeqCst);
-        if let Some(h) = self.beat_thread.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-/// Sends a heartbeat twice a second: to rank 0 from every other rank,
-/// and from rank 0 to every other rank.
-fn heartbeat(t: &dyn Transport, beating: &AtomicBool) {
-    let mut last = Instant::now() - BEAT;
-    while beating.load(Ordering::SeqCst) {
-        if last.elapsed() >= BEAT {
-            last = Instant::now();
-            if t.rank() == 0 {
-                for r in 1..t.size() {
-                    t.send(r, TAG_BEAT, &[]);
-                }
-            } else {
-                t.send(0, TAG_BEAT, &[]);
+/// `ranks 1, 3 (host b) run another job list than rank 0 (host a): ...`.
+fn mismatch_text(v: &Verdicts, hosts: &Hosts, tail: &str) -> String {
+    let who = |set: &RankSet| {
+        let mut names: Vec<&str> = Vec::new();
+        for r in set.iter() {
+            let n = hosts.name_of(r);
+            if !names.contains(&n) {
+                names.push(n);
+            }
+            if names.len() > 4 {
+                break;
             }
         }
-        std::thread::sleep(Duration::from_millis(20));
+        format!(
+            "rank{} {} (host{} {})",
+            if set.len() == 1 { "" } else { "s" },
+            set.text(),
+            if names.len() == 1 { "" } else { "s" },
+            names.join(", ")
+        )
+    };
+    let base = &v.digests[0];
+    let ours: Vec<&str> = base.text.lines().collect();
+    let parts: Vec<String> = v.digests[1..]
+        .iter()
+        .map(|d| {
+            let theirs: Vec<&str> = d.text.lines().collect();
+            let i = (0..ours.len().max(theirs.len()))
+                .find(|&i| ours.get(i) != theirs.get(i))
+                .unwrap_or(0);
+            let line = |l: Option<&&str>| l.map_or("no such job".to_string(), |s| s.to_string());
+            let has = |set: &RankSet| if set.len() == 1 { "has" } else { "have" };
+            format!(
+                "{} {} {}, {} {} {}",
+                who(&d.ranks),
+                has(&d.ranks),
+                line(theirs.get(i)),
+                who(&base.ranks),
+                has(&base.ranks),
+                line(ours.get(i))
+            )
+        })
+        .collect();
+    format!(
+        "the ranks do not all run the same job list: {}; {tail}",
+        parts.join("; ")
+    )
+}
+
+/// Rank 0's line when the ranks stopped before agreeing.
+fn stop_text(node: &Node) -> String {
+    match node.stop() {
+        Some(s) => format!("{}; stopping every rank", s.cause),
+        None => "the ranks stopped".into(),
     }
-}
-
-/// 128 random bits, in hex.
-fn new_token() -> String {
-    let mut b = [0u8; 16];
-    crate::sys::random_bytes(&mut b);
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn frame(seq: u32, body: &[u8]) -> Vec<u8> {
-    let mut v = Vec::with_capacity(4 + body.len());
-    v.extend_from_slice(&seq.to_le_bytes());
-    v.extend_from_slice(body);
-    v
-}
-
-fn unframe(data: &[u8]) -> Option<(u32, &[u8])> {
-    let seq = u32::from_le_bytes(data.get(..4)?.try_into().ok()?);
-    Some((seq, &data[4..]))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::local::Local;
-    use super::*;
-
-    /// Runs `f` on `n` ranks (threads), each with its cluster end.
-    fn on_ranks<T: Send + 'static>(
-        n: u32,
-        timeout: Duration,
-        f: impl Fn(Result<Cluster, ClusterError>, Arc<AtomicBool>) -> T + Send + Sync + 'static,
-    ) -> Vec<T> {
-        let f = Arc::new(f);
-        let handles: Vec<_> = Local::ranks(n)
-            .into_iter()
-            .map(|t| {
-                let f = f.clone();
-                std::thread::spawn(move || {
-                    let mute = t.mute.clone();
-                    f(Cluster::new(Arc::new(t), timeout), mute)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    }
-
-    #[test]
-    fn every_rank_gets_rank_0s_answer_from_all_ranks_inputs() {
-        let out = on_ranks(4, DEFAULT_TIMEOUT, |c, _| {
-            let mut c = c.expect("joins");
-            assert_eq!(c.hosts.len(), 4);
-            let mine = vec![c.rank() as u8 * 10];
-            let a = c
-                .exchange("sum", mine, |all| {
-                    vec![all.iter().map(|v| v[0]).sum::<u8>()]
-                })
-                .expect("answer");
-            let g = c.gather("all", vec![c.rank() as u8]).expect("gathered");
-            (c.rank(), a, g)
-        });
-        for (rank, a, g) in out {
-            assert_eq!(a, vec![60]);
-            match rank {
-                0 => assert_eq!(g, Some(vec![vec![0], vec![1], vec![2], vec![3]])),
-                _ => assert_eq!(g, None),
-            }
-        }
-    }
-
-    #[test]
-    fn a_silent_rank_is_named_after_the_timeout() {
-        let out = on_ranks(3, Duration::from_millis(1500), |c, mute| {
-            let mut c = c.expect("joins");
-            if c.rank() == 2 {
-                // Hangs: sends nothing more, heartbeats included.
-                mute.store(true, Ordering::SeqCst);
-                std::thread::sleep(Duration::from_millis(2500));
-                return (2, None);
-            }
-            let t = Instant::now();
-            let e = c.exchange("the test", Vec::new(), |_| Vec::new()).err();
-            assert!(t.elapsed() < Duration::from_secs(10));
-            (c.rank(), e)
-        });
-        let e0 = out[0].1.clone().expect("rank 0 gives up");
-        assert!(
-            matches!(&e0, ClusterError::Silent { rank: 2, what, .. } if what == "the test"),
-            "{e0}"
-        );
-        // Rank 1 waited on rank 0, which said nothing either: it gives up
-        // too, within its own timeout.
-        assert!(out[1].1.is_some());
-    }
-
-    #[test]
-    fn heartbeats_keep_a_slow_rank_alive() {
-        let out = on_ranks(2, Duration::from_millis(1500), |c, _| {
-            let mut c = c.expect("joins");
-            if c.rank() == 1 {
-                // Busy (laying out files, say) for longer than the timeout.
-                std::thread::sleep(Duration::from_millis(3000));
-            }
-            c.exchange("slow", Vec::new(), |_| Vec::new()).is_ok()
-        });
-        assert_eq!(out, vec![true, true]);
-    }
-}
+mod tests;

@@ -409,7 +409,8 @@ impl Store {
             add(
                 &mut sql,
                 " AND EXISTS (SELECT 1 FROM tests t WHERE t.run_id = runs.id AND \
-                 (instr(lower(t.key), lower({})) > 0 OR instr(lower(t.name), lower({})) > 0))",
+                 (instr(lower(t.key), lower({})) > 0 \
+                 OR instr(lower(t.name || ' ' || t.dir), lower({})) > 0))",
                 V::Text(t.clone()),
             );
         }
@@ -506,7 +507,8 @@ impl Store {
             None => true,
             Some(p) => {
                 let p = p.to_lowercase();
-                t.key.to_lowercase().contains(&p) || t.name.to_lowercase().contains(&p)
+                t.key.to_lowercase().contains(&p)
+                    || format!("{} {}", t.name, t.dir).to_lowercase().contains(&p)
             }
         };
         Ok(rows.into_iter().filter(keep).collect())

@@ -125,6 +125,21 @@ pub fn meminfo(key: &str) -> Option<u64> {
     })
 }
 
+/// The most memory this process has held at once (`VmHWM`, its peak
+/// resident set), in bytes; `None` where the system does not say.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    s.lines().find_map(|l| {
+        let kib: u64 = l
+            .strip_prefix("VmHWM:")?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()?;
+        Some(kib * 1024)
+    })
+}
+
 /// This host's name (uname's nodename; empty when unknown).
 pub fn hostname() -> String {
     uname().0

@@ -886,6 +886,10 @@ pub struct LogOpts {
     /// `replay_skip`: trace records not to replay, as a mask of
     /// `1 << Ddir::idx()` plus `REPLAY_SKIP_SYNC` for syncs.
     pub replay_skip: u8,
+    /// Not an option: what the planner adds to the names of this job's
+    /// log files (`NAME.TAG`) on one rank of a run over many hosts, so
+    /// that ranks never share a log. Empty otherwise.
+    pub file_tag: String,
 }
 
 /// `replay_skip` bit for sync records.
@@ -919,6 +923,7 @@ impl Default for LogOpts {
             replay_align: 0,
             replay_scale: 1,
             replay_skip: 0,
+            file_tag: String::new(),
         }
     }
 }

@@ -42,10 +42,12 @@ pub const ALL_CLIENTS: &str = "All clients";
 
 /// What one host ran: its ranks' clones merged into one result by the
 /// caller, jobs in plan order (the same job specs on every host).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Host {
     pub hostname: String,
     pub ranks: Vec<u32>,
+    /// The process id of its first rank (its report's `pid`).
+    pub pid: u32,
     pub result: RunResult,
 }
 
@@ -57,99 +59,176 @@ pub struct ClusterInfo {
     /// Each batch (stonewall phase) over all ranks: the figures while
     /// every rank was running and until the last was done.
     pub phases: Vec<PhaseFigures>,
+    /// Ranks whose results the report holds.
+    pub reported: u32,
+    /// Ranks whose results it does not hold, and why.
+    pub missing: Vec<MissingRanks>,
+    /// What stopped the run early (a signal, a lost rank), if anything.
+    pub stopped: Option<String>,
+    /// What merging every rank's results cost rank 0: its time decoding
+    /// and merging them (ns), and its peak resident memory then (bytes).
+    pub merge_ns: u64,
+    pub peak_rss_bytes: Option<u64>,
 }
 
-/// A batch of a run over many ranks, from the common start: until the
-/// first rank finished it (every rank running: the load the storage
-/// carried from all clients at once) and until the last did.
+/// Ranks whose results are missing from the report.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MissingRanks {
+    pub ranks: Vec<u32>,
+    pub hostnames: Vec<String>,
+    pub reason: String,
+}
+
+/// A batch of a run over many ranks, from the common start (rank 0's
+/// release from the start barrier): until the first rank finished it
+/// (every rank running: the load the storage carried from all clients at
+/// once) and until the last did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PhaseFigures {
     /// 1 for the first batch.
     pub phase: u32,
-    pub first_done_ms: u64,
-    pub last_done_ms: u64,
+    /// Ranks that ran clones in it.
+    pub ranks: u32,
+    /// When the first and the last rank were done (ns from the start).
+    pub first_done_ns: u64,
+    pub last_done_ns: u64,
     /// The phase's `ramp_time`: the figures count from its end.
     pub ramp_ms: u64,
-    /// Bytes and I/Os per direction of all ranks until the first was done.
-    pub all_running: ([u64; 3], [u64; 3]),
+    /// How far apart the ranks left the start barrier (ns).
+    pub start_skew_ns: u64,
+    /// Bytes and I/Os per direction of all ranks until the first was done
+    /// (`None` when the phase was stopped before every rank knew it).
+    pub all_running: Option<([u64; 3], [u64; 3])>,
     /// ... and until the last was done.
     pub until_last: ([u64; 3], [u64; 3]),
+    /// Stopped early (a signal, a lost rank).
+    pub interrupted: bool,
 }
 
-/// Per second over `ms` (0 for no time).
-fn per_s(v: u64, ms: u64) -> u64 {
-    if ms == 0 {
-        0
+/// Per second over `ns` (0 for no time).
+fn per_s(v: u64, ns: u64) -> f64 {
+    if ns == 0 {
+        0.0
     } else {
-        (v as u128 * 1000 / ms as u128) as u64
+        v as f64 * 1e9 / ns as f64
+    }
+}
+
+impl PhaseFigures {
+    /// From the end of the ramp until the first rank was done, and until
+    /// the last was (ns).
+    pub fn spans_ns(&self) -> (u64, u64) {
+        let ramp = self.ramp_ms * 1_000_000;
+        (
+            self.first_done_ns.saturating_sub(ramp),
+            self.last_done_ns.saturating_sub(ramp),
+        )
     }
 }
 
 fn phase_json(p: &PhaseFigures) -> Value {
-    let part = |(bytes, ios): ([u64; 3], [u64; 3]), ms: u64| {
+    let part = |(bytes, ios): ([u64; 3], [u64; 3]), ns: u64| {
         let mut m = Map::new();
-        m.insert("runtime_ms".into(), json!(ms));
+        m.insert("runtime_ms".into(), json!(ns / 1_000_000));
+        m.insert("runtime_ns".into(), json!(ns));
         for (d, name) in ["read", "write", "trim"].iter().enumerate() {
             m.insert(
                 (*name).into(),
                 json!({
                     "io_bytes": bytes[d],
                     "total_ios": ios[d],
-                    "bw_bytes": per_s(bytes[d], ms),
-                    "iops": if ms == 0 { 0.0 } else { ios[d] as f64 * 1000.0 / ms as f64 },
+                    "bw_bytes": per_s(bytes[d], ns) as u64,
+                    "iops": per_s(ios[d], ns),
                 }),
             );
         }
         Value::Object(m)
     };
-    json!({
-        "phase": p.phase,
-        "first_done_ms": p.first_done_ms,
-        "last_done_ms": p.last_done_ms,
-        "ramp_ms": p.ramp_ms,
-        "all_running": part(p.all_running, p.first_done_ms.saturating_sub(p.ramp_ms)),
-        "until_last_done": part(p.until_last, p.last_done_ms.saturating_sub(p.ramp_ms)),
-    })
+    let (all_ns, last_ns) = p.spans_ns();
+    let mut m = Map::new();
+    m.insert("phase".into(), json!(p.phase));
+    m.insert("ranks".into(), json!(p.ranks));
+    m.insert("first_done_ms".into(), json!(p.first_done_ns / 1_000_000));
+    m.insert("last_done_ms".into(), json!(p.last_done_ns / 1_000_000));
+    m.insert("first_done_ns".into(), json!(p.first_done_ns));
+    m.insert("last_done_ns".into(), json!(p.last_done_ns));
+    m.insert("ramp_ms".into(), json!(p.ramp_ms));
+    m.insert("start_skew_ns".into(), json!(p.start_skew_ns));
+    if let Some(a) = p.all_running {
+        m.insert("all_running".into(), part(a, all_ns));
+    }
+    m.insert("until_last_done".into(), part(p.until_last, last_ns));
+    if p.interrupted {
+        m.insert("interrupted".into(), json!(true));
+    }
+    Value::Object(m)
 }
 
 /// `Phase 1 over 3 ranks: first done at 1.204s, last at 2.511s` and the
 /// rates of each direction while all ran and until the last was done.
-fn phase_text(p: &PhaseFigures, ranks: u32, kb_base: u64) -> String {
+fn phase_text(p: &PhaseFigures, kb_base: u64) -> String {
     let mut out = format!(
-        "Phase {} over {ranks} ranks: first done at {:.3}s, last at {:.3}s\n",
+        "Phase {} over {} ranks: first done at {:.3}s, last at {:.3}s{}\n",
         p.phase,
-        p.first_done_ms as f64 / 1000.0,
-        p.last_done_ms as f64 / 1000.0
+        p.ranks,
+        p.first_done_ns as f64 / 1e9,
+        p.last_done_ns as f64 / 1e9,
+        if p.interrupted {
+            " (stopped early)"
+        } else {
+            ""
+        }
     );
-    for (label, (bytes, ios), ms) in [
-        (
-            "while all ran",
-            p.all_running,
-            p.first_done_ms.saturating_sub(p.ramp_ms),
-        ),
-        (
-            "until the last",
-            p.until_last,
-            p.last_done_ms.saturating_sub(p.ramp_ms),
-        ),
-    ] {
+    if p.start_skew_ns > SKEW_SHOWN_NS {
+        let _ = writeln!(
+            out,
+            "  the ranks started {:.1} ms apart",
+            p.start_skew_ns as f64 / 1e6
+        );
+    }
+    let (all_ns, last_ns) = p.spans_ns();
+    let mut parts = Vec::new();
+    if let Some(a) = p.all_running {
+        parts.push(("while all ran", a, all_ns));
+    }
+    parts.push(("until the last", p.until_last, last_ns));
+    for (label, (bytes, ios), ns) in parts {
         for (d, name) in ["READ", "WRITE", "TRIM"].iter().enumerate() {
             if ios[d] == 0 {
                 continue;
             }
-            let iops = if ms == 0 {
-                0.0
-            } else {
-                ios[d] as f64 * 1000.0 / ms as f64
-            };
             let _ = writeln!(
                 out,
                 "  {label:>14}: {name:>5}: bw={}, iops={}, io={}",
-                super::fmt::bw_pair(per_s(bytes[d], ms), kb_base),
-                super::fmt::num2str(iops, 4, 1000, ""),
+                super::fmt::bw_pair(per_s(bytes[d], ns) as u64, kb_base),
+                super::fmt::num2str(per_s(ios[d], ns), 4, 1000, ""),
                 super::fmt::bytes_pair(bytes[d], kb_base)
             );
         }
+    }
+    out
+}
+
+/// A start skew above this (1 ms) is shown in the text report.
+pub const SKEW_SHOWN_NS: u64 = 1_000_000;
+
+/// `Missing: rank 3 (host b): sent nothing for 3 s during phase 1`.
+fn missing_text(c: &ClusterInfo) -> String {
+    let mut out = String::new();
+    if let Some(why) = &c.stopped {
+        let _ = writeln!(out, "Stopped early: {why}");
+    }
+    for m in &c.missing {
+        let ranks: Vec<String> = m.ranks.iter().map(u32::to_string).collect();
+        let _ = writeln!(
+            out,
+            "Missing: rank{} {} (host{} {}): {}",
+            if m.ranks.len() == 1 { "" } else { "s" },
+            ranks.join(", "),
+            if m.hostnames.len() == 1 { "" } else { "s" },
+            m.hostnames.join(", "),
+            m.reason
+        );
     }
     out
 }
@@ -189,7 +268,7 @@ fn merge_clone(
     let (i, had_error) = match at {
         Some(i) => {
             let had = entries[i].error != 0;
-            entries[i].add_clone(&jr.outcome);
+            entries[i].add_clone(&jr.outcome, jr.clones);
             (i, had)
         }
         None => {
@@ -227,7 +306,14 @@ pub fn build(hosts: &[Host], info: &ClusterInfo) -> ClusterReport {
         .map(|h| HostReport {
             hostname: h.hostname.clone(),
             ranks: h.ranks.clone(),
-            report: super::build(&h.result),
+            report: {
+                let mut r = super::build(&h.result);
+                if !h.result.fake_clock {
+                    // Its own process, not rank 0's.
+                    r.jobs.iter_mut().for_each(|j| j.pid = h.pid);
+                }
+                r
+            },
         })
         .collect();
     let mut all: Vec<JobReport> = Vec::new();
@@ -379,11 +465,29 @@ fn cluster_object(c: &ClusterReport) -> Value {
         })
         .collect();
     let phases: Vec<Value> = c.info.phases.iter().map(phase_json).collect();
-    json!({
-        "ranks": c.info.ranks,
-        "hosts": hosts,
-        "phases": phases,
-    })
+    let missing: Vec<Value> = c
+        .info
+        .missing
+        .iter()
+        .map(|m| json!({"ranks": m.ranks, "hostnames": m.hostnames, "reason": m.reason}))
+        .collect();
+    let mut m = Map::new();
+    m.insert("ranks".into(), json!(c.info.ranks));
+    m.insert("ranks_reported".into(), json!(c.info.reported));
+    m.insert("hosts".into(), Value::Array(hosts));
+    m.insert("phases".into(), Value::Array(phases));
+    m.insert("missing".into(), Value::Array(missing));
+    if let Some(why) = &c.info.stopped {
+        m.insert("stopped".into(), json!(why));
+    }
+    m.insert(
+        "merge".into(),
+        json!({
+            "rank0_ns": c.info.merge_ns,
+            "rank0_peak_rss_bytes": c.info.peak_rss_bytes,
+        }),
+    );
+    Value::Object(m)
 }
 
 /// The normal text: each host's report after `<hostname> `, then the
@@ -411,7 +515,12 @@ pub fn normal_text(c: &ClusterReport) -> String {
         out.push('\n');
     }
     for p in &c.info.phases {
-        out.push_str(&phase_text(p, c.info.ranks, kb_base));
+        out.push_str(&phase_text(p, kb_base));
+    }
+    let missing = missing_text(&c.info);
+    if !missing.is_empty() {
+        out.push('\n');
+        out.push_str(&missing);
     }
     out
 }
@@ -432,6 +541,7 @@ mod tests {
             .map(|(i, n)| Host {
                 hostname: n.to_string(),
                 ranks: vec![i as u32],
+                pid: 0,
                 result: run(text),
             })
             .collect()
@@ -671,6 +781,63 @@ mod tests {
         assert!(s.contains("<h2> \n"), "{s}");
         let t = terse_lines(&c, 5);
         assert_eq!(t.lines().count(), 2, "{t}");
+    }
+
+    #[test]
+    fn phases_show_their_start_skew_above_a_millisecond_and_missing_ranks() {
+        let ms = 1_000_000;
+        let phase = |skew_ns: u64| PhaseFigures {
+            phase: 1,
+            ranks: 3,
+            first_done_ns: 1000 * ms,
+            last_done_ns: 1500 * ms,
+            start_skew_ns: skew_ns,
+            all_running: Some(([0, 4096 * 100, 0], [0, 100, 0])),
+            until_last: ([0, 4096 * 150, 0], [0, 150, 0]),
+            ..PhaseFigures::default()
+        };
+        let info = |skew_ns: u64| ClusterInfo {
+            ranks: 4,
+            phases: vec![phase(skew_ns)],
+            reported: 3,
+            missing: vec![MissingRanks {
+                ranks: vec![2],
+                hostnames: vec!["h2".into()],
+                reason: "sent nothing for 3 s during phase 1".into(),
+            }],
+            stopped: Some("rank 2 (host h2) sent nothing for 3 s during phase 1".into()),
+            ..ClusterInfo::default()
+        };
+        let c = build(
+            &hosts("[a]\nioengine=null\nsize=64k\n", &["h1"]),
+            &info(2 * ms),
+        );
+        let text = normal_text(&c);
+        assert!(text.contains("Phase 1 over 3 ranks: first done at 1.000s, last at 1.500s"));
+        assert!(
+            text.contains("  the ranks started 2.0 ms apart\n"),
+            "{text}"
+        );
+        assert!(text.contains("while all ran: WRITE: bw=400KiB/s"), "{text}");
+        assert!(
+            text.contains("Missing: rank 2 (host h2): sent nothing for 3 s"),
+            "{text}"
+        );
+        assert!(text.contains("Stopped early: rank 2 (host h2)"), "{text}");
+        let c = build(
+            &hosts("[a]\nioengine=null\nsize=64k\n", &["h1"]),
+            &info(ms / 2),
+        );
+        assert!(!normal_text(&c).contains("started"));
+        let doc = document(&c, false);
+        let p = &doc["iomark"]["cluster"]["phases"][0];
+        assert_eq!(p["start_skew_ns"], ms / 2);
+        assert_eq!(p["all_running"]["runtime_ns"], 1000 * ms);
+        assert_eq!(p["until_last_done"]["write"]["bw_bytes"], 4096 * 100);
+        let cl = &doc["iomark"]["cluster"];
+        assert_eq!(cl["ranks_reported"], 3);
+        assert_eq!(cl["missing"][0]["ranks"], json!([2]));
+        assert!(cl["stopped"].as_str().unwrap().starts_with("rank 2"));
     }
 
     #[test]

@@ -236,7 +236,7 @@ fn clone_entry(jr: &JobRun, start_unix: u64, fake: bool) -> JobReport {
     JobReport {
         name: jr.job.spec.name.clone(),
         groupid: jr.job.group,
-        nr_jobs: 1,
+        nr_jobs: jr.clones.max(1),
         error: o.error,
         error_msg: o.error_msg.clone(),
         stats: o.stats.clone(),
@@ -255,11 +255,12 @@ fn clone_entry(jr: &JobRun, start_unix: u64, fake: bool) -> JobReport {
 }
 
 impl JobReport {
-    /// Merges another clone's outcome into this entry: figures merged
-    /// exactly (`JobStats::merge`), the first error kept.
-    pub fn add_clone(&mut self, o: &Outcome) {
+    /// Merges another clone's outcome into this entry (standing for
+    /// `clones` clones): figures merged exactly (`JobStats::merge`), the
+    /// first error kept.
+    pub fn add_clone(&mut self, o: &Outcome, clones: u32) {
         self.stats.merge(&o.stats);
-        self.nr_jobs += 1;
+        self.nr_jobs += clones.max(1);
         if self.error == 0 && o.error != 0 {
             self.error = o.error;
             self.error_msg = o.error_msg.clone();
@@ -341,7 +342,7 @@ fn entries<'a>(
         }
         if grouped.contains(&jr.job.group) {
             if let Some(existing) = jobs.iter_mut().find(|r| r.groupid == jr.job.group) {
-                existing.add_clone(&jr.outcome);
+                existing.add_clone(&jr.outcome, jr.clones);
                 continue;
             }
         }

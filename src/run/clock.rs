@@ -37,8 +37,9 @@ pub struct TscCal {
     mult: u64,
 }
 
+/// CLOCK_MONOTONIC now, in ns (one clock for every process of a host).
 #[cfg(unix)]
-fn mono_ns() -> u64 {
+pub fn mono_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -63,7 +64,7 @@ fn rdtsc() -> u64 {
 
 /// The performance counter (`QueryPerformanceCounter`) on Windows.
 #[cfg(windows)]
-fn mono_ns() -> u64 {
+pub fn mono_ns() -> u64 {
     crate::sys::mono_ns()
 }
 

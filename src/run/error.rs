@@ -30,10 +30,14 @@ pub enum RunError {
     /// creates or deletes (`what` says which, and by which option).
     #[error("job '{job}' {what} but --readonly was given")]
     ReadOnly { job: String, what: String },
-    /// The safety verdict the session's hooks settled on (another
-    /// host's refusal, in a run spread over several).
+    /// The safety verdict the session's hooks settled on (every refusing
+    /// rank's, on rank 0 of a run spread over several hosts).
     #[error("{0}")]
     Verdict(String),
+    /// Another rank of a run spread over several hosts refused; it says
+    /// why (rank 0, once for all), this rank says nothing.
+    #[error("another rank refused the run")]
+    RefusedElsewhere,
     /// An I/O scheduler cannot be switched.
     #[error("{0}")]
     Scheduler(String),

@@ -332,7 +332,8 @@ fn size_now(f: &PlannedFile) -> Result<Option<u64>, FileError> {
         )),
         Ok(m) => {
             // Another rank of this run may have made it since the check.
-            let peer = f.seen.id.is_none() && super::safety::created_by_peer_at(p.fd(), &p.name);
+            let peer = f.seen.id.is_none()
+                && super::safety::created_by_peer_at(p.fd(), &p.name, f.run_token());
             if !peer {
                 let id = FileId::at(p.fd(), &p.name, f.seen.link, &m)
                     .map_err(|e| sys_err("cannot stat", &f.path, e))?;
@@ -662,7 +663,8 @@ fn open_safely(
     loop {
         tries += 1;
         if create_first && can_create {
-            if let Some(o) = create_exclusively(&p, path, plain, &mut timed, close)? {
+            if let Some(o) = create_exclusively(&p, path, f.run_token(), plain, &mut timed, close)?
+            {
                 return Ok(o);
             }
         }
@@ -696,6 +698,7 @@ fn open_safely(
 fn create_exclusively(
     p: &Place,
     path: &Path,
+    run_token: Option<&str>,
     plain: i32,
     timed: &mut dyn FnMut(i32) -> (std::io::Result<(RawFd, usize)>, u64),
     close: &mut dyn FnMut(RawFd, usize),
@@ -710,8 +713,8 @@ fn create_exclusively(
                     return Err(sys_err("cannot stat", path, e));
                 }
             };
-            claim.made(id);
-            super::safety::mark_created(fd);
+            claim.made(id, run_token);
+            super::safety::mark_created(fd, run_token);
             super::signals::note_created(p.fd(), &p.name, id.dev, id.ino);
             Ok(Some(Opened::new(fd, data, ns, true)))
         }
@@ -744,8 +747,9 @@ fn check_opened(
             return Err(sys_err("cannot stat", path, e));
         }
     };
-    let peer =
-        f.seen.id.is_none() && id.fmt == crate::sys::S_IFREG && super::safety::created_by_peer(fd);
+    let peer = f.seen.id.is_none()
+        && id.fmt == crate::sys::S_IFREG
+        && super::safety::created_by_peer(fd, f.run_token());
     if !o.created && !peer {
         if let Err(m) = super::safety::check_identity(path, &f.seen, &id) {
             return refuse(close, libc::EEXIST, m.0);

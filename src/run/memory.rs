@@ -114,16 +114,26 @@ pub enum MemoryError {
     Lock { len: usize, source: std::io::Error },
 }
 
+/// What a buffer file may do to a file (`mem=mmap:FILE` and the like):
+/// write into an existing one iomark did not create (`allow_destroy`,
+/// `allow_destroy_data=1`), and the run token a file it creates carries
+/// (`Placement::run_token`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Consent<'a> {
+    pub allow_destroy: bool,
+    pub run_token: Option<&'a str>,
+}
+
 impl BufferMemory {
     /// Allocates `size` bytes aligned to `align` from `mem`; huge-page
     /// types round the area up to whole pages of `huge` bytes. Only the
     /// `size` bytes used are ever touched: the alignment padding is
     /// address space (an anonymous mapping for a large alignment).
     pub fn new(size: usize, align: usize, mem: &MemType, huge: u64) -> Result<Self, MemoryError> {
-        Self::with_consent(size, align, mem, huge, false)
+        Self::with_consent(size, align, mem, huge, Consent::default())
     }
 
-    /// As [`BufferMemory::new`]; `allow_destroy` (`allow_destroy_data=1`)
+    /// As [`BufferMemory::new`]; `consent.allow_destroy` (`allow_destroy_data=1`)
     /// lets a shared mapping write into an existing file iomark did not
     /// create.
     pub fn with_consent(
@@ -131,7 +141,7 @@ impl BufferMemory {
         align: usize,
         mem: &MemType,
         huge: u64,
-        allow_destroy: bool,
+        consent: Consent<'_>,
     ) -> Result<Self, MemoryError> {
         let size = size.max(1);
         let page = 4096usize;
@@ -156,7 +166,7 @@ impl BufferMemory {
                 (b, k, true)
             }
             MemType::Mmap(file) | MemType::MmapHuge(file) | MemType::MmapShared(file) => {
-                let file = file.as_ref().map(|f| (f, allow_destroy));
+                let file = file.as_ref().map(|f| (f, consent));
                 let (b, k) = mapping(mem, file, len, is_huge, &mut made)?;
                 (b, k, file.is_none())
             }
@@ -266,7 +276,7 @@ fn anonymous(mem: &MemType, len: usize) -> Result<*mut u8, MemoryError> {
 #[cfg(unix)]
 fn mapping(
     mem: &MemType,
-    file: Option<(&PathBuf, bool)>,
+    file: Option<(&PathBuf, Consent<'_>)>,
     len: usize,
     is_huge: bool,
     made: &mut Option<MadeFile>,
@@ -278,7 +288,7 @@ fn mapping(
         source,
         huge: is_huge,
     };
-    let Some((path, allow_destroy)) = file else {
+    let Some((path, consent)) = file else {
         let mut flags = libc::MAP_ANONYMOUS;
         flags |= if shared {
             libc::MAP_SHARED
@@ -295,7 +305,7 @@ fn mapping(
         }
         return Ok((p as *mut u8, Backing::Map(len)));
     };
-    let (fd, file_len) = open_backing(path, len, mem, allow_destroy, made)?;
+    let (fd, file_len) = open_backing(path, len, mem, consent, made)?;
     // SAFETY: mappings of an open descriptor (or over an area this
     // function just mapped, MAP_FIXED); each checked. The file stays
     // mapped after its descriptor is closed.
@@ -373,7 +383,7 @@ fn open_backing(
     path: &std::path::Path,
     len: usize,
     mem: &MemType,
-    allow_destroy: bool,
+    consent: Consent<'_>,
     made: &mut Option<MadeFile>,
 ) -> Result<(OwnedFd, u64), MemoryError> {
     use super::dirs;
@@ -409,7 +419,7 @@ fn open_backing(
     }
     let id = super::safety::FileId::of_meta(&meta);
     let ours = super::owned::created_this_run(&id) || super::safety::marked(fd.as_raw_fd());
-    if shared && !new && !ours && !allow_destroy {
+    if shared && !new && !ours && !consent.allow_destroy {
         return Err(refuse(
             "it exists and iomark did not create it, and the buffers would be written into it \
              (name a new file, or set allow_destroy_data=1)"
@@ -417,8 +427,8 @@ fn open_backing(
         ));
     }
     if new {
-        claim.made(id);
-        super::safety::mark_created(fd.as_raw_fd());
+        claim.made(id, consent.run_token);
+        super::safety::mark_created(fd.as_raw_fd(), consent.run_token);
         *made = Some(MadeFile {
             dir: dfd.clone(),
             name: name.clone(),

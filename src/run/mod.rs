@@ -23,6 +23,7 @@ pub mod offload;
 pub mod output;
 pub mod overcommit;
 pub mod owned;
+pub mod place;
 pub mod plan;
 pub mod progress;
 pub mod region;
@@ -44,11 +45,15 @@ use gate::StartGate;
 use plan::{Plan, PlannedJob};
 use worker::{Outcome, Progress, RunShared};
 
-/// A finished clone: what was planned and what happened.
-#[derive(Debug)]
+/// A finished clone: what was planned and what happened (or several
+/// clones of one job, merged: see `clones`).
+#[derive(Clone, Debug)]
 pub struct JobRun {
     pub job: PlannedJob,
     pub outcome: Outcome,
+    /// How many clones `outcome` stands for: 1, or more for the clones of
+    /// a job on the ranks of one host, merged (a run over many hosts).
+    pub clones: u32,
 }
 
 /// What a session found and decided before its run, carried in the
@@ -65,7 +70,7 @@ pub struct RunContext {
 }
 
 /// Everything a run produced, for the reports.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct RunResult {
     pub jobs: Vec<JobRun>,
     pub interrupted: bool,
@@ -94,6 +99,7 @@ impl RunResult {
 pub struct Live<'a> {
     progresses: &'a [Arc<Progress>],
     stages: &'a [Stage],
+    shared: &'a RunShared,
 }
 
 impl Live<'_> {
@@ -115,6 +121,19 @@ impl Live<'_> {
     /// its I/O and reports what it did.
     pub fn stop(&self, i: usize) {
         self.progresses[i].link.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// When clone `i` ended (CLOCK_MONOTONIC ns), once it has.
+    pub fn ended_ns(&self, i: usize) -> Option<u64> {
+        Some(self.progresses[i].ended_ns.load(Ordering::Acquire)).filter(|&t| t > 0)
+    }
+
+    /// Stops the whole run as a stop signal does: every clone ends and
+    /// reports what it measured, nothing more starts, the result is
+    /// marked interrupted.
+    pub fn interrupt(&self) {
+        self.shared.interrupted.store(true, Ordering::Relaxed);
+        self.shared.stop.store(true, Ordering::Relaxed);
     }
 }
 
@@ -375,9 +394,13 @@ impl<'a> Runner<'a> {
     /// before `expect`).
     fn start_batch(&mut self, batch: &[usize], hooks: &mut dyn session::SessionHooks) {
         self.check_overcommit(batch);
-        hooks.before_layout(&self.plan, batch);
+        if hooks.before_layout(&self.plan, batch) == session::Flow::Stop {
+            return self.interrupt();
+        }
         let ready = self.lay_out(batch);
-        hooks.after_layout(&self.plan, batch);
+        if hooks.after_layout(&self.plan, batch) == session::Flow::Stop {
+            self.interrupt();
+        }
         let gate = Arc::new(StartGate::new(self.shared.base));
         let started = self.spawn(&ready, &gate);
         // The release point of the batch: every clone started is setting
@@ -387,7 +410,10 @@ impl<'a> Runner<'a> {
             .copied()
             .filter(|&i| self.stages[i] == Stage::Running)
             .collect();
-        hooks.before_start(&self.plan, &running, &gate);
+        if hooks.before_start(&self.plan, &running, &gate) == session::Flow::Stop {
+            // The clones find the run stopping when the gate opens.
+            self.interrupt();
+        }
         gate.expect(started);
         let now = Instant::now();
         for &i in batch {
@@ -396,6 +422,12 @@ impl<'a> Runner<'a> {
             }
         }
         self.monitor.phase_ready();
+    }
+
+    /// The run stops, as on a stop signal (a hook asked for it).
+    fn interrupt(&mut self) {
+        self.shared.interrupted.store(true, Ordering::Relaxed);
+        self.shared.stop.store(true, Ordering::Relaxed);
     }
 
     /// A batch needing more CPUs than allowed gets a note (once each).
@@ -547,6 +579,7 @@ impl<'a> Runner<'a> {
         Live {
             progresses: &self.progresses,
             stages: &self.stages,
+            shared: &self.shared,
         }
     }
 
@@ -575,7 +608,11 @@ impl<'a> Runner<'a> {
                     outcome.interrupted |= interrupted;
                     outcome.stats.steady = steady[i].take();
                     outcome.stats.timeline = timeline;
-                    JobRun { job, outcome }
+                    JobRun {
+                        job,
+                        outcome,
+                        clones: 1,
+                    }
                 })
             })
             .collect();

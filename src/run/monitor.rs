@@ -49,6 +49,8 @@ pub struct Monitor {
     start_unix: u64,
     /// What interim results carry for their reports.
     context: Arc<RunContext>,
+    /// What the aggregate logs add to their names (`Placement::tag`).
+    tag: String,
 }
 
 impl Monitor {
@@ -109,6 +111,7 @@ impl Monitor {
             status,
             start_unix,
             context,
+            tag: plan.place.tag.clone(),
         }
     }
 
@@ -116,7 +119,7 @@ impl Monitor {
     pub fn open_aggregate_logs(&mut self) -> Result<(), LogError> {
         let mut files = Vec::new();
         for d in ["read", "write", "trim"] {
-            let name = crate::stats::logs::tagged(&format!("agg-{d}_bw.log"));
+            let name = crate::stats::logs::tagged(&format!("agg-{d}_bw.log"), &self.tag);
             let opened = crate::outfile::open(
                 std::path::Path::new(&name),
                 crate::outfile::Named::Iomark,
@@ -257,6 +260,7 @@ impl Monitor {
                         start_unix_ms: self.start_unix * 1000,
                         ..Outcome::default()
                     },
+                    clones: 1,
                 });
             }
         }

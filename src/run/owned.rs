@@ -52,7 +52,8 @@ pub enum NameState {
 /// already there waits for its creator to record it).
 #[derive(Default)]
 struct Registry {
-    ids: HashSet<FileId>,
+    /// Each file made, with the run token it was marked with.
+    ids: HashMap<FileId, Option<std::sync::Arc<str>>>,
     names: HashMap<NameKey, bool>,
     busy: HashSet<NameKey>,
 }
@@ -67,7 +68,7 @@ fn registry() -> std::sync::MutexGuard<'static, Option<Registry>> {
 /// Holds a name while iomark tries to create it (see [`creating`]).
 pub struct Creating {
     key: NameKey,
-    made: Option<FileId>,
+    made: Option<(FileId, Option<std::sync::Arc<str>>)>,
 }
 
 /// Claims `key` for an exclusive create: waits while another worker of
@@ -87,9 +88,10 @@ pub fn creating(key: NameKey) -> Creating {
 }
 
 impl Creating {
-    /// The exclusive create succeeded: this file is iomark's.
-    pub fn made(&mut self, id: FileId) {
-        self.made = Some(id);
+    /// The exclusive create succeeded: this file is iomark's, marked
+    /// with `run_token` (`safety::mark_created`).
+    pub fn made(&mut self, id: FileId, run_token: Option<&str>) {
+        self.made = Some((id, run_token.map(Into::into)));
     }
 }
 
@@ -98,8 +100,8 @@ impl Drop for Creating {
         let mut g = registry();
         let r = g.get_or_insert_with(Registry::default);
         r.busy.remove(&self.key);
-        if let Some(id) = self.made {
-            r.ids.insert(id);
+        if let Some((id, token)) = self.made.take() {
+            r.ids.insert(id, token);
             r.names.insert(self.key.clone(), true);
         }
         CHANGED.notify_all();
@@ -108,7 +110,13 @@ impl Drop for Creating {
 
 /// Whether iomark created this file during this run.
 pub fn created_this_run(id: &FileId) -> bool {
-    registry().as_ref().is_some_and(|r| r.ids.contains(id))
+    registry().as_ref().is_some_and(|r| r.ids.contains_key(id))
+}
+
+/// The run token iomark marked the file `id` with when it created it
+/// during this run (None: it did not create it).
+fn made_with(id: &FileId) -> Option<Option<std::sync::Arc<str>>> {
+    registry().as_ref().and_then(|r| r.ids.get(id).cloned())
 }
 
 /// What the run did with the name `key` so far.
@@ -167,8 +175,10 @@ pub fn check_removable(
     if approved == Some(&id) {
         return Ok(Some(id));
     }
-    if created_this_run(&id) && super::safety::token_is_ours(fd.as_raw_fd()) {
-        return Ok(Some(id));
+    if let Some(token) = made_with(&id) {
+        if super::safety::token_is(fd.as_raw_fd(), token.as_deref()) {
+            return Ok(Some(id));
+        }
     }
     Err(format!(
         "it is no longer the file iomark {} there (it is now {}, device:inode {}:{})",
@@ -210,8 +220,8 @@ mod tests {
         let flags = crate::sys::O_CREAT | crate::sys::O_EXCL | crate::sys::O_WRONLY;
         let fd = dirs::open_at(dir, name, flags, 0o644).unwrap();
         let id = FileId::of_fd(fd.as_raw_fd()).unwrap();
-        super::super::safety::mark_created(fd.as_raw_fd());
-        c.made(id);
+        super::super::safety::mark_created(fd.as_raw_fd(), Some("t0k"));
+        c.made(id, Some("t0k"));
         id
     }
 

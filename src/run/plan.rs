@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::error::RunError;
+use super::place::Placement;
 use super::region::{self, Probed, FILL_UNBOUNDED};
 use super::safety::{FileId, Seen};
-use crate::cluster::Placement;
 use crate::job::spec::JobSpec;
 use crate::workload::iolog::{self, Trace};
 use crate::workload::{Limits, Region};
@@ -46,6 +46,20 @@ pub struct PlannedFile {
     /// What the safety check saw at the path (identity, link): the open
     /// must find the same file there (see `safety`).
     pub seen: Seen,
+    /// The token of the run over many ranks this file belongs to
+    /// (`Placement::run_token`): a file iomark creates carries it, and a
+    /// file that carries it was made by another rank of this run.
+    pub run_token: Option<Arc<str>>,
+    /// Another rank of the run uses this file too (one shared file): the
+    /// ranks lay it out in turn.
+    pub shared: bool,
+}
+
+impl PlannedFile {
+    /// The token of the run over many ranks this file belongs to, if any.
+    pub fn run_token(&self) -> Option<&str> {
+        self.run_token.as_deref()
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -76,6 +90,9 @@ pub struct PlannedJob {
     pub trace: Option<Arc<Trace>>,
     /// `dedupe_global`: this clone's part in the run-wide dedupe set.
     pub dedupe_share: Option<crate::workload::buffers::DedupeShare>,
+    /// The token of the run over many ranks (`Placement::run_token`),
+    /// given to each of its files.
+    pub run_token: Option<Arc<str>>,
 }
 
 impl PlannedJob {
@@ -95,6 +112,7 @@ pub fn resolve_deferred_replay(job: &mut PlannedJob) -> Result<(), RunError> {
     resolve_replay(job)?;
     super::safety::check(&Plan {
         jobs: vec![job.clone()],
+        ..Plan::default()
     })?;
     Ok(())
 }
@@ -130,6 +148,8 @@ pub fn resolve_replay(job: &mut PlannedJob) -> Result<(), RunError> {
                 len: extent.max(existing).max(1),
             },
             seen,
+            run_token: job.run_token.clone(),
+            shared: false,
         });
     }
     let bytes = trace.bytes().iter().sum();
@@ -146,6 +166,9 @@ pub fn resolve_replay(job: &mut PlannedJob) -> Result<(), RunError> {
 #[derive(Clone, Debug, Default)]
 pub struct Plan {
     pub jobs: Vec<PlannedJob>,
+    /// Where the run stands among the ranks of a run over many hosts
+    /// (one rank of one alone).
+    pub place: Placement,
 }
 
 impl Plan {
@@ -268,16 +291,17 @@ fn probed_kind(
     }
 }
 
-/// A rank of a run over many hosts writes its own `write_iolog` traces
-/// (`NAME.TAG`, as its logs), and a later job replaying one reads the
-/// rank's own.
-fn tag_traces(jobs: &[JobSpec], tag: &str) -> Vec<JobSpec> {
+/// A rank of a run over many hosts writes its own logs and
+/// `write_iolog` traces (`NAME.TAG`), and a later job replaying one
+/// reads the rank's own.
+fn tag_files(jobs: &[JobSpec], tag: &str) -> Vec<JobSpec> {
     let written: Vec<String> = jobs
         .iter()
         .filter_map(|j| j.log.write_iolog.clone())
         .collect();
     let mut out = jobs.to_vec();
     for j in &mut out {
+        j.log.file_tag = tag.to_string();
         if let Some(w) = &mut j.log.write_iolog {
             *w = format!("{w}.{tag}");
         }
@@ -290,11 +314,97 @@ fn tag_traces(jobs: &[JobSpec], tag: &str) -> Vec<JobSpec> {
     out
 }
 
+/// The same job on the next rank of a run over many (to find the files
+/// ranks share).
+struct Elsewhere {
+    spec: Option<JobSpec>,
+    rank: u32,
+}
+
+impl Elsewhere {
+    fn of(jobs: &[JobSpec], ji: usize, place: &Placement) -> Elsewhere {
+        if place.ranks < 2 {
+            return Elsewhere {
+                spec: None,
+                rank: 0,
+            };
+        }
+        let rank = (place.rank + 1) % place.ranks;
+        let mut spec = jobs[ji].clone();
+        let other = Placement {
+            rank,
+            ..place.clone()
+        };
+        spec.file.filename_format = place_names(&jobs[ji].file.filename_format, &other);
+        Elsewhere {
+            spec: Some(spec),
+            rank,
+        }
+    }
+
+    /// Gives the files of clone `local` of `job` this run's token, and
+    /// marks those the same clone on the next rank uses too (`shared`).
+    fn mark(&self, job: &mut PlannedJob, local: u32) {
+        let theirs = match &self.spec {
+            Some(s) => clone_paths(s, self.rank * s.ctl.numjobs + local),
+            None => Vec::new(),
+        };
+        for f in &mut job.files {
+            f.run_token = job.run_token.clone();
+            f.shared = theirs.contains(&f.path);
+        }
+    }
+}
+
+/// The structure of a job list, one line per job: what must be the same
+/// on every rank of a run over many hosts (sections, clones, groups,
+/// stonewalls, directions, file naming; sizes and times may differ).
+pub fn structure(jobs: &[JobSpec]) -> String {
+    let mut out = String::new();
+    for j in jobs {
+        let f = &j.file;
+        let c = &j.ctl;
+        out.push_str(&format!(
+            "job '{}': numjobs={} rw={}{}{}{}{} {}{}\n",
+            j.name,
+            c.numjobs,
+            j.io.rw.name(),
+            if c.stonewall { " stonewall" } else { "" },
+            if c.new_group { " new_group" } else { "" },
+            if j.stat.group_reporting {
+                " group_reporting"
+            } else {
+                ""
+            },
+            c.wait_for
+                .as_ref()
+                .map(|w| format!(" wait_for={w}"))
+                .unwrap_or_default(),
+            // Names given outright may differ (each rank its own file, a
+            // node-local path); how many may not.
+            if f.filenames.is_empty() {
+                format!(
+                    "nrfiles={} filename_format={}",
+                    f.nrfiles, f.filename_format
+                )
+            } else {
+                format!("filenames={}", f.filenames.len())
+            },
+            if j.io.ioengine.info().caps.diskless {
+                " (no files)"
+            } else {
+                ""
+            },
+        ));
+    }
+    out
+}
+
 /// Expands the rank's names in a `filename_format`.
 fn place_names(fmt: &str, place: &Placement) -> String {
     let rank = place.rank.to_string();
     let host = if fmt.contains("$hostname") && place.hostname.is_empty() {
-        crate::cluster::hostname()
+        crate::host::hostname()
     } else {
         place.hostname.clone()
     };
@@ -383,6 +493,8 @@ fn plan_files(
                 len: r.len,
             },
             seen,
+            run_token: None,
+            shared: false,
         })
         .collect();
     Ok((files, layout.limits))
@@ -449,14 +561,17 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, RunError> {
 /// and `filename_format` may name `$rank`, `$hostname` and `$clientuid`
 /// (the rank).
 pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, RunError> {
-    if !place.tag.is_empty() {
-        let untagged = Placement {
-            tag: String::new(),
-            ..place.clone()
-        };
-        return plan_at(&tag_traces(jobs, &place.tag), &untagged);
-    }
-    let mut plan = Plan::default();
+    let tagged;
+    let jobs = if place.tag.is_empty() {
+        jobs
+    } else {
+        tagged = tag_files(jobs, &place.tag);
+        &tagged
+    };
+    let mut plan = Plan {
+        jobs: Vec::new(),
+        place: place.clone(),
+    };
     // Clones of the jobs before this one, on all ranks (seed numbers).
     let mut clones_before = 0u64;
     let mut created: HashMap<PathBuf, u64> = HashMap::new();
@@ -475,15 +590,14 @@ pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, RunError> {
         }
         let wait_for = wait_for_index(jobs, ji)?;
         check_numa_nodes(spec)?;
-        let mut spec = spec.clone();
-        spec.file.filename_format = place_names(&spec.file.filename_format, place);
-        let spec = Arc::new(spec);
+        let mut placed = spec.clone();
+        placed.file.filename_format = place_names(&spec.file.filename_format, place);
+        let spec = Arc::new(placed);
+        let elsewhere = Elsewhere::of(jobs, ji, place);
         for local in 0..spec.ctl.numjobs {
             let clone = place.rank * spec.ctl.numjobs + local;
             let clones = spec.ctl.numjobs as u64 * place.ranks as u64;
             let thread_number = clones_before + fio_thread_number(clone as u64, clones);
-            let seed = clone_seed(&spec, (clones_before + clone as u64) as usize);
-            let worker_index = plan.jobs.len() as u32;
             let mut job = PlannedJob {
                 spec: spec.clone(),
                 job_index: ji,
@@ -495,14 +609,16 @@ pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, RunError> {
                     bytes: 0,
                     io_size: None,
                 },
-                worker_index,
+                worker_index: plan.jobs.len() as u32,
                 wait_for,
-                seed,
+                seed: clone_seed(&spec, (clones_before + clone as u64) as usize),
                 thread_number,
                 trace: None,
                 dedupe_share: None,
+                run_token: place.run_token.clone(),
             };
             plan_clone_io(&mut job, thread_number, &iologs, &created)?;
+            elsewhere.mark(&mut job, local);
             note_created(&mut created, &job);
             note_write_iolog(&spec, phase, &mut iologs)?;
             plan.jobs.push(job);
@@ -687,6 +803,62 @@ mod tests {
 
     fn spec(opts: &[(&str, &str)]) -> JobSpec {
         crate::job::test_spec(opts)
+    }
+
+    #[test]
+    fn a_rank_knows_which_files_other_ranks_use_too_and_marks_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        let place = Placement {
+            rank: 1,
+            ranks: 3,
+            run_token: Some("t0k".into()),
+            ..Placement::default()
+        };
+        // Names from the global clone number: each rank its own files.
+        let own = spec(&[("size", "64k"), ("directory", d), ("numjobs", "2")]);
+        let p = plan_at(&[own], &place).unwrap();
+        assert_eq!(p.jobs[0].files[0].path, dir.path().join("t.2.0"));
+        assert!(p.jobs.iter().all(|j| j.files.iter().all(|f| !f.shared)));
+        assert_eq!(p.jobs[0].files[0].run_token(), Some("t0k"));
+        // One file for every rank.
+        let f = dir.path().join("shared");
+        let one = spec(&[("size", "64k"), ("filename", f.to_str().unwrap())]);
+        assert!(plan_at(std::slice::from_ref(&one), &place).unwrap().jobs[0].files[0].shared);
+        // $rank in the name: apart again.
+        let fmt = spec(&[
+            ("size", "64k"),
+            ("directory", d),
+            ("filename_format", "r$rank.$filenum"),
+        ]);
+        assert!(!plan_at(&[fmt], &place).unwrap().jobs[0].files[0].shared);
+        // Alone, nothing is shared.
+        assert!(!plan(&[one]).unwrap().jobs[0].files[0].shared);
+    }
+
+    #[test]
+    fn the_structure_of_a_job_list_ignores_sizes_but_not_clones_or_names() {
+        let a = spec(&[("size", "64k"), ("rw", "write")]);
+        let b = spec(&[("size", "1g"), ("rw", "write"), ("runtime", "5")]);
+        assert_eq!(structure(std::slice::from_ref(&a)), structure(&[b]));
+        let c = spec(&[("size", "64k"), ("rw", "write"), ("numjobs", "3")]);
+        assert_ne!(structure(std::slice::from_ref(&a)), structure(&[c]));
+        let d = spec(&[("size", "64k"), ("rw", "read")]);
+        assert_ne!(structure(std::slice::from_ref(&a)), structure(&[d]));
+        let e = spec(&[
+            ("size", "64k"),
+            ("rw", "write"),
+            ("filename_format", "x.$jobnum"),
+        ]);
+        assert_ne!(structure(std::slice::from_ref(&a)), structure(&[e]));
+        // Names given outright may differ (each rank its own); their
+        // number may not.
+        let f1 = spec(&[("size", "64k"), ("rw", "write"), ("filename", "a.0")]);
+        let f2 = spec(&[("size", "64k"), ("rw", "write"), ("filename", "a.1")]);
+        let f3 = spec(&[("size", "64k"), ("rw", "write"), ("filename", "a:b")]);
+        assert_eq!(structure(std::slice::from_ref(&f1)), structure(&[f2]));
+        assert_ne!(structure(&[f1]), structure(&[f3]));
+        assert_eq!(structure(&[a.clone(), a.clone()]).lines().count(), 2);
     }
 
     #[test]

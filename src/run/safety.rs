@@ -67,44 +67,15 @@ const MARK: &str = "iomark";
 /// file, so that the other ranks of that run may use it.
 const RUN_MARK: &str = "iomark.run";
 
-/// The token of the run over many ranks this process is part of.
-static RUN_TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
-/// This process's own token, when it is no rank of a run over many.
-static LOCAL_TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
-/// This process is a rank of the run `token` names (the same on every
-/// rank, random per run): files it creates carry the token, and files
-/// that carry it (made by another rank of this run after the check, such
-/// as one shared file) may be used. Only the first call counts.
-pub fn set_run_token(token: &str) {
-    let _ = RUN_TOKEN.set(token.to_string());
-}
-
-/// The token of the run over many ranks, if this process is a rank.
-fn peer_token() -> Option<&'static str> {
-    RUN_TOKEN.get().map(String::as_str)
-}
-
-/// The token the files this run creates carry (`user.iomark.run`): the
-/// run's over many ranks, else one random to this process.
-pub fn run_token() -> &'static str {
-    if let Some(t) = peer_token() {
-        return t;
-    }
-    LOCAL_TOKEN.get_or_init(|| {
-        let mut b = [0u8; 16];
-        crate::sys::random_bytes(&mut b);
-        b.iter().map(|x| format!("{x:02x}")).collect()
-    })
-}
-
 /// Marks a file iomark has just created exclusively (best effort:
-/// filesystems without user extended attributes simply keep no mark).
+/// filesystems without user extended attributes simply keep no mark),
+/// with the token of the run it belongs to (`PlannedFile::run_token`).
 /// Takes the descriptor, so the mark cannot land on another file.
-pub fn mark_created(fd: crate::sys::RawFd) {
+pub fn mark_created(fd: crate::sys::RawFd, run_token: Option<&str>) {
     crate::sys::set_mark(fd, MARK, b"1");
-    crate::sys::set_mark(fd, RUN_MARK, run_token().as_bytes());
+    if let Some(t) = run_token {
+        crate::sys::set_mark(fd, RUN_MARK, t.as_bytes());
+    }
 }
 
 /// The run token an open file carries (None: none, or no extended
@@ -115,10 +86,10 @@ fn token_of(fd: crate::sys::RawFd) -> Option<Vec<u8>> {
     Some(buf[..n].to_vec())
 }
 
-/// Whether another rank of this run created the open file `fd` (it
-/// carries this run's token).
-pub fn created_by_peer(fd: crate::sys::RawFd) -> bool {
-    let Some(t) = peer_token() else {
+/// Whether another rank (or worker) of the run `run_token` names created
+/// the open file `fd` (it carries that token).
+pub fn created_by_peer(fd: crate::sys::RawFd, run_token: Option<&str>) -> bool {
+    let Some(t) = run_token else {
         return false;
     };
     token_of(fd).is_some_and(|v| v == t.as_bytes())
@@ -127,19 +98,24 @@ pub fn created_by_peer(fd: crate::sys::RawFd) -> bool {
 /// `created_by_peer` for the regular file `name` in directory `dir`,
 /// not following a link (for a size check; opening checks the
 /// descriptor).
-pub fn created_by_peer_at(dir: crate::sys::RawFd, name: &std::ffi::CStr) -> bool {
+pub fn created_by_peer_at(
+    dir: crate::sys::RawFd,
+    name: &std::ffi::CStr,
+    run_token: Option<&str>,
+) -> bool {
     let flags = crate::sys::O_RDONLY | crate::sys::O_NOFOLLOW | crate::sys::O_NONBLOCK;
     let Ok(fd) = super::dirs::open_at(dir, name, flags, 0) else {
         return false;
     };
     let f = std::fs::File::from(fd);
-    f.metadata().is_ok_and(|m| m.is_file()) && created_by_peer(crate::sys::AsRawFd::as_raw_fd(&f))
+    f.metadata().is_ok_and(|m| m.is_file())
+        && created_by_peer(crate::sys::AsRawFd::as_raw_fd(&f), run_token)
 }
 
 /// Whether the run token an open file carries, if it carries one, is
-/// this run's.
-pub fn token_is_ours(fd: crate::sys::RawFd) -> bool {
-    token_of(fd).is_none_or(|v| v == run_token().as_bytes())
+/// `run_token` (the one it was marked with when this run made it).
+pub fn token_is(fd: crate::sys::RawFd, run_token: Option<&str>) -> bool {
+    token_of(fd).is_none_or(|v| Some(v.as_slice()) == run_token.map(str::as_bytes))
 }
 
 /// Who a file is: the device and inode it lives on, its type, for

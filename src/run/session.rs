@@ -40,33 +40,66 @@ use super::{output, scheduler, RunContext, RunOptions, RunResult};
 use crate::host::{self, Environment, Warning};
 use crate::job::{JobList, JobSpec};
 
+/// The safety verdict a session's hooks settle on (see
+/// [`SessionHooks::safety_verdict`]).
+#[derive(Debug)]
+pub enum Verdict {
+    /// The run may go on (on every rank, when it is spread over many).
+    Go,
+    /// Refused: this error is said (this host's own, or on rank 0 of a run
+    /// over many hosts, every refusing rank's, named).
+    Refused(RunError),
+    /// Refused by another rank, which says why: end without a word.
+    RefusedElsewhere,
+}
+
+/// Whether a run goes on after a hook.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    Go,
+    /// Stop the run now (as a stop signal does): nothing more starts, what
+    /// runs ends and reports what it measured.
+    Stop,
+}
+
 /// The points where a run meets the world outside this process. A run on
 /// one host needs none of them ([`Alone`]); a run spread over several
 /// hosts agrees on each here. Each is called on the thread that runs the
 /// session.
 pub trait SessionHooks {
-    /// Safety decided: `verdict` is this host's (the plan with its data
-    /// safety checks, or the first refusal). What this returns is final:
-    /// an error ends the session before anything is written.
-    fn safety_verdict(&mut self, verdict: Result<(), String>) -> Result<(), String> {
-        verdict
+    /// Safety decided: `mine` is this host's verdict (the plan with its
+    /// data safety checks, or the first refusal) on `jobs`. What this
+    /// returns is final: anything but `Go` ends the session before
+    /// anything is written.
+    fn safety_verdict(&mut self, _jobs: &[JobSpec], mine: Result<(), RunError>) -> Verdict {
+        match mine {
+            Ok(()) => Verdict::Go,
+            Err(e) => Verdict::Refused(e),
+        }
+    }
+
+    /// A batch's files are about to be laid out (`after_layout`: they
+    /// have been). Ranks that share files lay them out in turn.
+    fn before_layout(&mut self, _plan: &Plan, _batch: &[usize]) -> Flow {
+        Flow::Go
+    }
+    fn after_layout(&mut self, _plan: &Plan, _batch: &[usize]) -> Flow {
+        Flow::Go
     }
 
     /// A batch of clones (indexes into `plan.jobs`) has been started and
     /// is setting up; their start gate opens, and their clock starts,
     /// once all have set up and this has returned. Called for every batch
     /// the run starts, also one whose clones all failed before starting
-    /// (`clones` is then empty).
-    /// A batch's files are about to be laid out (`after_layout`: they
-    /// have been). Ranks that share files lay them out in turn.
-    fn before_layout(&mut self, _plan: &Plan, _batch: &[usize]) {}
-    fn after_layout(&mut self, _plan: &Plan, _batch: &[usize]) {}
-
-    /// `gate` counts the clones that have set up (`StartGate::arrived`).
-    fn before_start(&mut self, _plan: &Plan, _clones: &[usize], _gate: &StartGate) {}
+    /// (`clones` is then empty). `gate` counts the clones that have set
+    /// up (`StartGate::arrived`).
+    fn before_start(&mut self, _plan: &Plan, _clones: &[usize], _gate: &StartGate) -> Flow {
+        Flow::Go
+    }
 
     /// Called about every 10 ms while clones run, after finished clones
-    /// have been collected: `live` shows their counters and can stop them.
+    /// have been collected: `live` shows their counters and can stop them
+    /// (or the whole run).
     fn tick(&mut self, _live: &super::Live<'_>) {}
 
     /// The result is final: every clone has ended and nothing more will
@@ -88,7 +121,7 @@ pub struct SessionOptions {
     pub readonly: bool,
     /// This rank among the ranks of a run spread over many hosts (one
     /// rank of one by default).
-    pub place: crate::cluster::Placement,
+    pub place: super::place::Placement,
 }
 
 /// A job list on its way to a run. See the module documentation.
@@ -140,16 +173,20 @@ impl Session {
             }
         }
         self.refuse()?;
-        let planned = plan::plan_at(&self.jobs, &self.opts.place);
-        let verdict = planned.as_ref().map(|_| ()).map_err(|e| e.to_string());
-        if let Err(m) = self.hooks.safety_verdict(verdict) {
-            // This host's own error when the hooks kept it.
-            return Err(match planned {
-                Err(e) if e.to_string() == m => e,
-                _ => RunError::Verdict(m),
-            });
-        }
-        let plan = planned?;
+        let (plan, mine) = match plan::plan_at(&self.jobs, &self.opts.place) {
+            Ok(p) => (Some(p), Ok(())),
+            Err(e) => (None, Err(e)),
+        };
+        let plan = match (self.hooks.safety_verdict(&self.jobs, mine), plan) {
+            (Verdict::Go, Some(p)) => p,
+            (Verdict::Go, None) => {
+                return Err(RunError::Verdict(
+                    "the ranks agreed to go on without this rank's plan".into(),
+                ))
+            }
+            (Verdict::Refused(e), _) => return Err(e),
+            (Verdict::RefusedElsewhere, _) => return Err(RunError::RefusedElsewhere),
+        };
         let environment = Environment::of_jobs(&self.jobs);
         let mut warnings = host::cache_warnings(&self.jobs, &environment);
         warnings.extend(host::wine_warning());
@@ -362,16 +399,20 @@ mod tests {
     struct Shared(std::sync::Arc<std::sync::Mutex<Count>>);
 
     impl SessionHooks for Shared {
-        fn safety_verdict(&mut self, v: Result<(), String>) -> Result<(), String> {
+        fn safety_verdict(&mut self, _jobs: &[JobSpec], v: Result<(), RunError>) -> Verdict {
             let mut c = self.0.lock().unwrap();
             c.verdicts.push(v.is_ok());
             if c.refuse {
-                return Err("refused elsewhere".into());
+                return Verdict::Refused(RunError::Verdict("refused elsewhere".into()));
             }
-            v
+            match v {
+                Ok(()) => Verdict::Go,
+                Err(e) => Verdict::Refused(e),
+            }
         }
-        fn before_start(&mut self, _plan: &Plan, clones: &[usize], _gate: &StartGate) {
+        fn before_start(&mut self, _plan: &Plan, clones: &[usize], _gate: &StartGate) -> Flow {
             self.0.lock().unwrap().batches.push(clones.len());
+            Flow::Go
         }
         fn finish(&mut self, r: &mut RunResult) {
             let mut c = self.0.lock().unwrap();

@@ -89,6 +89,9 @@ pub struct Progress {
     /// Stop requests (steady state, `exitall` of the job's group) and
     /// status snapshots shared with the runner and the monitor.
     pub link: crate::stats::live::JobLink,
+    /// When the clone ended, CLOCK_MONOTONIC ns (0 while it runs): its
+    /// counters are final from then on.
+    pub ended_ns: AtomicU64,
 }
 
 /// What a worker reports when it ends (serializable exactly, for results
@@ -254,6 +257,20 @@ fn drops_cache(spec: &crate::job::JobSpec, caps: crate::engine::Caps) -> bool {
 /// Runs one job clone from setup to its final fsync; waits on `start`
 /// after setup so all jobs started together begin together.
 pub fn run_job(
+    job: &PlannedJob,
+    shared: &RunShared,
+    progress: &Progress,
+    start: &super::gate::StartGate,
+) -> Outcome {
+    let out = run_clone(job, shared, progress, start);
+    progress
+        .ended_ns
+        .store(super::clock::mono_ns().max(1), Ordering::Release);
+    out
+}
+
+/// [`run_job`] until the clone's end.
+fn run_clone(
     job: &PlannedJob,
     shared: &RunShared,
     progress: &Progress,

@@ -117,12 +117,30 @@ impl Summary {
 }
 
 /// A latency histogram plus its summary statistics.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+///
+/// One that holds nothing may hold no buckets at all (as decoded from a
+/// result of another host, or merged from such): it reads as zeros and
+/// gets its buckets when something is added. Workers record into
+/// histograms made by [`Histogram::new`], whose buckets exist from the
+/// start, so recording never allocates.
+#[derive(Clone, Debug, Deserialize)]
 #[serde(try_from = "SparseHistogram")]
 pub struct Histogram {
+    /// `NR` buckets, or none while every count is 0.
     buckets: Box<[u64]>,
     pub summary: Summary,
 }
+
+/// The buckets of a histogram that holds none.
+static ZEROS: [u64; NR] = [0; NR];
+
+impl PartialEq for Histogram {
+    fn eq(&self, o: &Histogram) -> bool {
+        self.summary == o.summary && self.buckets() == o.buckets()
+    }
+}
+
+impl Eq for Histogram {}
 
 impl Default for Histogram {
     fn default() -> Self {
@@ -138,13 +156,32 @@ impl Histogram {
         }
     }
 
+    /// A histogram that holds nothing and no buckets yet (see the type's
+    /// documentation).
+    pub fn empty() -> Self {
+        Histogram {
+            buckets: Box::new([]),
+            summary: Summary::default(),
+        }
+    }
+
     #[inline]
     pub fn record(&mut self, v: u64) {
         self.summary.add(v);
-        // SAFETY: bucket_of never returns an index >= NR.
-        unsafe {
-            *self.buckets.get_unchecked_mut(bucket_of(v)) += 1;
+        let i = bucket_of(v);
+        match self.buckets.get_mut(i) {
+            Some(b) => *b += 1,
+            None => self.grown()[i] += 1,
         }
+    }
+
+    /// The buckets, made when there were none.
+    #[cold]
+    fn grown(&mut self) -> &mut [u64] {
+        if self.buckets.is_empty() {
+            self.buckets = vec![0u64; NR].into_boxed_slice();
+        }
+        &mut self.buckets
     }
 
     pub fn count(&self) -> u64 {
@@ -152,26 +189,38 @@ impl Histogram {
     }
 
     pub fn merge(&mut self, o: &Histogram) {
-        for (a, b) in self.buckets.iter_mut().zip(o.buckets.iter()) {
-            *a += *b;
+        if !o.buckets.is_empty() {
+            for (a, b) in self.grown().iter_mut().zip(o.buckets.iter()) {
+                *a += *b;
+            }
         }
         self.summary.merge(&o.summary);
     }
 
+    /// Every bucket's count (`NR` of them).
     pub fn buckets(&self) -> &[u64] {
-        &self.buckets
+        if self.buckets.is_empty() {
+            &ZEROS
+        } else {
+            &self.buckets
+        }
     }
 
     /// Adds raw bucket counts (used when reading fio json+ `bins`).
     pub fn add_to_bucket(&mut self, idx: usize, count: u64) {
-        if idx < NR {
-            self.buckets[idx] += count;
+        if idx < NR && count > 0 {
+            self.grown()[idx] += count;
         }
     }
 
-    /// Copies `o` into `self` without allocating (status snapshots).
+    /// Copies `o` into `self` without allocating (status snapshots; both
+    /// made by [`Histogram::new`]).
     pub fn copy_from(&mut self, o: &Histogram) {
-        self.buckets.copy_from_slice(&o.buckets);
+        if self.buckets.len() == o.buckets.len() {
+            self.buckets.copy_from_slice(&o.buckets);
+        } else {
+            self.buckets = o.buckets.clone();
+        }
         self.summary = o.summary;
     }
 
@@ -188,6 +237,7 @@ impl Histogram {
     /// the chosen bucket never depends on floating-point rounding.
     pub fn percentiles(&self, list: &[f64]) -> Vec<u64> {
         let total: u64 = self.buckets.iter().sum();
+        let buckets = self.buckets();
         let mut out = vec![0u64; list.len()];
         if total == 0 || list.is_empty() {
             return out;
@@ -195,7 +245,7 @@ impl Histogram {
         let targets: Vec<Threshold> = list.iter().map(|p| Threshold::new(*p, total)).collect();
         let mut j = 0;
         let mut cum = 0u64;
-        for (i, &c) in self.buckets.iter().enumerate() {
+        for (i, &c) in buckets.iter().enumerate() {
             cum += c;
             while j < list.len() && targets[j].reached(cum) {
                 out[j] = bucket_value(i);
@@ -238,7 +288,12 @@ impl TryFrom<SparseHistogram> for Histogram {
     type Error = String;
 
     fn try_from(w: SparseHistogram) -> Result<Histogram, String> {
-        let mut h = Histogram::new();
+        // Nothing recorded: no buckets (see the type's documentation).
+        let mut h = if w.bins.is_empty() {
+            Histogram::empty()
+        } else {
+            Histogram::new()
+        };
         let mut next = 0;
         for (idx, count) in w.bins {
             if idx >= NR {

@@ -360,32 +360,21 @@ impl LogKind {
     }
 }
 
-/// What every log name of this process ends with (`.TAG`): set once by a
-/// rank of a run over many hosts, so that ranks never share a log.
-static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
-/// Makes every log this process writes end with `.tag` (a rank's host,
-/// as fio names the logs of each client). Only the first call counts.
-pub fn tag_logs(tag: &str) {
-    if !tag.is_empty() {
-        let _ = TAG.set(tag.to_string());
-    }
-}
-
-/// `name`, with this process's log tag when it has one (`tag_logs`).
-pub fn tagged(name: &str) -> String {
-    match TAG.get() {
-        Some(t) => format!("{name}.{t}"),
-        None => name.to_string(),
+/// `name` with the tag `tag` (`NAME.TAG`; `name` alone without a tag).
+pub fn tagged(name: &str, tag: &str) -> String {
+    if tag.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name}.{tag}")
     }
 }
 
 /// The file name for a log: `PREFIX_TYPE.N.log` or, without per-job logs,
 /// `PREFIX_TYPE.log` (each then `.TAG` on a rank of a run over many
-/// hosts). An empty prefix means the job's name.
+/// hosts: `LogOpts::file_tag`). An empty prefix means the job's name.
 pub fn log_path(spec: &JobSpec, prefix: &str, kind: LogKind, number: u32) -> PathBuf {
     let p = untagged_log_path(spec, prefix, kind, number);
-    PathBuf::from(tagged(&p.to_string_lossy()))
+    PathBuf::from(tagged(&p.to_string_lossy(), &spec.log.file_tag))
 }
 
 fn untagged_log_path(spec: &JobSpec, prefix: &str, kind: LogKind, number: u32) -> PathBuf {

@@ -60,20 +60,13 @@ pub struct BundleInfo {
 }
 
 /// The `cluster` object of a benchmark run on many ranks.
-pub fn cluster_json(r: &crate::cluster::command::Ranks) -> Value {
+pub fn cluster_json(r: &crate::cluster::Ranks) -> Value {
     let hosts: Vec<Value> = r
-        .distinct_hosts()
-        .into_iter()
-        .map(|h| {
-            let ranks: Vec<usize> = r
-                .hosts
-                .iter()
-                .enumerate()
-                .filter(|(_, x)| **x == h)
-                .map(|(i, _)| i)
-                .collect();
-            json!({"hostname": h, "ranks": ranks})
-        })
+        .hosts
+        .names
+        .iter()
+        .zip(&r.hosts.ranks)
+        .map(|(h, ranks)| json!({"hostname": h, "ranks": ranks.iter().collect::<Vec<u32>>()}))
         .collect();
     let over = if hosts.len() > 1 { "hosts" } else { "ranks" };
     json!({"ranks": r.size(), "hosts": hosts, "spread_over": over})

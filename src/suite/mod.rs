@@ -12,7 +12,6 @@
 //! owns no I/O logic of its own: everything that touches the target goes
 //! through the job pipeline.
 
-pub mod args;
 pub mod bundle;
 pub mod compare;
 pub mod dataset;
@@ -38,11 +37,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::cluster::command::Ranks;
+use crate::cli::cmd::bench::RunFlags;
 use crate::host;
+use crate::launch::{Launch, Refused};
 use crate::run::output::{self, Console};
 use crate::run::{signals, RunOptions};
-use args::RunFlags;
 use runner::{SuiteOutcome, SuiteRun, SuiteTest};
 
 /// Exit code of a command that ran but found a problem in the results
@@ -52,27 +51,35 @@ pub const EXIT_REGRESSION: i32 = 2;
 /// The largest result or log file `report` and `compare` read.
 pub const MAX_INPUT_BYTES: u64 = 4 << 30;
 
-/// Set on MPI ranks other than 0: what every rank would say alike
-/// (usage, errors every rank finds), rank 0 alone says.
-static FOLLOWER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-fn follower() -> bool {
-    FOLLOWER.load(std::sync::atomic::Ordering::Relaxed)
+pub fn fail(cmd: &str, msg: &str) -> i32 {
+    output::stderr_line(&format!("iomark {cmd}: {msg}"));
+    1
 }
 
-pub fn fail(cmd: &str, msg: &str) -> i32 {
-    if !follower() {
-        output::stderr_line(&format!("iomark {cmd}: {msg}"));
-    }
+/// [`fail`] for an error found before the ranks joined: under MPI, said
+/// once for every rank.
+pub fn fail_early(cmd: &str, msg: &str) -> i32 {
+    crate::launch::fail_once(&format!("iomark {cmd}: {msg}"))
+}
+
+/// [`fail`] said once for every rank (by rank 0).
+pub fn fail_on(launch: &Launch, cmd: &str, msg: &str) -> i32 {
+    launch.say(&format!("iomark {cmd}: {msg}"));
     1
+}
+
+/// [`print`] by rank 0 alone.
+pub fn print_on(launch: &Launch, cmd: &str, text: &str) -> i32 {
+    if launch.is_root() {
+        print(cmd, text)
+    } else {
+        0
+    }
 }
 
 /// Prints `text` (usage, a job file) on standard output: 0, or the code
 /// of its failure (141, quietly, when the reader went away).
 pub fn print(cmd: &str, text: &str) -> i32 {
-    if follower() {
-        return 0;
-    }
     let mut c = Console::default();
     c.print(text);
     match c.failure() {
@@ -233,7 +240,7 @@ pub fn target(
 }
 
 /// A benchmark ready to run: the job file, its tests and how to report.
-pub struct Bench {
+pub struct Bench<'a> {
     pub kind: &'static str,
     pub title: String,
     pub jobfile: String,
@@ -247,8 +254,8 @@ pub struct Bench {
     /// summary, writes its charts and returns the "sweep" object.
     #[allow(clippy::type_complexity)]
     pub sweep: Option<Box<dyn Fn(&SuiteOutcome, Option<&Path>, &mut BenchOut) -> Value>>,
-    /// Under MPI: this rank among the ranks that run the benchmark.
-    pub ranks: Option<Ranks>,
+    /// Where it runs: this host alone, or this rank of many.
+    pub launch: &'a Launch,
 }
 
 /// Where a benchmark's results go besides the report files: the table on
@@ -344,37 +351,29 @@ fn describe_target(tg: Option<&host::Target>) -> String {
 }
 
 /// Joins the ranks of an MPI job when asked (`--mpi`) or started by an
-/// MPI launcher; `None` on this host alone. Err: the exit code.
-pub fn join(cmd: &str, flags: &RunFlags) -> Result<Option<Ranks>, i32> {
-    let r = Ranks::join(flags.mpi, flags.mpi_timeout_s).map_err(|e| fail(cmd, &e))?;
-    if let Some(rk) = &r {
-        FOLLOWER.store(!rk.is_root(), std::sync::atomic::Ordering::Relaxed);
-    }
-    Ok(r)
+/// MPI launcher; this host alone otherwise. Err: the exit code.
+pub fn join(cmd: &str, flags: &RunFlags) -> Result<Launch, i32> {
+    let opts = crate::launch::Options {
+        mpi: flags.mpi,
+        timeout: flags.mpi_timeout_s.map(std::time::Duration::from_secs),
+        ..Default::default()
+    };
+    Launch::join(&opts).map_err(|e| fail(cmd, &e))
 }
 
 /// A result each rank reached alone, agreed by every rank: an error on
 /// any rank is an error on every rank, said once by rank 0 (naming each
 /// failing rank and its host). Err: the exit code.
-pub fn agreed<T>(
-    cmd: &str,
-    ranks: Option<&Ranks>,
-    what: &str,
-    r: Result<T, String>,
-) -> Result<T, i32> {
-    let Some(rk) = ranks else {
-        return r.map_err(|e| fail(cmd, &e));
-    };
-    match rk.agree(what, r.as_ref().err().cloned()) {
-        None => r.map_err(|e| fail(cmd, &e)),
-        Some(text) if text.is_empty() => Err(1),
-        Some(text) => Err(fail(cmd, &text)),
-    }
+pub fn agreed<T>(cmd: &str, launch: &Launch, what: &str, r: Result<T, String>) -> Result<T, i32> {
+    launch.agree(what, r).map_err(|e| match e {
+        Refused::Say(text) => fail(cmd, &text),
+        Refused::Quiet => 1,
+    })
 }
 
 /// The line that says a benchmark runs on many ranks.
-fn ranks_line(r: &Ranks) -> String {
-    let hosts = r.distinct_hosts();
+fn ranks_line(r: &crate::cluster::Ranks) -> String {
+    let hosts = &r.hosts.names;
     format!(
         "on {} MPI rank{} on {} host{} ({}), each with its own test file: figures are \
          their sum, with the range over the {}",
@@ -389,7 +388,7 @@ fn ranks_line(r: &Ranks) -> String {
 
 /// A rank other than 0: runs every pass with the others, prints nothing
 /// but its own errors that rank 0 cannot know, and exits with its status.
-fn follow(b: &Bench, name: &str, run_opts: RunOptions, r: &Ranks) -> i32 {
+fn follow(b: &Bench, name: &str, run_opts: RunOptions) -> i32 {
     let run = SuiteRun {
         jobfile: &b.jobfile,
         jobfile_name: name,
@@ -399,15 +398,19 @@ fn follow(b: &Bench, name: &str, run_opts: RunOptions, r: &Ranks) -> i32 {
         run_opts,
         announce: false,
     };
-    match runner::run_suite_on(&run, Some(r), &mut |_| {}) {
+    match runner::run_suite_on(&run, b.launch, &mut |_| {}) {
         Ok(o) => match signals::exit_code() {
             Some(code) => code,
             None => i32::from(o.error.is_some() || o.interrupted),
         },
-        Err(e) if e.is_empty() => 1,
-        Err(e) => {
+        Err(Refused::Quiet) => 1,
+        Err(Refused::Say(e)) => {
             // Rank 0 cannot know this rank's own failure: say it here.
-            output::stderr_line(&format!("iomark {}: rank {}: {e}", b.kind, r.rank()));
+            output::stderr_line(&format!(
+                "iomark {}: rank {}: {e}",
+                b.kind,
+                b.launch.place().rank
+            ));
             1
         }
     }
@@ -451,10 +454,10 @@ fn record(
 pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     let cmd = b.kind;
     let name = format!("iomark-{}.fio", b.kind);
-    let ranks = b.ranks.as_ref();
-    let root = ranks.is_none_or(Ranks::is_root);
+    let launch = b.launch;
+    let root = launch.is_root();
     // What every rank finds alike, rank 0 says.
-    let fail_all = |e: &str| if root { fail(cmd, e) } else { 1 };
+    let fail_all = |e: &str| fail_on(launch, cmd, e);
     // Every rank checks what would stop rank 0 before any rank runs.
     let to_stdout = match report_to_stdout(flags) {
         Ok(t) => t,
@@ -478,23 +481,27 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         quiet: true,
         ..RunOptions::default()
     };
-    let all = match pipeline::prepare_on(ranks, &sections, &name, None, &[], &run_opts) {
-        Ok(a) => a.ready,
-        Err(e) => return fail_all(&e),
+    let all = match pipeline::prepare_on(launch, &sections, &name, None, &[], &run_opts) {
+        Ok(a) => a,
+        Err(Refused::Quiet) => return 1,
+        Err(Refused::Say(e)) => return fail_all(&e),
     };
     let existing = pipeline::plan_files(all.plan())
         .1
         .first()
         .map(|f| runner::existing_file_message(f));
-    let existing = match ranks {
-        Some(r) => r.agree("every rank to check its test files", existing),
-        None => existing,
-    };
-    if let Some(e) = existing {
-        return fail_all(&e);
+    let existing = launch.agree(
+        "every rank to check its test files",
+        existing.map_or(Ok(()), Err),
+    );
+    if let Err(r) = existing {
+        return match r {
+            Refused::Say(e) => fail(cmd, &e),
+            Refused::Quiet => 1,
+        };
     }
-    if let (Some(r), false) = (ranks, root) {
-        return follow(&b, &name, run_opts, r);
+    if !root {
+        return follow(&b, &name, run_opts);
     }
     // The benchmarked directory, described once for the table's heading
     // and the results bundle.
@@ -555,7 +562,7 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         unit.meaning()
     ));
     let mut notes = b.target.notes.clone();
-    if let Some(r) = ranks {
+    if let Some(r) = launch.ranks() {
         let line = ranks_line(r);
         out.console.print(&format!("{line}\n"));
         notes.push(line);
@@ -571,7 +578,7 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     }
     // The cache warnings and notes of every test, once (each pass's
     // result carries its own for the JSON).
-    all.announce();
+    all.ready().announce();
     out.console
         .print(&format!("\n{}", table::header(label_w, unit)));
     let run = SuiteRun {
@@ -599,9 +606,10 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         }
         out.console.print(&rows);
     };
-    let outcome = match runner::run_suite_on(&run, ranks, &mut print_row) {
+    let outcome = match runner::run_suite_on(&run, launch, &mut print_row) {
         Ok(o) => o,
-        Err(e) => return fail(cmd, &e),
+        Err(Refused::Say(e)) => return fail(cmd, &e),
+        Err(Refused::Quiet) => return 1,
     };
     // A closed standard output ends the run quietly (exit 141).
     let quiet = signals::which() == crate::sys::SIGPIPE;
@@ -643,7 +651,7 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
                 std::slice::from_ref(&b.target.path),
             ),
             sweep,
-            cluster: ranks.map(bundle::cluster_json),
+            cluster: launch.ranks().map(bundle::cluster_json),
         };
         let doc = bundle::build(info, &outcome);
         let text = crate::report::json::to_string(&doc);

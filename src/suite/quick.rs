@@ -8,12 +8,13 @@
 //! written to the current directory; the test file is removed afterwards,
 //! also on Ctrl-C.
 
-use std::ffi::OsString;
-
 use serde_json::json;
 
 use super::presets::{self, crystaldiskmark};
-use super::{args, fail, Bench};
+use super::Bench;
+use crate::cli::cmd::bench::RunFlags;
+use crate::cli::cmd::quick::QuickOpts;
+use crate::launch::Launch;
 
 /// Defaults chosen to finish in about a minute on an ordinary disk:
 /// 8 tests × (1 s warm-up + 3 × 2 s) ≈ 56 s plus laying out the file.
@@ -23,73 +24,25 @@ pub const PASSES: u32 = 3;
 pub const WARMUP_US: u64 = 1_000_000;
 pub const TEST_FILE: &str = "iomark-quick.tmp";
 
-pub fn usage() -> String {
-    use crate::cli::{help, text};
-    let mut s = String::from("Usage: iomark quick [PATH] [OPTIONS]\n\n");
-    s.push_str(&text::wrap(
-        &format!(
-            "Benchmarks the filesystem at PATH (default: the current directory) with \
-             CrystalDiskMark's default tests — SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, \
-             each read and write — on a test file ({TEST_FILE}) that is removed afterwards. \
-             Each test runs a discarded {}s warm-up pass, then {} measured passes of {}s; the \
-             table shows their median and the bandwidth range. The test file is {} GiB. The \
-             JSON results and the HTML report are written to the current directory.",
-            WARMUP_US / 1_000_000,
-            PASSES,
-            RUNTIME_US / 1_000_000,
-            SIZE >> 30,
-        ),
-        0,
-        text::WIDTH,
-    ));
-    s.push_str("\nOptions:\n");
-    s.push_str(&args::shared_help(&[]));
-    s.push_str("\nExamples:\n");
-    for (cmd, what) in [
-        (
-            "iomark quick /mnt/data",
-            "benchmark the filesystem mounted at /mnt/data",
-        ),
-        (
-            "iomark quick --size=4g --passes=5",
-            "a bigger test file and more passes",
-        ),
-        (
-            "iomark quick --print-jobfile > quick.fio",
-            "the fio job file of one pass (fio runs it too)",
-        ),
-    ] {
-        s.push_str(&help::example(cmd, what));
-    }
-    s
-}
-
-pub fn main(argv: Vec<OsString>) -> i32 {
-    let flags = match args::parse(argv, "quick", &mut |_, _| Ok(false)) {
-        Ok(f) => f,
-        Err(e) => return fail("quick", &e),
-    };
-    if flags.help {
-        return super::print("quick", &usage());
-    }
-    if flags.positionals.len() > 1 {
-        return fail("quick", "give at most one PATH (see iomark quick --help)");
-    }
-    let ranks = match super::join("quick", &flags) {
-        Ok(r) => r,
+/// Runs `iomark quick` as asked (parsed by `cli::cmd::quick`).
+pub fn main(opts: QuickOpts) -> i32 {
+    let QuickOpts { run: flags, path } = opts;
+    let launch = match super::join("quick", &flags) {
+        Ok(l) => l,
         Err(code) => return code,
     };
+    let code = run(&flags, path.as_deref(), &launch);
+    launch.end(code)
+}
+
+/// `quick` once the ranks (if any) have joined.
+fn run(flags: &RunFlags, path: Option<&str>, launch: &Launch) -> i32 {
     let preset = &crystaldiskmark::DEFAULT;
     let target = match super::agreed(
         "quick",
-        ranks.as_ref(),
+        launch,
         "every rank to check PATH",
-        super::target(
-            flags.positionals.first().map(String::as_str),
-            &flags,
-            preset.direct,
-            preset.engines,
-        ),
+        super::target(path, flags, preset.direct, preset.engines),
     ) {
         Ok(t) => t,
         Err(code) => return code,
@@ -107,16 +60,12 @@ pub fn main(argv: Vec<OsString>) -> i32 {
             size: Some(presets::size_text(size)),
             runtime: Some(presets::time_text(runtime)),
             // Under MPI each rank its own file.
-            file_name: Some(
-                ranks
-                    .as_ref()
-                    .map_or(TEST_FILE.into(), |r| r.own_file(TEST_FILE)),
-            ),
+            file_name: Some(launch.own_file(TEST_FILE)),
             comments: vec![format!("Written by `iomark quick` for {}.", target.shown)],
         },
     );
     if flags.print_jobfile {
-        return super::print("quick", &jobfile);
+        return super::print_on(launch, "quick", &jobfile);
     }
     let tests = preset.suite_tests();
     let settings = json!({
@@ -139,7 +88,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         settings,
         target,
         sweep: None,
-        ranks,
+        launch,
     };
-    super::run_bench(bench, &flags)
+    super::run_bench(bench, flags)
 }

@@ -22,7 +22,8 @@ use serde_json::Value;
 
 use super::dataset::{items_of_doc, Metrics, Params};
 use super::{eta, pipeline};
-use crate::cluster::command::{Client, Ranks};
+use crate::cluster::Client;
+use crate::launch::{Launch, Refused};
 use crate::run::progress::PassContext;
 use crate::run::{output, signals, RunOptions};
 
@@ -377,34 +378,39 @@ pub fn run_suite(
     s: &SuiteRun,
     on_test: &mut dyn FnMut(&TestOutcome),
 ) -> Result<SuiteOutcome, String> {
-    run_suite_on(s, None, on_test)
+    run_suite_on(s, &Launch::alone(), on_test).map_err(|r| match r {
+        Refused::Say(line) => line,
+        // Alone, nobody else says anything.
+        Refused::Quiet => "refused".into(),
+    })
 }
 
-/// [`run_suite`] on `ranks` (None: this host alone). Every rank runs
-/// every pass; after each, the ranks agree whether one failed, and all
-/// stop together if so. A stop signal under MPI ends every rank at their
-/// next meeting (each removing its own test files), without results.
+/// [`run_suite`] on `launch` (this host alone, or this rank of many).
+/// Every rank runs every pass; after each, the ranks agree whether one
+/// failed, and all stop together if so. A stop signal on any rank stops
+/// the pass on every rank: rank 0 reports what it measured, each rank
+/// removes its own test files.
 pub fn run_suite_on(
     s: &SuiteRun,
-    ranks: Option<&Ranks>,
+    launch: &Launch,
     on_test: &mut dyn FnMut(&TestOutcome),
-) -> Result<SuiteOutcome, String> {
+) -> Result<SuiteOutcome, Refused> {
     let sections = pipeline::sections(s.jobfile, s.jobfile_name)?;
     // Plan everything first: bad options fail before any I/O, and we learn
     // which files are ours to remove.
-    let all = pipeline::prepare_on(ranks, &sections, s.jobfile_name, None, &[], &s.run_opts)?.ready;
+    let all = pipeline::prepare_on(launch, &sections, s.jobfile_name, None, &[], &s.run_opts)?;
     let (created, existing) = pipeline::plan_files(all.plan());
     if let Some(f) = existing.first() {
-        return Err(existing_file_message(f));
+        return Err(existing_file_message(f).into());
     }
     signals::install();
     let sections_run: Vec<String> = s.tests.iter().map(|t| t.section.clone()).collect();
     let mut forecast =
         eta::Forecast::of_plan(all.plan(), &sections_run, s.passes, s.warmup_us, &created);
     let mut pass_no = 0;
-    let mut announced = Announced::new(all.warnings());
+    let mut announced = Announced::new(all.ready().warnings());
     let mut created = TestFiles::new(all.plan(), created);
-    let _sweeper = ranks.map(|_| RemoveOnSignal::start());
+    let _sweeper = launch.ranks().map(|_| RemoveOnSignal::start());
     let files_of = |section: &str| -> Vec<PathBuf> {
         all.plan()
             .jobs
@@ -421,8 +427,7 @@ pub fn run_suite_on(
         let mut clients = Vec::new();
         let warm = if s.warmup_us > 0 { 1 } else { 0 };
         for pass in 0..(warm + s.passes) {
-            // Under MPI a signal ends every rank at the next meeting.
-            if ranks.is_none() && signals::received() {
+            if launch.stopping() {
                 out.interrupted = true;
                 break 'tests;
             }
@@ -444,33 +449,34 @@ pub fn run_suite_on(
                 ..s.run_opts.clone()
             };
             let prepared = pipeline::prepare_on(
-                ranks,
+                launch,
                 &sections,
                 s.jobfile_name,
                 Some(&test.section),
                 &extra,
                 &opts,
-            )?;
-            let r = pipeline::run_on(prepared, ranks)?;
+            );
+            let prepared = match prepared {
+                Ok(p) => p,
+                // Stopped between two passes.
+                Err(_) if launch.stopping() => {
+                    out.interrupted = true;
+                    break 'tests;
+                }
+                Err(e) => return Err(e),
+            };
+            let r = pipeline::run_on(prepared)?;
             if s.announce {
                 announced.pass(&r.doc);
             }
             forecast.record(pass_no, began.elapsed().as_secs_f64(), r.io_s);
             pass_no += 1;
-            let error = match ranks {
-                // Every rank stops after this pass when any rank failed.
-                Some(rk) => rk.agree_stop(
-                    r.errors
-                        .first()
-                        .map(String::as_str)
-                        .or(r.interrupted.then_some("interrupted")),
-                ),
-                None => r.errors.first().cloned(),
-            };
             if r.interrupted {
                 out.interrupted = true;
                 break 'tests;
             }
+            // Every rank stops after this pass when any rank failed.
+            let error = launch.agree_stop(r.errors.first().map(String::as_str));
             if let Some(e) = error {
                 out.error = Some(e);
                 break 'tests;

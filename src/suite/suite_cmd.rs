@@ -1,58 +1,12 @@
 //! `iomark suite`: list the presets, print one as a fio job file, or run
 //! it (warm-up and measured passes per test, table, JSON and HTML).
 
-use std::ffi::OsString;
-
 use serde_json::json;
 
 use super::presets::{self, Preset};
-use super::{args, fail, Bench};
-
-pub fn usage() -> String {
-    use crate::cli::{help, text};
-    let mut s = String::from(
-        "Usage: iomark suite --list\n\
-         \x20      iomark suite NAME [PATH] [OPTIONS]\n\
-         \x20      iomark suite NAME [PATH] --print-jobfile [OPTIONS]\n\n",
-    );
-    s.push_str(&text::wrap(
-        "Runs a named set of tests on test files in PATH (default: the current directory), \
-         or prints it as a fio job file. --size and --runtime replace every test's own size \
-         and run time, in the printed job file too.",
-        0,
-        text::WIDTH,
-    ));
-    s.push_str("\nPresets:\n");
-    let presets: Vec<(&str, &str)> = presets::ALL.iter().map(|p| (p.name, p.summary)).collect();
-    s.push_str(&text::options(&presets, args::OPTION_COLUMN + 2));
-    s.push_str("\nOptions:\n");
-    s.push_str(&args::shared_help(&[(
-        "--list",
-        "list the presets with their tests and defaults",
-    )]));
-    s.push_str("\nExamples:\n");
-    for (cmd, what) in [
-        (
-            "iomark suite --list",
-            "the presets, their tests and defaults",
-        ),
-        (
-            "iomark suite ars /mnt/data",
-            "Ars Technica's four write tests in /mnt/data",
-        ),
-        (
-            "iomark suite crystaldiskmark --size=256m --runtime=2s",
-            "a shorter CrystalDiskMark run",
-        ),
-        (
-            "iomark suite patterns --print-jobfile > patterns.fio",
-            "the fio job file a preset runs",
-        ),
-    ] {
-        s.push_str(&help::example(cmd, what));
-    }
-    s
-}
+use super::Bench;
+use crate::cli::cmd::bench::RunFlags;
+use crate::cli::cmd::suite::SuiteOpts;
 
 fn list() -> String {
     let mut s = String::new();
@@ -75,59 +29,31 @@ fn list() -> String {
     s
 }
 
-pub fn main(argv: Vec<OsString>) -> i32 {
-    let mut want_list = false;
-    let flags = match args::parse(argv, "suite", &mut |name, _| {
-        if name == "list" {
-            want_list = true;
-            Ok(true)
-        } else {
-            Ok(false)
-        }
-    }) {
-        Ok(f) => f,
-        Err(e) => return fail("suite", &e),
-    };
-    if flags.help {
-        return super::print("suite", &usage());
-    }
-    if want_list {
+/// Runs `iomark suite` as asked (parsed by `cli::cmd::suite`).
+pub fn main(opts: SuiteOpts) -> i32 {
+    if opts.list {
         return super::print("suite", &list());
     }
-    let Some(name) = flags.positionals.first() else {
-        return fail("suite", "name a preset (iomark suite --list shows them)");
+    let Some(preset) = opts.preset else {
+        return super::fail_early("suite", "name a preset (iomark suite --list shows them)");
     };
-    let Some(preset) = presets::find(name) else {
-        let names: Vec<&str> = presets::ALL.iter().map(|p| p.name).collect();
-        return fail(
-            "suite",
-            &format!("unknown preset '{name}' (presets: {})", names.join(", ")),
-        );
-    };
-    if flags.positionals.len() > 2 {
-        return fail("suite", "give a preset NAME and at most one PATH");
-    }
-    let ranks = match super::join("suite", &flags) {
-        Ok(r) => r,
+    let launch = match super::join("suite", &opts.run) {
+        Ok(l) => l,
         Err(code) => return code,
     };
-    run_preset(
-        preset,
-        flags.positionals.get(1).map(String::as_str),
-        &flags,
-        ranks,
-    )
+    let code = run_preset(preset, opts.path.as_deref(), &opts.run, &launch);
+    launch.end(code)
 }
 
 fn run_preset(
     preset: &Preset,
     path: Option<&str>,
-    flags: &args::RunFlags,
-    ranks: Option<crate::cluster::command::Ranks>,
+    flags: &RunFlags,
+    launch: &crate::launch::Launch,
 ) -> i32 {
     let target = match super::agreed(
         "suite",
-        ranks.as_ref(),
+        launch,
         "every rank to check PATH",
         super::target(path, flags, preset.direct, preset.engines),
     ) {
@@ -146,12 +72,13 @@ fn run_preset(
             // named by their global clone numbers already).
             file_name: preset
                 .shared_file
-                .and_then(|f| ranks.as_ref().map(|r| r.own_file(f))),
+                .filter(|_| launch.ranks().is_some())
+                .map(|f| launch.own_file(f)),
             comments: Vec::new(),
         },
     );
     if flags.print_jobfile {
-        return super::print("suite", &jobfile);
+        return super::print_on(launch, "suite", &jobfile);
     }
     let passes = flags.passes.unwrap_or(preset.passes);
     let warmup = flags.warmup_us.unwrap_or(preset.warmup_s * 1_000_000);
@@ -176,7 +103,7 @@ fn run_preset(
         settings,
         target,
         sweep: None,
-        ranks,
+        launch,
     };
     super::run_bench(bench, flags)
 }

@@ -12,7 +12,6 @@
 //! scaling" there and no knee is reported; none either with fewer than two
 //! points or no I/O.
 
-use std::ffi::OsString;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -21,7 +20,8 @@ use serde_json::{json, Value};
 use super::presets::{self, Defaults, Render};
 use super::runner::{SuiteOutcome, SuiteTest};
 use super::table::BwUnit;
-use super::{args, fail, stats, Bench};
+use super::{stats, Bench};
+use crate::cli::cmd::sweep::SweepOpts;
 use crate::job::value::parse_size;
 use crate::report::svg::{self, Axis, Format, LineChart, Scale, Series};
 
@@ -34,8 +34,11 @@ pub const DEFAULT_IODEPTHS: &str = "1,2,4,8,16,32,64,128,256";
 pub const SIZE: u64 = 1 << 30;
 pub const RUNTIME_US: u64 = 2_000_000;
 pub const TEST_FILE: &str = "iomark-sweep.tmp";
+/// The most combinations one sweep runs.
+pub const MAX_POINTS: usize = 1000;
 
-const RW: &[&str] = &[
+/// The patterns a sweep takes.
+pub const RW: &[&str] = &[
     "read",
     "write",
     "randread",
@@ -44,70 +47,6 @@ const RW: &[&str] = &[
     "readwrite",
     "randrw",
 ];
-
-pub fn usage() -> String {
-    use crate::cli::{help, text};
-    let mut s = String::from("Usage: iomark sweep [PATH] [OPTIONS]\n\n");
-    s.push_str(&text::wrap(
-        &format!(
-            "Runs one test per combination of the values below on a test file in PATH \
-             (default: the current directory) and charts bandwidth and IOPS against the \
-             swept value. For queue depth and job count sweeps it reports the knee: \
-             {KNEE_RULE}."
-        ),
-        0,
-        text::WIDTH,
-    ));
-    s.push_str("\nSweep options (comma-separated lists):\n");
-    let rw = format!("patterns (default randread): {}", RW.join(", "));
-    let qd = format!("queue depths (default {DEFAULT_IODEPTHS})");
-    s.push_str(&text::options(
-        &[
-            ("--rw LIST", rw.as_str()),
-            (
-                "--bs LIST",
-                "block sizes (default 4k), e.g. 4k,8k,64k,1m,4m",
-            ),
-            ("--iodepth LIST", qd.as_str()),
-            ("--numjobs LIST", "job counts (default 1)"),
-            (
-                "--repeat N",
-                "measured passes per point (same as --passes; default 1)",
-            ),
-            (
-                "--svg",
-                "also write the three charts (bandwidth, IOPS, p99 latency) as SVG files \
-                 beside the JSON results: NAME-bw.svg, NAME-iops.svg and NAME-lat.svg (the \
-                 HTML report has them)",
-            ),
-        ],
-        args::OPTION_COLUMN,
-    ));
-    s.push_str(&format!(
-        "\nDefaults: {} GiB test file, {} s per pass, no warm-up.\n\nOptions:\n",
-        SIZE >> 30,
-        RUNTIME_US / 1_000_000
-    ));
-    s.push_str(&args::shared_help(&[]));
-    s.push_str("\nExamples:\n");
-    for (cmd, what) in [
-        (
-            "iomark sweep /mnt/data",
-            "4 KiB random reads at queue depths 1 to 256, with the knee",
-        ),
-        (
-            "iomark sweep --rw=read --bs=4k,64k,1m --iodepth=1",
-            "sequential reads against block size",
-        ),
-        (
-            "iomark sweep --numjobs=1,2,4,8 --iodepth=1 --repeat=3",
-            "parallel jobs instead of queue depth, three passes per point",
-        ),
-    ] {
-        s.push_str(&help::example(cmd, what));
-    }
-    s
-}
 
 /// One swept combination.
 #[derive(Clone, Debug, PartialEq)]
@@ -558,74 +497,36 @@ pub fn sweep_html(sweep: &Value, unit: BwUnit) -> String {
     s
 }
 
-pub fn main(argv: Vec<OsString>) -> i32 {
-    let (mut rw, mut bs, mut qd, mut nj) = (
-        "randread".to_string(),
-        "4k".to_string(),
-        DEFAULT_IODEPTHS.to_string(),
-        "1".to_string(),
-    );
-    let mut repeat: Option<u32> = None;
-    let mut svg_files = false;
-    let flags = match args::parse(argv, "sweep", &mut |name, p| {
-        let slot = match name {
-            "rw" | "readwrite" => &mut rw,
-            "bs" | "blocksize" => &mut bs,
-            "iodepth" => &mut qd,
-            "numjobs" => &mut nj,
-            "repeat" => {
-                repeat = Some(args::parse_u32(&args::value(p, "repeat")?, "repeat", 1)?);
-                return Ok(true);
-            }
-            "svg" => {
-                svg_files = true;
-                return Ok(true);
-            }
-            _ => return Ok(false),
-        };
-        *slot = args::value(p, name)?;
-        Ok(true)
-    }) {
-        Ok(f) => f,
-        Err(e) => return fail("sweep", &e),
-    };
-    if flags.help {
-        return super::print("sweep", &usage());
-    }
-    if flags.positionals.len() > 1 {
-        return fail("sweep", "give at most one PATH (see iomark sweep --help)");
-    }
-    if svg_files && flags.no_report {
-        return fail(
-            "sweep",
-            "--svg writes the charts beside the JSON results, which --no-report turns off",
-        );
-    }
-    let dims = match Dims::parse(&rw, &bs, &qd, &nj) {
-        Ok(d) => d,
-        Err(e) => return fail("sweep", &e),
-    };
-    let points = dims.points();
-    if points.len() > 1000 {
-        return fail(
-            "sweep",
-            &format!("{} combinations is too many (at most 1000)", points.len()),
-        );
-    }
-    let ranks = match super::join("sweep", &flags) {
-        Ok(r) => r,
+/// Runs `iomark sweep` as asked (parsed by `cli::cmd::sweep`).
+pub fn main(opts: SweepOpts) -> i32 {
+    let launch = match super::join("sweep", &opts.run) {
+        Ok(l) => l,
         Err(code) => return code,
     };
+    let code = run(opts, &launch);
+    launch.end(code)
+}
+
+/// `sweep` once the ranks (if any) have joined.
+fn run(opts: SweepOpts, launch: &crate::launch::Launch) -> i32 {
+    let SweepOpts {
+        run: flags,
+        rw,
+        bs,
+        iodepth: qd,
+        numjobs: nj,
+        dims,
+        repeat,
+        svg: svg_files,
+        path,
+    } = opts;
+    let (flags, dims) = (&flags, &dims);
+    let points = dims.points();
     let target = match super::agreed(
         "sweep",
-        ranks.as_ref(),
+        launch,
         "every rank to check PATH",
-        super::target(
-            flags.positionals.first().map(String::as_str),
-            &flags,
-            true,
-            &[],
-        ),
+        super::target(path.as_deref(), flags, true, &[]),
     ) {
         Ok(t) => t,
         Err(code) => return code,
@@ -677,12 +578,12 @@ pub fn main(argv: Vec<OsString>) -> i32 {
             size: Some(presets::size_text(size)),
             runtime: Some(presets::time_text(runtime)),
             // Under MPI each rank its own file.
-            file_name: ranks.as_ref().map(|r| r.own_file(TEST_FILE)),
+            file_name: launch.ranks().map(|_| launch.own_file(TEST_FILE)),
             comments: Vec::new(),
         },
     );
     if flags.print_jobfile {
-        return super::print("sweep", &jobfile);
+        return super::print_on(launch, "sweep", &jobfile);
     }
     let suite_tests: Vec<SuiteTest> = points
         .iter()
@@ -736,9 +637,9 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         settings,
         target,
         sweep: Some(Box::new(finish)),
-        ranks,
+        launch,
     };
-    super::run_bench(bench, &flags)
+    super::run_bench(bench, flags)
 }
 
 #[cfg(test)]

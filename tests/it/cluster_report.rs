@@ -47,6 +47,7 @@ fn two_hosts(text: &str, fake: bool) -> Vec<Host> {
         .map(|(i, name)| Host {
             hostname: name.to_string(),
             ranks: vec![2 * i as u32, 2 * i as u32 + 1],
+            pid: 100 + i as u32,
             result: run(text, fake),
         })
         .collect()

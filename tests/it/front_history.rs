@@ -105,6 +105,17 @@ fn quick_and_labelled_job_runs_are_recorded() {
     // Filters.
     let only = json_out(&hist(d, &["history", "--json", "--label", "after"]));
     assert_eq!(only["runs"].as_array().unwrap().len(), 1);
+    // A test named as the tables show it ("RND4K Q32T1 read"): one test
+    // in the history list, and the one series of trend.
+    let named = json_out(&hist(
+        d,
+        &["history", "--json", "--test", "RND4K Q32T1 read"],
+    ));
+    let tests = named["runs"][0]["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 1, "{named}");
+    assert_eq!(tests[0]["key"], "rnd4k-q32t1-read/read", "{named}");
+    let o = hist(d, &["trend", "--test", "rnd4k q32t1 READ", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
     let none = stdout(&hist(d, &["history", "--since", "2099-01-01"]));
     assert!(none.contains("no run in the history matches"), "{none}");
     // The merged bins of the quick run give exact percentiles: the

@@ -5,6 +5,7 @@
 //! and check that they agree with each other and with the table.
 
 use std::collections::BTreeSet;
+use std::path::Path;
 use std::process::Command;
 
 use crate::common::*;
@@ -501,4 +502,211 @@ fn the_man_page_renders_without_warnings() {
         text.lines().all(|l| l.chars().count() <= 80),
         "rendered wider than 80"
     );
+}
+
+/// The preset names, from the preset registry.
+fn preset_names() -> BTreeSet<String> {
+    iomark::suite::presets::ALL
+        .iter()
+        .map(|p| p.name.to_string())
+        .collect()
+}
+
+/// The engine names, from the engine registry.
+fn engine_names() -> BTreeSet<String> {
+    iomark::job::engine_kind::EngineKind::ALL
+        .iter()
+        .map(|k| k.name().to_string())
+        .collect()
+}
+
+fn word_set(line: &str) -> BTreeSet<String> {
+    line.split_whitespace().map(str::to_string).collect()
+}
+
+/// A directory with one subdirectory and one file, for file and
+/// directory completion.
+fn completion_dir() -> tempfile::TempDir {
+    let dir = tempdir();
+    std::fs::create_dir(dir.path().join("adir")).unwrap();
+    std::fs::write(dir.path().join("afile.json"), "{}").unwrap();
+    dir
+}
+
+/// bash as readline drives it, for each line (the cursor at its end):
+/// COMP_WORDS with an empty last word after a trailing space, and what
+/// `_iomark` offers, as a set (file completion has no order).
+fn bash_complete(dir: &Path, lines: &[&str]) -> Vec<BTreeSet<String>> {
+    let script = dir.join("iomark.bash");
+    std::fs::write(&script, out(&["completions", "bash"])).unwrap();
+    let mut sh = format!("cd '{}'; source '{}'\n", dir.display(), script.display());
+    sh.push_str(
+        "comp() {\n\
+         COMP_LINE=\"$1\"; COMP_POINT=${#COMP_LINE}\n\
+         read -ra COMP_WORDS <<< \"$COMP_LINE\"\n\
+         [[ $COMP_LINE == *' ' ]] && COMP_WORDS+=('')\n\
+         COMP_CWORD=$((${#COMP_WORDS[@]} - 1))\n\
+         COMPREPLY=(); _iomark; echo \"${COMPREPLY[*]}\"\n\
+         }\n",
+    );
+    for line in lines {
+        sh.push_str(&format!("comp '{line}'\n"));
+    }
+    let o = Command::new("bash").arg("-c").arg(&sh).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got: Vec<BTreeSet<String>> = stdout(&o).lines().map(word_set).collect();
+    assert_eq!(got.len(), lines.len(), "{}", stdout(&o));
+    got
+}
+
+/// The subcommands' completions come from their tables: suite offers the
+/// preset registry's names, value completion knows the engines, the
+/// patterns, the formats and the metrics, file and directory arguments
+/// complete as such, history completes per verb.
+#[test]
+fn bash_completes_subcommand_arguments_and_values_from_their_tables() {
+    if Command::new("bash").arg("--version").output().is_err() {
+        missing("bash is not installed");
+        return;
+    }
+    let dir = completion_dir();
+    let files = "adir afile.json iomark.bash";
+    let cases: &[(&str, String)] = &[
+        (
+            "iomark suite ",
+            preset_names().into_iter().collect::<Vec<_>>().join(" "),
+        ),
+        (
+            "iomark suite crystal",
+            "crystaldiskmark crystaldiskmark-nvme".into(),
+        ),
+        // After the preset, PATH: directories only.
+        ("iomark suite ars ", "adir".into()),
+        ("iomark quick ", "adir".into()),
+        ("iomark quick --size 1g ", "adir".into()),
+        ("iomark quick --size=1g a", "adir".into()),
+        (
+            "iomark quick --engine ",
+            engine_names().into_iter().collect::<Vec<_>>().join(" "),
+        ),
+        ("iomark quick --engine=io_", "io_uring".into()),
+        ("iomark quick --ioengine ps", "psync".into()),
+        ("iomark quick --eta=a", "always auto".into()),
+        ("iomark quick --json=af", "afile.json".into()),
+        ("iomark quick --json ", files.into()),
+        ("iomark quick --size ", "".into()),
+        ("iomark sweep --rw=randw", "randwrite".into()),
+        ("iomark sweep --rep", "--repeat".into()),
+        ("iomark report ", files.into()),
+        ("iomark report -o af", "afile.json".into()),
+        ("iomark compare --base ", files.into()),
+        ("iomark compare --thr", "--threshold".into()),
+        ("iomark history ", "list import export check delete".into()),
+        ("iomark history --kind s", "suite sweep".into()),
+        ("iomark history export --format ", "csv jsonl influx".into()),
+        ("iomark history export --format=j", "jsonl".into()),
+        (
+            "iomark history import --",
+            "--label --history-db --help".into(),
+        ),
+        ("iomark history import ", files.into()),
+        ("iomark history check --", "--history-db --help".into()),
+        ("iomark trend --metric=p", "p99 p99.9".into()),
+        ("iomark trend --te", "--test".into()),
+    ];
+    let lines: Vec<&str> = cases.iter().map(|(l, _)| *l).collect();
+    let got = bash_complete(dir.path(), &lines);
+    for ((line, want), got) in cases.iter().zip(got) {
+        assert_eq!(got, word_set(want), "{line}");
+    }
+}
+
+/// zsh and fish offer the preset registry's names after `suite`, and
+/// the values the tables know.
+#[test]
+fn zsh_and_fish_complete_presets_and_values_from_the_tables() {
+    let dir = completion_dir();
+    let presets = preset_names().into_iter().collect::<Vec<_>>().join(" ");
+    for shell in ["zsh", "fish"] {
+        if Command::new(shell).arg("--version").output().is_err() {
+            missing(&format!(
+                "{shell} is not installed (apt-get install {shell})"
+            ));
+            continue;
+        }
+        let f = dir.path().join(format!("iomark.{shell}"));
+        std::fs::write(&f, out(&["completions", shell])).unwrap();
+        if shell == "zsh" {
+            // zsh's completion builtins replaced by stubs that print what
+            // they are given.
+            let stubs = format!(
+                "compadd() {{ if [[ $1 == -a ]]; then print -r -- \"${{(P)2}}\"; else shift; print -r -- \"$*\"; fi }}\n\
+                 _describe() {{ print -r -- \"describe $2\" }}\n\
+                 _files() {{ print -r -- \"files $*\" }}\n\
+                 compset() {{ }}\n\
+                 try() {{ words=(\"${{(@s: :)1}}\"); CURRENT=${{#words}}; source '{}' }}\n\
+                 try 'iomark suite '; try 'iomark suite ars '; try 'iomark quick --engine=io'; \
+                 try 'iomark quick --eta '; try 'iomark history export --format '; \
+                 try 'iomark history '; try 'iomark report '; try 'iomark quick --size 1g '\n",
+                f.display()
+            );
+            let o = Command::new("zsh")
+                .arg("-f")
+                .arg("-c")
+                .arg(stubs)
+                .output()
+                .unwrap();
+            let got: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
+            let engines = iomark::job::engine_kind::EngineKind::ALL
+                .iter()
+                .map(|k| k.name())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let want = [
+                presets.as_str(),
+                "files -/",
+                engines.as_str(),
+                "auto always never",
+                "csv jsonl influx",
+                "list import export check delete",
+                "files",
+                "files -/",
+            ];
+            assert_eq!(got.len(), want.len(), "{got:?} {}", stderr(&o));
+            assert_eq!(word_set(&got[0]), preset_names(), "zsh suite");
+            for (g, w) in got.iter().zip(want).skip(1) {
+                assert_eq!(g.trim_end(), w, "{}", stderr(&o));
+            }
+        }
+        if shell == "fish" {
+            let o = Command::new("fish")
+                .arg("-c")
+                .arg(format!(
+                    "source '{}'; complete -C 'iomark suite '; echo ==; \
+                     complete -C 'iomark quick --engine=io_'; echo ==; \
+                     complete -C 'iomark history export --format='; echo ==; \
+                     complete -C 'iomark history '",
+                    f.display()
+                ))
+                .output()
+                .unwrap();
+            let text = stdout(&o);
+            let blocks: Vec<BTreeSet<String>> = text
+                .split("==\n")
+                .map(|b| {
+                    b.lines()
+                        .map(|l| l.split('\t').next().unwrap().to_string())
+                        .collect()
+                })
+                .collect();
+            assert_eq!(blocks.len(), 4, "{text} {}", stderr(&o));
+            assert_eq!(blocks[0], preset_names(), "fish suite");
+            assert_eq!(blocks[1], word_set("--engine=io_uring"));
+            assert_eq!(
+                blocks[2],
+                word_set("--format=csv --format=jsonl --format=influx")
+            );
+            assert_eq!(blocks[3], word_set("list import export check delete"));
+        }
+    }
 }

@@ -43,6 +43,7 @@ mod front_suite;
 mod front_sweep;
 mod html_check;
 mod mpi;
+mod mpi_faults;
 mod mpi_hosts;
 mod mpi_suite;
 mod output_faults;

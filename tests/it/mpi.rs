@@ -263,7 +263,7 @@ fn parent(pid: i32) -> Option<i32> {
 
 /// The pid of the process of `bin` that is MPI rank `rank`, started
 /// below process `ancestor` (other tests run the same binary at once).
-fn rank_pid(bin: &Path, rank: u32, ancestor: i32) -> Option<i32> {
+pub(crate) fn rank_pid(bin: &Path, rank: u32, ancestor: i32) -> Option<i32> {
     let want = format!("OMPI_COMM_WORLD_RANK={rank}");
     for e in std::fs::read_dir("/proc").ok()?.flatten() {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {

@@ -1,16 +1,24 @@
 //! A run over two hosts (network namespaces with their own host names,
-//! started by mpirun through a launch agent as ssh would), the figures
-//! while all ranks ran, and `--mpi-stonewall`.
+//! started by mpirun through a launch agent as ssh would): each host's
+//! ranks merged there first, a host stopped mid-phase, the figures while
+//! all ranks ran, and `--mpi-stonewall`.
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
 
 use crate::common::{self, missing, tempdir};
-use crate::mpi::{json_of, mpi_iomark, mpirun};
+use crate::mpi::{json_of, mpi_iomark, mpirun, rank_pid};
 
 /// Two "hosts", imk1 (10.79.0.11) and imk2 (10.79.0.12), on a bridge with
-/// this namespace (10.79.0.1); removed when dropped.
-struct Hosts;
+/// this namespace (10.79.0.1); removed when dropped. One test at a time
+/// has them (their names are fixed).
+struct Hosts(#[allow(dead_code)] MutexGuard<'static, ()>);
+
+static NETNS: Mutex<()> = Mutex::new(());
 
 fn sh(script: &str) -> bool {
     Command::new("sh")
@@ -25,6 +33,7 @@ impl Hosts {
             missing("network namespaces need root");
             return None;
         }
+        let guard = NETNS.lock().unwrap_or_else(|e| e.into_inner());
         let _ = sh("ip netns del imk1 2>/dev/null; ip netns del imk2 2>/dev/null; ip link del imkbr 2>/dev/null");
         let ok = sh("set -e
             ip link add imkbr type bridge
@@ -38,7 +47,7 @@ impl Hosts {
               ip -n imk$i link set eth0 up
               ip -n imk$i link set lo up
             done");
-        let h = Hosts;
+        let h = Hosts(guard);
         if !ok {
             missing("cannot set up network namespaces (ip netns, veth, bridge)");
             return None;
@@ -55,6 +64,12 @@ impl Drop for Hosts {
 
 /// mpirun's arguments to start one rank on each host through `agent`.
 fn two_host_args(dir: &Path) -> Vec<String> {
+    host_args(dir, 1)
+}
+
+/// mpirun's arguments to start `slots` ranks on each host (the first
+/// host's first) through `agent`.
+fn host_args(dir: &Path, slots: u32) -> Vec<String> {
     let agent = dir.join("agent.sh");
     std::fs::write(
         &agent,
@@ -67,7 +82,11 @@ fn two_host_args(dir: &Path) -> Vec<String> {
     .unwrap();
     std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let hosts = dir.join("hosts");
-    std::fs::write(&hosts, "10.79.0.11 slots=1\n10.79.0.12 slots=1\n").unwrap();
+    std::fs::write(
+        &hosts,
+        format!("10.79.0.11 slots={slots}\n10.79.0.12 slots={slots}\n"),
+    )
+    .unwrap();
     [
         "--hostfile",
         &hosts.to_string_lossy(),
@@ -327,4 +346,173 @@ fn without_the_mpi_feature_mpi_says_how_to_build_it() {
         );
         assert!(common::stdout(&o).is_empty());
     }
+}
+
+/// The JSON document of `out` (after the text's "Starting" line) and the
+/// text after it.
+fn json_then_text(out: &[u8]) -> (Value, String) {
+    let start = out
+        .iter()
+        .position(|&b| b == b'{')
+        .expect("a JSON document");
+    let out = &out[start..];
+    let mut it = serde_json::Deserializer::from_slice(out).into_iter::<Value>();
+    let v = it.next().expect("a JSON document").expect("valid JSON");
+    let rest = String::from_utf8_lossy(&out[it.byte_offset()..]).into_owned();
+    (v, rest)
+}
+
+/// The pid a host's block of the text report shows.
+fn pid_of(text: &str, host: &str) -> String {
+    let at = text
+        .find(&format!("<{host}>"))
+        .unwrap_or_else(|| panic!("no <{host}> block: {text}"));
+    let rest = &text[at..];
+    let p = rest.find(" pid=").expect("a pid") + 5;
+    rest[p..].chars().take_while(char::is_ascii_digit).collect()
+}
+
+#[test]
+fn two_hosts_of_two_ranks_merge_on_each_host_first() {
+    let Some(bin) = mpi_iomark() else { return };
+    let Some(_hosts) = Hosts::up() else { return };
+    let d = tempdir();
+    let args = host_args(d.path(), 2);
+    let extra: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = mpirun(
+        &bin,
+        d.path(),
+        4,
+        &extra,
+        &[
+            "--name=w",
+            "--ioengine=psync",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=256k",
+            "--output-format=json+,normal",
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let (v, text) = json_then_text(&o.stdout);
+    let cs = v["client_stats"].as_array().expect("client_stats");
+    // One entry per host: its two ranks merged there, exactly.
+    let per_host: Vec<(String, u64)> = cs
+        .iter()
+        .filter(|c| c["jobname"] == "w")
+        .map(|c| {
+            (
+                c["hostname"].as_str().unwrap().to_string(),
+                c["write"]["total_ios"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        per_host,
+        [("imk1".to_string(), 128), ("imk2".to_string(), 128)],
+        "{v}"
+    );
+    let all = cs.iter().find(|c| c["jobname"] == "All clients").unwrap();
+    assert_eq!(all["write"]["total_ios"], 256);
+    let bins: u64 = all["write"]["clat_ns"]["bins"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(bins, 256);
+    let c = &v["iomark"]["cluster"];
+    assert_eq!(c["hosts"][0]["ranks"], serde_json::json!([0, 1]));
+    assert_eq!(c["hosts"][1]["ranks"], serde_json::json!([2, 3]));
+    assert_eq!(c["phases"][0]["ranks"], 4);
+    assert_eq!(c["ranks_reported"], 4);
+    assert!(c["merge"]["rank0_ns"].as_u64() > Some(0), "{c}");
+    // The text: each host's block says it merged two clones, with its
+    // own process's pid (not rank 0's).
+    let imk2 = &text[text.find("<imk2>").expect("<imk2>")..];
+    assert!(imk2.contains("w: (groupid=0, jobs=2)"), "{text}");
+    assert_ne!(pid_of(&text, "imk1"), pid_of(&text, "imk2"), "{text}");
+}
+
+#[test]
+fn a_host_stopped_mid_phase_is_named_and_the_other_ranks_report() {
+    let Some(bin) = mpi_iomark() else { return };
+    let Some(_hosts) = Hosts::up() else { return };
+    let d = tempdir();
+    let out = d.path().join("out.json");
+    let mut args = host_args(d.path(), 2);
+    // Open MPI's daemon on a host, told to end its ranks, waits twice
+    // this many seconds (1 by default) before it kills one still alive
+    // then; iomark's ranks leave by themselves and end a stopped rank of
+    // their host, but may still be alive at that moment. The test is
+    // about iomark's part: without that wait.
+    args.extend(["--mca", "odls_base_sigkill_timeout", "0"].map(String::from));
+    args.extend(["-np".into(), "4".into(), bin.to_string_lossy().into_owned()]);
+    args.extend(
+        [
+            "--mpi-timeout=3",
+            "--name=t",
+            "--ioengine=null",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=1m",
+            "--time_based",
+            "--runtime=20",
+            "--output-format=json",
+        ]
+        .map(String::from),
+    );
+    args.push(format!("--output={}", out.display()));
+    // Not under `timeout`: its process group keeps mpirun from ending
+    // the ranks it started through the agent promptly.
+    let mut child = Command::new("mpirun")
+        .arg("--allow-run-as-root")
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("mpirun starts");
+    let t0 = Instant::now();
+    let mut leader = None;
+    while leader.is_none() && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+        leader = rank_pid(&bin, 3, child.id() as i32).and(rank_pid(&bin, 2, child.id() as i32));
+    }
+    let leader = leader.expect("rank 2 started");
+    std::thread::sleep(Duration::from_secs(2));
+    // The first rank of host imk2: its own rank 3 hangs below rank 0 now.
+    unsafe { libc::kill(leader, libc::SIGSTOP) };
+    let stopped = Instant::now();
+    while child.try_wait().unwrap().is_none() && stopped.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let took = stopped.elapsed();
+    let _ = child.kill();
+    let o = child.wait_with_output().unwrap();
+    unsafe { libc::kill(leader, libc::SIGKILL) };
+    let err = common::stderr(&o);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("iomark: rank 2 (host imk2) sent nothing for 3 s during phase 1"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(4), "took {took:?}: {err}");
+    let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).expect("a report");
+    let c = &v["iomark"]["cluster"];
+    assert_eq!(c["ranks_reported"], 3, "{c}");
+    assert_eq!(c["missing"][0]["ranks"], serde_json::json!([2]), "{c}");
+    assert_eq!(c["missing"][0]["hostnames"], serde_json::json!(["imk2"]));
+    let hosts: Vec<(&str, &Value)> = c["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["hostname"].as_str().unwrap(), &h["ranks"]))
+        .collect();
+    assert_eq!(
+        hosts,
+        [
+            ("imk1", &serde_json::json!([0, 1])),
+            ("imk2", &serde_json::json!([3]))
+        ]
+    );
 }

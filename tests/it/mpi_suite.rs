@@ -85,9 +85,13 @@ fn check_tests_sum_their_ranks(doc: &Value, passes: usize) {
             sp["iops"]["max"].as_f64().unwrap(),
         );
         assert!(lo > 0.0 && lo <= hi, "{sp}");
-        // The aggregate is the sum, so at least the largest rank's figure.
+        // The aggregate is the sum of both ranks over their common time,
+        // so above the smallest rank figure of any pass. (Not always above
+        // the largest: the spread's max is one rank's best pass, the
+        // aggregate the median of the passes, and ranks that start apart
+        // share less time; the I/O counts above are the exact check.)
         let agg = t["summary"]["iops"]["median"].as_f64().unwrap();
-        assert!(agg >= hi * 0.999, "aggregate {agg} below a rank's {hi}");
+        assert!(agg >= lo, "aggregate {agg} below every rank's {lo}");
     }
 }
 
@@ -141,6 +145,27 @@ fn quick_on_two_ranks_reports_their_sum_and_spread_once_and_leaves_no_test_file(
         .as_array()
         .is_some_and(|c| !c.is_empty()));
     assert_eq!(run["iomark"]["cluster"]["ranks"], 2);
+    // The same `iomark.cluster` as the command line writes, phases too
+    // (one launch for both).
+    let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    let cli = mpirun(
+        &bin,
+        d.path(),
+        2,
+        &[],
+        &[
+            "--name=k",
+            "--ioengine=null",
+            "--size=64k",
+            "--output-format=json",
+        ],
+    );
+    assert!(cli.status.success(), "{}", common::stderr(&cli));
+    let cli = json_of(&cli)["iomark"]["cluster"].clone();
+    let pass = &run["iomark"]["cluster"];
+    assert_eq!(keys(pass), keys(&cli), "{pass}\n{cli}");
+    assert_eq!(keys(&pass["phases"][0]), keys(&cli["phases"][0]));
+    assert_eq!(pass["phases"][0]["ranks"], 2);
     // The table (on stderr with --json -) once, with the spread lines.
     assert_eq!(headings(&err), 1, "{err}");
     assert!(err.contains("on 2 MPI ranks"), "{err}");
@@ -286,4 +311,75 @@ fn a_preset_on_two_ranks_sums_every_test_and_removes_every_clones_file() {
     assert_eq!(doc["cluster"]["ranks"], 2);
     check_tests_sum_their_ranks(&doc, 1);
     assert_eq!(files_in(d.path()), ["r.html"]);
+}
+
+/// A run over two ranks is one run in the results history: rank 0
+/// records it (a job run with `--label`, and `quick`), the other rank
+/// does not.
+#[test]
+fn runs_over_two_ranks_are_recorded_once_by_rank_0() {
+    let Some(bin) = mpi_iomark() else { return };
+    let d = tempdir();
+    let db = d.path().join("h.sqlite");
+    let db_arg = format!("--history-db={}", db.display());
+    let job = mpirun(
+        &bin,
+        d.path(),
+        2,
+        &[],
+        &[
+            "--name=t",
+            "--ioengine=null",
+            "--rw=read",
+            "--bs=4k",
+            "--size=1m",
+            "--label=job",
+            &db_arg,
+            "--output-format=json",
+        ],
+    );
+    assert!(job.status.success(), "{}", common::stderr(&job));
+    let q = mpirun(
+        &bin,
+        d.path(),
+        2,
+        &[],
+        &[
+            "quick",
+            "--size=8m",
+            "--runtime=100ms",
+            "--passes=1",
+            "--warmup=0",
+            "--eta=never",
+            "--no-report",
+            "--label=quick",
+            &db_arg,
+        ],
+    );
+    assert!(q.status.success(), "{}", common::stderr(&q));
+    let recorded = |o: &Output| {
+        common::stderr(o)
+            .lines()
+            .filter(|l| l.contains("recorded in the results history"))
+            .count()
+            + common::stdout(o)
+                .lines()
+                .filter(|l| l.starts_with("History:"))
+                .count()
+    };
+    assert_eq!(recorded(&job), 1, "{}", common::stderr(&job));
+    assert_eq!(recorded(&q), 1, "{}", common::stdout(&q));
+    let list = common::iomark()
+        .args(["history", "--json", &db_arg])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&list.stdout).expect("history --json");
+    let mut labels: Vec<&str> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap_or(""))
+        .collect();
+    labels.sort();
+    assert_eq!(labels, ["job", "quick"], "{v}");
 }

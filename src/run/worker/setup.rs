@@ -353,7 +353,10 @@ fn buffers(job: &PlannedJob, depth: u32) -> Result<Buffers, SetupError> {
         align,
         &spec.buf.mem,
         spec.buf.hugepage_size,
-        spec.file.allow_destroy_data,
+        crate::run::memory::Consent {
+            allow_destroy: spec.file.allow_destroy_data,
+            run_token: job.run_token.as_deref(),
+        },
     )
     .map_err(SetupError::Memory)?;
     let locked = match spec.buf.lockmem {

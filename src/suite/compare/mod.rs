@@ -16,7 +16,6 @@
 pub mod judge;
 pub mod settings;
 
-use std::ffi::OsString;
 use std::fmt::Write;
 use std::path::PathBuf;
 
@@ -24,7 +23,8 @@ use serde_json::{json, Value};
 
 use super::dataset::{Dataset, Item, METRICS};
 use super::svg::{self, esc, Axis, Format, Scale};
-use super::{args, fail, html, write_file, EXIT_REGRESSION};
+use super::{fail, html, write_file, EXIT_REGRESSION};
+use crate::cli::cmd::compare::CompareOpts;
 use crate::history::{self, Run};
 use crate::suite::dataset::round3;
 pub use judge::{Row, Rules, Verdict, DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT};
@@ -619,197 +619,6 @@ fn forest(title: &str, rows: &[&Row], t: f64) -> String {
     s
 }
 
-pub fn usage() -> String {
-    use crate::cli::{help, text};
-    let mut s = String::from(
-        "Usage: iomark compare BASE NEW [OPTIONS]\n\
-         \x20      iomark compare --base RUN… --new RUN… [OPTIONS]\n\n",
-    );
-    s.push_str(&text::wrap(
-        "Compares two sides, per test and metric (bandwidth, IOPS, mean and p99 latency). A \
-         side is one or more runs: result files (fio or iomark JSON; a quick/suite/sweep \
-         results file is one run, its passes only its within-run spread), @LABEL (the latest \
-         runs with that label in the results history) or #ID (a history run). The settings \
-         that define each test (job options that change the I/O, engine, direct, block size, \
-         depth, jobs, device, filesystem, tool and version) must match, or the verdict is \
-         \"not comparable\". Each change comes with its 90% interval (Welch, on the \
-         logarithms of the per-run values, each end a one-sided 95% bound; p99 on each run's own p99); a regression or an \
-         improvement only when the interval lies beyond the threshold, \"no change\" when it \
-         lies within it, else \"inconclusive\". With one run a side there is no interval: \
-         inconclusive, with the number of runs the observed spread needs. With one run on \
-         one side, its noise is taken to be the other side's. One line per test; --detail \
-         shows every metric.",
-        0,
-        text::WIDTH,
-    ));
-    s.push_str("\nOptions:\n");
-    let threshold = format!("the change that counts, percent (default {DEFAULT_THRESHOLD_PCT})");
-    let alpha = format!("1 − the interval's confidence (default {DEFAULT_ALPHA})");
-    let last = format!("runs @LABEL takes, the latest (default {DEFAULT_LAST})");
-    s.push_str(&text::options(
-        &[
-            ("--base RUN…", "the runs before: files, @LABEL or #ID"),
-            ("--new RUN…", "the runs after"),
-            ("--threshold PCT", threshold.as_str()),
-            ("--alpha A", alpha.as_str()),
-            (
-                "--allow-different",
-                "compare although the defining settings differ",
-            ),
-            ("--last N", last.as_str()),
-            (
-                "--history-db FILE",
-                "the results history for @LABEL and #ID",
-            ),
-            (
-                "--detail",
-                "every metric of every test, not one line per test",
-            ),
-            ("--json FILE", "write the comparison as JSON (- for stdout)"),
-            (
-                "--html FILE",
-                "write an HTML report with the intervals drawn",
-            ),
-            ("-h, --help", "this help"),
-        ],
-        args::OPTION_COLUMN,
-    ));
-    s.push_str(&format!(
-        "\nExit status: 0 no regression, {EXIT_REGRESSION} a regression, \
-         {EXIT_NOT_COMPARABLE} not comparable, 1 bad input.\n"
-    ));
-    s.push_str("\nExamples:\n");
-    for (cmd, what) in [
-        (
-            "iomark compare --base a1.json a2.json a3.json --new b1.json b2.json b3.json",
-            "three runs a side",
-        ),
-        (
-            "iomark compare --base @before --new @after",
-            "the runs labelled before and after in the history",
-        ),
-        (
-            "iomark compare --base @main --new run.json --threshold 5",
-            "a CI gate: exit 2 only on a change whose interval is beyond -5%",
-        ),
-    ] {
-        s.push_str(&help::example(cmd, what));
-    }
-    s
-}
-
-/// The parsed command line.
-struct Args {
-    positional: Vec<String>,
-    base: Vec<String>,
-    new: Vec<String>,
-    rules: Rules,
-    allow_different: bool,
-    last: usize,
-    db: Option<PathBuf>,
-    detail: bool,
-    json: Option<String>,
-    html: Option<PathBuf>,
-    help: bool,
-}
-
-fn parse(argv: Vec<OsString>) -> Result<Args, String> {
-    use lexopt::Arg;
-    let mut a = Args {
-        positional: Vec::new(),
-        base: Vec::new(),
-        new: Vec::new(),
-        rules: Rules {
-            threshold: DEFAULT_THRESHOLD_PCT,
-            alpha: DEFAULT_ALPHA,
-        },
-        allow_different: false,
-        last: DEFAULT_LAST,
-        db: None,
-        detail: false,
-        json: None,
-        html: None,
-        help: false,
-    };
-    let mut p = lexopt::Parser::from_args(argv);
-    let utf8 = |v: OsString| {
-        v.into_string()
-            .map_err(|_| "arguments must be valid UTF-8".to_string())
-    };
-    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
-        let long = match arg {
-            Arg::Short('h') => {
-                a.help = true;
-                continue;
-            }
-            Arg::Short(c) => return Err(format!("unknown option '-{c}'")),
-            Arg::Value(v) => {
-                a.positional.push(utf8(v)?);
-                continue;
-            }
-            Arg::Long(l) => l.to_string(),
-        };
-        match long.as_str() {
-            "help" => a.help = true,
-            "base" | "new" => {
-                let vals = p
-                    .values()
-                    .map_err(|_| format!("--{long} needs at least one run"))?
-                    .map(utf8)
-                    .collect::<Result<Vec<_>, _>>()?;
-                if long == "base" {
-                    a.base.extend(vals);
-                } else {
-                    a.new.extend(vals);
-                }
-            }
-            "threshold" => {
-                let v = args::value(&mut p, "threshold")?;
-                a.rules.threshold = v
-                    .trim_end_matches('%')
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|x| x.is_finite() && *x >= 0.0 && *x < 1000.0)
-                    .ok_or_else(|| format!("--threshold: '{v}' is not a percentage"))?;
-            }
-            "alpha" => {
-                let v = args::value(&mut p, "alpha")?;
-                a.rules.alpha = v
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|x| *x > 0.0 && *x < 1.0)
-                    .ok_or_else(|| format!("--alpha: '{v}' is not between 0 and 1"))?;
-            }
-            "allow-different" => a.allow_different = true,
-            "last" => {
-                a.last = args::parse_u32(&args::value(&mut p, "last")?, "last", 1)? as usize;
-            }
-            "history-db" => a.db = Some(args::value(&mut p, "history-db")?.into()),
-            "detail" => a.detail = true,
-            "json" => a.json = Some(args::value(&mut p, "json")?),
-            "html" => a.html = Some(args::value(&mut p, "html")?.into()),
-            other => {
-                return Err(format!(
-                    "unknown option '--{other}' for iomark compare (see iomark compare --help)"
-                ))
-            }
-        }
-    }
-    if a.help {
-        return Ok(a);
-    }
-    if a.base.is_empty() && a.new.is_empty() {
-        if a.positional.len() != 2 {
-            return Err("give BASE and NEW, or --base RUN… --new RUN… (see --help)".into());
-        }
-        a.new.push(a.positional.pop().expect("two"));
-        a.base.push(a.positional.pop().expect("two"));
-    } else if a.base.is_empty() || a.new.is_empty() || !a.positional.is_empty() {
-        return Err("with --base/--new, give runs to both and nothing else".into());
-    }
-    Ok(a)
-}
-
 /// Both sides as data sets when every item is a file (None otherwise, or
 /// when one cannot be read as one).
 fn file_datasets(base: &[String], new: &[String]) -> Option<(Dataset, Dataset)> {
@@ -829,14 +638,8 @@ fn file_datasets(base: &[String], new: &[String]) -> Option<(Dataset, Dataset)> 
     Some((load(base)?, load(new)?))
 }
 
-pub fn main(argv: Vec<OsString>) -> i32 {
-    let a = match parse(argv) {
-        Ok(a) => a,
-        Err(e) => return fail("compare", &e),
-    };
-    if a.help {
-        return super::print("compare", &usage());
-    }
+/// Runs the comparison as asked (parsed by `cli::cmd::compare`).
+pub fn run(a: CompareOpts) -> i32 {
     let (base, new) = match (
         load_side(&a.base, a.last, a.db.as_deref()),
         load_side(&a.new, a.last, a.db.as_deref()),
