@@ -499,7 +499,7 @@ fn shm_segment(
 #[cfg(windows)]
 fn mapping(
     mem: &MemType,
-    _file: Option<(&PathBuf, bool)>,
+    _file: Option<(&PathBuf, Consent<'_>)>,
     _len: usize,
     _is_huge: bool,
     _made: &mut Option<MadeFile>,
