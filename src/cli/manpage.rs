@@ -230,6 +230,14 @@ pub fn render() -> String {
                 let _ = write!(tag, ", {}", bold(a));
             }
             tagged(&mut m, &tag, &sentence(d.help));
+            if d.name == "ioengine" {
+                // The engines themselves, under the option that picks one.
+                m.push_str(".RS\n");
+                for (name, about) in crate::job::engine_kind::EngineKind::CHOICES {
+                    tagged(&mut m, &bold(name), &sentence(about));
+                }
+                m.push_str(".RE\n");
+            }
         }
     }
     m.push_str(".SH \"EXIT STATUS\"\n");

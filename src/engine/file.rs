@@ -16,6 +16,13 @@ pub fn cstring(path: &Path) -> io::Result<CString> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
 }
 
+/// Opens `path` with `flags` (relative to the current directory).
+pub fn open_fd(path: &Path, flags: i32) -> io::Result<RawFd> {
+    use crate::sys::IntoRawFd;
+    let c = cstring(path)?;
+    crate::sys::open_at(crate::sys::AT_FDCWD, &c, flags, 0o644).map(IntoRawFd::into_raw_fd)
+}
+
 /// Opens `f` (its name in its directory's handle) with `flags`.
 pub fn open_file(f: &super::OpenFile, flags: i32) -> io::Result<RawFd> {
     use crate::sys::IntoRawFd;

@@ -29,6 +29,8 @@ pub mod ftruncate;
 #[cfg(target_os = "linux")]
 pub mod io_uring;
 #[cfg(target_os = "linux")]
+pub mod io_uring_cmd;
+#[cfg(target_os = "linux")]
 pub mod libaio;
 #[cfg(unix)]
 pub mod mmap;
@@ -265,6 +267,13 @@ pub trait Engine: Send {
     /// How many units are queued but not yet committed.
     fn pending(&self) -> u32 {
         0
+    }
+
+    /// What the device said about the failed I/O of unit `idx`, beyond
+    /// its errno (an NVMe status and its name), for the error message.
+    /// Cold: called only for a failed I/O.
+    fn error_detail(&self, _idx: u32) -> Option<String> {
+        None
     }
 }
 

@@ -16,7 +16,7 @@
 #[cfg(windows)]
 use super::windowsaio;
 #[cfg(target_os = "linux")]
-use super::{falloc, io_uring, libaio};
+use super::{falloc, io_uring, io_uring_cmd, libaio};
 use super::{fileops, ftruncate, null, sync};
 #[cfg(unix)]
 use super::{mmap, posixaio};
@@ -75,6 +75,10 @@ pub struct EngineInfo {
     pub direct_io: bool,
     /// Runs only on block devices (refused on files before the run).
     pub needs_block_device: bool,
+    /// Sends NVMe commands to NVMe generic character devices
+    /// (`/dev/ngXnY`) and to nothing else; no other engine may use such
+    /// a device.
+    pub nvme_passthrough: bool,
     /// Even its reads change the files (falloc allocates blocks): refused
     /// under `--readonly` whatever the job's `rw`.
     pub reads_change_files: bool,
@@ -110,6 +114,7 @@ impl EngineKind {
             K::Pvsync2 => &PVSYNC2,
             K::Libaio => &LIBAIO,
             K::IoUring => &IO_URING,
+            K::IoUringCmd => &IO_URING_CMD,
             K::PosixAio => &POSIXAIO,
             K::WindowsAio => &WINDOWSAIO,
             K::Mmap => &MMAP,
@@ -156,6 +161,7 @@ const DATA_ENGINE: EngineInfo = EngineInfo {
     destroys: Destroys::WhenWriting,
     direct_io: true,
     needs_block_device: false,
+    nvme_passthrough: false,
     reads_change_files: false,
     here: true,
     preflight: no_preflight,
@@ -243,6 +249,21 @@ static IO_URING: EngineInfo = EngineInfo {
     preflight: io_uring::preflight,
     create: here!(target_os = "linux", |s| Ok(Box::new(
         io_uring::IoUringEngine::new(s)?
+    ))),
+    ..DATA_ENGINE
+};
+
+static IO_URING_CMD: EngineInfo = EngineInfo {
+    kind: EngineKind::IoUringCmd,
+    // The namespace is the target: nothing is laid out, and O_DIRECT
+    // means nothing (commands bypass the page cache anyway).
+    direct_io: false,
+    nvme_passthrough: true,
+    here: cfg!(target_os = "linux"),
+    #[cfg(target_os = "linux")]
+    preflight: io_uring_cmd::preflight,
+    create: here!(target_os = "linux", |s| Ok(Box::new(
+        io_uring_cmd::IoUringCmdEngine::new(s)?
     ))),
     ..DATA_ENGINE
 };
@@ -366,6 +387,11 @@ mod tests {
                 Err(m) if k == EngineKind::IoUring && m.to_string().contains("not available") => {
                     continue
                 }
+                Err(m)
+                    if k == EngineKind::IoUringCmd && m.to_string().contains("io_uring_setup") =>
+                {
+                    continue
+                }
                 Err(m) => panic!("{k}: {m}"),
             };
             assert_eq!(e.kind(), k);
@@ -418,6 +444,7 @@ mod tests {
             K::Psync,
             K::Libaio,
             K::IoUring,
+            K::IoUringCmd,
             K::Mmap,
             K::Falloc,
             K::WindowsAio,
@@ -426,5 +453,10 @@ mod tests {
         }
         assert!(!K::Mmap.info().direct_io && K::Psync.info().direct_io);
         assert!(!K::ALL.iter().any(|k| k.info().needs_block_device));
+        let nvme: Vec<_> = K::ALL
+            .iter()
+            .filter(|k| k.info().nvme_passthrough)
+            .collect();
+        assert_eq!(nvme, [&K::IoUringCmd]);
     }
 }

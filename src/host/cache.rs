@@ -95,7 +95,8 @@ fn moves_data(spec: &JobSpec) -> bool {
 /// fits in the free memory `env` found.
 fn page_cached(spec: &JobSpec, env: &Environment) -> Option<u64> {
     let avail = env.host.mem_available_bytes;
-    if spec.sync.direct || avail == 0 {
+    // NVMe commands never go through the page cache.
+    if spec.sync.direct || avail == 0 || spec.io.ioengine.info().nvme_passthrough {
         return None;
     }
     working_set(spec).filter(|ws| *ws < avail)

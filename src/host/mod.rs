@@ -8,6 +8,8 @@
 //!   scheduler and rotational flag ([`Target`]), and the schedulers its
 //!   disk offers ([`schedulers`]);
 //! - the NUMA topology ([`numa`]);
+//! - NVMe namespaces through passthrough: Identify, zones, reclaim unit
+//!   handles, the block device of a generic character device ([`nvme`]);
 //! - the cache-honesty judgement made from these ([`cache_warnings`]).
 //!
 //! A run probes once, before it starts (`run::session`), and keeps what it
@@ -22,7 +24,9 @@
 mod cache;
 mod mounts;
 pub mod numa;
+pub mod nvme;
 mod target;
+pub mod zones;
 
 use std::path::{Path, PathBuf};
 

@@ -69,6 +69,8 @@ engine_kinds! {
     Libaio = "libaio", "Linux native asynchronous I/O (io_submit(2), io_getevents(2))";
     /// io_uring rings.
     IoUring = "io_uring", "asynchronous I/O through io_uring submission and completion rings";
+    /// NVMe passthrough commands through io_uring.
+    IoUringCmd = "io_uring_cmd", "NVMe read, write, deallocate and flush commands through io_uring on NVMe generic character devices (/dev/ngXnY)";
     /// Overlapped I/O on an I/O completion port (Windows).
     WindowsAio = "windowsaio", "Windows overlapped I/O on an I/O completion port (ReadFile, WriteFile, GetQueuedCompletionStatusEx)";
     /// POSIX asynchronous I/O from the C library.
@@ -102,7 +104,6 @@ pub const NOT_IMPLEMENTED: &[&str] = &[
     "gfapi_async",
     "mtd",
     "sg",
-    "io_uring_cmd",
     "nbd",
     "rdma",
     "rados",

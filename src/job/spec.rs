@@ -290,6 +290,39 @@ pub enum ThinkBlocksType {
 pub enum ZoneMode {
     None,
     Strided,
+    /// Zoned block devices: writes only at write pointers.
+    Zbd,
+}
+
+/// `zonemode=zbd`'s options.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ZbdOpts {
+    /// `zonecapacity`: usable bytes of each emulated zone (0: the zone size).
+    pub zonecapacity: u64,
+    pub read_beyond_wp: bool,
+    /// Zones all jobs on a device may write at once (0: the device's limit).
+    pub max_open_zones: u32,
+    /// Zones one job may write at once (0: no job limit).
+    pub job_max_open_zones: u32,
+    pub ignore_zone_limits: bool,
+    /// Share of written blocks (of the job's region) above which zones are
+    /// reset, once per 1/frequency writes.
+    pub zone_reset_threshold: f64,
+    pub zone_reset_frequency: f64,
+}
+
+impl Default for ZbdOpts {
+    fn default() -> Self {
+        ZbdOpts {
+            zonecapacity: 0,
+            read_beyond_wp: false,
+            max_open_zones: 0,
+            job_max_open_zones: 0,
+            ignore_zone_limits: false,
+            zone_reset_threshold: 0.0,
+            zone_reset_frequency: 0.0,
+        }
+    }
 }
 
 /// `cpus_allowed_policy`.
@@ -514,6 +547,7 @@ pub struct IoOpts {
     pub zonesize: u64,
     pub zonerange: u64,
     pub zoneskip: u64,
+    pub zbd: ZbdOpts,
     pub loops: u64,
     pub ioengine: EngineKind,
     pub trim_percentage: f64,
@@ -555,6 +589,7 @@ impl Default for IoOpts {
             zonesize: 0,
             zonerange: 0,
             zoneskip: 0,
+            zbd: ZbdOpts::default(),
             loops: 1,
             ioengine: EngineKind::DEFAULT,
             trim_percentage: 0.0,
@@ -1042,6 +1077,77 @@ pub struct EngineOpts {
     /// mmap: ask for transparent huge pages.
     pub thp: bool,
     pub stat_type: StatType,
+    /// io_uring_cmd: protection information and data placement.
+    pub nvme: NvmeOpts,
+}
+
+/// Which data placement directive writes carry (`dataplacement`, `fdp`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Placement {
+    #[default]
+    None,
+    /// Flexible data placement: a placement identifier per write.
+    Fdp,
+    /// Streams: a stream identifier per write.
+    Streams,
+}
+
+/// How each write's placement identifier is chosen (`plid_select`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PlidSelect {
+    /// The next of the job's identifiers, in turn (fio's default).
+    #[default]
+    RoundRobin,
+    /// One of the job's identifiers at random (uniform).
+    Random,
+    /// By the write's offset, from the ranges of `dp_scheme`.
+    Scheme,
+}
+
+/// The PRCHK bits of an NVMe read or write (command dword 12) that
+/// `pi_chk` names.
+pub mod pi_chk_bits {
+    pub const GUARD: u32 = 1 << 28;
+    pub const APPTAG: u32 = 1 << 27;
+    pub const REFTAG: u32 = 1 << 26;
+}
+
+/// io_uring_cmd's NVMe options.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NvmeOpts {
+    /// Protection information action (PRACT): the controller inserts and
+    /// strips the PI; 0: iomark writes and checks it.
+    pub pi_act: bool,
+    /// The PRCHK bits of command dword 12 (guard, application tag,
+    /// reference tag) asked by `pi_chk`.
+    pub pi_chk: u32,
+    /// Bytes of separate metadata buffer per I/O.
+    pub md_per_io_size: u64,
+    pub apptag: u16,
+    pub apptag_mask: u16,
+    pub placement: Placement,
+    /// Placement identifier indices (FDP) or stream ids (streams); empty:
+    /// every handle the namespace has.
+    pub plids: Vec<u16>,
+    pub plid_select: PlidSelect,
+    /// `dp_scheme`: the file of `start, end, index` lines.
+    pub dp_scheme: Option<String>,
+}
+
+impl Default for NvmeOpts {
+    fn default() -> Self {
+        NvmeOpts {
+            pi_act: true,
+            pi_chk: 0,
+            md_per_io_size: 0,
+            apptag: 0x1234,
+            apptag_mask: 0xffff,
+            placement: Placement::None,
+            plids: Vec::new(),
+            plid_select: PlidSelect::RoundRobin,
+            dp_scheme: None,
+        }
+    }
 }
 
 impl Default for EngineOpts {
@@ -1061,6 +1167,7 @@ impl Default for EngineOpts {
             cmdprio: CmdPrio::default(),
             thp: false,
             stat_type: StatType::Stat,
+            nvme: NvmeOpts::default(),
         }
     }
 }

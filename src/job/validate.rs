@@ -12,8 +12,15 @@ pub fn engine_mismatch(def: &options::OptDef, engine: EngineKind) -> Option<Stri
     if (def.engines.is_empty() && def.fio_engines.is_empty()) || def.engines.contains(&engine) {
         return None;
     }
+    // Per-I/O priorities cannot reach an NVMe passthrough command.
+    let why = if engine == EngineKind::IoUringCmd && def.name.starts_with("cmdprio") {
+        ": Linux fails NVMe passthrough commands that carry an I/O priority (EINVAL); \
+         use libaio or io_uring on the namespace's block device"
+    } else {
+        ""
+    };
     Some(format!(
-        "option '{}' only applies to ioengine={} (this job uses ioengine={engine})",
+        "option '{}' only applies to ioengine={} (this job uses ioengine={engine}){why}",
         def.name,
         def.engine_names(","),
     ))

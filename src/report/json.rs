@@ -300,6 +300,10 @@ pub fn job_entry(r: &JobReport, report: &Report, plus: bool, entry: Entry) -> Va
     if let Some(ss) = &s.steady {
         m.insert("steadystate".into(), steady_obj(ss));
     }
+    if spec.io.zonemode == crate::job::spec::ZoneMode::Zbd {
+        // as fio releases after 3.33 write it for zoned jobs
+        m.insert("zone_resets".into(), json!(s.zone_resets));
+    }
     if !spec.description.is_empty() {
         m.insert("desc".into(), json!(spec.description));
     }

@@ -199,6 +199,7 @@ fn dir_block(out: &mut String, r: &JobReport, sec: &Section, report: &Report) {
     let bw = bw_bytes(ds);
     let iops = ds.ios * 1000 / runt;
     let zone = matches!(sec.label, "write" | "trim");
+    let resets = format!("; {} zone resets", r.stats.zone_resets);
     let _ = writeln!(
         out,
         "  {}: IOPS={}, BW={} ({})({}/{}msec){}",
@@ -208,7 +209,7 @@ fn dir_block(out: &mut String, r: &JobReport, sec: &Section, report: &Report) {
         units.rate(bw, true),
         units.bytes(ds.bytes, false),
         ds.runtime_ms,
-        if zone { "; 0 zone resets" } else { "" }
+        if zone { resets.as_str() } else { "" }
     );
     lat_line(out, "slat", &ds.slat);
     lat_line(out, "clat", &ds.clat);

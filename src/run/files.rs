@@ -765,8 +765,11 @@ fn check_opened(
         close(fd, data);
         return Err(sys_err("cannot set the flags of", path, e));
     }
-    if id.fmt == crate::sys::S_IFBLK && flags & crate::sys::O_ACCMODE != crate::sys::O_RDONLY {
-        if let Err(m) = super::safety::recheck_opened_block(spec, path, id.rdev) {
+    let nvme = f.kind == TargetKind::Nvme && id.fmt == crate::sys::S_IFCHR;
+    if (id.fmt == crate::sys::S_IFBLK || nvme)
+        && flags & crate::sys::O_ACCMODE != crate::sys::O_RDONLY
+    {
+        if let Err(m) = super::safety::recheck_opened_block(spec, path, id.rdev, nvme) {
             return refuse(close, libc::EBUSY, m.0);
         }
     }

@@ -35,6 +35,7 @@ pub mod session;
 pub mod signals;
 pub mod signatures;
 pub mod worker;
+pub mod zoned;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

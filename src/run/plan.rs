@@ -26,6 +26,10 @@ use crate::workload::{Limits, Region};
 pub enum TargetKind {
     Regular,
     Block,
+    /// An NVMe generic character device (`/dev/ngXnY`): its size is the
+    /// namespace's (Identify Namespace), the safety check treats it as the
+    /// namespace's block device, and only `ioengine=io_uring_cmd` uses it.
+    Nvme,
     Char,
     /// A FIFO (named pipe): refused unless `allow_special_files=1`.
     Fifo,
@@ -46,6 +50,8 @@ pub struct PlannedFile {
     /// What the safety check saw at the path (identity, link): the open
     /// must find the same file there (see `safety`).
     pub seen: Seen,
+    /// `zonemode=zbd`: the file's zone geometry (see `run::zoned`).
+    pub zbd: Option<super::zoned::ZbdGeom>,
     /// The token of the run over many ranks this file belongs to
     /// (`Placement::run_token`): a file iomark creates carries it, and a
     /// file that carries it was made by another rank of this run.
@@ -148,6 +154,7 @@ pub fn resolve_replay(job: &mut PlannedJob) -> Result<(), RunError> {
                 len: extent.max(existing).max(1),
             },
             seen,
+            zbd: None,
             run_token: job.run_token.clone(),
             shared: false,
         });
@@ -205,6 +212,14 @@ pub fn blockdev_size(path: &Path) -> std::io::Result<u64> {
         return Err(std::io::Error::last_os_error());
     }
     Ok(size)
+}
+
+/// The size in bytes of the NVMe namespace whose generic character
+/// device is `path`.
+fn nvme_size(path: &Path) -> std::io::Result<u64> {
+    use std::os::fd::AsRawFd;
+    let f = crate::host::nvme::open_probe(path)?;
+    crate::host::nvme::identify_namespace(f.as_raw_fd()).map(|ns| ns.bytes())
 }
 
 /// What is at a target path, its size, and what the safety check sees
@@ -272,6 +287,16 @@ fn probed_kind(
             RunError::Plan(format!("cannot get the size of '{}': {e}", path.display()))
         })?;
         Ok((TargetKind::Block, size, seen))
+    } else if ft.is_char_device()
+        && crate::host::nvme::is_generic(std::os::unix::fs::MetadataExt::rdev(m))
+    {
+        let size = nvme_size(path).map_err(|e| {
+            RunError::Plan(format!(
+                "cannot identify the NVMe namespace of '{}': {e}",
+                path.display()
+            ))
+        })?;
+        Ok((TargetKind::Nvme, size, seen))
     } else if ft.is_char_device() {
         Ok((TargetKind::Char, 0, seen))
     } else if ft.is_fifo() {
@@ -493,6 +518,7 @@ fn plan_files(
                 len: r.len,
             },
             seen,
+            zbd: None,
             run_token: None,
             shared: false,
         })
@@ -618,6 +644,7 @@ pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, RunError> {
                 run_token: place.run_token.clone(),
             };
             plan_clone_io(&mut job, thread_number, &iologs, &created)?;
+            super::zoned::plan_job(&mut job)?;
             elsewhere.mark(&mut job, local);
             note_created(&mut created, &job);
             note_write_iolog(&spec, phase, &mut iologs)?;

@@ -117,7 +117,9 @@ fn start_offset(spec: &JobSpec, clone: u32, t: &Probed, bs: u64) -> u64 {
 /// diskless engine) are taken to be: `size` over the files, when given.
 fn known_size(spec: &JobSpec, t: &Probed, n: u64) -> Option<u64> {
     match t.kind {
-        TargetKind::Regular | TargetKind::Missing | TargetKind::Block => Some(t.size),
+        TargetKind::Regular | TargetKind::Missing | TargetKind::Block | TargetKind::Nvme => {
+            Some(t.size)
+        }
         _ => match spec.file.size {
             Some(SizeOrPercent::Bytes(b)) => Some(b / n.max(1)),
             _ => None,
@@ -225,7 +227,7 @@ fn region_len(
 
 /// The region cut at a device's end, and the size the file needs.
 fn within_target(spec: &JobSpec, t: &Probed, start: u64, len: u64) -> Result<(u64, u64), RunError> {
-    let (len, needed) = if t.kind == TargetKind::Block {
+    let (len, needed) = if matches!(t.kind, TargetKind::Block | TargetKind::Nvme) {
         if start >= t.size {
             return Err(beyond(spec, t, start));
         }
@@ -345,7 +347,7 @@ fn filesize_len(
 /// far as its share of the free space (and what it holds) goes.
 fn fill_len(t: &Probed, start: u64, n: u64, bs: u64) -> u64 {
     match t.kind {
-        TargetKind::Block => t.size.saturating_sub(start),
+        TargetKind::Block | TargetKind::Nvme => t.size.saturating_sub(start),
         TargetKind::Regular | TargetKind::Missing => {
             (t.free.saturating_add(t.size) / n.max(1)).max(bs)
         }

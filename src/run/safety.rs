@@ -399,22 +399,56 @@ pub fn check_special(
 }
 
 /// Refuses a target the job's engine cannot use: an engine that needs a
-/// block device (`EngineInfo::needs_block_device`) gets nothing else.
+/// block device (`EngineInfo::needs_block_device`) gets nothing else, the
+/// NVMe passthrough engine only NVMe generic character devices, and those
+/// go to no other engine.
 fn check_engine_target(
     engine: &crate::engine::EngineInfo,
     spec: &crate::job::JobSpec,
     path: &Path,
     kind: TargetKind,
 ) -> Result<(), Refusal> {
+    let refuse = |what: String| {
+        Err(Refusal(format!(
+            "job '{}': ioengine={} {what}",
+            spec.name, engine.kind
+        )))
+    };
+    if engine.nvme_passthrough && kind != TargetKind::Nvme {
+        return refuse(format!(
+            "needs an NVMe generic character device (/dev/ngXnY), and '{}' is not one",
+            path.display()
+        ));
+    }
+    if !engine.nvme_passthrough && kind == TargetKind::Nvme {
+        let bdev = nvme_block_device(path)
+            .ok()
+            .flatten()
+            .map(|b| format!(", or this engine on its block device {}", b.display()))
+            .unwrap_or_default();
+        return refuse(format!(
+            "cannot do I/O to '{}': it is an NVMe generic character device, for NVMe commands \
+             (use ioengine=io_uring_cmd{bdev})",
+            path.display()
+        ));
+    }
     if !engine.needs_block_device || kind == TargetKind::Block {
         return Ok(());
     }
-    Err(Refusal(format!(
-        "job '{}': ioengine={} needs a block device, and '{}' is not one",
-        spec.name,
-        engine.kind,
+    refuse(format!(
+        "needs a block device, and '{}' is not one",
         path.display()
-    )))
+    ))
+}
+
+/// The block device of the namespace whose generic character device is
+/// `path` (`/dev/ng0n1` → `/dev/nvme0n1`), if it has one.
+pub fn nvme_block_device(path: &Path) -> std::io::Result<Option<std::path::PathBuf>> {
+    use std::os::fd::AsRawFd;
+    let f = crate::host::nvme::open_probe(path)?;
+    let rdev = f.metadata()?.rdev();
+    let nsid = crate::host::nvme::namespace_id(f.as_raw_fd())?;
+    Ok(crate::host::nvme::block_device_of(rdev, nsid))
 }
 
 /// Why iomark cannot go on with a special file it is allowed to open, or
@@ -638,8 +672,8 @@ fn check_reads(plan: &Plan) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// Checks every block device and regular file the plan would destroy
-/// data in.
+/// Checks every block device (and NVMe namespace) and regular file the
+/// plan would destroy data in.
 pub fn check(plan: &Plan) -> Result<(), Refusal> {
     check_regular_files(plan)?;
     check_reads(plan)?;
@@ -650,42 +684,80 @@ pub fn check(plan: &Plan) -> Result<(), Refusal> {
         if !writes_to_devices(spec) {
             continue;
         }
-        for f in job.files.iter().filter(|f| f.kind == TargetKind::Block) {
-            if !checked.insert(&f.path) {
+        for f in job.files.iter() {
+            if !matches!(f.kind, TargetKind::Block | TargetKind::Nvme) || !checked.insert(&f.path) {
                 continue;
             }
-            let dev = f.path.display();
-            let refuse = |why: String, option: &str| {
-                Refusal(format!(
-                    "refusing to write to block device '{dev}' (job '{}'): {why}; \
-                     set {option}=1 if you really want it overwritten",
+            check_device(spec, f, &mut mounts)?;
+        }
+    }
+    Ok(())
+}
+
+/// The checks of one device a job writes to: in use (mounted, swap,
+/// held), and holding a signature. An NVMe generic character device is
+/// checked as its namespace's block device.
+fn check_device(
+    spec: &crate::job::JobSpec,
+    f: &super::plan::PlannedFile,
+    mounts: &mut Option<HashMap<Dev, String>>,
+) -> Result<(), Refusal> {
+    let shown = f.path.display();
+    let (node, what) = if f.kind == TargetKind::Nvme {
+        match nvme_block_device(&f.path) {
+            Ok(Some(b)) => {
+                let what = format!("NVMe namespace '{shown}' (block device {})", b.display());
+                (b, what)
+            }
+            Ok(None) if spec.file.allow_destroy_data => return Ok(()),
+            Ok(None) => {
+                return Err(Refusal(format!(
+                    "refusing to write to NVMe namespace '{shown}' (job '{}'): it has no block \
+                     device here, so iomark cannot check it for mounts and signatures; set \
+                     allow_destroy_data=1 if you really want it overwritten",
                     spec.name
-                ))
-            };
-            if !spec.file.allow_mounted_write {
-                let m = mounts.get_or_insert_with(mounted_devices);
-                if let Some(why) = in_use(&f.path, m) {
-                    return Err(refuse(why, "allow_mounted_write"));
-                }
+                )))
             }
-            if !spec.file.allow_destroy_data {
-                let sig =
-                    super::signatures::probe_device(&f.path, f.existing_size).map_err(|e| {
-                        Refusal(format!(
-                            "cannot read '{dev}' to check it holds no data: {e}"
-                        ))
-                    })?;
-                if let Some(sig) = sig {
-                    return Err(refuse(format!("it holds {sig}"), "allow_destroy_data"));
-                }
-                if let Some(why) = f.seen.id.and_then(|id| stacked_signature(dev_of(id.rdev))) {
-                    return Err(refuse(why, "allow_destroy_data"));
-                }
-                // Last, a filesystem at 1 MiB with nothing stacked there.
-                if let Ok(Some(sig)) = super::signatures::probe_at_1mib(&f.path, f.existing_size) {
-                    return Err(refuse(format!("it holds {sig}"), "allow_destroy_data"));
-                }
+            Err(e) => {
+                return Err(Refusal(format!(
+                    "cannot check NVMe namespace '{shown}' holds no data: {e}"
+                )))
             }
+        }
+    } else {
+        (f.path.clone(), format!("block device '{shown}'"))
+    };
+    let refuse = |why: String, option: &str| {
+        Refusal(format!(
+            "refusing to write to {what} (job '{}'): {why}; set {option}=1 if you really want \
+             it overwritten",
+            spec.name
+        ))
+    };
+    if !spec.file.allow_mounted_write {
+        let m = mounts.get_or_insert_with(mounted_devices);
+        if let Some(why) = in_use(&node, m) {
+            return Err(refuse(why, "allow_mounted_write"));
+        }
+    }
+    if !spec.file.allow_destroy_data {
+        let size = f.existing_size;
+        let sig = super::signatures::probe_device(&node, size).map_err(|e| {
+            Refusal(format!(
+                "cannot read '{}' to check it holds no data: {e}",
+                node.display()
+            ))
+        })?;
+        if let Some(sig) = sig {
+            return Err(refuse(format!("it holds {sig}"), "allow_destroy_data"));
+        }
+        let dev = std::fs::metadata(&node).map(|m| dev_of(m.rdev())).ok();
+        if let Some(why) = dev.and_then(stacked_signature) {
+            return Err(refuse(why, "allow_destroy_data"));
+        }
+        // Last, a filesystem at 1 MiB with nothing stacked there.
+        if let Ok(Some(sig)) = super::signatures::probe_at_1mib(&node, size) {
+            return Err(refuse(format!("it holds {sig}"), "allow_destroy_data"));
         }
     }
     Ok(())
@@ -936,20 +1008,38 @@ fn stacked_signature(dev: Dev) -> Option<String> {
     None
 }
 
-/// Checks again, right after a block device was opened for writing,
-/// that nothing on it is mounted or used as swap (a mount can appear
-/// between the check and the open). `rdev` is the opened device.
+/// Checks again, right after a block device (or an NVMe namespace's
+/// generic character device) was opened for writing, that nothing on it
+/// is mounted or used as swap (a mount can appear between the check and
+/// the open). `rdev` is the opened device.
 pub fn recheck_opened_block(
     spec: &crate::job::JobSpec,
     path: &Path,
     rdev: u64,
+    nvme: bool,
 ) -> Result<(), Refusal> {
     if spec.file.allow_mounted_write || !writes_to_devices(spec) {
         return Ok(());
     }
-    match in_use_dev(path, dev_of(rdev), &mounted_devices()) {
+    let (node, dev) = if nvme {
+        let Some(b) = nvme_block_device(path).ok().flatten() else {
+            return Ok(());
+        };
+        let Ok(m) = std::fs::metadata(&b) else {
+            return Ok(());
+        };
+        (b, dev_of(m.rdev()))
+    } else {
+        (path.to_path_buf(), dev_of(rdev))
+    };
+    let what = if nvme {
+        "NVMe namespace"
+    } else {
+        "block device"
+    };
+    match in_use_dev(&node, dev, &mounted_devices()) {
         Some(why) => Err(Refusal(format!(
-            "refusing to write to block device '{}': {why} (checked again after opening it); \
+            "refusing to write to {what} '{}': {why} (checked again after opening it); \
              set allow_mounted_write=1 if you really want it overwritten",
             path.display()
         ))),

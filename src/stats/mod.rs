@@ -277,6 +277,9 @@ pub struct JobStats {
     pub steady: Option<steady::SteadyResult>,
     /// Throughput over time, sampled by the progress thread (iomark's own).
     pub timeline: timeline::Timeline,
+    /// `zonemode=zbd`: zones whose write pointer was reset.
+    #[serde(default)]
+    pub zone_resets: u64,
     /// The job's own I/O priority (`prio`/`prioclass`, 0 when not set):
     /// what its I/Os ran at unless `cmdprio*` gave them another.
     #[serde(default)]
@@ -348,6 +351,7 @@ impl JobStats {
             self.steady = o.steady.clone();
         }
         self.timeline.merge(&o.timeline);
+        self.zone_resets += o.zone_resets;
     }
 
     pub fn total_ios(&self) -> u64 {
@@ -432,6 +436,7 @@ impl JobStats {
         self.latency_depth = o.latency_depth;
         self.total_err = o.total_err;
         self.first_error = o.first_error;
+        self.zone_resets = o.zone_resets;
         self.ioprio = o.ioprio;
         self.prio_lat = o.prio_lat;
     }
@@ -472,6 +477,7 @@ impl JobStats {
         self.total_err = 0;
         self.first_error = 0;
         self.steady = None;
+        self.zone_resets = 0;
     }
 }
 

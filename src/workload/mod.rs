@@ -28,6 +28,7 @@ pub mod rng;
 pub mod target;
 pub mod taus;
 pub mod verify;
+pub mod zbd;
 
 use crate::engine::Op;
 use crate::job::spec::{Ddir, JobSpec, RandomGenerator, RwPattern, RwSequencer, ZoneMode};
@@ -187,6 +188,12 @@ pub struct Workload {
     uniform: bool,
     /// Times the files started over (loops, passes, time-based rounds).
     passes: u32,
+    /// `zonemode=zbd`: each file's zones (empty otherwise).
+    zbd: Vec<zbd::ZbdFile>,
+    /// Why the zones allow no further I/O: the job fails with it.
+    zbd_fail: Option<(i32, String)>,
+    /// Zone resets already handed to the worker.
+    zbd_counted: u64,
 }
 
 /// Purposes for random streams.
@@ -306,7 +313,52 @@ impl Workload {
             replay: None,
             uniform: io.random_distribution.iter().all(|d| d.is_uniform()),
             passes: 0,
+            zbd: Vec::new(),
+            zbd_fail: None,
+            zbd_counted: 0,
         }
+    }
+
+    /// `zonemode=zbd`: the zones of each file (in file order).
+    pub fn set_zbd(&mut self, files: Vec<zbd::ZbdFile>) {
+        self.zbd = files;
+        let writes = self.rw.has(Ddir::Write);
+        for z in &mut self.zbd {
+            z.pass_start(writes);
+        }
+    }
+
+    /// Whether zone resets are waiting for the worker (checked per I/O on
+    /// zoned jobs only).
+    #[inline]
+    pub fn zbd_pending(&self) -> bool {
+        !self.zbd.is_empty()
+            && self.zbd.iter().map(|z| z.reset_count).sum::<u64>() != self.zbd_counted
+    }
+
+    /// Hands the pending zone resets to `reset(file, start, len)`; returns
+    /// how many zones were reset since the last call (emulated zones are
+    /// counted, not sent).
+    pub fn take_zone_resets(&mut self, reset: &mut dyn FnMut(u32, u64, u64)) -> u64 {
+        for (i, z) in self.zbd.iter_mut().enumerate() {
+            for (start, len) in z.take_resets() {
+                reset(i as u32, start, len);
+            }
+        }
+        let total: u64 = self.zbd.iter().map(|z| z.reset_count).sum();
+        let n = total - self.zbd_counted;
+        self.zbd_counted = total;
+        n
+    }
+
+    /// Why the zones ended the job, if they did (errno, message).
+    pub fn take_failure(&mut self) -> Option<(i32, String)> {
+        self.zbd_fail.take()
+    }
+
+    /// The zones of file `fi`, as tracked (zoned jobs).
+    pub fn zones(&self, fi: usize) -> Option<&[zbd::ZoneState]> {
+        self.zbd.get(fi).map(|z| z.zones())
     }
 
     /// Whether no block can be written twice in a pass: random I/O over
@@ -368,6 +420,10 @@ impl Workload {
         self.passes = self.passes.wrapping_add(1);
         for f in &mut self.files {
             f.reset();
+        }
+        let writes = self.rw.has(Ddir::Write);
+        for z in &mut self.zbd {
+            z.pass_start(writes);
         }
         self.chooser.reset();
         self.run_left = 0;
@@ -487,7 +543,11 @@ impl Workload {
     }
 
     fn next_data_io(&mut self) -> Result<NextIo, Exhausted> {
-        let ddir = self.pick_ddir();
+        let mut ddir = self.pick_ddir();
+        if ddir == Ddir::Read && self.zbd.iter().any(|z| z.read_needs_data()) {
+            // nothing written yet: nothing could be read
+            ddir = Ddir::Write;
+        }
         let random = self.is_random_io(ddir);
         let len = self.sizer.pick(&mut self.rng_bs, ddir, random);
         loop {
@@ -495,7 +555,34 @@ impl Workload {
             let Some(fi) = self.choose_file() else {
                 return Err(Exhausted::PassDone);
             };
-            match self.offset_in(fi, ddir, len, random) {
+            if !self.zbd.is_empty() && ddir == Ddir::Write && !self.rw.is_random() {
+                let last = self.files[fi].last_end(ddir);
+                if let Some(p) = self.zbd[fi].seq_skip(last) {
+                    self.files[fi].skip_to(ddir, p);
+                }
+            }
+            let at = self.offset_in(fi, ddir, len, random);
+            let at = match (at, self.zbd.get_mut(fi)) {
+                (Some((o, l)), Some(z)) => {
+                    let r = match ddir {
+                        Ddir::Write => z.write(o, l),
+                        _ => z.read(o, l),
+                    };
+                    match r {
+                        Ok((o, l)) => {
+                            self.files[fi].moved_to(ddir, o, l);
+                            Some((o, l))
+                        }
+                        Err(zbd::ZbdEnd::Done) => None,
+                        Err(zbd::ZbdEnd::Fail(e, m)) => {
+                            self.zbd_fail = Some((e, m));
+                            return Err(Exhausted::PassDone);
+                        }
+                    }
+                }
+                (at, _) => at,
+            };
+            match at {
                 Some((offset, len)) => {
                     let op = match ddir {
                         Ddir::Read => Op::Read,

@@ -118,6 +118,25 @@ impl FileTarget {
         self.region.start + self.region.len
     }
 
+    /// Where the last I/O of direction `d` ended.
+    pub fn last_end(&self, d: Ddir) -> u64 {
+        self.last_end[d.idx()]
+    }
+
+    /// Sequential I/O of direction `d` goes on from `pos` (a zoned
+    /// device's zone end past its capacity).
+    pub fn skip_to(&mut self, d: Ddir, pos: u64) {
+        let i = d.idx();
+        self.last_end[i] = pos;
+        self.fresh[i] = false;
+    }
+
+    /// The last I/O of direction `d` really went to `off` (moved there by
+    /// the zones of `zonemode=zbd`).
+    pub fn moved_to(&mut self, d: Ddir, off: u64, len: u64) {
+        self.record(d, off, len);
+    }
+
     fn record(&mut self, d: Ddir, off: u64, len: u64) -> Option<(u64, u64)> {
         let i = d.idx();
         self.last_start[i] = off;

@@ -307,7 +307,7 @@ const CASES: &[Case] = &[
     ),
     file(
         "[a]\nioengine=psync\nfixedbufs\n",
-        "job.fio:3: option 'fixedbufs' only applies to ioengine=io_uring (this job uses ioengine=psync)",
+        "job.fio:3: option 'fixedbufs' only applies to ioengine=io_uring,io_uring_cmd (this job uses ioengine=psync)",
     ),
     file(
         "[global]\nuserspace_reap\n[a]\nioengine=io_uring\n",
@@ -315,7 +315,7 @@ const CASES: &[Case] = &[
     ),
     cli(
         &["--name=a", "--parse-only", "--hipri"],
-        "option 'hipri' only applies to ioengine=io_uring,pvsync2 (this job uses ioengine=psync)",
+        "option 'hipri' only applies to ioengine=io_uring,io_uring_cmd,pvsync2 (this job uses ioengine=psync)",
     ),
     cli(
         &["--name=a", "--ioengine=sync", "--parse-only", "--proto=udp"],
@@ -355,8 +355,8 @@ const CASES: &[Case] = &[
         "job.fio:2: option 'clocksource': 'tsc' is not one of: gettimeofday, clock_gettime, cpu",
     ),
     file(
-        "[a]\nzonemode=zbd\n",
-        "job.fio:2: option 'zonemode': 'zbd' (zoned block devices) is not supported by iomark; use none or strided",
+        "[a]\nzonemode=@@\n",
+        "job.fio:2: option 'zonemode': '@@' is not one of: none, strided, zbd",
     ),
     file(
         "[a]\nrw=randread:-8\n",

@@ -479,6 +479,11 @@ fn bad_cmdprio_options_are_refused_with_one_line() {
             vec!["--ioengine=psync", "--cmdprio_percentage=10"],
             "io_uring,libaio",
         ),
+        // Linux refuses a priority on passthrough commands
+        (
+            vec!["--ioengine=io_uring_cmd", "--cmdprio_percentage=10"],
+            "NVMe passthrough commands that carry an I/O priority (EINVAL)",
+        ),
         (
             vec!["--ioengine=libaio", "--cmdprio_bssplit=4k/60:4k/50"],
             "more than 100%",

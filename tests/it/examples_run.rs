@@ -44,7 +44,16 @@ const DEVICE_AS_FILE: &[(&str, &str)] = &[("basic-verify.fio", "/dev/XXX")];
 const EXISTING_FILE: &[(&str, &str)] = &[("butterfly.fio", "testfile")];
 
 /// Examples that parse but cannot run here, and why.
-const SKIP: &[(&str, &str)] = &[];
+const SKIP: &[(&str, &str)] = &[
+    (
+        "uring-cmd-ng.fio",
+        "needs an NVMe generic character device: the guest suite runs it (tests/guest)",
+    ),
+    (
+        "uring-cmd-zoned.fio",
+        "needs a zoned NVMe generic character device: the guest suite runs it (tests/guest)",
+    ),
+];
 
 fn parse_bytes(v: &str) -> Option<u64> {
     let t = v.trim().to_ascii_lowercase();

@@ -201,7 +201,7 @@ fn bash_completes_flags_values_commands_and_command_options() {
         ("iomark --warn", "--warnings-fatal"),
         ("iomark --rw=randw", "randwrite"),
         ("iomark --output-format=js", "json json+"),
-        ("iomark --ioengine=io_", "io_uring"),
+        ("iomark --ioengine=io_", "io_uring io_uring_cmd"),
         (
             "iomark --cmdhelp=iodep",
             "iodepth iodepth_batch_complete_max iodepth_batch_complete_min iodepth_batch_submit iodepth_low",
@@ -589,7 +589,7 @@ fn bash_completes_subcommand_arguments_and_values_from_their_tables() {
             "iomark quick --engine ",
             engine_names().into_iter().collect::<Vec<_>>().join(" "),
         ),
-        ("iomark quick --engine=io_", "io_uring".into()),
+        ("iomark quick --engine=io_", "io_uring io_uring_cmd".into()),
         ("iomark quick --ioengine ps", "psync".into()),
         ("iomark quick --eta=a", "always auto".into()),
         ("iomark quick --json=af", "afile.json".into()),
@@ -701,7 +701,10 @@ fn zsh_and_fish_complete_presets_and_values_from_the_tables() {
                 .collect();
             assert_eq!(blocks.len(), 4, "{text} {}", stderr(&o));
             assert_eq!(blocks[0], preset_names(), "fish suite");
-            assert_eq!(blocks[1], word_set("--engine=io_uring"));
+            assert_eq!(
+                blocks[1],
+                word_set("--engine=io_uring --engine=io_uring_cmd")
+            );
             assert_eq!(
                 blocks[2],
                 word_set("--format=csv --format=jsonl --format=influx")

@@ -16,6 +16,7 @@ mod faults;
 mod fio_examples;
 mod fio_option_names;
 mod generated_inputs;
+mod guest;
 mod help;
 mod job_extras;
 mod job_language;
@@ -30,6 +31,7 @@ mod session;
 mod signatures;
 mod truth;
 mod verify;
+mod zbd;
 
 mod buffers;
 mod iolog;

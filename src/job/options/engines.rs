@@ -2,20 +2,26 @@
 //! `userspace_reap`, …). Each lists its engines, so using one with another
 //! engine is an error, and `--enghelp=ENGINE` lists them.
 
-use super::{boolean, opt, uint_in, unsupported, Category::*, Kind, OptDef};
+use super::{boolean, opt, size, uint_in, Category::*, Kind, OptDef};
 use crate::job::engine_kind::EngineKind;
-use crate::job::spec::StatType;
+use crate::job::spec::{Placement, PlidSelect, StatType};
 use crate::job::value::parse_choice;
 
-const URING: &[EngineKind] = &[EngineKind::IoUring];
-const URING_PVSYNC2: &[EngineKind] = &[EngineKind::IoUring, EngineKind::Pvsync2];
+/// io_uring and its passthrough variant share their ring options.
+const URING: &[EngineKind] = &[EngineKind::IoUring, EngineKind::IoUringCmd];
+const URING_PVSYNC2: &[EngineKind] = &[
+    EngineKind::IoUring,
+    EngineKind::IoUringCmd,
+    EngineKind::Pvsync2,
+];
+const CMD: &[EngineKind] = &[EngineKind::IoUringCmd];
 
 pub const OPTS: &[OptDef] = &[
     opt(
         "hipri",
         Engine,
         Kind::Switch,
-        "io_uring: use polled completions (needs direct=1 and a device with poll queues); pvsync2: set RWF_HIPRI",
+        "Polled completions: with io_uring and io_uring_cmd, a device with poll queues (io_uring needs direct=1); with pvsync2, RWF_HIPRI",
         |s, v| {
             s.engine.hipri = boolean(v)?;
             Ok(())
@@ -45,7 +51,7 @@ pub const OPTS: &[OptDef] = &[
         },
     )
     .default("0")
-    .engines(URING_PVSYNC2),
+    .engines(&[EngineKind::IoUring, EngineKind::Pvsync2]),
     opt(
         "nowait",
         Engine,
@@ -178,14 +184,204 @@ pub const OPTS: &[OptDef] = &[
     )
     .default("stat")
     .engines(&[EngineKind::FileStat]),
-    unsupported(
+    opt(
         "cmd_type",
         Engine,
-        "Kind of passthrough command for io_uring_cmd",
-        "the io_uring_cmd engine is not implemented",
+        Kind::Choice(&[("nvme", "NVMe I/O commands")]),
+        "Kind of passthrough command io_uring_cmd sends",
+        |_, v| parse_choice(v, &[("nvme", ())]),
     )
-    .fio_engines(&["io_uring_cmd"]),
+    .default("nvme")
+    .engines(CMD),
+    opt(
+        "pi_act",
+        Engine,
+        Kind::Int,
+        "Protection information action: 1, the controller inserts and strips the PI; 0, iomark writes and checks it",
+        |s, v| {
+            s.engine.nvme.pi_act = uint_in(v, 0, 1)? == 1;
+            Ok(())
+        },
+    )
+    .default("1")
+    .engines(CMD),
+    opt(
+        "pi_chk",
+        Engine,
+        Kind::List,
+        "Protection information fields the controller checks: GUARD, REFTAG, APPTAG (comma-separated)",
+        |s, v| {
+            s.engine.nvme.pi_chk = parse_pi_chk(v)?;
+            Ok(())
+        },
+    )
+    .engines(CMD),
+    opt(
+        "md_per_io_size",
+        Engine,
+        Kind::Size,
+        "Bytes of separate metadata buffer per I/O (namespaces formatted with metadata)",
+        |s, v| {
+            s.engine.nvme.md_per_io_size = size(s, v)?;
+            Ok(())
+        },
+    )
+    .default("0")
+    .engines(CMD),
+    opt(
+        "apptag",
+        Engine,
+        Kind::Int,
+        "Application tag of the protection information",
+        |s, v| {
+            s.engine.nvme.apptag = uint_in(v, 0, 0xffff)? as u16;
+            Ok(())
+        },
+    )
+    .default("0x1234")
+    .engines(CMD),
+    opt(
+        "apptag_mask",
+        Engine,
+        Kind::Int,
+        "Which bits of the application tag are checked",
+        |s, v| {
+            s.engine.nvme.apptag_mask = uint_in(v, 0, 0xffff)? as u16;
+            Ok(())
+        },
+    )
+    .default("0xffff")
+    .engines(CMD),
+    opt(
+        "fdp",
+        Engine,
+        Kind::Bool,
+        "Writes carry flexible data placement directives (dataplacement=fdp)",
+        |s, v| {
+            let on = boolean(v)?;
+            let p = &mut s.engine.nvme.placement;
+            if on {
+                *p = Placement::Fdp;
+            } else if *p == Placement::Fdp {
+                *p = Placement::None;
+            }
+            Ok(())
+        },
+    )
+    .default("0")
+    .engines(CMD),
+    opt(
+        "dataplacement",
+        Engine,
+        Kind::Choice(&[
+            ("none", "no placement directive"),
+            ("fdp", "flexible data placement: a placement identifier per write"),
+            ("streams", "streams: a stream identifier per write"),
+        ]),
+        "Data placement directive of the writes",
+        |s, v| {
+            s.engine.nvme.placement = parse_choice(
+                v,
+                &[
+                    ("none", Placement::None),
+                    ("fdp", Placement::Fdp),
+                    ("streams", Placement::Streams),
+                ],
+            )?;
+            Ok(())
+        },
+    )
+    .default("none")
+    .engines(CMD),
+    opt(
+        "plid_select",
+        Engine,
+        Kind::Choice(&[
+            ("roundrobin", "the job's placement identifiers in turn"),
+            ("random", "one of them at random"),
+            ("scheme", "by the write's offset, from dp_scheme"),
+        ]),
+        "How each write's placement identifier is chosen",
+        |s, v| {
+            s.engine.nvme.plid_select = parse_choice(
+                v,
+                &[
+                    ("roundrobin", PlidSelect::RoundRobin),
+                    ("random", PlidSelect::Random),
+                    ("scheme", PlidSelect::Scheme),
+                ],
+            )?;
+            Ok(())
+        },
+    )
+    .alias(&["fdp_pli_select"])
+    .default("roundrobin")
+    .engines(CMD),
+    opt(
+        "plids",
+        Engine,
+        Kind::List,
+        "Placement identifier indices (FDP, as `nvme fdp status` lists them) or stream ids the writes use: 0,2-4",
+        |s, v| {
+            s.engine.nvme.plids = parse_id_list(v)?;
+            Ok(())
+        },
+    )
+    .alias(&["fdp_pli"])
+    .engines(CMD),
+    opt(
+        "dp_scheme",
+        Engine,
+        Kind::Str,
+        "File of 'start, end, index' lines: writes in [start, end) use that placement identifier index",
+        |s, v| {
+            s.engine.nvme.dp_scheme = (!v.is_empty()).then(|| v.to_string());
+            Ok(())
+        },
+    )
+    .engines(CMD),
 ];
+
+/// `pi_chk`: GUARD, REFTAG and APPTAG, comma-separated, as PRCHK bits.
+fn parse_pi_chk(v: &str) -> Result<u32, String> {
+    use crate::job::spec::pi_chk_bits as bits;
+    let mut out = 0;
+    for w in v.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        out |= parse_choice(
+            w,
+            &[
+                ("GUARD", bits::GUARD),
+                ("REFTAG", bits::REFTAG),
+                ("APPTAG", bits::APPTAG),
+            ],
+        )?;
+    }
+    Ok(out)
+}
+
+/// `plids`: numbers and ranges, comma-separated (`0,2-4`), in order.
+fn parse_id_list(v: &str) -> Result<Vec<u16>, String> {
+    let mut out = Vec::new();
+    for part in v.split(',').map(str::trim) {
+        let num = |t: &str| -> Result<u16, String> {
+            t.trim()
+                .parse::<u16>()
+                .map_err(|_| format!("'{t}' is not an identifier (0 to 65535)"))
+        };
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (num(a)?, num(b)?),
+            None => (num(part)?, num(part)?),
+        };
+        if lo > hi {
+            return Err(format!("'{part}' is an empty range"));
+        }
+        out.extend(lo..=hi);
+        if out.len() > 128 {
+            return Err("at most 128 identifiers".into());
+        }
+    }
+    Ok(out)
+}
 
 #[cfg(test)]
 mod tests {
@@ -231,5 +427,40 @@ mod tests {
         assert!(set(&mut s, "stat_type", Some("fstat")).is_err());
         set(&mut s, "userspace_reap", None).unwrap();
         assert!(s.engine.userspace_reap);
+    }
+
+    #[test]
+    fn nvme_options() {
+        let mut s = JobSpec::default();
+        assert!(s.engine.nvme.pi_act);
+        set(&mut s, "pi_act", Some("0")).unwrap();
+        assert!(!s.engine.nvme.pi_act);
+        assert!(set(&mut s, "pi_act", Some("2")).is_err());
+        set(&mut s, "pi_chk", Some("GUARD,REFTAG")).unwrap();
+        assert_eq!(s.engine.nvme.pi_chk, (1 << 28) | (1 << 26));
+        assert!(set(&mut s, "pi_chk", Some("GUARDS")).is_err());
+        set(&mut s, "apptag", Some("0x8888")).unwrap();
+        set(&mut s, "apptag_mask", Some("0x00ff")).unwrap();
+        assert_eq!(
+            (s.engine.nvme.apptag, s.engine.nvme.apptag_mask),
+            (0x8888, 0xff)
+        );
+        assert!(set(&mut s, "apptag", Some("0x10000")).is_err());
+        set(&mut s, "md_per_io_size", Some("8k")).unwrap();
+        assert_eq!(s.engine.nvme.md_per_io_size, 8192);
+        set(&mut s, "fdp", Some("1")).unwrap();
+        assert_eq!(s.engine.nvme.placement, Placement::Fdp);
+        set(&mut s, "fdp", Some("0")).unwrap();
+        assert_eq!(s.engine.nvme.placement, Placement::None);
+        set(&mut s, "dataplacement", Some("streams")).unwrap();
+        assert_eq!(s.engine.nvme.placement, Placement::Streams);
+        set(&mut s, "fdp_pli", Some("0,2-4,7")).unwrap();
+        assert_eq!(s.engine.nvme.plids, [0, 2, 3, 4, 7]);
+        assert!(set(&mut s, "plids", Some("4-2")).is_err());
+        assert!(set(&mut s, "plids", Some("x")).is_err());
+        set(&mut s, "fdp_pli_select", Some("random")).unwrap();
+        assert_eq!(s.engine.nvme.plid_select, PlidSelect::Random);
+        set(&mut s, "cmd_type", Some("nvme")).unwrap();
+        assert!(set(&mut s, "cmd_type", Some("bsg")).is_err());
     }
 }

@@ -182,6 +182,18 @@ fn parse_rw(s: &mut crate::job::spec::JobSpec, v: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A number from 0 to 1.
+fn unit_fraction(v: &str) -> Result<f64, String> {
+    let f: f64 = v
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{v}' is not a number"))?;
+    if !(0.0..=1.0).contains(&f) {
+        return Err(format!("'{v}' is out of range (expected 0 to 1)"));
+    }
+    Ok(f)
+}
+
 pub const OPTS: &[OptDef] = &[
     opt("rw", Io, Kind::Choice(RW_CHOICES), "I/O pattern; an optional ':N' suffix skips N bytes after each sequential I/O (negative runs backwards) or makes N I/Os per random offset", parse_rw)
     .alias(&["readwrite"])
@@ -352,16 +364,49 @@ pub const OPTS: &[OptDef] = &[
         Ok(())
     })
     .default("0"),
-    opt("zonemode", Zones, Kind::Choice(&[("none", "no zones"), ("strided", "I/O in zones of zonerange, zonesize each, skipping zoneskip")]), "How the target is divided into zones", |s, v| {
-        s.io.zonemode = match v.trim() {
-            "none" => ZoneMode::None,
-            "strided" => ZoneMode::Strided,
-            "zbd" => return Err("'zbd' (zoned block devices) is not supported by iomark; use none or strided".into()),
-            _ => return Err(format!("'{v}' is not one of: none, strided")),
-        };
+    opt("zonemode", Zones, Kind::Choice(&[("none", "no zones"), ("strided", "I/O in zones of zonerange, zonesize each, skipping zoneskip"), ("zbd", "zoned block devices: writes at each zone's write pointer (zones of zonesize emulated on other targets)")]), "How the target is divided into zones", |s, v| {
+        s.io.zonemode = crate::job::value::parse_choice(
+            v,
+            &[("none", ZoneMode::None), ("strided", ZoneMode::Strided), ("zbd", ZoneMode::Zbd)],
+        )?;
         Ok(())
     })
     .default("none"),
+    opt("zonecapacity", Zones, Kind::Size, "zonemode=zbd: usable bytes of each emulated zone (at most zonesize)", |s, v| {
+        s.io.zbd.zonecapacity = size(s, v)?;
+        Ok(())
+    })
+    .default("0"),
+    opt("read_beyond_wp", Zones, Kind::Bool, "zonemode=zbd: reads may go past a zone's write pointer", |s, v| {
+        s.io.zbd.read_beyond_wp = boolean(v)?;
+        Ok(())
+    })
+    .default("0"),
+    opt("max_open_zones", Zones, Kind::Int, "zonemode=zbd: zones all jobs may write to at once (0: the device's limit)", |s, v| {
+        s.io.zbd.max_open_zones = uint_in(v, 0, 4096)? as u32;
+        Ok(())
+    })
+    .default("0"),
+    opt("job_max_open_zones", Zones, Kind::Int, "zonemode=zbd: zones this job may write to at once (0: no job limit)", |s, v| {
+        s.io.zbd.job_max_open_zones = uint_in(v, 0, 4096)? as u32;
+        Ok(())
+    })
+    .default("0"),
+    opt("ignore_zone_limits", Zones, Kind::Bool, "zonemode=zbd: do not take the device's open-zone limit (max_open_zones may exceed it)", |s, v| {
+        s.io.zbd.ignore_zone_limits = boolean(v)?;
+        Ok(())
+    })
+    .default("0"),
+    opt("zone_reset_threshold", Zones, Kind::Float, "zonemode=zbd: share of the region's bytes written above which zones are reset (0 to 1)", |s, v| {
+        s.io.zbd.zone_reset_threshold = unit_fraction(v)?;
+        Ok(())
+    })
+    .default("0"),
+    opt("zone_reset_frequency", Zones, Kind::Float, "zonemode=zbd: past the threshold, reset the zone written to once per 1/N writes (0 to 1)", |s, v| {
+        s.io.zbd.zone_reset_frequency = unit_fraction(v)?;
+        Ok(())
+    })
+    .default("0"),
     opt("zonesize", Zones, Kind::Size, "How much to do in each zone", |s, v| {
         s.io.zonesize = size(s, v)?;
         Ok(())

@@ -4,7 +4,10 @@
 //! `READ,WRITE` (a third, trim, value is accepted and ignored: trims take
 //! no priority). Which I/O gets which priority is the workload's
 //! business (`workload::prio`); the job's own priority is `prio` and
-//! `prioclass` (options/control.rs).
+//! `prioclass` (options/control.rs). io_uring_cmd cannot take them: Linux
+//! fails NVMe passthrough entries that carry a priority with EINVAL (seen
+//! in the guest suite, with fio 3.33 as well), so `job::validate` refuses
+//! them there with that reason.
 
 use super::{opt, per_ddir, uint_in, Category::*, Kind, OptDef};
 use crate::job::engine_kind::EngineKind;

@@ -215,6 +215,21 @@ const SAMPLES: &[(&str, &str, Check)] = &[
         s.io.zonemode == ZoneMode::Strided
     }),
     ("zonesize", "1m", |s| s.io.zonesize == 1 << 20),
+    ("zonecapacity", "768k", |s| {
+        s.io.zbd.zonecapacity == 768 << 10
+    }),
+    ("read_beyond_wp", "1", |s| s.io.zbd.read_beyond_wp),
+    ("max_open_zones", "8", |s| s.io.zbd.max_open_zones == 8),
+    ("job_max_open_zones", "2", |s| {
+        s.io.zbd.job_max_open_zones == 2
+    }),
+    ("ignore_zone_limits", "1", |s| s.io.zbd.ignore_zone_limits),
+    ("zone_reset_threshold", "0.5", |s| {
+        s.io.zbd.zone_reset_threshold == 0.5
+    }),
+    ("zone_reset_frequency", "0.25", |s| {
+        s.io.zbd.zone_reset_frequency == 0.25
+    }),
     ("zonerange", "4m", |s| s.io.zonerange == 4 << 20),
     ("zoneskip", "2m", |s| s.io.zoneskip == 2 << 20),
     ("loops", "3", |s| s.io.loops == 3),
@@ -249,6 +264,27 @@ const SAMPLES: &[(&str, &str, Check)] = &[
             .is_some_and(|b| b[0].len() == 2 && b[1] == b[0] && b[0][0].prio == Some((2, 3, 0)))
     }),
     ("thp", "1", |s| s.engine.thp),
+    ("cmd_type", "nvme", |_| true),
+    ("pi_act", "0", |s| !s.engine.nvme.pi_act),
+    ("pi_chk", "GUARD,APPTAG", |s| {
+        s.engine.nvme.pi_chk == (1 << 28) | (1 << 27)
+    }),
+    ("md_per_io_size", "64", |s| {
+        s.engine.nvme.md_per_io_size == 64
+    }),
+    ("apptag", "0x42", |s| s.engine.nvme.apptag == 0x42),
+    ("apptag_mask", "0xf0", |s| s.engine.nvme.apptag_mask == 0xf0),
+    ("fdp", "1", |s| s.engine.nvme.placement == Placement::Fdp),
+    ("dataplacement", "streams", |s| {
+        s.engine.nvme.placement == Placement::Streams
+    }),
+    ("plid_select", "random", |s| {
+        s.engine.nvme.plid_select == PlidSelect::Random
+    }),
+    ("plids", "1-3", |s| s.engine.nvme.plids == [1, 2, 3]),
+    ("dp_scheme", "s.txt", |s| {
+        s.engine.nvme.dp_scheme.as_deref() == Some("s.txt")
+    }),
     ("stat_type", "lstat", |s| {
         s.engine.stat_type == StatType::Lstat
     }),
@@ -491,9 +527,10 @@ fn samples_name_every_implemented_option_once() {
     }
 }
 
-/// Options that only accept "off", which is what iomark always does (so
-/// setting them changes nothing); "on" must be rejected.
-const OFF_ONLY: &[&str] = &["verify_state_save", "verify_state_load"];
+/// Options that only accept "off" (or, for cmd_type, "nvme"), which is
+/// what iomark always does (so setting them changes nothing); "1" must
+/// be rejected.
+const OFF_ONLY: &[&str] = &["verify_state_save", "verify_state_load", "cmd_type"];
 
 #[test]
 fn each_sample_sets_its_field() {
@@ -589,7 +626,7 @@ fn engine_options_are_refused_with_other_engines() {
     assert_eq!(engine_mismatch(def, EngineKind::IoUring), None);
     assert_eq!(
         engine_mismatch(def, EngineKind::Libaio).unwrap(),
-        "option 'fixedbufs' only applies to ioengine=io_uring (this job uses ioengine=libaio)"
+        "option 'fixedbufs' only applies to ioengine=io_uring,io_uring_cmd (this job uses ioengine=libaio)"
     );
     let def = lookup("nowait").unwrap();
     let e = engine_mismatch(def, EngineKind::Mmap).unwrap();
@@ -601,6 +638,18 @@ fn engine_options_are_refused_with_other_engines() {
         engine_mismatch(lookup("bs").unwrap(), EngineKind::Null),
         None
     );
+    // per-I/O priorities with passthrough: the reason is given
+    for name in ["cmdprio_percentage", "cmdprio_bssplit", "cmdprio_class"] {
+        let e = engine_mismatch(lookup(name).unwrap(), EngineKind::IoUringCmd).unwrap();
+        assert!(
+            e.contains(&format!(
+                "'{name}' only applies to ioengine=io_uring,libaio"
+            )) && e.contains("passthrough commands that carry an I/O priority (EINVAL)"),
+            "{e}"
+        );
+    }
+    let e = engine_mismatch(lookup("cmdprio").unwrap(), EngineKind::Psync).unwrap();
+    assert!(!e.contains("passthrough"), "{e}");
 }
 
 #[test]

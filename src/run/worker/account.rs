@@ -73,7 +73,8 @@ impl Completions for Worker<'_> {
     #[inline]
     fn account(&mut self, q: &mut IoQueue, idx: u32, result: i64, now: u64, queued: bool) {
         if result < 0 {
-            self.io_failed(q.unit(idx), (-result) as i32);
+            let detail = q.engine().error_detail(idx);
+            self.io_failed(q.unit(idx), (-result) as i32, detail);
             return;
         }
         let u = q.unit(idx);
@@ -162,14 +163,17 @@ impl Worker<'_> {
     /// An I/O failed with `errno`. It still counts as issued (no bytes),
     /// as in fio; the error state says what else it does.
     #[cold]
-    fn io_failed(&mut self, u: &IoUnit, errno: i32) {
+    fn io_failed(&mut self, u: &IoUnit, errno: i32, detail: Option<String>) {
         if let Some(di) = ddir_of(u.op) {
             if self.phase.measuring {
                 self.stats.dir[di].ios += 1;
             }
         }
         if let Some(fate) = self.err.io_failed(u.op, errno) {
-            let msg = self.io_error_msg(u, errno);
+            let mut msg = self.io_error_msg(u, errno);
+            if let Some(d) = detail {
+                msg.push_str(&format!(" ({d})"));
+            }
             self.err.on_error(fate, errno, msg, &mut self.stats);
         }
     }

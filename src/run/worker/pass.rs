@@ -29,8 +29,15 @@ impl Worker<'_> {
             let retried = self.retry.is_some();
             let Some(next) = self.next_io(now) else {
                 q.drain(self);
+                if let Some((errno, msg)) = self.workload.take_failure() {
+                    self.err.fail(errno, msg);
+                    return PassEnd::Stopped;
+                }
                 return PassEnd::Done;
             };
+            if self.workload.zbd_pending() && !self.zone_resets(q) {
+                return PassEnd::Stopped;
+            }
             if !self.workload.file_events().is_empty() {
                 self.file_events(q);
                 if self.err.failed() {
@@ -81,6 +88,38 @@ impl Worker<'_> {
         match self.retry.take() {
             Some(n) => Some(n),
             None => self.workload.next_io().ok(),
+        }
+    }
+
+    /// `zonemode=zbd`: the zone resets the workload asked for, once the
+    /// I/O in flight is done (as fio waits for it); counted as the job's
+    /// `zone_resets`. False when a reset failed (the job fails).
+    #[cold]
+    fn zone_resets(&mut self, q: &mut IoQueue) -> bool {
+        q.drain(self);
+        let (job, files) = (self.job, &self.files.list);
+        let mut failed: Option<(i32, String)> = None;
+        let n = self.workload.take_zone_resets(&mut |fi, start, len| {
+            let fd = files[fi as usize].fd;
+            if let Err(e) = crate::run::zoned::reset(job, fi as usize, fd, start, len) {
+                failed.get_or_insert((
+                    e.raw_os_error().unwrap_or(libc::EIO),
+                    format!(
+                        "resetting the zone at {start} of '{}' failed: {e}",
+                        job.files[fi as usize].path.display()
+                    ),
+                ));
+            }
+        });
+        if self.phase.measuring {
+            self.stats.zone_resets += n;
+        }
+        match failed {
+            Some((errno, msg)) => {
+                self.err.fail(errno, msg);
+                false
+            }
+            None => true,
         }
     }
 

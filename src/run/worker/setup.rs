@@ -64,6 +64,9 @@ pub enum SetupError {
     /// A log file cannot be created.
     #[error(transparent)]
     Log(#[from] LogError),
+    /// `zonemode=zbd`: the zones cannot be read.
+    #[error("cannot read the zones of the job's files: {0}")]
+    Zones(std::io::Error),
     /// The job's I/O priority (`prio`, `prioclass`) cannot be set.
     #[error(
         "cannot set the I/O priority class {class}, level {level} (prioclass, prio): {source}{why}"
@@ -89,6 +92,7 @@ impl SetupError {
             SetupError::Trace(_) => libc::EIO,
             SetupError::File(e) => e.errno(),
             SetupError::Log(e) => e.errno(),
+            SetupError::Zones(e) => crate::sys::errno_of(e).unwrap_or(libc::EIO),
             SetupError::Priority { source, .. } => {
                 crate::sys::errno_of(source).unwrap_or(libc::EPERM)
             }
@@ -208,8 +212,12 @@ fn io(job: &PlannedJob) -> Result<Io, SetupError> {
     };
     let buffers = buffers(job, depth)?;
     let (mut engine, caps) = start_engine(job, engine, offload, depth, &buffers.pool)?;
-    let workload = workload(job)?;
+    let mut workload = workload(job)?;
     let files = open_files(job, engine.as_mut(), &workload, caps)?;
+    if job.files.iter().any(|f| f.zbd.is_some()) {
+        let zones = crate::run::zoned::zone_files(job).map_err(SetupError::Zones)?;
+        workload.set_zbd(zones);
+    }
     Ok(Io {
         engine,
         caps,

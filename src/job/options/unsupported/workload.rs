@@ -3,8 +3,6 @@
 
 use crate::job::options::{unsupported, Category::*, OptDef};
 
-const ZBD: &str = "zoned block devices (zonemode=zbd) are not supported";
-
 pub const OPTS: &[OptDef] = &[
     // Targets and the life cycle of files.
     // Offsets and the random map.
@@ -13,49 +11,6 @@ pub const OPTS: &[OptDef] = &[
         Io,
         "Open files with O_ATOMIC for atomic direct writes",
         "O_ATOMIC does not exist in mainline Linux",
-    ),
-    // Zoned block devices (zonemode=zbd).
-    unsupported(
-        "zonecapacity",
-        Zones,
-        "Usable bytes in each zone of an emulated zoned device",
-        ZBD,
-    ),
-    unsupported(
-        "read_beyond_wp",
-        Zones,
-        "Allow reads past a zone's write pointer",
-        ZBD,
-    ),
-    unsupported(
-        "max_open_zones",
-        Zones,
-        "Limit how many zones all jobs may write to at once",
-        ZBD,
-    ),
-    unsupported(
-        "job_max_open_zones",
-        Zones,
-        "Limit how many zones one job may write to at once",
-        ZBD,
-    ),
-    unsupported(
-        "ignore_zone_limits",
-        Zones,
-        "Ignore the open-zone limit the device reports",
-        ZBD,
-    ),
-    unsupported(
-        "zone_reset_threshold",
-        Zones,
-        "Share of written blocks above which zones are reset from time to time",
-        ZBD,
-    ),
-    unsupported(
-        "zone_reset_frequency",
-        Zones,
-        "How often to reset a zone once the reset threshold is passed",
-        ZBD,
     ),
     // Error handling.
     // Which jobs stop together, and jobs that pace each other.

@@ -1,0 +1,850 @@
+//! `io_uring_cmd`: NVMe read, write, deallocate (trim) and flush commands
+//! sent through io_uring straight to an NVMe namespace's generic
+//! character device (`/dev/ngXnY`), bypassing the block layer.
+//!
+//! The ring has big entries (128-byte submissions carrying the 72-byte
+//! NVMe command, 32-byte completions), as the kernel's NVMe passthrough
+//! requires. Each file is identified when it is opened (Identify
+//! Namespace): its namespace id and LBA format turn offsets and lengths
+//! into starting blocks and block counts, so block sizes and offsets must
+//! be multiples of the LBA data size. A completion's result is the NVMe
+//! status; a failed command reports the errno the kernel's block layer
+//! gives that status, and its message names the status
+//! ([`Engine::error_detail`]).
+//!
+//! No command carries an I/O priority: Linux fails a passthrough entry
+//! whose `ioprio` is set with EINVAL, so `cmdprio*` is refused with this
+//! engine (`job::validate`).
+//!
+//! Options: those of the ring as for `io_uring` (`fixedbufs`: buffers
+//! registered once, commands flagged to use them; `registerfiles`,
+//! `sqthread_poll`, `sqthread_poll_cpu`, `hipri`, `nonvectored`: 0 sends
+//! the data as an iovec, `force_async`), and the NVMe ones:
+//!
+//! - protection information on a namespace formatted with it: `pi_act`
+//!   (PRACT, default 1: the controller inserts and strips the PI; with
+//!   metadata larger than the PI a metadata buffer is still sent), `pi_chk`
+//!   (the PRCHK bits: guard, application tag, reference tag), `apptag`,
+//!   `apptag_mask`, `md_per_io_size` (the separate metadata buffer of each
+//!   I/O, at least its largest block count times the metadata size). With
+//!   `pi_act=0` iomark writes the PI of every block (16-bit guard: the T10
+//!   DIF CRC over the block's data and the metadata before the PI) and
+//!   checks what it reads back;
+//! - data placement: `dataplacement=fdp` (or `fdp=1`) writes carry a
+//!   placement identifier (the reclaim unit handles the namespace lists
+//!   with I/O Management Receive, `plids` choosing among them by index),
+//!   `dataplacement=streams` a stream id (`plids` are the ids);
+//!   `plid_select` picks each write's identifier in turn, at random, or by
+//!   offset from `dp_scheme`'s ranges.
+//!
+//! Not handled (each refused when the file is opened, with one line):
+//! namespaces formatted with extended LBAs (metadata inline with the data),
+//! protection information with storage tags or a 32-bit guard, and
+//! iomark-generated PI for a 64-bit guard (`pi_act=1` works there).
+
+use std::io;
+use std::os::fd::RawFd;
+use std::path::PathBuf;
+
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
+
+use super::{Caps, Completion, Engine, EngineError, EngineKind, IoUnit, Op, OpenFile, Queued};
+use crate::host::nvme::{self, Cmd, Namespace};
+use crate::job::spec::{pi_chk_bits, Placement, PlidSelect};
+use crate::job::JobSpec;
+
+type Ring = IoUring<squeue::Entry128, cqueue::Entry32>;
+
+/// Status codes of iomark's own PI checks (outside the NVMe status space).
+const PI_GUARD: u16 = 0xf001;
+const PI_APP: u16 = 0xf002;
+const PI_REF: u16 = 0xf003;
+
+/// What the engine knows about one open namespace.
+#[derive(Debug)]
+struct NsFile {
+    path: PathBuf,
+    nsid: u32,
+    shift: u32,
+    /// Metadata bytes sent per block (0: no metadata buffer).
+    ms: u32,
+    /// The PI's place in a block's metadata, and its type (0: no PI).
+    pi_off: u32,
+    pi_type: u8,
+    /// Directive identifiers writes carry (FDP placement ids or stream
+    /// ids), and the next in turn.
+    dspecs: Vec<u16>,
+    next: usize,
+    /// `dp_scheme`: (start, end, identifier) by byte offset.
+    scheme: Vec<(u64, u64, u16)>,
+}
+
+/// What a submitted command needs at its completion.
+#[derive(Clone, Copy, Debug, Default)]
+struct InFlight {
+    file: usize,
+    slba: u64,
+    blocks: u32,
+    buf: usize,
+    read: bool,
+    /// What a success returns: the bytes moved (0 for a flush).
+    done: u64,
+}
+
+/// Sets up the ring (its depth, `hipri`, `sqthread_poll`) with big
+/// entries.
+fn build_ring(spec: &JobSpec) -> Result<Ring, EngineError> {
+    let e = &spec.engine;
+    let entries = spec
+        .io
+        .iodepth
+        .max(1)
+        .checked_next_power_of_two()
+        .unwrap_or(u32::MAX);
+    let mut b = IoUring::<squeue::Entry128, cqueue::Entry32>::builder();
+    if e.hipri {
+        b.setup_iopoll();
+    }
+    if e.sqthread_poll {
+        b.setup_sqpoll(1000);
+        if let Some(cpu) = e.sqthread_poll_cpu {
+            b.setup_sqpoll_cpu(cpu);
+        }
+    }
+    b.setup_cqsize(entries.saturating_mul(2));
+    b.build(entries).map_err(|err| EngineError::Setup {
+        errno: err.raw_os_error().unwrap_or(libc::EIO),
+        msg: format!(
+            "ioengine=io_uring_cmd: io_uring_setup with 128-byte submission and 32-byte \
+             completion entries failed for iodepth={}: {err} (NVMe passthrough through \
+             io_uring needs Linux 5.19 or later; use --ioengine=io_uring on the block device)",
+            spec.io.iodepth
+        ),
+    })
+}
+
+/// Checks the job's NVMe options fit together and that the ring can be
+/// set up here.
+pub fn preflight(spec: &JobSpec) -> Result<(), EngineError> {
+    let e = &spec.engine;
+    let n = &e.nvme;
+    let unfit = |why: String| Err(EngineError::Unfit(why));
+    if e.sqthread_poll_cpu.is_some() && !e.sqthread_poll {
+        return unfit("sqthread_poll_cpu only applies with sqthread_poll=1".into());
+    }
+    if n.placement == Placement::Streams && n.plids.is_empty() {
+        return unfit("dataplacement=streams needs the stream ids in plids".into());
+    }
+    if n.plid_select == PlidSelect::Scheme && n.dp_scheme.is_none() {
+        return unfit("plid_select=scheme needs dp_scheme=FILE".into());
+    }
+    if n.placement == Placement::None && (!n.plids.is_empty() || n.dp_scheme.is_some()) {
+        return unfit("plids and dp_scheme apply with dataplacement=fdp or streams".into());
+    }
+    if let Some(f) = &n.dp_scheme {
+        read_scheme(f).map_err(EngineError::Unfit)?;
+    }
+    build_ring(spec).map(drop)
+}
+
+/// `dp_scheme`'s lines `start, end, index`.
+fn read_scheme(path: &str) -> Result<Vec<(u64, u64, u16)>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("dp_scheme: cannot read '{path}': {e}"))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        let parsed = (f.len() == 3)
+            .then(|| Some((f[0].parse().ok()?, f[1].parse().ok()?, f[2].parse().ok()?)))
+            .flatten();
+        match parsed {
+            Some(e) => out.push(e),
+            None => {
+                return Err(format!(
+                    "dp_scheme: '{path}' line {}: expected 'start, end, index', got '{line}'",
+                    i + 1
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub struct IoUringCmdEngine {
+    ring: Ring,
+    fixed_bufs: bool,
+    fixed_files: bool,
+    iopoll: bool,
+    vectored: bool,
+    force_async: u32,
+    counter: u32,
+    queued: u32,
+    inflight: u32,
+    stash: Vec<Completion>,
+    /// Per unit: its iovec, its deallocate range, its metadata buffer
+    /// (`md_size` bytes each), what is in flight, its last NVMe status.
+    iovecs: Vec<libc::iovec>,
+    ranges: Vec<[u32; 4]>,
+    md: Vec<u8>,
+    md_size: usize,
+    units: Vec<InFlight>,
+    status: Vec<u16>,
+    files: Vec<NsFile>,
+    /// The job's options the open checks need.
+    spec: JobSpec,
+    rng: u64,
+}
+
+// SAFETY: the iovecs and commands point into the worker's buffer pool
+// and the engine's own vectors; the engine is used by one thread at a time.
+unsafe impl Send for IoUringCmdEngine {}
+
+impl IoUringCmdEngine {
+    pub fn new(spec: &JobSpec) -> Result<Self, EngineError> {
+        let e = &spec.engine;
+        Ok(IoUringCmdEngine {
+            ring: build_ring(spec)?,
+            fixed_bufs: e.fixedbufs,
+            fixed_files: e.registerfiles || e.sqthread_poll,
+            iopoll: e.hipri,
+            // fio's default (-1) sends plain commands, as does 1
+            vectored: e.nonvectored == 0,
+            force_async: e.force_async,
+            counter: 0,
+            queued: 0,
+            inflight: 0,
+            stash: Vec::new(),
+            iovecs: Vec::new(),
+            ranges: Vec::new(),
+            md: Vec::new(),
+            md_size: e.nvme.md_per_io_size as usize,
+            units: Vec::new(),
+            status: Vec::new(),
+            files: Vec::new(),
+            spec: spec.clone(),
+            rng: 0x9e37_79b9_7f4a_7c15 ^ spec.name.len() as u64,
+        })
+    }
+
+    /// The directive identifier of the next write to `f` at `offset`.
+    fn dspec(&mut self, f: usize, offset: u64) -> u16 {
+        let sel = self.spec.engine.nvme.plid_select;
+        let file = &mut self.files[f];
+        match sel {
+            PlidSelect::Scheme => file
+                .scheme
+                .iter()
+                .find(|(s, e, _)| (*s..*e).contains(&offset))
+                .and_then(|&(_, _, i)| file.dspecs.get(i as usize).copied())
+                .unwrap_or(0),
+            PlidSelect::RoundRobin => {
+                let d = file.dspecs[file.next % file.dspecs.len()];
+                file.next = (file.next + 1) % file.dspecs.len();
+                d
+            }
+            PlidSelect::Random => {
+                // xorshift64*: a uniform choice, no allocation
+                self.rng ^= self.rng >> 12;
+                self.rng ^= self.rng << 25;
+                self.rng ^= self.rng >> 27;
+                let r = self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d);
+                file.dspecs[(r % file.dspecs.len() as u64) as usize]
+            }
+        }
+    }
+
+    /// The NVMe command for a read, write, trim or flush of `io`.
+    #[inline]
+    fn command(&mut self, io: &IoUnit) -> Cmd {
+        let f = io.file_data.saturating_sub(1);
+        let (nsid, shift, ms) = {
+            let file = &self.files[f];
+            (file.nsid, file.shift, file.ms)
+        };
+        let slba = io.offset >> shift;
+        let blocks = (io.len >> shift) as u32;
+        let mut c = Cmd {
+            nsid,
+            ..Cmd::default()
+        };
+        let i = io.idx as usize;
+        match io.op {
+            Op::Read | Op::Write => {
+                c.opcode = if io.op == Op::Write {
+                    nvme::OP_WRITE
+                } else {
+                    nvme::OP_READ
+                };
+                c.cdw10 = slba as u32;
+                c.cdw11 = (slba >> 32) as u32;
+                c.cdw12 = blocks.saturating_sub(1) & 0xffff;
+                if self.vectored {
+                    let iov = &mut self.iovecs[i];
+                    iov.iov_base = io.buf.cast();
+                    iov.iov_len = io.len as usize;
+                    c.addr = iov as *const libc::iovec as u64;
+                    c.data_len = 1;
+                } else {
+                    c.addr = io.buf as u64;
+                    c.data_len = io.len as u32;
+                }
+                if ms > 0 {
+                    c.metadata = self.md[i * self.md_size..].as_mut_ptr() as u64;
+                    c.metadata_len = blocks * ms;
+                }
+                self.protect(&mut c, io, f, slba, blocks);
+                let placement = self.spec.engine.nvme.placement;
+                if io.op == Op::Write && placement != Placement::None {
+                    let dtype = match placement {
+                        Placement::Fdp => nvme::DTYPE_FDP,
+                        _ => nvme::DTYPE_STREAMS,
+                    };
+                    c.cdw12 |= dtype << 20;
+                    c.cdw13 = (self.dspec(f, io.offset) as u32) << 16;
+                }
+                self.units[i] = InFlight {
+                    file: f,
+                    slba,
+                    blocks,
+                    buf: io.buf as usize,
+                    read: io.op == Op::Read,
+                    done: io.len,
+                };
+            }
+            Op::Trim => {
+                // one range: attributes, length in blocks, starting block
+                let r = &mut self.ranges[i];
+                *r = [0, blocks, slba as u32, (slba >> 32) as u32];
+                c.opcode = nvme::OP_DSM;
+                c.cdw11 = 1 << 2; // deallocate
+                c.addr = r.as_ptr() as u64;
+                c.data_len = 16;
+                self.units[i] = InFlight {
+                    done: io.len,
+                    ..InFlight::default()
+                };
+            }
+            _ => {
+                c.opcode = nvme::OP_FLUSH;
+                self.units[i] = InFlight::default();
+            }
+        }
+        c
+    }
+
+    /// The protection information bits and tags of a read or write, and
+    /// the PI iomark writes itself (`pi_act=0`).
+    #[inline]
+    fn protect(&mut self, c: &mut Cmd, io: &IoUnit, f: usize, slba: u64, blocks: u32) {
+        let (pi_type, pi_off, ms) = {
+            let file = &self.files[f];
+            (file.pi_type, file.pi_off, file.ms)
+        };
+        if pi_type == 0 {
+            return;
+        }
+        let n = &self.spec.engine.nvme;
+        c.cdw12 |= n.pi_chk;
+        if n.pi_act {
+            c.cdw12 |= nvme::PRINFO_PRACT;
+        }
+        if pi_type != 3 && n.pi_chk & pi_chk_bits::REFTAG != 0 {
+            c.cdw14 = slba as u32;
+        }
+        if n.pi_chk & pi_chk_bits::APPTAG != 0 {
+            c.cdw15 = ((n.apptag_mask as u32) << 16) | n.apptag as u32;
+        }
+        if n.pi_act || io.op != Op::Write {
+            return;
+        }
+        let lba = 1usize << self.files[f].shift;
+        let (chk, apptag) = (n.pi_chk, n.apptag);
+        let md = &mut self.md[io.idx as usize * self.md_size..];
+        // SAFETY: the unit's buffer holds `len` bytes.
+        let data = unsafe { std::slice::from_raw_parts(io.buf, io.len as usize) };
+        for b in 0..blocks as usize {
+            let m = &mut md[b * ms as usize..(b + 1) * ms as usize];
+            let pi = pi_off as usize;
+            let mut guard = 0;
+            if chk & pi_chk_bits::GUARD != 0 {
+                guard = nvme::crc_t10dif(0, &data[b * lba..(b + 1) * lba]);
+                guard = nvme::crc_t10dif(guard, &m[..pi]);
+            }
+            m[pi..pi + 2].copy_from_slice(&guard.to_be_bytes());
+            let app = if chk & pi_chk_bits::APPTAG != 0 {
+                apptag
+            } else {
+                0
+            };
+            m[pi + 2..pi + 4].copy_from_slice(&app.to_be_bytes());
+            let rt = if pi_type != 3 && chk & pi_chk_bits::REFTAG != 0 {
+                (slba as u32).wrapping_add(b as u32)
+            } else {
+                0
+            };
+            m[pi + 4..pi + 8].copy_from_slice(&rt.to_be_bytes());
+        }
+    }
+
+    /// Checks the PI of a read iomark asked to check itself (`pi_act=0`):
+    /// 0, or the code of the first field that differs.
+    fn check_pi(&self, idx: usize) -> u16 {
+        let u = self.units[idx];
+        let file = &self.files[u.file];
+        let n = &self.spec.engine.nvme;
+        if !u.read || n.pi_act || file.pi_type == 0 {
+            return 0;
+        }
+        let lba = 1usize << file.shift;
+        let ms = file.ms as usize;
+        let pi = file.pi_off as usize;
+        let md = &self.md[idx * self.md_size..];
+        // SAFETY: the unit's buffer held the read's blocks.
+        let data =
+            unsafe { std::slice::from_raw_parts(u.buf as *const u8, u.blocks as usize * lba) };
+        for b in 0..u.blocks as usize {
+            let m = &md[b * ms..(b + 1) * ms];
+            let app = u16::from_be_bytes([m[pi + 2], m[pi + 3]]);
+            let rt = u32::from_be_bytes([m[pi + 4], m[pi + 5], m[pi + 6], m[pi + 7]]);
+            // an application tag of all ones turns checking off
+            if app == 0xffff && (file.pi_type != 3 || rt == u32::MAX) {
+                continue;
+            }
+            if n.pi_chk & pi_chk_bits::GUARD != 0 {
+                let g =
+                    nvme::crc_t10dif(nvme::crc_t10dif(0, &data[b * lba..(b + 1) * lba]), &m[..pi]);
+                if g != u16::from_be_bytes([m[pi], m[pi + 1]]) {
+                    return PI_GUARD;
+                }
+            }
+            if n.pi_chk & pi_chk_bits::APPTAG != 0
+                && app & n.apptag_mask != n.apptag & n.apptag_mask
+            {
+                return PI_APP;
+            }
+            if n.pi_chk & pi_chk_bits::REFTAG != 0
+                && file.pi_type != 3
+                && rt != (u.slba as u32).wrapping_add(b as u32)
+            {
+                return PI_REF;
+            }
+        }
+        0
+    }
+
+    /// Moves up to `max - out.len()` completions from the ring to `out`.
+    fn drain_cq(&mut self, max: u32, out: &mut Vec<Completion>) {
+        while out.len() < max as usize {
+            let Some(c) = self.ring.completion().next() else {
+                break;
+            };
+            self.inflight -= 1;
+            let idx = c.user_data() as u32;
+            out.push(Completion {
+                idx,
+                result: self.result(idx as usize, c.result()),
+            });
+        }
+    }
+
+    /// A command's outcome as bytes done or `-errno`, keeping the status.
+    fn result(&mut self, idx: usize, res: i32) -> i64 {
+        let status = match res {
+            0 => self.check_pi(idx),
+            r if r > 0 => r as u16,
+            r => {
+                self.status[idx] = 0;
+                return r as i64;
+            }
+        };
+        self.status[idx] = status;
+        match status {
+            0 => self.units[idx].done as i64,
+            PI_GUARD | PI_APP | PI_REF => -(libc::EIO as i64),
+            s => -(nvme::status_errno(s) as i64),
+        }
+    }
+
+    /// Checks what the job does fits the namespace: whole blocks, the
+    /// metadata buffer, a format iomark can handle.
+    fn fit(&self, path: &std::path::Path, ns: &Namespace) -> io::Result<(u32, u32)> {
+        let bad = |m: String| Err(io::Error::new(io::ErrorKind::InvalidInput, m));
+        let lba = ns.lba_size as u64;
+        let io = &self.spec.io;
+        for (d, bs) in io.bs.iter().enumerate() {
+            if bs.min() % lba != 0 || bs.max() % lba != 0 {
+                return bad(format!(
+                    "block size {}{} is not a multiple of the namespace's LBA data size ({lba} \
+                     bytes)",
+                    bs.min(),
+                    ["", " (writes)", " (trims)"][d]
+                ));
+            }
+        }
+        if ns.extended {
+            return bad(format!(
+                "'{}' is formatted with extended LBAs (metadata inline with the data), which \
+                 ioengine=io_uring_cmd does not handle; format it with a separate metadata buffer",
+                path.display()
+            ));
+        }
+        let n = &self.spec.engine.nvme;
+        let pi = ns.pi;
+        if pi.pi_type != 0 && pi.guard == 0xff {
+            return bad(
+                "protection information with storage tags or a 32-bit guard is not \
+                        handled"
+                    .into(),
+            );
+        }
+        if pi.pi_type != 0 && pi.guard == 2 && !n.pi_act {
+            return bad(
+                "pi_act=0 (iomark writes the PI) needs a 16-bit guard; this namespace \
+                        has a 64-bit one: use pi_act=1"
+                    .into(),
+            );
+        }
+        // PRACT with metadata that is only the PI: the controller keeps it.
+        let ms = if pi.pi_type != 0 && n.pi_act && ns.ms == pi.size {
+            0
+        } else {
+            ns.ms
+        };
+        if ms > 0 {
+            let max = io.bs[0].max().max(io.bs[1].max());
+            let need = max / lba * ms as u64;
+            if n.md_per_io_size < need {
+                return bad(format!(
+                    "'{}' has {ms} bytes of metadata per block: md_per_io_size should be at \
+                     least {need} bytes",
+                    path.display()
+                ));
+            }
+        }
+        let pi_off = if pi.first {
+            0
+        } else {
+            ns.ms.saturating_sub(pi.size)
+        };
+        Ok((ms, pi_off))
+    }
+
+    /// The directive identifiers of namespace `ns` the job's writes use.
+    fn directives(&self, fd: RawFd, ns: &Namespace) -> io::Result<Vec<u16>> {
+        let n = &self.spec.engine.nvme;
+        match n.placement {
+            Placement::None => Ok(Vec::new()),
+            Placement::Streams => Ok(n.plids.clone()),
+            Placement::Fdp => {
+                let all = nvme::placement_ids(fd, ns.nsid).map_err(|e| {
+                    io::Error::new(
+                        e.kind(),
+                        format!(
+                            "dataplacement=fdp: the namespace lists no reclaim unit handles \
+                             (I/O Management Receive failed: {e}); is FDP enabled on its \
+                             endurance group?"
+                        ),
+                    )
+                })?;
+                if all.is_empty() {
+                    return Err(io::Error::other(
+                        "dataplacement=fdp: the namespace has no reclaim unit handles",
+                    ));
+                }
+                if n.plids.is_empty() || n.plid_select == PlidSelect::Scheme {
+                    return Ok(all);
+                }
+                n.plids
+                    .iter()
+                    .map(|&i| {
+                        all.get(i as usize).copied().ok_or_else(|| {
+                            io::Error::new(
+                                io::ErrorKind::InvalidInput,
+                                format!(
+                                    "plids: placement identifier index {i} must be smaller than \
+                                     {} (the namespace's reclaim unit handles)",
+                                    all.len()
+                                ),
+                            )
+                        })
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// Identifies the namespace open at `fd` and keeps what the commands
+    /// need; returns the file's engine data (its index + 1).
+    fn adopt(&mut self, fd: RawFd, path: &std::path::Path) -> io::Result<usize> {
+        let ns = nvme::identify_namespace(fd).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "ioengine=io_uring_cmd needs an NVMe generic character device (/dev/ngXnY): \
+                     Identify Namespace failed: {e}"
+                ),
+            )
+        })?;
+        let (ms, pi_off) = self.fit(path, &ns)?;
+        let dspecs = self.directives(fd, &ns)?;
+        let scheme = match &self.spec.engine.nvme.dp_scheme {
+            Some(p) => read_scheme(p).map_err(io::Error::other)?,
+            None => Vec::new(),
+        };
+        let file = NsFile {
+            path: path.to_path_buf(),
+            nsid: ns.nsid,
+            shift: ns.lba_size.trailing_zeros(),
+            ms,
+            pi_off,
+            pi_type: ns.pi.pi_type,
+            dspecs,
+            next: 0,
+            scheme,
+        };
+        if let Some(i) = self.files.iter().position(|f| f.path == file.path) {
+            self.files[i] = file;
+            return Ok(i + 1);
+        }
+        self.files.push(file);
+        Ok(self.files.len())
+    }
+}
+
+impl Engine for IoUringCmdEngine {
+    fn kind(&self) -> EngineKind {
+        EngineKind::IoUringCmd
+    }
+
+    fn caps(&self) -> Caps {
+        Caps {
+            registers_buffers: self.fixed_bufs,
+            ..EngineKind::IoUringCmd.info().caps
+        }
+    }
+
+    fn init(&mut self, depth: u32, pool: (*mut u8, usize)) -> io::Result<()> {
+        let depth = depth.max(1) as usize;
+        self.stash = Vec::with_capacity(depth);
+        self.iovecs = vec![
+            libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: 0,
+            };
+            depth
+        ];
+        self.ranges = vec![[0; 4]; depth];
+        self.md = vec![0; depth * self.md_size];
+        self.units = vec![InFlight::default(); depth];
+        self.status = vec![0; depth];
+        if self.fixed_bufs {
+            let iov = libc::iovec {
+                iov_base: pool.0.cast(),
+                iov_len: pool.1,
+            };
+            // SAFETY: the pool outlives the engine (the worker drops the
+            // engine first), so the registered memory stays valid.
+            unsafe { self.ring.submitter().register_buffers(&[iov]) }.map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "fixedbufs: cannot register {} bytes of buffers: {e}",
+                        pool.1
+                    ),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    fn open(&mut self, f: &OpenFile) -> io::Result<(RawFd, usize)> {
+        // O_DIRECT and O_CREAT mean nothing to a character device.
+        let flags = f.flags & !(libc::O_DIRECT | libc::O_CREAT | libc::O_EXCL | libc::O_TRUNC);
+        let fd = super::file::open_fd(f.path, flags)?;
+        match self.adopt(fd, f.path) {
+            Ok(data) => Ok((fd, data)),
+            Err(e) => {
+                let _ = super::file::close_fd(fd);
+                Err(e)
+            }
+        }
+    }
+
+    fn files_opened(&mut self, fds: &[RawFd]) -> io::Result<()> {
+        if self.fixed_files {
+            self.ring
+                .submitter()
+                .register_files(fds)
+                .map_err(|e| io::Error::new(e.kind(), format!("registerfiles: {e}")))?;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn queue(&mut self, io: &mut IoUnit) -> Queued {
+        let cmd = self.command(io).to_sqe_bytes();
+        let op = if self.vectored && matches!(io.op, Op::Read | Op::Write) {
+            nvme::NVME_URING_CMD_IO_VEC
+        } else {
+            nvme::NVME_URING_CMD_IO
+        };
+        let fixed = self.fixed_bufs && matches!(io.op, Op::Read | Op::Write) && !self.vectored;
+        let build = |e: opcode::UringCmd80| {
+            let e = e.cmd(cmd);
+            if fixed {
+                e.buf_index(Some(0)).build()
+            } else {
+                e.build()
+            }
+        };
+        let entry = if self.fixed_files {
+            build(opcode::UringCmd80::new(types::Fixed(io.file), op))
+        } else {
+            build(opcode::UringCmd80::new(types::Fd(io.fd), op))
+        };
+        let mut entry = entry.user_data(io.idx as u64);
+        if self.force_async > 0 {
+            self.counter += 1;
+            if self.counter >= self.force_async {
+                self.counter = 0;
+                entry = entry.flags(squeue::Flags::ASYNC);
+            }
+        }
+        // SAFETY: the command's buffers (data, iovec, metadata, range)
+        // stay valid until the completion is reaped.
+        if unsafe { self.ring.submission().push(&entry) }.is_err() {
+            return Queued::Busy;
+        }
+        self.queued += 1;
+        Queued::Queued
+    }
+
+    fn commit(&mut self) -> io::Result<u32> {
+        let total = self.queued;
+        while self.queued > 0 {
+            match self.ring.submit() {
+                Ok(0) => return Err(io::Error::other("io_uring accepted none of the requests")),
+                Ok(n) => {
+                    let n = (n as u32).min(self.queued);
+                    self.queued -= n;
+                    self.inflight += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e)
+                    if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::EAGAIN))
+                        && self.inflight > 0 =>
+                {
+                    let mut tmp = std::mem::take(&mut self.stash);
+                    let room = tmp.capacity() as u32;
+                    self.drain_cq(room, &mut tmp);
+                    self.stash = tmp;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(total)
+    }
+
+    fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<u32> {
+        out.clear();
+        let max = max.max(1);
+        while out.len() < max as usize {
+            match self.stash.pop() {
+                Some(c) => out.push(c),
+                None => break,
+            }
+        }
+        let min = min.min(out.len() as u32 + self.inflight);
+        let mut polled = false;
+        loop {
+            self.drain_cq(max, out);
+            let have = out.len() as u32;
+            if have >= max || self.inflight == 0 {
+                break;
+            }
+            let want = if have >= min {
+                if have > 0 || !self.iopoll || polled {
+                    break;
+                }
+                polled = true;
+                0
+            } else {
+                (min - have) as usize
+            };
+            match self.ring.submit_and_wait(want) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out.len() as u32)
+    }
+
+    fn error_detail(&self, idx: u32) -> Option<String> {
+        match *self.status.get(idx as usize)? {
+            0 => None,
+            PI_GUARD => Some("protection information guard differs from the data's".into()),
+            PI_APP => Some("protection information application tag differs".into()),
+            PI_REF => Some("protection information reference tag differs".into()),
+            s => Some(format!("NVMe status {}", nvme::describe_status(s))),
+        }
+    }
+
+    fn pending(&self) -> u32 {
+        self.queued
+    }
+}
+
+impl Drop for IoUringCmdEngine {
+    fn drop(&mut self) {
+        // Wait for commands still in the kernel: their buffers belong to
+        // the worker's pool and to this engine.
+        let mut spins = 0;
+        while self.inflight > 0 && spins < 10_000 {
+            if self.ring.submit_and_wait(1).is_err() {
+                spins += 1;
+            }
+            while self.ring.completion().next().is_some() {
+                self.inflight -= 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemes_are_read_line_by_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s");
+        std::fs::write(&p, "0, 4096, 0\n4096,8192,3\n\n").unwrap();
+        assert_eq!(
+            read_scheme(p.to_str().unwrap()).unwrap(),
+            [(0, 4096, 0), (4096, 8192, 3)]
+        );
+        std::fs::write(&p, "0, 4096\n").unwrap();
+        let e = read_scheme(p.to_str().unwrap()).unwrap_err();
+        assert!(
+            e.contains("line 1") && e.contains("start, end, index"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn option_combinations_are_checked_before_the_run() {
+        let mut s = JobSpec::default();
+        s.io.ioengine = EngineKind::IoUringCmd;
+        s.engine.nvme.placement = Placement::Streams;
+        let e = preflight(&s).unwrap_err().to_string();
+        assert!(e.contains("stream ids"), "{e}");
+        s.engine.nvme.placement = Placement::None;
+        s.engine.nvme.plids = vec![1];
+        let e = preflight(&s).unwrap_err().to_string();
+        assert!(e.contains("dataplacement"), "{e}");
+    }
+}

@@ -1,0 +1,264 @@
+#!/bin/sh
+# iomark's guest suite: runs inside the QEMU guest (tests/guest/run.sh),
+# with cwd /out and the namespaces in IMK_{CONV,PI,ZNS,FDP}_{BDEV,CDEV,CTRL}.
+#
+# Each case runs its commands in /out/cases/NAME and keeps what they
+# printed (LABEL.out, LABEL.err) and their exit status (LABEL.rc); it
+# decides nothing. tests/it/guest.rs reads the cases back and checks each
+# one (iomark's counts against fio's, zone reports, placement). The cases
+# run in order on shared devices, so each leaves its namespace as the
+# next expects (zones reset, no signature written).
+export PATH=/payload:$PATH
+CASES=/out/cases
+mkdir -p $CASES
+: > /out/cases.txt
+up() { cut -d' ' -f1 /proc/uptime; }
+
+# case NAME: starts a case (its directory becomes the working directory).
+case_begin() {
+  CASE=$1; CASE_T0=$(up)
+  mkdir -p "$CASES/$CASE" && cd "$CASES/$CASE" || exit 1
+  echo "$CASE" >> /out/cases.txt
+}
+case_end() {
+  echo "CASE $CASE $(awk -v a="$CASE_T0" -v b="$(up)" 'BEGIN{printf "%.1f", b-a}') s"
+  cd /out
+}
+# run LABEL CMD...: runs CMD, keeping its output and status as LABEL.*.
+run() {
+  l=$1; shift
+  echo "$*" > "$l.cmd"
+  "$@" > "$l.out" 2> "$l.err"
+  echo $? > "$l.rc"
+}
+# zones of the zoned namespace, as blkzone prints them, into LABEL.zones
+zones() { blkzone report "$IMK_ZNS_BDEV" > "$1.zones" 2>&1; }
+reset_zones() { blkzone reset "$IMK_ZNS_BDEV"; }
+
+# --- the environment the other cases rely on ------------------------------
+case_begin env
+run fio fio --version
+run nvme nvme list
+run iomark iomark --version
+zones before
+run lsblk sh -c 'for b in /sys/block/nvme*; do echo "${b##*/} zoned=$(cat $b/queue/zoned) max_open=$(cat $b/queue/max_open_zones) chunk=$(cat $b/queue/chunk_sectors) lbs=$(cat $b/queue/logical_block_size)"; done'
+case_end
+
+# --- conventional namespace, block device: iomark and fio do the same I/O --
+case_begin conv-bdev-randwrite-verify
+J="--name=rw --filename=$IMK_CONV_BDEV --ioengine=psync --direct=1 --rw=randwrite --bs=4k --size=8m --verify=crc32c --output-format=json"
+run iomark iomark $J
+run fio fio $J
+case_end
+
+# --- passthrough works in this guest (fio's io_uring_cmd) ------------------
+case_begin fio-uring-cmd-randread
+run fio fio --name=pt --filename="$IMK_CONV_CDEV" --ioengine=io_uring_cmd --cmd_type=nvme \
+  --rw=randread --bs=4k --iodepth=8 --size=8m --output-format=json
+case_end
+
+# --- io_uring_cmd: iomark and fio do the same I/O on /dev/ngXnY ----------
+# each: iomark and fio with the same options (JSON output)
+both() {
+  run iomark iomark "$@" --output-format=json
+  run fio fio "$@" --output-format=json
+}
+PT="--filename=$IMK_CONV_CDEV --ioengine=io_uring_cmd --cmd_type=nvme"
+case_begin uring-cmd-randread
+both --name=rr $PT --rw=randread --bs=4k --iodepth=8 --size=8m
+case_end
+case_begin uring-cmd-randwrite-verify
+both --name=rw $PT --rw=randwrite --bs=4k --iodepth=16 --size=8m --verify=crc32c
+case_end
+case_begin uring-cmd-fixedbufs-sqpoll
+both --name=fx $PT --rw=randwrite --bs=8k --iodepth=16 --size=8m --fixedbufs --registerfiles \
+  --sqthread_poll --verify=md5
+case_end
+case_begin uring-cmd-vectored-batches
+both --name=vb $PT --rw=randwrite --bs=16k --iodepth=32 --size=8m --nonvectored=0 \
+  --iodepth_batch_submit=8 --iodepth_batch_complete_min=4 --iodepth_batch_complete_max=16 \
+  --verify=crc32c
+case_end
+case_begin uring-cmd-hipri
+both --name=hp $PT --rw=randread --bs=4k --iodepth=8 --size=4m --hipri
+case_end
+case_begin uring-cmd-zipf-rate-logs
+ZR="--name=zr $PT --rw=randread --bs=4k --iodepth=4 --size=4m --random_distribution=zipf:1.2 --rate_iops=4000 --log_avg_msec=100"
+run iomark iomark $ZR --write_bw_log=iomark --write_lat_log=iomark --output-format=json
+run fio fio $ZR --write_bw_log=fio --write_lat_log=fio --output-format=json
+ls > files.out
+case_end
+# a write away from a zone's write pointer: the NVMe status is named
+case_begin uring-cmd-nvme-status
+run iomark iomark --name=st --filename="$IMK_ZNS_CDEV" --ioengine=io_uring_cmd --rw=write \
+  --offset=64k --bs=4k --size=4k --output-format=json
+# nowait means nothing to passthrough commands: refused (fio 3.33 takes it)
+run nowait iomark --name=nw $PT --rw=read --size=64k --nowait=1
+run fionowait fio --name=nw $PT --rw=read --size=64k --nowait=1
+case_end
+
+# --- per-I/O priorities (cmdprio*): Linux fails a passthrough command that
+# carries a priority (EINVAL), so iomark refuses cmdprio with io_uring_cmd;
+# fio 3.33 takes it and fails; a job priority (prio, prioclass) is not
+# sent with the commands and runs. On the block device libaio and io_uring
+# give the same I/Os at the same priorities as fio (JSON prios arrays).
+case_begin cmdprio-uring-cmd
+CU="--name=cp $PT --rw=randread --bs=4k --iodepth=8 --size=8m --cmdprio_percentage=30 --cmdprio_class=1 --cmdprio=2 --output-format=json"
+run iomark iomark $CU
+run fio fio $CU
+run jobprio iomark --name=jp $PT --rw=randread --bs=4k --iodepth=8 --size=1m --prioclass=2 --prio=4 \
+  --output-format=json
+case_end
+case_begin cmdprio-bdev
+for e in libaio io_uring; do
+  CP="--name=cb --filename=$IMK_CONV_BDEV --direct=1 --rw=randread --bs=4k --iodepth=8 --size=8m --ioengine=$e --cmdprio_percentage=40 --cmdprio_class=3 --cmdprio=0"
+  run iomark-$e iomark $CP --output-format=json
+  run fio-$e fio $CP --output-format=json
+done
+CW="--name=cw --filename=$IMK_CONV_BDEV --direct=1 --rw=randwrite --bs=4k --iodepth=8 --size=4m --ioengine=io_uring --cmdprio_bssplit=4k/40 --cmdprio_class=2 --cmdprio=5"
+run iomark-w iomark $CW --output-format=json
+run fio-w fio $CW --output-format=json
+case_end
+
+# --- zonemode=zbd on the zoned namespace (32 zones of 4 MiB, 3 MiB of
+# capacity, at most 8 open). Each job starts on reset zones; iomark's and
+# fio's runs are compared, and the zones are reported after each.
+ZB="--filename=$IMK_ZNS_BDEV --ioengine=psync --direct=1 --zonemode=zbd"
+ZC="--filename=$IMK_ZNS_CDEV --ioengine=io_uring_cmd --zonemode=zbd"
+# zbd_both ARGS: iomark then fio, each on reset zones, zones after each, their
+# write_iolog traces kept as iomark-NAME and fio-NAME
+zbd_both() {
+  reset_zones
+  run iomark iomark "$@" --output-format=json,normal
+  zones iomark
+  for f in *.iolog; do [ -e "$f" ] && mv "$f" "iomark-$f"; done
+  reset_zones
+  run fio fio "$@" --output-format=json,normal
+  zones fio
+  for f in *.iolog; do case "$f" in iomark-*) ;; *) [ -e "$f" ] && mv "$f" "fio-$f" ;; esac; done
+}
+case_begin zbd-seq-write
+zbd_both --name=seq $ZB --rw=write --bs=64k --size=32m --loops=2 --write_iolog=seq.iolog
+case_end
+case_begin zbd-rand-write
+zbd_both --name=rnd $ZB --rw=randwrite --bs=16k --size=16m --max_open_zones=4 --write_iolog=rnd.iolog
+case_end
+case_begin zbd-max-open
+zbd_both --name=mo $ZB --rw=randwrite --bs=4k --size=32m --io_size=8m --max_open_zones=2 \
+  --write_iolog=mo.iolog
+case_end
+# a job limit under the device's (8, the global limit when max_open_zones
+# is not given); a global limit beyond the device's with ignore_zone_limits
+case_begin zbd-job-max-open
+zbd_both --name=jm $ZB --rw=randwrite --bs=4k --size=32m --io_size=8m --job_max_open_zones=3 \
+  --write_iolog=jm.iolog
+case_end
+case_begin zbd-ignore-limits
+zbd_both --name=il $ZB --rw=write --bs=64k --size=16m --max_open_zones=9 --ignore_zone_limits=1
+case_end
+case_begin zbd-uring-cmd
+zbd_both --name=pt $ZC --rw=write --bs=64k --size=16m --loops=2 --iodepth=1
+case_end
+case_begin zbd-verify-read
+zbd_both --name=vf $ZB --rw=randwrite --bs=4k --size=16m --verify=crc32c
+run iomarkread iomark --name=rd $ZB --rw=randread --bs=4k --size=16m --output-format=json
+run fioread fio --name=rd $ZB --rw=randread --bs=4k --size=16m --output-format=json
+case_end
+case_begin zbd-refusals
+run toomany iomark --name=r $ZB --rw=write --size=16m --max_open_zones=9
+run zonesize iomark --name=r $ZB --rw=write --size=16m --zonesize=1m
+run buffered iomark --name=r --filename="$IMK_ZNS_BDEV" --zonemode=zbd --rw=write --size=16m
+case_end
+reset_zones
+
+# --- the longer zoned suite (IMK_LONG=1): the whole namespace, and fio's
+# io_uring_cmd examples (their devices and sizes replaced)
+if [ "$IMK_LONG" = 1 ]; then
+  case_begin zbd-long-seq
+  zbd_both --name=all $ZB --rw=write --bs=64k --loops=2
+  case_end
+  case_begin zbd-long-rand-cmd
+  # 8 zones (the open limit): every zone takes 64 writes a loop
+  zbd_both --name=allr $ZC --rw=randwrite --bs=64k --iodepth=1 --size=32m --loops=4
+  case_end
+  case_begin examples
+  for ex in uring-cmd-ng uring-cmd-zoned; do
+    dev=$IMK_CONV_CDEV; [ $ex = uring-cmd-zoned ] && dev=$IMK_ZNS_CDEV
+    sed -e "s|^filename=.*|filename=$dev|" -e "s|^size=.*|size=16m|" \
+      /payload/examples/$ex.fio > $ex.fio
+    reset_zones
+    run iomark-$ex iomark $ex.fio --output-format=json
+    reset_zones
+    run fio-$ex fio $ex.fio --output-format=json
+  done
+  case_end
+  reset_zones
+fi
+
+# --- protection information (namespace with 8 bytes of metadata, PI type 1)
+PI="--filename=$IMK_PI_CDEV --ioengine=io_uring_cmd --bs=4k --iodepth=8 --size=4m"
+case_begin pi
+run pract iomark --name=pract $PI --rw=randwrite --pi_chk=GUARD,REFTAG,APPTAG --verify=crc32c \
+  --output-format=json
+run host iomark --name=host $PI --rw=randwrite --pi_act=0 --md_per_io_size=64 \
+  --pi_chk=GUARD,REFTAG,APPTAG --apptag=0x4242 --verify=crc32c --output-format=json
+run hostread iomark --name=hostread $PI --rw=randread --pi_act=0 --md_per_io_size=64 \
+  --pi_chk=GUARD,REFTAG,APPTAG --apptag=0x4242 --output-format=json
+run wrongtag iomark --name=wrongtag $PI --rw=read --size=64k --pi_act=0 --md_per_io_size=64 \
+  --pi_chk=APPTAG --apptag=0x1111 --output-format=json
+# only the masked bits of the application tag are compared: 0x..42 matches
+run masked iomark --name=masked $PI --rw=read --size=64k --pi_act=0 --md_per_io_size=64 \
+  --pi_chk=APPTAG --apptag=0x1142 --apptag_mask=0x00ff --output-format=json
+run unmasked iomark --name=unmasked $PI --rw=read --size=64k --pi_act=0 --md_per_io_size=64 \
+  --pi_chk=APPTAG --apptag=0x1142 --apptag_mask=0xff00 --output-format=json
+run smallmd iomark --name=smallmd $PI --rw=randwrite --pi_act=0 --md_per_io_size=4 \
+  --output-format=json
+case_end
+
+# --- the safety guard treats /dev/ngXnY as its namespace's block device ---
+case_begin ng-safety
+mkswap "$IMK_CONV_BDEV" > /dev/null
+run sig iomark --name=s --filename="$IMK_CONV_CDEV" --ioengine=io_uring_cmd --rw=write --size=64k
+swapon "$IMK_CONV_BDEV"
+run inuse iomark --name=s --filename="$IMK_CONV_CDEV" --ioengine=io_uring_cmd --rw=write --size=64k \
+  --allow_destroy_data=1
+swapoff "$IMK_CONV_BDEV"
+run consent iomark --name=s --filename="$IMK_CONV_CDEV" --ioengine=io_uring_cmd --rw=write \
+  --size=64k --allow_destroy_data=1
+run psync iomark --name=s --filename="$IMK_CONV_CDEV" --rw=read --size=64k
+run bdev iomark --name=s --filename="$IMK_CONV_BDEV" --ioengine=io_uring_cmd --rw=read --size=64k
+case_end
+
+# --- FDP: writes land in the reclaim unit handles asked for ---------------
+# (8 handles with 4 MiB reclaim units: 1024 blocks of 4 KiB each; nvme-cli's
+# RUAMW counts the blocks a handle's unit can still take)
+case_begin fdp-env
+run status nvme fdp status "$IMK_FDP_BDEV"
+run configs nvme fdp configs "$IMK_FDP_CTRL" -e 1
+case_end
+FDP="--filename=$IMK_FDP_CDEV --ioengine=io_uring_cmd --bs=4k --iodepth=8"
+case_begin fdp-roundrobin
+run iomark iomark --name=rr $FDP --rw=randwrite --size=2m --fdp=1 --fdp_pli=1,3 --output-format=json
+run status nvme fdp status "$IMK_FDP_BDEV"
+case_end
+case_begin fdp-random
+run iomark iomark --name=rnd $FDP --rw=write --offset=2m --size=1m --dataplacement=fdp \
+  --plids=4-5 --plid_select=random --output-format=json
+run status nvme fdp status "$IMK_FDP_BDEV"
+case_end
+case_begin fdp-scheme
+printf '3145728, 3670016, 6\n3670016, 4194304, 7\n' > scheme.txt
+run iomark iomark --name=sch $FDP --rw=write --offset=3m --size=1m --dataplacement=fdp \
+  --plid_select=scheme --dp_scheme=scheme.txt --output-format=json
+run status nvme fdp status "$IMK_FDP_BDEV"
+run badindex iomark --name=bad $FDP --rw=write --size=64k --fdp=1 --plids=8
+case_end
+case_begin streams
+run iomark iomark --name=st --filename="$IMK_FDP_CDEV" --ioengine=io_uring_cmd --rw=write \
+  --size=64k --dataplacement=streams --plids=1 --output-format=json
+run noids iomark --name=st --filename="$IMK_FDP_CDEV" --ioengine=io_uring_cmd --rw=write \
+  --size=64k --dataplacement=streams
+case_end
+
+sync
+touch /out/suite.done
