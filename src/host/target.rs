@@ -194,7 +194,7 @@ fn dev_of(path: &Path) -> Option<(u64, bool)> {
     let m = std::fs::metadata(path).ok()?;
     if m.file_type().is_char_device() && super::nvme::is_generic(m.rdev()) {
         // an NVMe generic device: described as its namespace's block device
-        use std::os::fd::AsRawFd;
+        use crate::sys::AsRawFd;
         let f = super::nvme::open_probe(path).ok()?;
         let nsid = super::nvme::namespace_id(f.as_raw_fd()).ok()?;
         let bdev = super::nvme::block_device_of(m.rdev(), nsid)?;

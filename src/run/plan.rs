@@ -217,7 +217,7 @@ pub fn blockdev_size(path: &Path) -> std::io::Result<u64> {
 /// The size in bytes of the NVMe namespace whose generic character
 /// device is `path`.
 fn nvme_size(path: &Path) -> std::io::Result<u64> {
-    use std::os::fd::AsRawFd;
+    use crate::sys::AsRawFd;
     let f = crate::host::nvme::open_probe(path)?;
     crate::host::nvme::identify_namespace(f.as_raw_fd()).map(|ns| ns.bytes())
 }
@@ -288,7 +288,7 @@ fn probed_kind(
         })?;
         Ok((TargetKind::Block, size, seen))
     } else if ft.is_char_device()
-        && crate::host::nvme::is_generic(std::os::unix::fs::MetadataExt::rdev(m))
+        && crate::host::nvme::is_generic(crate::sys::ext::MetadataExt::rdev(m))
     {
         let size = nvme_size(path).map_err(|e| {
             RunError::Plan(format!(

@@ -444,7 +444,7 @@ fn check_engine_target(
 /// The block device of the namespace whose generic character device is
 /// `path` (`/dev/ng0n1` → `/dev/nvme0n1`), if it has one.
 pub fn nvme_block_device(path: &Path) -> std::io::Result<Option<std::path::PathBuf>> {
-    use std::os::fd::AsRawFd;
+    use crate::sys::AsRawFd;
     let f = crate::host::nvme::open_probe(path)?;
     let rdev = f.metadata()?.rdev();
     let nsid = crate::host::nvme::namespace_id(f.as_raw_fd())?;
@@ -1102,7 +1102,7 @@ mod tests {
         };
         let spec = crate::job::test_spec(&[]);
         let p = Path::new("/x");
-        let e = check_special(&spec, p, TargetKind::Fifo, &seen(libc::S_IFIFO, 0))
+        let e = check_special(&spec, p, TargetKind::Fifo, &seen(crate::sys::S_IFIFO, 0))
             .unwrap_err()
             .0;
         assert!(
@@ -1110,17 +1110,17 @@ mod tests {
             "{e}"
         );
         let tty = libc::makedev(5, 0);
-        let e = check_special(&spec, p, TargetKind::Char, &seen(libc::S_IFCHR, tty))
+        let e = check_special(&spec, p, TargetKind::Char, &seen(crate::sys::S_IFCHR, tty))
             .unwrap_err()
             .0;
         assert!(e.contains("character device (5:0)"), "{e}");
         // /dev/null, /dev/zero, /dev/full are accepted, as fio does.
         for minor in [3, 5, 7] {
-            let s = seen(libc::S_IFCHR, libc::makedev(1, minor));
+            let s = seen(crate::sys::S_IFCHR, libc::makedev(1, minor));
             assert_eq!(check_special(&spec, p, TargetKind::Char, &s), Ok(()));
         }
         let allowed = crate::job::test_spec(&[("allow_special_files", "1")]);
-        let s = seen(libc::S_IFIFO, 0);
+        let s = seen(crate::sys::S_IFIFO, 0);
         assert_eq!(check_special(&allowed, p, TargetKind::Fifo, &s), Ok(()));
     }
 
@@ -1131,7 +1131,7 @@ mod tests {
         let reg = FileId {
             dev: 1,
             ino: 10,
-            fmt: libc::S_IFREG,
+            fmt: crate::sys::S_IFREG,
             rdev: 0,
             born: None,
         };
@@ -1151,7 +1151,7 @@ mod tests {
         let e = check_identity(p, &was, &other).unwrap_err().0;
         assert!(e.contains("1:10 became 1:11"), "{e}");
         let fifo = FileId {
-            fmt: libc::S_IFIFO,
+            fmt: crate::sys::S_IFIFO,
             ..other
         };
         let e = check_identity(p, &was, &fifo).unwrap_err().0;
