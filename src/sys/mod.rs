@@ -192,6 +192,23 @@ pub struct Calendar {
     pub weekday: u32,
 }
 
+/// -1, with "operation not supported" as the last error: what a call
+/// this system does not have (a Linux ioctl) answers.
+pub fn not_supported() -> i32 {
+    let e = from_errno(libc::EOPNOTSUPP);
+    #[cfg(unix)]
+    // SAFETY: the calling thread's errno.
+    unsafe {
+        *errno_location() = e.raw_os_error().unwrap_or(libc::EOPNOTSUPP)
+    };
+    #[cfg(windows)]
+    // SAFETY: sets the calling thread's last error.
+    unsafe {
+        windows_sys::Win32::Foundation::SetLastError(e.raw_os_error().unwrap_or(50) as u32)
+    };
+    -1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,21 +249,4 @@ mod tests {
         assert_eq!((c.year, c.month, c.day), (2023, 11, 14));
         assert_eq!((c.hour, c.minute, c.second), (22, 13, 20));
     }
-}
-
-/// -1, with "operation not supported" as the last error: what a call
-/// this system does not have (a Linux ioctl) answers.
-pub fn not_supported() -> i32 {
-    let e = from_errno(libc::EOPNOTSUPP);
-    #[cfg(unix)]
-    // SAFETY: the calling thread's errno.
-    unsafe {
-        *errno_location() = e.raw_os_error().unwrap_or(libc::EOPNOTSUPP)
-    };
-    #[cfg(windows)]
-    // SAFETY: sets the calling thread's last error.
-    unsafe {
-        windows_sys::Win32::Foundation::SetLastError(e.raw_os_error().unwrap_or(50) as u32)
-    };
-    -1
 }
