@@ -201,7 +201,7 @@ pub fn status_errno(status: u16) -> i32 {
         0x1bd => ETOOMANYREFS,
         0x1be => libc::EOVERFLOW,
         0x282..=0x284 => libc::EILSEQ,
-        0x281 => libc::ENODATA,
+        0x281 => ENODATA,
         0x083 => EBADE,
         0x020 | 0x182 => libc::ENOLINK,
         _ => libc::EIO,
@@ -212,6 +212,7 @@ pub fn status_errno(status: u16) -> i32 {
 /// only; NVMe passthrough is Linux's).
 const ETOOMANYREFS: i32 = 109;
 const EBADE: i32 = 52;
+const ENODATA: i32 = 61;
 
 /// The namespace id of the NVMe device open at `fd`.
 pub fn namespace_id(fd: RawFd) -> io::Result<u32> {
