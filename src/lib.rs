@@ -8,7 +8,8 @@
 //! (`run::session`); `suite` builds presets and comparisons on top.
 //! Everything that runs a job list goes through `launch` (on this host,
 //! or as one rank of many: `cluster`), which prepares, runs, merges,
-//! reports and decides the exit code.
+//! reports and decides the exit code. `sys` is the operating system
+//! underneath (Linux, macOS, FreeBSD, Windows).
 
 // Per-direction arrays are indexed by direction number throughout.
 #![allow(clippy::needless_range_loop)]
@@ -25,4 +26,5 @@ pub mod report;
 pub mod run;
 pub mod stats;
 pub mod suite;
+pub mod sys;
 pub mod workload;

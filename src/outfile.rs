@@ -21,12 +21,12 @@
 //! [`OutFile::remove`] removes what was opened only while its name still
 //! is that file.
 
+use crate::sys::ext::MetadataExt;
+use crate::sys::ext::OsStrExt;
+use crate::sys::{AsRawFd, OwnedFd};
 use std::ffi::CString;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 /// Who named an output file (see the module documentation).
@@ -70,14 +70,7 @@ fn cstr(b: &[u8]) -> io::Result<CString> {
 }
 
 fn open_at(dir: i32, name: &CString, flags: i32) -> io::Result<File> {
-    // SAFETY: a NUL-terminated name in an open directory (or AT_FDCWD);
-    // the mode is used only with O_CREAT.
-    let fd = unsafe { libc::openat(dir, name.as_ptr(), flags | libc::O_CLOEXEC, 0o644) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: just opened, owned here.
-    Ok(unsafe { File::from_raw_fd(fd) })
+    crate::sys::open_at(dir, name, flags, 0o644).map(File::from)
 }
 
 /// Opens `path` for writing (see the module documentation); `append`
@@ -92,24 +85,28 @@ pub fn open(path: &Path, named: Named, append: bool) -> io::Result<OutFile> {
         None => return Err(other(format!("'{}' names no file", path.display()))),
     };
     let dir_c = cstr(dir_path.as_os_str().as_bytes())?;
-    let dir = open_at(libc::AT_FDCWD, &dir_c, libc::O_PATH | libc::O_DIRECTORY)?;
+    let dir = open_at(
+        crate::sys::AT_FDCWD,
+        &dir_c,
+        crate::sys::O_PATH | crate::sys::O_DIRECTORY,
+    )?;
     let dir = OwnedFd::from(dir);
     let dfd = dir.as_raw_fd();
-    let mode = libc::O_WRONLY | libc::O_NONBLOCK | libc::O_NOCTTY;
-    let append_flag = if append { libc::O_APPEND } else { 0 };
+    let mode = crate::sys::O_WRONLY | crate::sys::O_NONBLOCK | crate::sys::O_NOCTTY;
+    let append_flag = if append { crate::sys::O_APPEND } else { 0 };
     match open_at(
         dfd,
         &name,
-        mode | append_flag | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW,
+        mode | append_flag | crate::sys::O_CREAT | crate::sys::O_EXCL | crate::sys::O_NOFOLLOW,
     ) {
         Ok(file) => return finish(file, Some((dir, name)), true, append),
-        Err(e) if e.raw_os_error() != Some(libc::EEXIST) => return Err(e),
+        Err(e) if crate::sys::errno_of(&e) != Some(libc::EEXIST) => return Err(e),
         Err(_) => {}
     }
     // Something is there.
-    let link = match open_at(dfd, &name, mode | append_flag | libc::O_NOFOLLOW) {
+    let link = match open_at(dfd, &name, mode | append_flag | crate::sys::O_NOFOLLOW) {
         Ok(file) => return existing(file, Some((dir, name)), named, append, path),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => true,
+        Err(e) if crate::sys::errno_of(&e) == Some(libc::ELOOP) => true,
         Err(e) => return Err(e),
     };
     if link && named == Named::Iomark {
@@ -134,6 +131,14 @@ pub fn open(path: &Path, named: Named, append: bool) -> io::Result<OutFile> {
 
 /// Whether the link `name` in `dir` leads to one of this process's own
 /// descriptors (`/dev/stdout` → `/proc/self/fd/1`, `/dev/fd/N`).
+#[cfg(windows)]
+fn own_descriptor(_dir: i32, _name: &CString) -> bool {
+    false
+}
+
+/// Whether the link `name` in `dir` leads to one of this process's own
+/// descriptors (`/dev/stdout` → `/proc/self/fd/1`, `/dev/fd/N`).
+#[cfg(unix)]
 fn own_descriptor(dir: i32, name: &CString) -> bool {
     let mut buf = [0u8; 256];
     // SAFETY: readlinkat writes at most buf.len() bytes into buf.
@@ -178,20 +183,15 @@ fn finish(
     append: bool,
 ) -> io::Result<OutFile> {
     // Blocking again (a FIFO the user named waits for its reader).
-    // SAFETY: fcntl on the descriptor just opened.
-    unsafe {
-        let fl = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
-        if fl >= 0 {
-            libc::fcntl(file.as_raw_fd(), libc::F_SETFL, fl & !libc::O_NONBLOCK);
-        }
-    }
+    let _ = crate::sys::set_blocking(file.as_raw_fd());
     let m = file.metadata()?;
     let regular = m.is_file();
+    let id = crate::sys::fstat(file.as_raw_fd()).map_or((m.dev(), m.ino()), |st| (st.dev, st.ino));
     Ok(OutFile {
         file,
         name: OutName {
             at,
-            id: (m.dev(), m.ino()),
+            id,
             created,
             regular,
         },
@@ -228,17 +228,7 @@ impl OutName {
         let Some((dir, name)) = &self.at else {
             return;
         };
-        // SAFETY: fstatat into a zeroed buffer, then unlinkat, with a
-        // NUL-terminated name in an open directory.
-        unsafe {
-            let mut st: libc::stat = std::mem::zeroed();
-            let flags = libc::AT_SYMLINK_NOFOLLOW;
-            if libc::fstatat(dir.as_raw_fd(), name.as_ptr(), &mut st, flags) == 0
-                && (st.st_dev, st.st_ino) == self.id
-            {
-                libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0);
-            }
-        }
+        let _ = crate::sys::unlink_at(dir.as_raw_fd(), name, false, Some(self.id));
     }
 }
 
@@ -260,6 +250,8 @@ mod tests {
     use super::*;
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn no_file_is_written_through_a_planted_link_or_hard_link() {
         let t = tempfile::tempdir().unwrap();
         let victim = t.path().join("victim");

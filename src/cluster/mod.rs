@@ -76,10 +76,10 @@ pub const BUILD_HINT: &str = "this iomark was built without MPI support; build i
 /// `SIGTERM`, `SIGINT`, ... (for messages).
 pub fn signal_name(sig: i32) -> String {
     match sig {
-        libc::SIGINT => "SIGINT".into(),
-        libc::SIGTERM => "SIGTERM".into(),
-        libc::SIGHUP => "SIGHUP".into(),
-        libc::SIGPIPE => "SIGPIPE".into(),
+        crate::sys::SIGINT => "SIGINT".into(),
+        crate::sys::SIGTERM => "SIGTERM".into(),
+        crate::sys::SIGHUP => "SIGHUP".into(),
+        crate::sys::SIGPIPE => "SIGPIPE".into(),
         n => format!("signal {n}"),
     }
 }

@@ -259,7 +259,13 @@ impl Shared {
             // Still this program (not a process that took the pid since).
             if me.is_some() && std::fs::read_link(format!("/proc/{pid}/exe")).ok() == me {
                 // SAFETY: kill(2) on the process of a lost rank of this run.
-                unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                // (MPI runs are Linux's: /proc names the program.)
+                #[cfg(unix)]
+                unsafe {
+                    libc::kill(pid as libc::pid_t, libc::SIGKILL)
+                };
+                #[cfg(not(unix))]
+                let _ = pid;
             }
         }
     }

@@ -10,6 +10,7 @@
 
 use std::path::Path;
 
+#[cfg(target_os = "linux")]
 use super::file::cstring;
 
 /// The page-sized alignment used when the target does not say.
@@ -25,17 +26,32 @@ pub struct DioAlign {
 }
 
 /// The direct I/O alignment of `path`, if the kernel or the device says.
+#[cfg(target_os = "linux")]
 pub fn dio_alignment(path: &Path) -> Option<DioAlign> {
     statx_dioalign(path).or_else(|| logical_block_size(path))
 }
 
+/// Windows: the sector size of the disk or volume (for a file, of the
+/// volume holding it), which unbuffered I/O needs.
+#[cfg(windows)]
+pub fn dio_alignment(path: &Path) -> Option<DioAlign> {
+    crate::sys::dio_alignment(path).map(|(mem, offset)| DioAlign { mem, offset })
+}
+
+/// macOS and FreeBSD: not asked (the page fallback applies).
+#[cfg(all(unix, not(target_os = "linux")))]
+pub fn dio_alignment(_path: &Path) -> Option<DioAlign> {
+    None
+}
+
+#[cfg(target_os = "linux")]
 fn statx_dioalign(path: &Path) -> Option<DioAlign> {
     let c = cstring(path).ok()?;
     // SAFETY: statx fills a zeroed struct for a NUL-terminated path.
     let mut stx: libc::statx = unsafe { std::mem::zeroed() };
     let r = unsafe {
         libc::statx(
-            libc::AT_FDCWD,
+            crate::sys::AT_FDCWD,
             c.as_ptr(),
             0,
             libc::STATX_DIOALIGN,
@@ -52,9 +68,10 @@ fn statx_dioalign(path: &Path) -> Option<DioAlign> {
 }
 
 /// `BLKSSZGET` on a block device; `None` for anything else.
+#[cfg(target_os = "linux")]
 fn logical_block_size(path: &Path) -> Option<DioAlign> {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::FileTypeExt;
+    use crate::sys::ext::FileTypeExt;
+    use crate::sys::AsRawFd;
     if !std::fs::metadata(path).ok()?.file_type().is_block_device() {
         return None;
     }
@@ -108,6 +125,8 @@ mod tests {
             );
             assert!(a.offset <= 65536);
         }
+        // Windows answers for the volume a missing file would be on.
+        #[cfg(unix)]
         assert_eq!(dio_alignment(dir.path().join("missing").as_path()), None);
     }
 

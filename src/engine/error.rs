@@ -38,7 +38,7 @@ impl EngineError {
             EngineError::Unfit(_) => libc::EINVAL,
             EngineError::Setup { errno, .. } => *errno,
             EngineError::Init { source, .. } | EngineError::Thread(source) => {
-                source.raw_os_error().unwrap_or(libc::EIO)
+                crate::sys::errno(source)
             }
             EngineError::Job { source, .. } => source.errno(),
         }

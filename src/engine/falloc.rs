@@ -6,7 +6,8 @@
 //! since fallocate needs write access.
 
 use std::io;
-use std::os::fd::RawFd;
+
+use crate::sys::RawFd;
 
 use super::file::{open_file, ret_or_errno, sync_op};
 use super::{Engine, EngineKind, IoUnit, Op, OpenFile, Queued};

@@ -1,75 +1,42 @@
 //! File-descriptor helpers shared by the engines: open, close, and the
 //! synchronous operations (trim, syncs) that several engines perform the
-//! same way.
+//! same way. The calls go through `sys`, so they mean the same on every
+//! platform (on Windows a descriptor is a handle).
 
 use std::ffi::CString;
 use std::io;
-use std::os::fd::RawFd;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::{IoUnit, Op};
+pub use crate::sys::ret_or_errno;
+use crate::sys::RawFd;
 
 pub fn cstring(path: &Path) -> io::Result<CString> {
-    CString::new(path.as_os_str().as_bytes())
+    CString::new(path.as_os_str().as_encoded_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
 }
 
+/// Opens `path` with `flags` (relative to the current directory).
 pub fn open_fd(path: &Path, flags: i32) -> io::Result<RawFd> {
+    use crate::sys::IntoRawFd;
     let c = cstring(path)?;
-    // SAFETY: `c` is a valid NUL-terminated path; mode is used only with O_CREAT.
-    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o644 as libc::c_uint) };
-    if fd < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(fd)
-    }
+    crate::sys::open_at(crate::sys::AT_FDCWD, &c, flags, 0o644).map(IntoRawFd::into_raw_fd)
 }
 
 /// Opens `f` (its name in its directory's handle) with `flags`.
 pub fn open_file(f: &super::OpenFile, flags: i32) -> io::Result<RawFd> {
-    // SAFETY: a NUL-terminated name relative to an open directory (or
-    // AT_FDCWD); mode is used only with O_CREAT.
-    let fd = unsafe {
-        libc::openat(
-            f.dir,
-            f.name.as_ptr(),
-            flags | libc::O_CLOEXEC,
-            0o644 as libc::c_uint,
-        )
-    };
-    if fd < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(fd)
-    }
+    use crate::sys::IntoRawFd;
+    crate::sys::open_at(f.dir, f.name, flags, 0o644).map(IntoRawFd::into_raw_fd)
 }
 
 pub fn close_fd(fd: RawFd) -> io::Result<()> {
-    // SAFETY: closing a descriptor this process opened.
-    if unsafe { libc::close(fd) } < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
+    crate::sys::close(fd)
 }
-
-/// Returns the result of a raw syscall as bytes done or `-errno`.
-#[inline]
-pub fn ret_or_errno(r: isize) -> i64 {
-    if r < 0 {
-        -(io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EIO) as i64)
-    } else {
-        r as i64
-    }
-}
-
-const BLKDISCARD: libc::c_ulong = 0x1277;
 
 /// Discards a range: `BLKDISCARD` on block devices, a punched hole on files.
+#[cfg(target_os = "linux")]
 pub fn trim(fd: RawFd, offset: u64, len: u64) -> i64 {
+    const BLKDISCARD: libc::c_ulong = 0x1277;
     // SAFETY: fstat into a zeroed stat buffer.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     if unsafe { libc::fstat(fd, &mut st) } < 0 {
@@ -100,22 +67,44 @@ pub fn trim(fd: RawFd, offset: u64, len: u64) -> i64 {
     }
 }
 
+/// Trims exist on Linux only: jobs that trim are refused elsewhere
+/// before they start (`run::platform`).
+#[cfg(not(target_os = "linux"))]
+pub fn trim(_fd: RawFd, _offset: u64, _len: u64) -> i64 {
+    -(libc::EOPNOTSUPP as i64)
+}
+
+/// `sync_file_range(2)` (Linux).
+#[cfg(target_os = "linux")]
+fn sync_file_range(io: &IoUnit) -> isize {
+    // SAFETY: a syscall on an open descriptor with integer arguments.
+    unsafe {
+        libc::sync_file_range(
+            io.fd,
+            io.offset as libc::off64_t,
+            io.len as libc::off64_t,
+            io.sfr_flags,
+        ) as isize
+    }
+}
+
+/// Refused elsewhere before the job starts (`run::platform`).
+#[cfg(not(target_os = "linux"))]
+fn sync_file_range(_io: &IoUnit) -> isize {
+    -2
+}
+
 /// Performs a sync-type or trim unit synchronously; returns the result.
 pub fn sync_op(io: &IoUnit) -> i64 {
-    // SAFETY: syscalls on an open descriptor with plain integer arguments.
-    let r = unsafe {
-        match io.op {
-            Op::Fsync => libc::fsync(io.fd) as isize,
-            Op::Fdatasync => libc::fdatasync(io.fd) as isize,
-            Op::SyncFileRange => libc::sync_file_range(
-                io.fd,
-                io.offset as libc::off64_t,
-                io.len as libc::off64_t,
-                io.sfr_flags,
-            ) as isize,
-            Op::Trim => return trim(io.fd, io.offset, io.len),
-            Op::Read | Op::Write => return -(libc::EINVAL as i64),
-        }
+    let r = match io.op {
+        Op::Fsync => crate::sys::fsync(io.fd),
+        Op::Fdatasync => crate::sys::fdatasync(io.fd),
+        Op::SyncFileRange => match sync_file_range(io) {
+            -2 => return -(libc::EOPNOTSUPP as i64),
+            r => r,
+        },
+        Op::Trim => return trim(io.fd, io.offset, io.len),
+        Op::Read | Op::Write => return -(libc::EINVAL as i64),
     };
     ret_or_errno(r)
 }

@@ -10,7 +10,8 @@
 //! follow the job's size and block size as with any other engine.
 
 use std::io;
-use std::os::fd::RawFd;
+
+use crate::sys::{IntoRawFd, RawFd};
 
 use super::file::close_fd;
 use super::{Engine, EngineKind, IoUnit, OpenFile, Queued};
@@ -39,12 +40,52 @@ impl FileOpEngine {
     }
 }
 
-fn check(r: libc::c_int) -> io::Result<()> {
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
+/// The stat call `stat_type` names, of `name` in `dir`.
+#[cfg(unix)]
+fn stat(dir: RawFd, name: &std::ffi::CStr, t: StatType) -> io::Result<()> {
+    let check = |r: libc::c_int| {
+        if r < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
+    };
+    let name = name.as_ptr();
+    // SAFETY: stat-family calls filling zeroed buffers.
+    unsafe {
+        match t {
+            StatType::Stat => {
+                let mut st: libc::stat = std::mem::zeroed();
+                check(libc::fstatat(dir, name, &mut st, 0))
+            }
+            StatType::Lstat => {
+                let mut st: libc::stat = std::mem::zeroed();
+                check(libc::fstatat(dir, name, &mut st, libc::AT_SYMLINK_NOFOLLOW))
+            }
+            #[cfg(target_os = "linux")]
+            StatType::Statx => {
+                let mut st: libc::statx = std::mem::zeroed();
+                check(libc::statx(dir, name, 0, libc::STATX_ALL, &mut st))
+            }
+            // statx exists on Linux only (refused elsewhere before the
+            // job starts).
+            #[cfg(not(target_os = "linux"))]
+            StatType::Statx => Err(crate::sys::from_errno(libc::EOPNOTSUPP)),
+        }
     }
+}
+
+/// The stat call `stat_type` names on Windows: the file opened for its
+/// attributes (following a link for `stat`), and its information read.
+#[cfg(windows)]
+fn stat(dir: RawFd, name: &std::ffi::CStr, t: StatType) -> io::Result<()> {
+    use crate::sys;
+    let flags = match t {
+        StatType::Lstat => sys::O_PATH | sys::O_NOFOLLOW,
+        _ => sys::O_PATH,
+    };
+    let fd = sys::open_at(dir, name, flags, 0)?;
+    sys::fstat(sys::AsRawFd::as_raw_fd(&fd)).map(drop)
 }
 
 impl Engine for FileOpEngine {
@@ -57,49 +98,29 @@ impl Engine for FileOpEngine {
     }
 
     fn open(&mut self, f: &OpenFile) -> io::Result<(RawFd, usize)> {
+        use crate::sys;
         // The file is `name` in the directory handle `dir` (see OpenFile).
-        let (dir, name) = (f.dir, f.name.as_ptr());
+        let (dir, name) = (f.dir, f.name);
         match self.kind {
             Kind::Create => {
                 // The runner's safety flags (exclusive create, no
                 // following of links, no blocking) are kept.
-                let safety = libc::O_EXCL | libc::O_NOFOLLOW | libc::O_NONBLOCK;
-                let mut flags = libc::O_CREAT | libc::O_RDWR | libc::O_CLOEXEC | (f.flags & safety);
+                let safety = sys::O_EXCL | sys::O_NOFOLLOW | sys::O_NONBLOCK;
+                let mut flags = sys::O_CREAT | sys::O_RDWR | (f.flags & safety);
                 if self.direct {
-                    flags |= libc::O_DIRECT;
+                    flags |= sys::O_DIRECT;
                 }
-                // SAFETY: NUL-terminated name; mode used with O_CREAT.
-                let fd = unsafe { libc::openat(dir, name, flags, 0o600 as libc::c_uint) };
-                if fd < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                Ok((fd, 0))
+                let fd = sys::open_at(dir, name, flags, 0o600)?;
+                Ok((fd.into_raw_fd(), 0))
             }
             Kind::Stat(t) => {
-                // SAFETY: stat-family calls filling zeroed buffers.
-                unsafe {
-                    match t {
-                        StatType::Stat => {
-                            let mut st: libc::stat = std::mem::zeroed();
-                            check(libc::fstatat(dir, name, &mut st, 0))?;
-                        }
-                        StatType::Lstat => {
-                            let mut st: libc::stat = std::mem::zeroed();
-                            check(libc::fstatat(dir, name, &mut st, libc::AT_SYMLINK_NOFOLLOW))?;
-                        }
-                        StatType::Statx => {
-                            let mut st: libc::statx = std::mem::zeroed();
-                            check(libc::statx(dir, name, 0, libc::STATX_ALL, &mut st))?;
-                        }
-                    }
-                }
+                stat(dir, name, t)?;
                 Ok((-1, 0))
             }
             Kind::Delete => {
                 // The runner checked that the name is the file it may
                 // delete (`run::files::open_target`) before this call.
-                // SAFETY: unlinkat of a NUL-terminated name.
-                check(unsafe { libc::unlinkat(dir, name, 0) })?;
+                sys::unlink_at(dir, name, false, None)?;
                 Ok((-1, 0))
             }
         }

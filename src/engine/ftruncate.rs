@@ -32,9 +32,7 @@ impl Engine for FtruncateEngine {
     fn queue(&mut self, io: &mut IoUnit) -> Queued {
         io.result = match io.op {
             Op::Write => {
-                // SAFETY: ftruncate on an open descriptor.
-                let r = unsafe { libc::ftruncate(io.fd, io.offset as libc::off_t) };
-                if r < 0 {
+                if crate::sys::ftruncate(io.fd, io.offset) < 0 {
                     ret_or_errno(-1)
                 } else {
                     io.len as i64

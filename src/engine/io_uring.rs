@@ -37,7 +37,7 @@ pub const MAX_ENTRIES: u32 = 32768;
 /// The errno symbol of the errors `io_uring_setup` is documented to
 /// return (and of a seccomp filter's usual answers).
 fn errno_symbol(e: &io::Error) -> String {
-    let n = e.raw_os_error().unwrap_or(0);
+    let n = crate::sys::errno_of(e).unwrap_or(0);
     let name = match n {
         libc::EPERM => "EPERM",
         libc::EACCES => "EACCES",
@@ -82,7 +82,7 @@ fn setup_error(spec: &JobSpec, entries: u32, e: &io::Error) -> String {
     };
     // A plain two-entry ring tells "io_uring is off" from "this ring is refused".
     let plain_ring_works = || IoUring::new(2).is_ok();
-    match e.raw_os_error() {
+    match crate::sys::errno_of(e) {
         Some(libc::ENOSYS) => off("this kernel does not provide io_uring"),
         Some(libc::EPERM | libc::EACCES) if !plain_ring_works() => {
             off("it is switched off by a seccomp profile or the kernel.io_uring_disabled sysctl")
@@ -121,7 +121,7 @@ fn build_ring(spec: &JobSpec) -> Result<IoUring, EngineError> {
     }
     b.setup_cqsize(entries.saturating_mul(2));
     b.build(entries).map_err(|err| EngineError::Setup {
-        errno: err.raw_os_error().unwrap_or(libc::EIO),
+        errno: crate::sys::errno_of(&err).unwrap_or(libc::EIO),
         msg: setup_error(spec, entries, &err),
     })
 }
@@ -334,7 +334,7 @@ impl Engine for IoUringEngine {
                     format!(
                         "fixedbufs: cannot register {} bytes of buffers: {e}{}",
                         pool.1,
-                        if e.raw_os_error() == Some(libc::EFAULT) {
+                        if crate::sys::errno_of(&e) == Some(libc::EFAULT) {
                             " (the kernel registers only anonymous or shared memory, not a shared mapping of a file: use mem=malloc, shm, mmap or mmap:FILE)"
                         } else {
                             ""
@@ -415,8 +415,10 @@ impl Engine for IoUringEngine {
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e)
-                    if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::EAGAIN))
-                        && self.inflight > 0 =>
+                    if matches!(
+                        crate::sys::errno_of(&e),
+                        Some(libc::EBUSY) | Some(libc::EAGAIN)
+                    ) && self.inflight > 0 =>
                 {
                     // The completion ring is full: keep its entries for
                     // the next reap, then submit again.
@@ -503,7 +505,7 @@ mod tests {
     fn a_ring_too_large_names_the_deepest_iodepth() {
         let s = spec(65536);
         assert_eq!(ring_entries(&s), 65536);
-        let m = setup_error(&s, 65536, &io::Error::from_raw_os_error(libc::EINVAL));
+        let m = setup_error(&s, 65536, &crate::sys::from_errno(libc::EINVAL));
         assert!(m.contains("iodepth=65536 is too deep"), "{m}");
         assert!(m.contains("use iodepth=32768 or less"), "{m}");
         assert!(!m.contains("not available"), "{m}");
@@ -514,7 +516,7 @@ mod tests {
 
     #[test]
     fn io_uring_missing_names_the_fallback_engines() {
-        let m = setup_error(&spec(1), 1, &io::Error::from_raw_os_error(libc::ENOSYS));
+        let m = setup_error(&spec(1), 1, &crate::sys::from_errno(libc::ENOSYS));
         assert!(m.contains("not available here"), "{m}");
         assert!(m.contains("ENOSYS"), "{m}");
         assert!(
@@ -525,10 +527,10 @@ mod tests {
 
     #[test]
     fn other_setup_errors_name_their_errno() {
-        let m = setup_error(&spec(8), 8, &io::Error::from_raw_os_error(libc::EMFILE));
+        let m = setup_error(&spec(8), 8, &crate::sys::from_errno(libc::EMFILE));
         assert!(m.contains("EMFILE") && m.contains("iodepth=8"), "{m}");
         assert!(!m.contains("not available"), "{m}");
-        let m = setup_error(&spec(8), 8, &io::Error::from_raw_os_error(libc::ENOMEM));
+        let m = setup_error(&spec(8), 8, &crate::sys::from_errno(libc::ENOMEM));
         assert!(m.contains("ENOMEM") && m.contains("ulimit -l"), "{m}");
     }
 }

@@ -191,7 +191,7 @@ impl Engine for LibaioEngine {
         let r = unsafe { libc::syscall(libc::SYS_io_setup, depth as libc::c_long, &mut ctx) };
         if r < 0 {
             let e = io::Error::last_os_error();
-            return Err(if e.raw_os_error() == Some(libc::EAGAIN) {
+            return Err(if crate::sys::errno_of(&e) == Some(libc::EAGAIN) {
                 io::Error::new(
                     e.kind(),
                     format!("io_setup: {e} (the system-wide limit fs.aio-max-nr is reached)"),
@@ -280,7 +280,7 @@ impl Engine for LibaioEngine {
                     self.inflight += done as u32;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) && self.inflight > 0 => {
+                Err(e) if crate::sys::errno_of(&e) == Some(libc::EAGAIN) && self.inflight > 0 => {
                     // No room in the kernel queue: wait for one completion
                     // and keep it for the next reap.
                     let got = self.getevents(1, self.depth - self.stash.len() as u32)?;

@@ -8,7 +8,8 @@
 //! its registry entry says `Layout::Full`. Hot path: one bounds check and a copy.
 
 use std::io;
-use std::os::fd::RawFd;
+
+use crate::sys::RawFd;
 
 use super::file::{open_file, ret_or_errno, sync_op};
 use super::{Engine, EngineKind, IoUnit, Op, OpenFile, Queued};
@@ -24,6 +25,7 @@ struct Map {
 pub struct MmapEngine {
     maps: Vec<Map>,
     advice: libc::c_int,
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     thp: bool,
 }
 
@@ -63,7 +65,7 @@ impl Engine for MmapEngine {
             )));
         }
         let mut prot = libc::PROT_READ;
-        if f.flags & libc::O_ACCMODE != libc::O_RDONLY {
+        if f.flags & crate::sys::O_ACCMODE != crate::sys::O_RDONLY {
             prot |= libc::PROT_WRITE;
         }
         // SAFETY: maps `size` bytes of an open descriptor; checked below.
@@ -87,6 +89,8 @@ impl Engine for MmapEngine {
         unsafe {
             libc::madvise(base, f.size as usize, self.advice);
         }
+        // thp exists on Linux only (refused elsewhere before the job starts).
+        #[cfg(target_os = "linux")]
         if self.thp {
             // SAFETY: as above.
             if unsafe { libc::madvise(base, f.size as usize, libc::MADV_HUGEPAGE) } < 0 {

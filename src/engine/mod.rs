@@ -11,7 +11,8 @@
 //! the registry and never compares engine names.
 
 use std::io;
-use std::os::fd::RawFd;
+
+pub use crate::sys::RawFd;
 
 pub use crate::job::EngineKind;
 use crate::job::JobSpec;
@@ -20,18 +21,27 @@ pub use registry::{Destroys, EngineInfo, Layout};
 
 pub mod align;
 pub mod error;
+#[cfg(target_os = "linux")]
 pub mod falloc;
 pub mod file;
 pub mod fileops;
 pub mod ftruncate;
+#[cfg(target_os = "linux")]
 pub mod io_uring;
+#[cfg(target_os = "linux")]
 pub mod io_uring_cmd;
+#[cfg(target_os = "linux")]
 pub mod libaio;
+#[cfg(unix)]
 pub mod mmap;
 pub mod null;
+pub mod platform;
+#[cfg(unix)]
 pub mod posixaio;
 pub mod registry;
 pub mod sync;
+#[cfg(windows)]
+pub mod windowsaio;
 
 /// What an I/O unit does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,8 +201,8 @@ impl Caps {
 /// Per-file information an engine may need when opening. The file is
 /// `name` in the directory `dir` (a handle the run holds; `AT_FDCWD` with
 /// the whole path as `name` when there is none): engines open it with
-/// `openat` ([`file::open_file`]), never by `path`, which is for
-/// messages.
+/// `openat` ([`file::open_file`]; on Windows its equivalent), never by
+/// `path`, which is for messages.
 #[derive(Debug)]
 pub struct OpenFile<'a> {
     pub path: &'a std::path::Path,
@@ -278,6 +288,12 @@ pub fn create(spec: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
 /// off; ftruncate only writes). Returns one line naming the job and the
 /// problem.
 pub fn preflight(spec: &JobSpec) -> Result<(), EngineError> {
+    if let Some(why) = platform::refusal(spec) {
+        return Err(EngineError::Job {
+            job: spec.name.clone(),
+            source: Box::new(EngineError::Unfit(why)),
+        });
+    }
     (spec.io.ioengine.info().preflight)(spec).map_err(|e| EngineError::Job {
         job: spec.name.clone(),
         source: Box::new(e),

@@ -4,7 +4,8 @@
 //! measures iomark's own overhead.
 
 use std::io;
-use std::os::fd::RawFd;
+
+use crate::sys::RawFd;
 
 use super::{Caps, Completion, Engine, EngineKind, IoUnit, OpenFile, Queued};
 use crate::job::JobSpec;

@@ -104,8 +104,8 @@ impl Engine for PosixAioEngine {
             match io.op {
                 Op::Read => libc::aio_read(cb),
                 Op::Write => libc::aio_write(cb),
-                Op::Fsync => libc::aio_fsync(libc::O_SYNC, cb),
-                _ => libc::aio_fsync(libc::O_DSYNC, cb),
+                Op::Fsync => libc::aio_fsync(crate::sys::O_SYNC, cb),
+                _ => libc::aio_fsync(crate::sys::O_DSYNC, cb),
             }
         };
         if r < 0 {
@@ -144,7 +144,8 @@ impl Engine for PosixAioEngine {
             };
             if r < 0 {
                 let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::Interrupted && e.raw_os_error() != Some(libc::EAGAIN)
+                if e.kind() != io::ErrorKind::Interrupted
+                    && crate::sys::errno_of(&e) != Some(libc::EAGAIN)
                 {
                     return Err(e);
                 }

@@ -13,9 +13,13 @@
 //! io_uring registers buffers only with fixedbufs) are the engine's
 //! `Engine::caps` method; the entry holds what is true for every job.
 
-use super::{
-    falloc, fileops, ftruncate, io_uring, io_uring_cmd, libaio, mmap, null, posixaio, sync,
-};
+#[cfg(windows)]
+use super::windowsaio;
+#[cfg(target_os = "linux")]
+use super::{falloc, io_uring, io_uring_cmd, libaio};
+use super::{fileops, ftruncate, null, sync};
+#[cfg(unix)]
+use super::{mmap, posixaio};
 use super::{Caps, Engine, EngineError};
 use crate::job::{EngineKind, JobSpec};
 
@@ -78,6 +82,9 @@ pub struct EngineInfo {
     /// Even its reads change the files (falloc allocates blocks): refused
     /// under `--readonly` whatever the job's `rw`.
     pub reads_change_files: bool,
+    /// Exists on this operating system (elsewhere refused before the run
+    /// by `engine::platform`, naming the system).
+    pub here: bool,
     pub preflight: Preflight,
     pub create: Constructor,
 }
@@ -109,6 +116,7 @@ impl EngineKind {
             K::IoUring => &IO_URING,
             K::IoUringCmd => &IO_URING_CMD,
             K::PosixAio => &POSIXAIO,
+            K::WindowsAio => &WINDOWSAIO,
             K::Mmap => &MMAP,
             K::Null => &NULL,
             K::FileCreate => &FILECREATE,
@@ -124,6 +132,26 @@ fn no_preflight(_: &JobSpec) -> Result<(), EngineError> {
     Ok(())
 }
 
+/// The constructor of an engine this system does not have (never called:
+/// `engine::platform` refuses such a job first).
+#[allow(dead_code)]
+fn elsewhere(s: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
+    Err(EngineError::Unfit(
+        super::platform::refusal(s).unwrap_or_else(|| "engine not available here".to_string()),
+    ))
+}
+
+/// `$make` where `$cfg` holds, [`elsewhere`] otherwise.
+macro_rules! here {
+    ($cfg:meta, $make:expr) => {{
+        #[cfg($cfg)]
+        let f: Constructor = $make;
+        #[cfg(not($cfg))]
+        let f: Constructor = elsewhere;
+        f
+    }};
+}
+
 /// An engine that reads and writes file data through the descriptor;
 /// the entries below say how each differs.
 const DATA_ENGINE: EngineInfo = EngineInfo {
@@ -135,6 +163,7 @@ const DATA_ENGINE: EngineInfo = EngineInfo {
     needs_block_device: false,
     nvme_passthrough: false,
     reads_change_files: false,
+    here: true,
     preflight: no_preflight,
     create: |s| Ok(Box::new(sync::SyncEngine::new(s, sync::Style::Psync))),
 };
@@ -175,34 +204,52 @@ static PSYNC: EngineInfo = EngineInfo {
 static VSYNC: EngineInfo = EngineInfo {
     kind: EngineKind::Vsync,
     caps: SYNCHRONOUS,
-    create: |s| Ok(Box::new(sync::SyncEngine::new(s, sync::Style::Vsync))),
+    here: cfg!(unix),
+    create: here!(unix, |s| Ok(Box::new(sync::SyncEngine::new(
+        s,
+        sync::Style::Vsync
+    )))),
     ..DATA_ENGINE
 };
 
 static PVSYNC: EngineInfo = EngineInfo {
     kind: EngineKind::Pvsync,
     caps: SYNCHRONOUS,
-    create: |s| Ok(Box::new(sync::SyncEngine::new(s, sync::Style::Pvsync))),
+    here: cfg!(unix),
+    create: here!(unix, |s| Ok(Box::new(sync::SyncEngine::new(
+        s,
+        sync::Style::Pvsync
+    )))),
     ..DATA_ENGINE
 };
 
 static PVSYNC2: EngineInfo = EngineInfo {
     kind: EngineKind::Pvsync2,
     caps: SYNCHRONOUS,
-    create: |s| Ok(Box::new(sync::SyncEngine::new(s, sync::Style::Pvsync2))),
+    here: cfg!(target_os = "linux"),
+    create: here!(target_os = "linux", |s| Ok(Box::new(
+        sync::SyncEngine::new(s, sync::Style::Pvsync2)
+    ))),
     ..DATA_ENGINE
 };
 
 static LIBAIO: EngineInfo = EngineInfo {
     kind: EngineKind::Libaio,
-    create: |s| Ok(Box::new(libaio::LibaioEngine::new(s))),
+    here: cfg!(target_os = "linux"),
+    create: here!(target_os = "linux", |s| Ok(Box::new(
+        libaio::LibaioEngine::new(s)
+    ))),
     ..DATA_ENGINE
 };
 
 static IO_URING: EngineInfo = EngineInfo {
     kind: EngineKind::IoUring,
+    here: cfg!(target_os = "linux"),
+    #[cfg(target_os = "linux")]
     preflight: io_uring::preflight,
-    create: |s| Ok(Box::new(io_uring::IoUringEngine::new(s)?)),
+    create: here!(target_os = "linux", |s| Ok(Box::new(
+        io_uring::IoUringEngine::new(s)?
+    ))),
     ..DATA_ENGINE
 };
 
@@ -212,14 +259,28 @@ static IO_URING_CMD: EngineInfo = EngineInfo {
     // means nothing (commands bypass the page cache anyway).
     direct_io: false,
     nvme_passthrough: true,
+    here: cfg!(target_os = "linux"),
+    #[cfg(target_os = "linux")]
     preflight: io_uring_cmd::preflight,
-    create: |s| Ok(Box::new(io_uring_cmd::IoUringCmdEngine::new(s)?)),
+    create: here!(target_os = "linux", |s| Ok(Box::new(
+        io_uring_cmd::IoUringCmdEngine::new(s)?
+    ))),
     ..DATA_ENGINE
 };
 
 static POSIXAIO: EngineInfo = EngineInfo {
     kind: EngineKind::PosixAio,
-    create: |s| Ok(Box::new(posixaio::PosixAioEngine::new(s))),
+    here: cfg!(unix),
+    create: here!(unix, |s| Ok(Box::new(posixaio::PosixAioEngine::new(s)))),
+    ..DATA_ENGINE
+};
+
+static WINDOWSAIO: EngineInfo = EngineInfo {
+    kind: EngineKind::WindowsAio,
+    here: cfg!(windows),
+    create: here!(windows, |s| Ok(Box::new(
+        windowsaio::WindowsAioEngine::new(s)?
+    ))),
     ..DATA_ENGINE
 };
 
@@ -228,7 +289,8 @@ static MMAP: EngineInfo = EngineInfo {
     caps: SYNCHRONOUS,
     layout: Layout::Full,
     direct_io: false,
-    create: |s| Ok(Box::new(mmap::MmapEngine::new(s))),
+    here: cfg!(unix),
+    create: here!(unix, |s| Ok(Box::new(mmap::MmapEngine::new(s)))),
     ..DATA_ENGINE
 };
 
@@ -292,7 +354,8 @@ static FALLOC: EngineInfo = EngineInfo {
     kind: EngineKind::Falloc,
     caps: SYNCHRONOUS,
     reads_change_files: true,
-    create: |_| Ok(Box::new(falloc::FallocEngine)),
+    here: cfg!(target_os = "linux"),
+    create: here!(target_os = "linux", |_| Ok(Box::new(falloc::FallocEngine))),
     ..DATA_ENGINE
 };
 
@@ -315,6 +378,9 @@ mod tests {
             // Deep enough for null to queue; no fixedbufs: the job
             // changes no engine's caps.
             spec.io.iodepth = 8;
+            if !k.info().here {
+                continue;
+            }
             let e = match (k.info().create)(&spec) {
                 Ok(e) => e,
                 // io_uring can be switched off (seccomp, sysctl).
@@ -381,6 +447,7 @@ mod tests {
             K::IoUringCmd,
             K::Mmap,
             K::Falloc,
+            K::WindowsAio,
         ] {
             assert_eq!(k.info().destroys, Destroys::WhenWriting, "{k}");
         }

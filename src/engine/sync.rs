@@ -63,6 +63,7 @@ impl SyncEngine {
         }
     }
 
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     fn flags_for_this_io(&mut self) -> i32 {
         let mut f = self.rwf & !RWF_HIPRI;
         if self.hipri_percentage > 0 {
@@ -77,6 +78,27 @@ impl SyncEngine {
     #[inline]
     fn rw(&mut self, io: &mut IoUnit) -> i64 {
         let write = io.op == Op::Write;
+        let (buf, len, off) = (io.buf, io.len as usize, io.offset);
+        // SAFETY: `buf` points into the worker's aligned pool with at least
+        // `len` bytes; the descriptor is open for the duration of the call.
+        let r = unsafe {
+            match self.style {
+                Style::Sync if write => crate::sys::seek_write(io.fd, buf, len, off),
+                Style::Sync => crate::sys::seek_read(io.fd, buf, len, off),
+                Style::Psync if write => crate::sys::pwrite(io.fd, buf, len, off),
+                Style::Psync => crate::sys::pread(io.fd, buf, len, off),
+                _ => return self.vectored(io),
+            }
+        };
+        ret_or_errno(r)
+    }
+
+    /// The vectored styles (Unix only; refused elsewhere before the job
+    /// starts).
+    #[cfg(unix)]
+    #[inline]
+    fn vectored(&mut self, io: &mut IoUnit) -> i64 {
+        let write = io.op == Op::Write;
         let buf = io.buf as *mut libc::c_void;
         let len = io.len as usize;
         let off = io.offset as libc::off_t;
@@ -88,23 +110,6 @@ impl SyncEngine {
         // `len` bytes; the descriptor is open for the duration of the call.
         let r = unsafe {
             match self.style {
-                Style::Sync => {
-                    if libc::lseek(io.fd, off, libc::SEEK_SET) < 0 {
-                        return ret_or_errno(-1);
-                    }
-                    if write {
-                        libc::write(io.fd, buf, len)
-                    } else {
-                        libc::read(io.fd, buf, len)
-                    }
-                }
-                Style::Psync => {
-                    if write {
-                        libc::pwrite(io.fd, buf, len, off)
-                    } else {
-                        libc::pread(io.fd, buf, len, off)
-                    }
-                }
                 Style::Vsync => {
                     if libc::lseek(io.fd, off, libc::SEEK_SET) < 0 {
                         return ret_or_errno(-1);
@@ -122,6 +127,7 @@ impl SyncEngine {
                         libc::preadv(io.fd, &iov, 1, off)
                     }
                 }
+                #[cfg(target_os = "linux")]
                 Style::Pvsync2 => {
                     let flags = self.flags_for_this_io();
                     if write {
@@ -130,9 +136,15 @@ impl SyncEngine {
                         libc::preadv2(io.fd, &iov, 1, off, flags)
                     }
                 }
+                _ => return -(libc::EOPNOTSUPP as i64),
             }
         };
         ret_or_errno(r)
+    }
+
+    #[cfg(not(unix))]
+    fn vectored(&mut self, _io: &mut IoUnit) -> i64 {
+        -(libc::EOPNOTSUPP as i64)
     }
 }
 

@@ -42,23 +42,32 @@ pub fn iso_utc(secs: i64) -> String {
 
 /// `2026-11-26 00:30` in local time, for tables.
 pub fn short_local(secs: i64) -> String {
-    let t = secs as libc::time_t;
-    // SAFETY: localtime_r fills the zeroed struct from a valid time_t.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+    let Some(c) = crate::sys::calendar(secs, false) else {
         return iso_utc(secs);
-    }
+    };
     format!(
         "{:04}-{:02}-{:02} {:02}:{:02}",
-        tm.tm_year + 1900,
-        tm.tm_mon + 1,
-        tm.tm_mday,
-        tm.tm_hour,
-        tm.tm_min
+        c.year, c.month, c.day, c.hour, c.minute
     )
 }
 
+/// Local time to Unix seconds: the same fields read as UTC, less the
+/// local offset at that instant (Windows has no `mktime` in the C
+/// library iomark links).
+#[cfg(windows)]
+fn local_to_unix(y: i64, mo: i64, d: i64, h: i64, mi: i64, s: i64) -> Option<i64> {
+    let days = days_from_civil(y, mo, d);
+    let as_utc = days * 86_400 + h * 3600 + mi * 60 + s;
+    let c = crate::sys::calendar(as_utc, false)?;
+    let local = days_from_civil(i64::from(c.year), i64::from(c.month), i64::from(c.day)) * 86_400
+        + i64::from(c.hour) * 3600
+        + i64::from(c.minute) * 60
+        + i64::from(c.second);
+    Some(as_utc - (local - as_utc))
+}
+
 /// Local time to Unix seconds (mktime).
+#[cfg(unix)]
 fn local_to_unix(y: i64, mo: i64, d: i64, h: i64, mi: i64, s: i64) -> Option<i64> {
     // SAFETY: a zeroed tm is valid; mktime reads and normalises it.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };

@@ -114,6 +114,18 @@ pub fn memory_served(spec: &JobSpec, env: &Environment) -> bool {
     moves_data(spec) && (on_memory(spec, env) || page_cached(spec, env).is_some())
 }
 
+/// The warning every run under Wine carries: its figures are not
+/// Windows figures.
+pub fn wine_warning() -> Option<Warning> {
+    crate::sys::under_wine().then(|| Warning {
+        kind: "wine",
+        job: String::new(),
+        message: "running under Wine: the figures are Linux's I/O through Wine's emulation \
+                  of Windows calls (unbuffered I/O included), not Windows figures"
+            .to_string(),
+    })
+}
+
 /// Cache-honesty warnings for a set of jobs, once per job name (a
 /// memory filesystem once per mount), from the environment found under
 /// them.

@@ -30,7 +30,7 @@ pub mod zones;
 
 use std::path::{Path, PathBuf};
 
-pub use cache::{cache_warnings, memory_served, Warning};
+pub use cache::{cache_warnings, memory_served, wine_warning, Warning};
 pub use target::{schedulers, target, Target};
 
 use crate::job::spec::JobSpec;
@@ -109,6 +109,7 @@ fn read_trim(p: impl AsRef<Path>) -> Option<String> {
     (!t.is_empty()).then(|| t.to_string())
 }
 
+#[cfg(unix)]
 fn c_chars(a: &[libc::c_char]) -> String {
     let bytes: Vec<u8> = a
         .iter()
@@ -145,21 +146,27 @@ pub fn peak_rss_bytes() -> Option<u64> {
 
 /// This host's name (uname's nodename; empty when unknown).
 pub fn hostname() -> String {
+    uname().0
+}
+
+/// (host name, kernel "sysname release version", machine) as uname(2)
+/// gives them; on Windows the computer name, "Windows" and the
+/// architecture.
+#[cfg(windows)]
+fn uname() -> (String, String, String) {
+    let name = std::env::var("COMPUTERNAME").unwrap_or_default();
+    (
+        name,
+        "Windows".to_string(),
+        std::env::consts::ARCH.to_string(),
+    )
+}
+
+#[cfg(unix)]
+fn uname() -> (String, String, String) {
     // SAFETY: uname fills the zeroed struct.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
     if unsafe { libc::uname(&mut u) } == 0 {
-        c_chars(&u.nodename)
-    } else {
-        String::new()
-    }
-}
-
-/// Describes the host.
-pub fn host() -> Host {
-    // SAFETY: uname fills the zeroed struct.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::uname(&mut u) } == 0;
-    let (hostname, kernel, machine) = if ok {
         (
             c_chars(&u.nodename),
             format!(
@@ -172,7 +179,12 @@ pub fn host() -> Host {
         )
     } else {
         Default::default()
-    };
+    }
+}
+
+/// Describes the host.
+pub fn host() -> Host {
+    let (hostname, kernel, machine) = uname();
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let cpu_model = ["model name", "Processor", "cpu model", "Hardware", "cpu"]
         .iter()
@@ -183,15 +195,14 @@ pub fn host() -> Host {
             })
         })
         .unwrap_or_default();
-    // SAFETY: sysconf has no preconditions.
-    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as u64;
+    let cpus = crate::sys::online_cpus() as u64;
     Host {
         hostname,
         kernel,
         machine,
         cpu_model,
         cpus,
-        ram_bytes: meminfo("MemTotal").unwrap_or(0),
+        ram_bytes: meminfo("MemTotal").unwrap_or_else(crate::sys::ram_bytes),
         mem_available_bytes: meminfo("MemAvailable").unwrap_or(0),
         cpu_governor: read_trim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
     }
@@ -223,6 +234,8 @@ mod tests {
     use super::*;
 
     #[test]
+    // Mount and device probing is Linux's.
+    #[cfg(target_os = "linux")]
     fn the_current_directory_has_a_filesystem() {
         let t = target(Path::new("."));
         assert!(t.fs_type.is_some(), "{t:?}");

@@ -11,8 +11,12 @@
 //! same way ([`Cmd`]). Only the engine's per-I/O commands are on the hot
 //! path; everything else runs at set-up.
 
+// NVMe passthrough and zoned devices are Linux's: elsewhere the calls
+// answer "not supported" and their arguments go unused.
+#![cfg_attr(not(target_os = "linux"), allow(unused_variables, dead_code))]
+
+use crate::sys::RawFd;
 use std::io;
-use std::os::fd::RawFd;
 use std::path::{Path, PathBuf};
 
 /// `_IOWR('N', 0x41, struct nvme_passthru_cmd)`.
@@ -98,7 +102,10 @@ pub fn passthru(fd: RawFd, cmd: &mut Cmd, admin: bool) -> io::Result<u32> {
         NVME_IOCTL_IO_CMD
     };
     // SAFETY: the command and the buffer it points at live for the call.
+    #[cfg(target_os = "linux")]
     let r = unsafe { libc::ioctl(fd, req as _, cmd as *mut Cmd) };
+    #[cfg(not(target_os = "linux"))]
+    let r = crate::sys::not_supported();
     match r {
         0 => Ok(cmd.result),
         r if r < 0 => Err(io::Error::last_os_error()),
@@ -191,20 +198,29 @@ pub fn status_errno(status: u16) -> i32 {
         0x000 => 0,
         0x081 => libc::ENOSPC,
         0x001 | 0x002 | 0x080 | 0x180 | 0x00b => libc::EOPNOTSUPP,
-        0x1bd => libc::ETOOMANYREFS,
+        0x1bd => ETOOMANYREFS,
         0x1be => libc::EOVERFLOW,
         0x282..=0x284 => libc::EILSEQ,
-        0x281 => libc::ENODATA,
-        0x083 => libc::EBADE,
+        0x281 => ENODATA,
+        0x083 => EBADE,
         0x020 | 0x182 => libc::ENOLINK,
         _ => libc::EIO,
     }
 }
 
+/// Linux's errno values for two NVMe statuses (libc names them on Linux
+/// only; NVMe passthrough is Linux's).
+const ETOOMANYREFS: i32 = 109;
+const EBADE: i32 = 52;
+const ENODATA: i32 = 61;
+
 /// The namespace id of the NVMe device open at `fd`.
 pub fn namespace_id(fd: RawFd) -> io::Result<u32> {
     // SAFETY: NVME_IOCTL_ID takes no argument.
+    #[cfg(target_os = "linux")]
     let r = unsafe { libc::ioctl(fd, NVME_IOCTL_ID as _) };
+    #[cfg(not(target_os = "linux"))]
+    let r = crate::sys::not_supported();
     if r < 0 {
         Err(io::Error::last_os_error())
     } else {
@@ -497,7 +513,11 @@ pub fn placement_ids(fd: RawFd, nsid: u32) -> io::Result<Vec<u16>> {
 /// Whether the character device `rdev` is an NVMe generic device
 /// (`/dev/ngXnY`: sysfs class `nvme-generic`).
 pub fn is_generic(rdev: u64) -> bool {
-    let dir = format!("/sys/dev/char/{}:{}", libc::major(rdev), libc::minor(rdev));
+    let dir = format!(
+        "/sys/dev/char/{}:{}",
+        crate::sys::major_minor(rdev).0,
+        crate::sys::major_minor(rdev).1
+    );
     std::fs::read_link(Path::new(&dir).join("subsystem"))
         .ok()
         .and_then(|p| p.file_name().map(|n| n == "nvme-generic"))
@@ -509,7 +529,11 @@ pub fn is_generic(rdev: u64) -> bool {
 /// same controller (or subsystem) with that namespace id, else the
 /// kernel's name for it (`ngXnY` → `nvmeXnY`) when it has that id.
 pub fn block_device_of(rdev: u64, nsid: u32) -> Option<PathBuf> {
-    let sys = format!("/sys/dev/char/{}:{}", libc::major(rdev), libc::minor(rdev));
+    let sys = format!(
+        "/sys/dev/char/{}:{}",
+        crate::sys::major_minor(rdev).0,
+        crate::sys::major_minor(rdev).1
+    );
     let me = std::fs::canonicalize(&sys).ok()?;
     let name = me.file_name()?.to_string_lossy().into_owned();
     let has_nsid = |dir: &Path| {
@@ -590,10 +614,10 @@ const T10DIF: [u16; 256] = {
 
 /// Opens `path` read-only for probing (non-blocking, close-on-exec).
 pub fn open_probe(path: &Path) -> io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
+    use crate::sys::ext::OpenOptionsExt;
     std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .custom_flags(crate::sys::O_NONBLOCK | crate::sys::O_CLOEXEC)
         .open(path)
 }
 

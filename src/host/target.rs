@@ -190,11 +190,11 @@ fn fill_device(t: &mut Target, disk: &Path) {
 }
 
 fn dev_of(path: &Path) -> Option<(u64, bool)> {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    use crate::sys::ext::{FileTypeExt, MetadataExt};
     let m = std::fs::metadata(path).ok()?;
     if m.file_type().is_char_device() && super::nvme::is_generic(m.rdev()) {
         // an NVMe generic device: described as its namespace's block device
-        use std::os::fd::AsRawFd;
+        use crate::sys::AsRawFd;
         let f = super::nvme::open_probe(path).ok()?;
         let nsid = super::nvme::namespace_id(f.as_raw_fd()).ok()?;
         let bdev = super::nvme::block_device_of(m.rdev(), nsid)?;
@@ -226,7 +226,7 @@ pub fn target(path: &Path) -> Target {
     let Some((dev, is_block)) = dev_of(&canon) else {
         return t;
     };
-    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let (major, minor) = crate::sys::major_minor(dev);
     let mounts = mounts::read();
     if !is_block {
         if let Some(m) = mounts::mount_of(&mounts, &canon) {
@@ -249,7 +249,8 @@ pub fn target(path: &Path) -> Target {
         let src = t.mount_source.as_deref()?;
         let (d, blk) = dev_of(Path::new(src))?;
         if blk {
-            sys_disk(libc::major(d), libc::minor(d))
+            let (a, b) = crate::sys::major_minor(d);
+            sys_disk(a, b)
         } else {
             None
         }

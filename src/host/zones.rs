@@ -8,9 +8,13 @@
 //! Everything here is in bytes. It runs when a job starts and when a
 //! zone is reset, never per I/O.
 
+// NVMe passthrough and zoned devices are Linux's: elsewhere the calls
+// answer "not supported" and their arguments go unused.
+#![cfg_attr(not(target_os = "linux"), allow(unused_variables, dead_code))]
+
+use crate::sys::ext::{FileTypeExt, MetadataExt};
+use crate::sys::{AsRawFd, RawFd};
 use std::io;
-use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
 use super::nvme;
@@ -125,7 +129,11 @@ pub fn probe(path: &Path) -> io::Result<Option<(Zoned, Access)>> {
 
 /// The queue directory in sysfs of block device `rdev`.
 fn sys_queue(rdev: u64) -> std::path::PathBuf {
-    let dir = format!("/sys/dev/block/{}:{}", libc::major(rdev), libc::minor(rdev));
+    let dir = format!(
+        "/sys/dev/block/{}:{}",
+        crate::sys::major_minor(rdev).0,
+        crate::sys::major_minor(rdev).1
+    );
     let p = Path::new(&dir);
     // a partition's queue is its disk's
     if p.join("partition").exists() {
@@ -180,7 +188,10 @@ fn report_block(fd: RawFd, max: usize) -> io::Result<Vec<Zone>> {
         buf[0] = sector;
         buf[1] = want as u64; // nr_zones in the low half, flags 0
                               // SAFETY: the buffer holds the header and `want` zone records.
+        #[cfg(target_os = "linux")]
         let r = unsafe { libc::ioctl(fd, BLKREPORTZONE as _, buf.as_mut_ptr()) };
+        #[cfg(not(target_os = "linux"))]
+        let r = crate::sys::not_supported();
         if r < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -223,7 +234,10 @@ pub fn reset(fd: RawFd, access: Access, start: u64, len: u64, zone_size: u64) ->
         Access::Block => {
             let range = [start / 512, len / 512];
             // SAFETY: BLKRESETZONE reads a struct of two u64s.
+            #[cfg(target_os = "linux")]
             let r = unsafe { libc::ioctl(fd, BLKRESETZONE as _, range.as_ptr()) };
+            #[cfg(not(target_os = "linux"))]
+            let r = crate::sys::not_supported();
             if r < 0 {
                 return Err(io::Error::last_os_error());
             }

@@ -71,6 +71,8 @@ engine_kinds! {
     IoUring = "io_uring", "asynchronous I/O through io_uring submission and completion rings";
     /// NVMe passthrough commands through io_uring.
     IoUringCmd = "io_uring_cmd", "NVMe read, write, deallocate and flush commands through io_uring on NVMe generic character devices (/dev/ngXnY)";
+    /// Overlapped I/O on an I/O completion port (Windows).
+    WindowsAio = "windowsaio", "Windows overlapped I/O on an I/O completion port (ReadFile, WriteFile, GetQueuedCompletionStatusEx)";
     /// POSIX asynchronous I/O from the C library.
     PosixAio = "posixaio", "POSIX asynchronous I/O (aio_read(3), aio_write(3))";
     /// Copies to and from a shared mapping of each file.
@@ -120,7 +122,6 @@ pub const NOT_IMPLEMENTED: &[&str] = &[
     "ime_psync",
     "ime_psyncv",
     "ime_aio",
-    "windowsaio",
     "solarisaio",
     "spdk",
     "librpma_apm_client",

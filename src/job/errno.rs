@@ -151,11 +151,13 @@ pub fn parse(s: &str) -> Option<i32> {
         .map(|&(_, n)| n)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn names_and_numbers() {
         assert_eq!(parse("ENOSPC"), Some(libc::ENOSPC));
         assert_eq!(parse("eio"), Some(libc::EIO));

@@ -152,11 +152,11 @@ pub fn read_at_most(input: &mut dyn std::io::Read, limit: u64) -> Result<Vec<u8>
 /// and some never end. The error is the reason alone, for the caller to
 /// put after the file's name.
 pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    use std::os::unix::io::AsRawFd;
+    use crate::sys::ext::{FileTypeExt, OpenOptionsExt};
+    use crate::sys::AsRawFd;
     let mut file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .custom_flags(crate::sys::O_NONBLOCK | crate::sys::O_CLOEXEC)
         .open(path)
         .map_err(|e| io_reason(&e))?;
     let ft = file.metadata().map_err(|e| io_reason(&e))?.file_type();
@@ -176,12 +176,8 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
         if !anonymous {
             return Err(not_regular("a named pipe (FIFO)"));
         }
-        // SAFETY: fcntl on a descriptor this function owns.
-        unsafe {
-            let flags = libc::fcntl(fd, libc::F_GETFL);
-            if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0 {
-                return Err(io_reason(&std::io::Error::last_os_error()));
-            }
+        if let Err(e) = crate::sys::set_blocking(fd) {
+            return Err(io_reason(&e));
         }
     }
     read_at_most(&mut file, limit)
@@ -608,28 +604,11 @@ fn keyword_arithmetic(text: &str) -> Option<String> {
 }
 
 pub fn sysinfo_pagesize() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let v = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if v > 0 {
-        v as u64
-    } else {
-        4096
-    }
+    crate::sys::page_size()
 }
 
 pub fn sysinfo_mb_memory() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let (pages, size) = unsafe {
-        (
-            libc::sysconf(libc::_SC_PHYS_PAGES),
-            libc::sysconf(libc::_SC_PAGESIZE),
-        )
-    };
-    if pages > 0 && size > 0 {
-        (pages as u64 * size as u64) >> 20
-    } else {
-        0
-    }
+    crate::sys::ram_bytes() >> 20
 }
 
 pub fn sysinfo_ncpus() -> u64 {
@@ -763,6 +742,8 @@ mod tests {
     }
 
     #[test]
+    // Windows caps an environment variable at 32767 characters.
+    #[cfg(unix)]
     fn expansion_and_keyword_arithmetic_are_bounded() {
         std::env::set_var("IOMARK_JF_BIG", "x".repeat(40_000));
         let e = parse("[a]\nfilename=${IOMARK_JF_BIG}${IOMARK_JF_BIG}\n").unwrap_err();
@@ -779,6 +760,8 @@ mod tests {
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn job_files_must_be_regular_and_bounded() {
         let dir = tempfile::tempdir().unwrap();
         let p = |n: &str| dir.path().join(n);

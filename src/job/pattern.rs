@@ -101,12 +101,12 @@ pub fn parse_pattern(v: &str) -> Result<Vec<u8>, String> {
 /// the file is opened without blocking, and FIFOs, sockets and
 /// directories are refused.
 fn read_pattern_file(name: &str, limit: usize) -> Result<Vec<u8>, String> {
+    use crate::sys::ext::{FileTypeExt, OpenOptionsExt};
     use std::io::Read;
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     let reason = |e: std::io::Error| super::jobfile::io_reason(&e);
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .custom_flags(crate::sys::O_NONBLOCK | crate::sys::O_CLOEXEC)
         .open(name)
         .map_err(reason)?;
     let ft = file.metadata().map_err(reason)?.file_type();

@@ -651,7 +651,7 @@ impl Default for TimeOpts {
 pub struct SyncOpts {
     pub direct: bool,
     pub invalidate: bool,
-    /// `sync`: 0 none, or `libc::O_SYNC` / `libc::O_DSYNC`.
+    /// `sync`: 0 none, or `crate::sys::O_SYNC` / `crate::sys::O_DSYNC`.
     pub sync_flags: i32,
     pub fsync: u64,
     pub fdatasync: u64,

@@ -379,7 +379,7 @@ impl Launched {
             return code;
         }
         if self.result.interrupted && self.ranks <= 1 {
-            return 128 + libc::SIGINT;
+            return 128 + crate::sys::SIGINT;
         }
         i32::from(self.failed() || self.interrupted())
     }

@@ -171,30 +171,22 @@ pub fn ctime(unix_s: u64) -> String {
 /// `ctime` layout in local time, or in UTC when `utc` is set (fixed
 /// output for the fake clock, whatever the time zone).
 pub fn ctime_in(unix_s: u64, utc: bool) -> String {
-    let t = unix_s as libc::time_t;
-    // SAFETY: localtime_r/gmtime_r write into the zeroed tm.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    let r = if utc {
-        unsafe { libc::gmtime_r(&t, &mut tm) }
-    } else {
-        unsafe { libc::localtime_r(&t, &mut tm) }
-    };
-    if r.is_null() {
+    let Some(c) = crate::sys::calendar(unix_s as i64, utc) else {
         return String::new();
-    }
+    };
     const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     format!(
         "{} {} {:2} {:02}:{:02}:{:02} {}",
-        DAYS[tm.tm_wday.rem_euclid(7) as usize],
-        MONTHS[tm.tm_mon.rem_euclid(12) as usize],
-        tm.tm_mday,
-        tm.tm_hour,
-        tm.tm_min,
-        tm.tm_sec,
-        tm.tm_year + 1900
+        DAYS[c.weekday as usize % 7],
+        MONTHS[(c.month as usize + 11) % 12],
+        c.day,
+        c.hour,
+        c.minute,
+        c.second,
+        c.year
     )
 }
 

@@ -451,7 +451,7 @@ pub fn errno_text(e: i32) -> String {
     if e == 0 {
         return "Success".into();
     }
-    std::io::Error::from_raw_os_error(e)
+    crate::sys::from_errno(e)
         .to_string()
         .split(" (os error")
         .next()

@@ -38,6 +38,7 @@ pub struct TscCal {
 }
 
 /// CLOCK_MONOTONIC now, in ns (one clock for every process of a host).
+#[cfg(unix)]
 pub fn mono_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -61,6 +62,21 @@ fn rdtsc() -> u64 {
     0
 }
 
+/// The performance counter (`QueryPerformanceCounter`) on Windows.
+#[cfg(windows)]
+pub fn mono_ns() -> u64 {
+    crate::sys::mono_ns()
+}
+
+#[cfg(windows)]
+fn wall_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+#[cfg(unix)]
 fn wall_ns() -> u64 {
     let mut tv = libc::timeval {
         tv_sec: 0,

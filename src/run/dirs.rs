@@ -20,10 +20,10 @@
 //! Handles are shared: paths in the same directory (by name) get the same
 //! handle while one is alive.
 
+use crate::sys::ext::OsStrExt;
+use crate::sys::{AsRawFd, OwnedFd, RawFd};
 use std::ffi::{CStr, CString};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
@@ -80,38 +80,22 @@ fn cstr(b: &[u8]) -> io::Result<CString> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
 }
 
-fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(r)
-    }
-}
-
 /// Opens `name` in `dir` with `flags` (and close-on-exec).
-pub fn open_at(dir: RawFd, name: &CStr, flags: i32, mode: libc::mode_t) -> io::Result<OwnedFd> {
-    // SAFETY: a NUL-terminated name; the descriptor returned is owned.
-    let fd = cvt(unsafe { libc::openat(dir, name.as_ptr(), flags | libc::O_CLOEXEC, mode) })?;
-    // SAFETY: just opened, owned here.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+pub fn open_at(dir: RawFd, name: &CStr, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    crate::sys::open_at(dir, name, flags, mode)
 }
 
 /// Device and inode of an open descriptor (0, 0 when fstat fails).
 pub fn ident(fd: RawFd) -> (u64, u64) {
-    // SAFETY: fstat into a zeroed buffer.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstat(fd, &mut st) } != 0 {
-        return (0, 0);
-    }
-    (st.st_dev, st.st_ino)
+    crate::sys::fstat(fd).map_or((0, 0), |st| (st.dev, st.ino))
 }
 
 /// The metadata of `name` in `dir`, following a final link only when
 /// `follow` is set (as `std::fs::metadata` and `symlink_metadata`).
 pub fn stat_at(dir: RawFd, name: &CStr, follow: bool) -> io::Result<std::fs::Metadata> {
-    let mut flags = libc::O_PATH;
+    let mut flags = crate::sys::O_PATH;
     if !follow {
-        flags |= libc::O_NOFOLLOW;
+        flags |= crate::sys::O_NOFOLLOW;
     }
     let fd = open_at(dir, name, flags, 0)?;
     std::fs::File::from(fd).metadata()
@@ -165,8 +149,8 @@ impl Dir {
                 at.as_path()
             };
             let c = cstr(shown.as_os_str().as_bytes())?;
-            let flags = libc::O_PATH | libc::O_DIRECTORY;
-            match open_at(libc::AT_FDCWD, &c, flags, 0) {
+            let flags = crate::sys::O_PATH | crate::sys::O_DIRECTORY;
+            match open_at(crate::sys::AT_FDCWD, &c, flags, 0) {
                 Ok(base) => {
                     missing.reverse();
                     let full = if missing.is_empty() {
@@ -181,7 +165,7 @@ impl Dir {
                         full: Mutex::new(full),
                     });
                 }
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                Err(e) if crate::sys::errno_of(&e) == Some(libc::ENOENT) => {
                     let Some(Component::Normal(last)) = at.components().next_back() else {
                         return Err(e);
                     };
@@ -230,7 +214,7 @@ impl Dir {
         if !create {
             return Err(DirError::Sys {
                 path: self.shown(),
-                source: io::Error::from_raw_os_error(libc::ENOENT),
+                source: crate::sys::from_errno(libc::ENOENT),
             });
         }
         let mut cur = Arc::new(self.base.try_clone().map_err(|e| self.err(e))?);
@@ -262,7 +246,7 @@ pub enum DirError {
 impl DirError {
     pub fn errno(&self) -> i32 {
         match self {
-            DirError::Sys { source, .. } => source.raw_os_error().unwrap_or(libc::EIO),
+            DirError::Sys { source, .. } => crate::sys::errno_of(source).unwrap_or(libc::EIO),
             DirError::Refused { .. } => libc::EEXIST,
         }
     }
@@ -276,24 +260,25 @@ fn make_dir(parent: &Arc<OwnedFd>, name: &CString, shown: &Path) -> Result<Owned
         source,
     };
     let mut made = lock(&MADE);
-    // SAFETY: a NUL-terminated name in an open directory.
-    let r = unsafe { libc::mkdirat(parent.as_raw_fd(), name.as_ptr(), 0o755) };
-    let created = r == 0;
-    if !created {
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EEXIST) {
+    let r = crate::sys::mkdir_at(parent.as_raw_fd(), name, 0o755);
+    let created = r.is_ok();
+    if let Err(e) = r {
+        if crate::sys::errno_of(&e) != Some(libc::EEXIST) {
             return Err(sys(e));
         }
     }
-    let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW;
-    let fd = open_at(parent.as_raw_fd(), name, flags, 0).map_err(|e| match e.raw_os_error() {
+    let flags = crate::sys::O_PATH | crate::sys::O_DIRECTORY | crate::sys::O_NOFOLLOW;
+    let fd =
+        open_at(parent.as_raw_fd(), name, flags, 0).map_err(|e| {
+            match crate::sys::errno_of(&e) {
         Some(libc::ELOOP) | Some(libc::ENOTDIR) => DirError::Refused {
             path: shown.to_path_buf(),
             why: "it is not the directory iomark was creating (a link or a file took its place)"
                 .into(),
         },
         _ => sys(e),
-    })?;
+    }
+        })?;
     let id = ident(fd.as_raw_fd());
     let parent_id = ident(parent.as_raw_fd());
     if created {
@@ -325,18 +310,15 @@ pub fn remove_made_dirs() {
         k -= 1;
         let m = &made[k];
         let pfd = m.parent.as_raw_fd();
-        let still = stat_at(pfd, &m.name, false).is_ok_and(|st| {
-            use std::os::unix::fs::MetadataExt;
-            st.is_dir() && (st.dev(), st.ino()) == m.id
-        });
+        let still = crate::sys::lstat_at(pfd, &m.name)
+            .is_ok_and(|st| st.is_dir() && (st.dev, st.ino) == m.id);
         if !still {
             // Gone or replaced: not ours any more.
             made.remove(k);
             continue;
         }
-        // SAFETY: a NUL-terminated name in an open directory; only an
-        // empty directory can be removed.
-        if unsafe { libc::unlinkat(pfd, m.name.as_ptr(), libc::AT_REMOVEDIR) } == 0 {
+        // Only an empty directory can be removed.
+        if crate::sys::unlink_at(pfd, &m.name, true, Some(m.id)).is_ok() {
             made.remove(k);
         }
     }
@@ -359,7 +341,7 @@ mod tests {
         let f = open_at(
             fd.as_raw_fd(),
             &name,
-            libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY,
+            crate::sys::O_CREAT | crate::sys::O_EXCL | crate::sys::O_WRONLY,
             0o644,
         )
         .unwrap();
@@ -373,6 +355,8 @@ mod tests {
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn a_link_put_in_place_of_a_missing_directory_is_refused() {
         let t = tempfile::tempdir().unwrap();
         let victim = t.path().join("victim");
@@ -390,6 +374,8 @@ mod tests {
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn a_swapped_directory_does_not_move_the_handle() {
         let t = tempfile::tempdir().unwrap();
         std::fs::create_dir(t.path().join("sub")).unwrap();
@@ -399,7 +385,15 @@ mod tests {
         std::os::unix::fs::symlink(t.path().join("other"), t.path().join("sub")).unwrap();
         let fd = d.get(false).unwrap();
         let name = CString::new("f").unwrap();
-        drop(open_at(fd.as_raw_fd(), &name, libc::O_CREAT | libc::O_WRONLY, 0o644).unwrap());
+        drop(
+            open_at(
+                fd.as_raw_fd(),
+                &name,
+                crate::sys::O_CREAT | crate::sys::O_WRONLY,
+                0o644,
+            )
+            .unwrap(),
+        );
         assert!(t.path().join("sub.old/f").exists());
         assert!(!t.path().join("other/f").exists());
     }

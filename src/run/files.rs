@@ -14,10 +14,10 @@
 //! then, as fio creates them, and removed with the files when they are
 //! empty.
 
+use crate::sys::RawFd;
+use crate::sys::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::ffi::CString;
 use std::io::Write;
-use std::os::fd::RawFd;
-use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -119,7 +119,7 @@ impl FileError {
     /// The errno the job reports.
     pub fn errno(&self) -> i32 {
         match self {
-            FileError::Sys { source, .. } => source.raw_os_error().unwrap_or(libc::EIO),
+            FileError::Sys { source, .. } => crate::sys::errno_of(source).unwrap_or(libc::EIO),
             FileError::Refused { errno, .. } => *errno,
             FileError::NotAllowed { .. } | FileError::Vanished { .. } => libc::ENOENT,
             FileError::Stopped { .. } => libc::EINTR,
@@ -145,7 +145,9 @@ impl Place {
     /// The directory's descriptor (AT_FDCWD with the whole path as the
     /// name for a target that has no directory handle).
     pub fn fd(&self) -> RawFd {
-        self.dir.as_ref().map_or(libc::AT_FDCWD, |d| d.as_raw_fd())
+        self.dir
+            .as_ref()
+            .map_or(crate::sys::AT_FDCWD, |d| d.as_raw_fd())
     }
 
     /// The name in its directory, for the run's records.
@@ -333,7 +335,9 @@ fn size_now(f: &PlannedFile) -> Result<Option<u64>, FileError> {
             let peer = f.seen.id.is_none()
                 && super::safety::created_by_peer_at(p.fd(), &p.name, f.run_token());
             if !peer {
-                super::safety::check_identity(&f.path, &f.seen, &FileId::of_meta(&m))
+                let id = FileId::at(p.fd(), &p.name, f.seen.link, &m)
+                    .map_err(|e| sys_err("cannot stat", &f.path, e))?;
+                super::safety::check_identity(&f.path, &f.seen, &id)
                     .map_err(|m| FileError::refused(libc::EEXIST, m.0))?;
             }
             Ok(Some(m.len()))
@@ -348,7 +352,10 @@ fn is_own(f: &PlannedFile) -> bool {
     let Some(p) = place_if_there(f) else {
         return false;
     };
-    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
+    let flags = crate::sys::O_RDONLY
+        | crate::sys::O_NOFOLLOW
+        | crate::sys::O_NONBLOCK
+        | crate::sys::O_NOCTTY;
     let Ok(fd) = dirs::open_at(p.fd(), &p.name, flags, 0) else {
         return false;
     };
@@ -422,9 +429,9 @@ fn lay_out_file(
     writer: &mut LayoutWriter,
 ) -> Result<(), FileError> {
     let s = &job.spec;
-    let mut flags = libc::O_WRONLY;
+    let mut flags = crate::sys::O_WRONLY;
     if s.file.allow_file_create {
-        flags |= libc::O_CREAT;
+        flags |= crate::sys::O_CREAT;
     }
     let (fd, _, _) = open_target(
         s,
@@ -462,11 +469,23 @@ fn preallocate(
     to: u64,
     path: &Path,
 ) -> Result<(), FileError> {
-    use std::os::fd::AsRawFd;
-    let fd = file.as_raw_fd();
-    let len = (to - from) as libc::off_t;
     let size = |f: &std::fs::File| f.set_len(to).map_err(|e| sys_err("cannot size", path, e));
+    #[cfg(not(target_os = "linux"))]
+    let _ = from;
+    // Elsewhere the file is sized (preallocation calls are Linux's).
+    #[cfg(not(target_os = "linux"))]
+    match mode {
+        FallocateMode::Native | FallocateMode::Posix | FallocateMode::Truncate => size(file)?,
+        FallocateMode::Keep | FallocateMode::None => {}
+    }
+    #[cfg(target_os = "linux")]
+    use crate::sys::AsRawFd;
+    #[cfg(target_os = "linux")]
+    let fd = file.as_raw_fd();
+    #[cfg(target_os = "linux")]
+    let len = (to - from) as libc::off_t;
     // SAFETY: plain syscalls on an open descriptor.
+    #[cfg(target_os = "linux")]
     unsafe {
         match mode {
             FallocateMode::Native | FallocateMode::Posix => {
@@ -497,15 +516,19 @@ pub fn open_flags(job: &PlannedJob) -> i32 {
     let s = &job.spec;
     // verify_only only reads.
     let writes = s.io.rw.writes() && s.io.rw != RwPattern::Read && !s.verify.verify_only;
-    let mut flags = if writes { libc::O_RDWR } else { libc::O_RDONLY };
+    let mut flags = if writes {
+        crate::sys::O_RDWR
+    } else {
+        crate::sys::O_RDONLY
+    };
     // An engine whose files are not laid out for it creates them itself
     // (filecreate); the null engine opens nothing.
     let creates_itself = !s.io.ioengine.info().lays_out_files();
     if (writes && s.file.allow_file_create) || creates_itself {
-        flags |= libc::O_CREAT;
+        flags |= crate::sys::O_CREAT;
     }
     if s.sync.direct {
-        flags |= libc::O_DIRECT;
+        flags |= crate::sys::O_DIRECT;
     }
     flags |= s.sync.sync_flags;
     flags
@@ -561,7 +584,7 @@ fn delete_target(f: &PlannedFile, open: &mut OpenAt<'_>) -> Result<(RawFd, usize
             return Err(sys_err(
                 "cannot delete",
                 &f.path,
-                std::io::Error::from_raw_os_error(libc::ENOENT),
+                crate::sys::from_errno(libc::ENOENT),
             ))
         }
         Err(why) => {
@@ -614,18 +637,19 @@ fn open_safely(
     let path = &f.path;
     let regular = matches!(f.kind, TargetKind::Regular | TargetKind::Missing);
     // Nothing is ever created through a link, nor in a device's place.
-    let can_create = flags & libc::O_CREAT != 0 && regular && !f.seen.link;
+    let can_create = flags & crate::sys::O_CREAT != 0 && regular && !f.seen.link;
     let p = place(f, can_create)?;
-    let mut plain = (flags & !(libc::O_CREAT | libc::O_EXCL | libc::O_TRUNC)) | libc::O_NONBLOCK;
+    let mut plain = (flags & !(crate::sys::O_CREAT | crate::sys::O_EXCL | crate::sys::O_TRUNC))
+        | crate::sys::O_NONBLOCK;
     if !f.seen.link {
-        plain |= libc::O_NOFOLLOW;
+        plain |= crate::sys::O_NOFOLLOW;
     }
     let mut timed = |fl: i32| {
         let t0 = std::time::Instant::now();
         let r = open(&p, fl);
         (r, t0.elapsed().as_nanos() as u64)
     };
-    let errno = |e: &std::io::Error| e.raw_os_error().unwrap_or(libc::EIO);
+    let errno = |e: &std::io::Error| crate::sys::errno_of(e).unwrap_or(libc::EIO);
     // What the run did with this name: a file it made must still be
     // there; one it removed (or an empty path) is created exclusively.
     let state = owned::name_state(&p.key());
@@ -680,7 +704,7 @@ fn create_exclusively(
     close: &mut dyn FnMut(RawFd, usize),
 ) -> Result<Option<Opened>, FileError> {
     let mut claim = owned::creating(p.key());
-    match timed(plain | libc::O_CREAT | libc::O_EXCL) {
+    match timed(plain | crate::sys::O_CREAT | crate::sys::O_EXCL) {
         (Ok((fd, data)), ns) if fd >= 0 => {
             let id = match FileId::of_fd(fd) {
                 Ok(id) => id,
@@ -696,7 +720,7 @@ fn create_exclusively(
         }
         (Ok((fd, data)), ns) => Ok(Some(Opened::new(fd, data, ns, false))),
         // Someone (maybe another clone) made it: checked by the caller.
-        (Err(e), _) if e.raw_os_error() == Some(libc::EEXIST) => Ok(None),
+        (Err(e), _) if crate::sys::errno_of(&e) == Some(libc::EEXIST) => Ok(None),
         (Err(e), _) => Err(sys_err("cannot create", path, e)),
     }
 }
@@ -724,28 +748,27 @@ fn check_opened(
         }
     };
     let peer = f.seen.id.is_none()
-        && id.fmt == libc::S_IFREG
+        && id.fmt == crate::sys::S_IFREG
         && super::safety::created_by_peer(fd, f.run_token());
     if !o.created && !peer {
         if let Err(m) = super::safety::check_identity(path, &f.seen, &id) {
             return refuse(close, libc::EEXIST, m.0);
         }
     }
-    if id.fmt == libc::S_IFIFO {
-        let read_only = flags & libc::O_ACCMODE == libc::O_RDONLY;
+    if id.fmt == crate::sys::S_IFIFO {
+        let read_only = flags & crate::sys::O_ACCMODE == crate::sys::O_RDONLY;
         if let Some(m) = super::safety::wait_for_peer(fd, path, read_only) {
             return refuse(close, libc::EINTR, m);
         }
     }
-    // SAFETY: fcntl on the descriptor just opened.
-    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if fl < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, fl & !libc::O_NONBLOCK) } < 0 {
-        let e = std::io::Error::last_os_error();
+    if let Err(e) = crate::sys::set_blocking(fd) {
         close(fd, data);
         return Err(sys_err("cannot set the flags of", path, e));
     }
-    let nvme = f.kind == TargetKind::Nvme && id.fmt == libc::S_IFCHR;
-    if (id.fmt == libc::S_IFBLK || nvme) && flags & libc::O_ACCMODE != libc::O_RDONLY {
+    let nvme = f.kind == TargetKind::Nvme && id.fmt == crate::sys::S_IFCHR;
+    if (id.fmt == crate::sys::S_IFBLK || nvme)
+        && flags & crate::sys::O_ACCMODE != crate::sys::O_RDONLY
+    {
         if let Err(m) = super::safety::recheck_opened_block(spec, path, id.rdev, nvme) {
             return refuse(close, libc::EBUSY, m.0);
         }
@@ -771,6 +794,7 @@ pub fn open_one(
     let f = &job.files[i];
     let (fd, data, open_ns) = engine_open(job, engine, f, flags)?;
     advise(job, f, fd, data);
+    #[cfg(target_os = "linux")]
     if fd >= 0 && job.spec.file.write_hint != 0 {
         const F_SET_RW_HINT: libc::c_int = 1036;
         let hint: u64 = job.spec.file.write_hint;
@@ -781,12 +805,12 @@ pub fn open_one(
             return Err(sys_err("cannot set write_hint on", &f.path, e));
         }
     }
-    if fd >= 0 && f.kind == TargetKind::Regular && job.spec.file.create_on_open {
-        // SAFETY: fstat/ftruncate on the descriptor just opened.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        if unsafe { libc::fstat(fd, &mut st) } == 0 && (st.st_size as u64) < f.needed_size {
-            unsafe { libc::ftruncate(fd, f.needed_size as libc::off_t) };
-        }
+    if fd >= 0
+        && f.kind == TargetKind::Regular
+        && job.spec.file.create_on_open
+        && crate::sys::fstat(fd).is_ok_and(|st| st.size < f.needed_size)
+    {
+        crate::sys::ftruncate(fd, f.needed_size);
     }
     Ok(OpenedFile {
         fd,
@@ -863,13 +887,18 @@ fn advise(job: &PlannedJob, f: &PlannedFile, fd: RawFd, data: usize) {
             ),
         data,
     ) {
+        #[cfg(not(any(target_os = "linux", target_os = "freebsd")))]
+        let _ = (random, fd);
+        #[cfg(any(target_os = "linux", target_os = "freebsd"))]
         let how = if random {
             libc::POSIX_FADV_RANDOM
         } else {
             libc::POSIX_FADV_SEQUENTIAL
         };
         // SAFETY: advisory call on the descriptor just opened; a failure
-        // changes no data, so it is ignored as fio ignores it.
+        // changes no data, so it is ignored as fio ignores it. (Advice
+        // exists on Linux and FreeBSD only.)
+        #[cfg(any(target_os = "linux", target_os = "freebsd"))]
         unsafe {
             libc::posix_fadvise(
                 fd,
@@ -898,7 +927,7 @@ pub fn open_all(
 /// Reads the job's regions once so they are in the page cache
 /// (`pre_read`). Uses its own buffered descriptor.
 pub fn pre_read(job: &PlannedJob) -> Result<(), FileError> {
-    use std::os::unix::fs::FileExt;
+    use crate::sys::ext::FileExt;
     let mut buf = vec![0u8; 1 << 20];
     for f in &job.files {
         if !matches!(
@@ -910,7 +939,7 @@ pub fn pre_read(job: &PlannedJob) -> Result<(), FileError> {
         let opened = open_target(
             &job.spec,
             f,
-            libc::O_RDONLY,
+            crate::sys::O_RDONLY,
             "cannot pre-read",
             &mut |p, fl| open_plain(p, fl).map(|fd| (fd, 0)),
             &mut |fd, _| {
@@ -967,11 +996,15 @@ pub fn invalidate(job: &PlannedJob, files: &[OpenedFile]) {
         }
         match pf.kind {
             TargetKind::Regular | TargetKind::Missing => {
-                // SAFETY: advisory call on an open descriptor.
+                // SAFETY: advisory call on an open descriptor. Elsewhere
+                // there is no call to drop a file's cached pages: the
+                // page-cache warnings say so.
+                #[cfg(any(target_os = "linux", target_os = "freebsd"))]
                 unsafe {
                     libc::posix_fadvise(of.fd, 0, 0, libc::POSIX_FADV_DONTNEED);
                 }
             }
+            #[cfg(target_os = "linux")]
             TargetKind::Block => {
                 const BLKFLSBUF: libc::c_ulong = 0x1261;
                 // SAFETY: BLKFLSBUF takes no argument; failure is harmless.
@@ -1067,6 +1100,8 @@ mod tests {
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn a_link_put_where_nothing_was_is_not_followed() {
         let (_d, victim, target) = setup();
         let job = planned(&target, &[("rw", "write")]);
@@ -1075,7 +1110,7 @@ mod tests {
         assert_eq!(e.errno(), libc::ELOOP, "{e}");
         assert!(e.to_string().contains("now a symbolic link to"), "{e}");
         assert!(e.to_string().contains("later.dat"), "{e}");
-        let e = open(&job, libc::O_RDWR | libc::O_CREAT).unwrap_err();
+        let e = open(&job, crate::sys::O_RDWR | crate::sys::O_CREAT).unwrap_err();
         assert_eq!(e.errno(), libc::ELOOP, "{e}");
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
         assert!(!super::super::safety::created_by_iomark(&victim));
@@ -1093,7 +1128,7 @@ mod tests {
                 .contains("did not exist when the run was checked"),
             "{e}"
         );
-        let e = open(&job, libc::O_RDWR | libc::O_CREAT).unwrap_err();
+        let e = open(&job, crate::sys::O_RDWR | crate::sys::O_CREAT).unwrap_err();
         assert!(e.to_string().contains("iomark did not create"), "{e}");
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
     }
@@ -1107,28 +1142,30 @@ mod tests {
         let id = FileId::of_meta(&std::fs::symlink_metadata(&target).unwrap());
         assert!(super::super::safety::created_this_run(&id));
         // The job (and a later one) may open what iomark created.
-        open(&job, libc::O_RDWR | libc::O_CREAT).unwrap();
+        open(&job, crate::sys::O_RDWR | crate::sys::O_CREAT).unwrap();
         unlink_all(&job);
         assert!(!super::super::safety::created_this_run(&id));
         // Gone: created anew at open.
-        open(&job, libc::O_RDWR | libc::O_CREAT).unwrap();
+        open(&job, crate::sys::O_RDWR | crate::sys::O_CREAT).unwrap();
         assert!(target.exists());
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn a_replaced_file_is_refused_and_a_fifo_does_not_block() {
         let (_d, victim, _) = setup();
         let job = planned(&victim, &[("rw", "read"), ("size", "8"), ("bs", "8")]);
         std::fs::remove_file(&victim).unwrap();
         std::fs::write(&victim, b"another").unwrap();
-        let e = open(&job, libc::O_RDONLY).unwrap_err();
+        let e = open(&job, crate::sys::O_RDONLY).unwrap_err();
         assert!(e.to_string().contains("no longer the regular file"), "{e}");
         std::fs::remove_file(&victim).unwrap();
         let c = crate::engine::file::cstring(&victim).unwrap();
         // SAFETY: a NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
         // A read-only open of a FIFO would wait for a writer: it returns.
-        let e = open(&job, libc::O_RDONLY).unwrap_err();
+        let e = open(&job, crate::sys::O_RDONLY).unwrap_err();
         assert!(
             e.to_string().contains("was a regular file") && e.to_string().contains("is now a FIFO"),
             "{e}"
@@ -1136,21 +1173,25 @@ mod tests {
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn a_link_the_user_named_is_followed_while_it_leads_to_the_checked_file() {
         let (d, victim, target) = setup();
         std::os::unix::fs::symlink(&victim, &target).unwrap();
         let job = planned(&target, &[("rw", "read"), ("size", "8"), ("bs", "8")]);
         assert!(job.files[0].seen.link);
-        open(&job, libc::O_RDONLY).unwrap();
+        open(&job, crate::sys::O_RDONLY).unwrap();
         let other = d.path().join("other.dat");
         std::fs::write(&other, b"other file").unwrap();
         std::fs::remove_file(&target).unwrap();
         std::os::unix::fs::symlink(&other, &target).unwrap();
-        let e = open(&job, libc::O_RDONLY).unwrap_err();
+        let e = open(&job, crate::sys::O_RDONLY).unwrap_err();
         assert!(e.to_string().contains("now leads elsewhere"), "{e}");
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn a_dangling_link_is_refused_when_planning() {
         let (d, _victim, target) = setup();
         std::os::unix::fs::symlink(d.path().join("nowhere"), &target).unwrap();

@@ -79,6 +79,7 @@ impl StartGate {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn futex_wait(word: &AtomicU32, expected: u32) {
     // SAFETY: FUTEX_WAIT reads the aligned u32 behind `word`, which lives
     // as long as this call; a spurious or early return is handled by the
@@ -94,6 +95,7 @@ fn futex_wait(word: &AtomicU32, expected: u32) {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn futex_wake_all(word: &AtomicU32) {
     // SAFETY: FUTEX_WAKE only uses the address as a key.
     unsafe {
@@ -105,6 +107,18 @@ fn futex_wake_all(word: &AtomicU32) {
         );
     }
 }
+
+/// Elsewhere the waiters poll the word (the gate opens once per group;
+/// every clone reads the same start instant whenever it wakes).
+#[cfg(not(target_os = "linux"))]
+fn futex_wait(word: &AtomicU32, expected: u32) {
+    if word.load(Ordering::Acquire) == expected {
+        std::thread::sleep(std::time::Duration::from_micros(50));
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn futex_wake_all(_word: &AtomicU32) {}
 
 #[cfg(test)]
 mod tests {

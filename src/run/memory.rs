@@ -21,7 +21,7 @@
 //!   existing file is refused unless iomark created it or
 //!   `allow_destroy_data=1` (checked before the run, see [`check_plan`]).
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use crate::sys::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -39,6 +39,7 @@ enum Backing {
     /// A mapping of `len` bytes (anonymous, shared, huge or of a file).
     Map(usize),
     /// An attached System V segment.
+    #[cfg_attr(windows, allow(dead_code))]
     Shm,
 }
 
@@ -104,6 +105,9 @@ pub enum MemoryError {
         path: PathBuf,
         why: String,
     },
+    /// A memory type this system does not have.
+    #[error("mem={0} is not available on {os}", os = crate::sys::OS_NAME)]
+    Platform(&'static str),
     #[error("lockmem: cannot map {len} bytes: {source}")]
     LockMap { len: usize, source: std::io::Error },
     #[error("lockmem: cannot lock {len} bytes: {source} (see ulimit -l)")]
@@ -209,12 +213,13 @@ impl BufferMemory {
 }
 
 /// `mem=shm`, `shmhuge`: a private System V segment of `len` bytes.
+#[cfg(unix)]
 fn shm_segment(
     mem: &MemType,
     len: usize,
     is_huge: bool,
 ) -> Result<(*mut u8, Backing), MemoryError> {
-    let flags = libc::IPC_CREAT | 0o600 | if is_huge { libc::SHM_HUGETLB } else { 0 };
+    let flags = libc::IPC_CREAT | 0o600 | if is_huge { SHM_HUGETLB } else { 0 };
     // SAFETY: plain System V calls; the segment is marked for
     // removal once attached, so it goes when detached.
     unsafe {
@@ -240,6 +245,7 @@ fn shm_segment(
 }
 
 /// A private anonymous mapping of `len` bytes (zeroed, untouched).
+#[cfg(unix)]
 fn anonymous(mem: &MemType, len: usize) -> Result<*mut u8, MemoryError> {
     // SAFETY: a new mapping; checked below.
     let p = unsafe {
@@ -247,7 +253,7 @@ fn anonymous(mem: &MemType, len: usize) -> Result<*mut u8, MemoryError> {
             std::ptr::null_mut(),
             len,
             libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | MAP_NORESERVE,
             -1,
             0,
         )
@@ -267,6 +273,7 @@ fn anonymous(mem: &MemType, len: usize) -> Result<*mut u8, MemoryError> {
 /// bytes, or one of `file`: private for `mmap` (over an anonymous area
 /// where the file is shorter), shared for the others. A file the job
 /// creates is noted in `made`.
+#[cfg(unix)]
 fn mapping(
     mem: &MemType,
     file: Option<(&PathBuf, Consent<'_>)>,
@@ -289,7 +296,7 @@ fn mapping(
             libc::MAP_PRIVATE
         };
         if is_huge {
-            flags |= libc::MAP_HUGETLB;
+            flags |= MAP_HUGETLB;
         }
         // SAFETY: a new anonymous mapping; checked below.
         let p = unsafe { libc::mmap(std::ptr::null_mut(), len, PROT_RW, flags, -1, 0) };
@@ -336,6 +343,25 @@ fn mapping(
     Ok((p as *mut u8, Backing::Map(len)))
 }
 
+/// Huge pages for segments and mappings: Linux's flags (the huge memory
+/// types are refused elsewhere before the run, `engine::platform`).
+#[cfg(target_os = "linux")]
+const SHM_HUGETLB: libc::c_int = libc::SHM_HUGETLB;
+#[cfg(target_os = "linux")]
+const MAP_HUGETLB: libc::c_int = libc::MAP_HUGETLB;
+#[cfg(all(unix, not(target_os = "linux")))]
+const SHM_HUGETLB: libc::c_int = 0;
+/// No swap reserved for the alignment padding (FreeBSD has no flag:
+/// it never reserves).
+#[cfg(not(target_os = "freebsd"))]
+#[cfg(unix)]
+const MAP_NORESERVE: libc::c_int = libc::MAP_NORESERVE;
+#[cfg(target_os = "freebsd")]
+const MAP_NORESERVE: libc::c_int = 0;
+#[cfg(all(unix, not(target_os = "linux")))]
+const MAP_HUGETLB: libc::c_int = 0;
+
+#[cfg(unix)]
 const PROT_RW: libc::c_int = libc::PROT_READ | libc::PROT_WRITE;
 
 /// What a failure with huge pages (`huge`) adds to its message.
@@ -352,6 +378,7 @@ fn hint(huge: bool) -> &'static str {
 /// when the mapping is shared), a missing one created exclusively and
 /// sized to `len` (noted in `made`, to be removed). Returns the
 /// descriptor and the file's size.
+#[cfg(unix)]
 fn open_backing(
     path: &std::path::Path,
     len: usize,
@@ -422,18 +449,23 @@ fn open_backing(
 /// Creates `name` in `dir` exclusively (true), or opens what is there
 /// without following a link (read-write only for a `shared` mapping);
 /// the failure says what was tried.
+#[cfg(unix)]
 fn create_or_open(
     dir: &OwnedFd,
     name: &std::ffi::CStr,
     shared: bool,
 ) -> Result<(OwnedFd, bool), (&'static str, std::io::Error)> {
     use super::dirs::open_at;
-    let base = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
-    let new = base | libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
+    let base = crate::sys::O_NOFOLLOW | crate::sys::O_NONBLOCK | crate::sys::O_NOCTTY;
+    let new = base | crate::sys::O_RDWR | crate::sys::O_CREAT | crate::sys::O_EXCL;
     match open_at(dir.as_raw_fd(), name, new, 0o600) {
         Ok(fd) => Ok((fd, true)),
-        Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
-            let mode = if shared { libc::O_RDWR } else { libc::O_RDONLY };
+        Err(e) if crate::sys::errno_of(&e) == Some(libc::EEXIST) => {
+            let mode = if shared {
+                crate::sys::O_RDWR
+            } else {
+                crate::sys::O_RDONLY
+            };
             open_at(dir.as_raw_fd(), name, base | mode, 0)
                 .map(|fd| (fd, false))
                 .map_err(|e| ("open", e))
@@ -442,18 +474,57 @@ fn create_or_open(
     }
 }
 
+/// Windows: committed, zeroed pages (`VirtualAlloc`) for buffers with
+/// more than a page of alignment; `mem=` types other than malloc are
+/// refused before the run (`run::platform`), and here again.
+#[cfg(windows)]
+fn anonymous(mem: &MemType, len: usize) -> Result<*mut u8, MemoryError> {
+    crate::sys::map_anon(len).map_err(|source| MemoryError::Map {
+        mem: mem.name(),
+        len,
+        source,
+        huge: false,
+    })
+}
+
+#[cfg(windows)]
+fn shm_segment(
+    mem: &MemType,
+    _len: usize,
+    _is_huge: bool,
+) -> Result<(*mut u8, Backing), MemoryError> {
+    Err(MemoryError::Platform(mem.name()))
+}
+
+#[cfg(windows)]
+fn mapping(
+    mem: &MemType,
+    _file: Option<(&PathBuf, Consent<'_>)>,
+    _len: usize,
+    _is_huge: bool,
+    _made: &mut Option<MadeFile>,
+) -> Result<(*mut u8, Backing), MemoryError> {
+    Err(MemoryError::Platform(mem.name()))
+}
+
 impl Drop for BufferMemory {
     fn drop(&mut self) {
         // SAFETY: releases what `new` obtained, the way it was obtained.
         unsafe {
             match self.backing {
                 Backing::Heap(layout) => std::alloc::dealloc(self.base, layout),
+                #[cfg(unix)]
                 Backing::Map(len) => {
                     libc::munmap(self.base as *mut libc::c_void, len);
                 }
+                #[cfg(windows)]
+                Backing::Map(len) => crate::sys::unmap(self.base, len),
+                #[cfg(unix)]
                 Backing::Shm => {
                     libc::shmdt(self.base as *const libc::c_void);
                 }
+                #[cfg(windows)]
+                Backing::Shm => {}
             }
         }
         // The buffer file the job created goes, as fio removes it (only
@@ -551,17 +622,7 @@ fn random_map_blocks(job: &super::plan::PlannedJob) -> u128 {
 
 /// The machine's memory in bytes (0 when unknown).
 pub fn ram_bytes() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let (pages, size) = unsafe {
-        (
-            libc::sysconf(libc::_SC_PHYS_PAGES),
-            libc::sysconf(libc::_SC_PAGESIZE),
-        )
-    };
-    if pages <= 0 || size <= 0 {
-        return 0;
-    }
-    (pages as u64).saturating_mul(size as u64)
+    crate::sys::ram_bytes()
 }
 
 /// `n` bytes in the unit that reads best (one decimal).
@@ -676,13 +737,41 @@ pub fn check_buffer_file(spec: &crate::job::JobSpec) -> Result<(), String> {
 
 /// `lockmem`: this many bytes pinned with mlock(2) while the job runs.
 pub struct LockedMemory {
-    ptr: *mut libc::c_void,
+    ptr: *mut std::ffi::c_void,
     len: usize,
 }
 
 // SAFETY: the mapping is owned and never accessed through the pointer.
 unsafe impl Send for LockedMemory {}
 
+#[cfg(windows)]
+impl LockedMemory {
+    /// `VirtualLock` of committed pages (within the process's working
+    /// set limits).
+    pub fn new(len: usize) -> Result<Self, MemoryError> {
+        let ptr =
+            crate::sys::map_anon(len).map_err(|source| MemoryError::LockMap { len, source })?;
+        if let Err(e) = crate::sys::lock(ptr, len) {
+            // SAFETY: the pages just mapped.
+            unsafe { crate::sys::unmap(ptr, len) };
+            return Err(MemoryError::Lock { len, source: e });
+        }
+        Ok(LockedMemory {
+            ptr: ptr.cast(),
+            len,
+        })
+    }
+}
+
+#[cfg(windows)]
+impl Drop for LockedMemory {
+    fn drop(&mut self) {
+        // SAFETY: the pages made in `new`.
+        unsafe { crate::sys::unmap(self.ptr.cast(), self.len) };
+    }
+}
+
+#[cfg(unix)]
 impl LockedMemory {
     pub fn new(len: usize) -> Result<Self, MemoryError> {
         // SAFETY: a new anonymous mapping, then locked; undone in Drop.
@@ -711,6 +800,7 @@ impl LockedMemory {
     }
 }
 
+#[cfg(unix)]
 impl Drop for LockedMemory {
     fn drop(&mut self) {
         // SAFETY: the mapping made in `new`.
@@ -726,6 +816,8 @@ mod tests {
     use super::*;
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn every_backing_gives_zeroed_aligned_memory() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("buf");
@@ -773,6 +865,8 @@ mod tests {
     }
 
     #[test]
+    // mem=mmap:FILE is Unix-only.
+    #[cfg(unix)]
     fn a_private_buffer_file_keeps_its_contents_and_size() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("user.db");
@@ -788,6 +882,8 @@ mod tests {
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn a_buffer_file_the_job_made_goes_and_a_users_shared_one_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("new.buf");

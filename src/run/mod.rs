@@ -723,6 +723,7 @@ fn apply_placement(job: &PlannedJob) {
         }),
         (None, None) => None,
     };
+    #[cfg(target_os = "linux")]
     if let Some(cpus) = cpus {
         // SAFETY: cpu_set_t is plain data; sched_setaffinity(0) applies to this thread.
         unsafe {
@@ -741,6 +742,10 @@ fn apply_placement(job: &PlannedJob) {
             ));
         }
     }
+    // Elsewhere the planner refused these options (`run::platform`).
+    #[cfg(not(target_os = "linux"))]
+    let _ = cpus;
+    #[cfg(target_os = "linux")]
     if ctl.nice != 0 {
         // SAFETY: setpriority on this thread's id.
         unsafe {

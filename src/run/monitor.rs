@@ -129,7 +129,7 @@ impl Monitor {
             files.push(opened.map_err(|e| LogError::Io {
                 what: "create",
                 path: name.into(),
-                errno: e.raw_os_error().unwrap_or(libc::EIO),
+                errno: crate::sys::errno_of(&e).unwrap_or(libc::EIO),
                 reason: e.to_string(),
             })?);
         }

@@ -73,10 +73,17 @@ pub fn set_mem_policy(p: &MemPolicy) -> std::io::Result<()> {
         (mask.as_ptr(), mask.len() * BITS)
     };
     // SAFETY: the mask outlives the call; maxnode counts its bits.
-    let r = unsafe { libc::syscall(libc::SYS_set_mempolicy, mode, ptr, maxnode) };
-    if r < 0 {
+    #[cfg(target_os = "linux")]
+    if unsafe { libc::syscall(libc::SYS_set_mempolicy, mode, ptr, maxnode) } < 0 {
         return Err(std::io::Error::last_os_error());
     }
+    // Refused before the run elsewhere (`engine::platform`).
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (mode, ptr, maxnode);
+        return Err(crate::sys::from_errno(libc::EINVAL));
+    }
+    #[cfg(target_os = "linux")]
     Ok(())
 }
 

@@ -11,8 +11,8 @@
 //! queue (registered buffers or files, polling threads, memory maps, file
 //! operations) cannot be split this way and are refused.
 
+use crate::sys::RawFd;
 use std::io;
-use std::os::fd::RawFd;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
 use std::thread::JoinHandle;
 
@@ -90,12 +90,12 @@ fn execute(eng: &mut dyn Engine, w: &Work, comps: &mut Vec<Completion>) -> i64 {
         Queued::Completed => u.result,
         Queued::Busy => -(libc::EAGAIN as i64),
         Queued::Queued => match eng.commit() {
-            Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
+            Err(e) => -(crate::sys::errno_of(&e).unwrap_or(libc::EIO) as i64),
             Ok(_) => loop {
                 match eng.reap(1, 1, comps) {
                     Ok(n) if n > 0 => break comps[0].result,
                     Ok(_) => continue,
-                    Err(e) => break -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
+                    Err(e) => break -(crate::sys::errno_of(&e).unwrap_or(libc::EIO) as i64),
                 }
             },
         },
@@ -246,16 +246,14 @@ impl Engine for OffloadEngine {
         while (out.len() as u32) < min {
             match self.done.recv() {
                 Ok(d) => self.collect(d, out),
-                Err(_) => return Err(io::Error::from_raw_os_error(libc::EIO)),
+                Err(_) => return Err(crate::sys::from_errno(libc::EIO)),
             }
         }
         while (out.len() as u32) < max.max(1) {
             match self.done.try_recv() {
                 Ok(d) => self.collect(d, out),
                 Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => {
-                    return Err(io::Error::from_raw_os_error(libc::EIO))
-                }
+                Err(TryRecvError::Disconnected) => return Err(crate::sys::from_errno(libc::EIO)),
             }
         }
         Ok(out.len() as u32)

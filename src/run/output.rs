@@ -19,9 +19,9 @@
 //! - `finish_stdout` syncs standard output when it is a regular file
 //!   (`> result.json`): some filesystems only report a failed write then.
 
+use crate::sys::IntoRawFd;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::os::unix::io::IntoRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -131,13 +131,14 @@ pub fn finish_stdout() -> io::Result<()> {
         return Ok(());
     }
     io::stdout().lock().flush()?;
-    // SAFETY: fstat fills a zeroed stat for descriptor 1.
-    let regular = unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        libc::fstat(libc::STDOUT_FILENO, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG
-    };
-    // SAFETY: fsync on descriptor 1, a regular file.
-    if regular && unsafe { libc::fsync(libc::STDOUT_FILENO) } != 0 {
+    #[cfg(unix)]
+    let out = libc::STDOUT_FILENO;
+    #[cfg(windows)]
+    let out = crate::sys::fd_of(std::os::windows::io::AsRawHandle::as_raw_handle(
+        &io::stdout(),
+    ));
+    let regular = crate::sys::fstat(out).is_ok_and(|st| st.is_file());
+    if regular && crate::sys::fsync(out) != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())
@@ -305,10 +306,9 @@ impl Drop for ReportFile {
 /// there). EINTR means it is closed.
 pub fn close_checked(file: File) -> io::Result<()> {
     let fd = file.into_raw_fd();
-    // SAFETY: closing the descriptor we own (taken from the File).
-    if unsafe { libc::close(fd) } != 0 {
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINTR) {
+    // close(2); CloseHandle on Windows.
+    if let Err(e) = crate::sys::close(fd) {
+        if crate::sys::errno_of(&e) != Some(libc::EINTR) {
             return Err(e);
         }
     }
@@ -327,9 +327,11 @@ mod tests {
     use super::*;
 
     #[test]
+    // /dev/full is Linux's.
+    #[cfg(target_os = "linux")]
     fn a_full_device_is_an_error_with_its_errno() {
         let e = write_file(Path::new("/dev/full"), "{}\n").unwrap_err();
-        assert_eq!(e.raw_os_error(), Some(libc::ENOSPC));
+        assert_eq!(crate::sys::errno_of(&e), Some(libc::ENOSPC));
         assert_eq!(reason(&e), "no space left on device");
     }
 

@@ -38,6 +38,7 @@ impl Overcommit {
 pub fn allowed_cpus() -> usize {
     // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity
     // fills it for the calling thread.
+    #[cfg(target_os = "linux")]
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0 {

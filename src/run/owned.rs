@@ -13,9 +13,9 @@
 //!   one the check approved), not a link, and carries this run's token
 //!   where the filesystem keeps one.
 
+use crate::sys::{AsRawFd, RawFd};
 use std::collections::{HashMap, HashSet};
 use std::ffi::{CStr, CString};
-use std::os::fd::{AsRawFd, RawFd};
 
 use super::dirs;
 use super::safety::FileId;
@@ -149,16 +149,24 @@ pub fn check_removable(
     name: &CStr,
     approved: Option<&FileId>,
 ) -> Result<Option<FileId>, String> {
-    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
+    let flags = crate::sys::O_RDONLY
+        | crate::sys::O_NOFOLLOW
+        | crate::sys::O_NONBLOCK
+        | crate::sys::O_NOCTTY;
     let fd = match dirs::open_at(dir, name, flags, 0) {
         Ok(fd) => fd,
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+        Err(e) if crate::sys::errno_of(&e) == Some(libc::ENOENT) => return Ok(None),
+        Err(e) if crate::sys::errno_of(&e) == Some(libc::ELOOP) => {
             return Err("it is now a symbolic link, which iomark did not create".into())
         }
         // Not readable: look at it without reading (no token to check).
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) => {
-            dirs::open_at(dir, name, libc::O_PATH | libc::O_NOFOLLOW, 0)
+        Err(e)
+            if matches!(
+                crate::sys::errno_of(&e),
+                Some(libc::EACCES) | Some(libc::EPERM)
+            ) =>
+        {
+            dirs::open_at(dir, name, crate::sys::O_PATH | crate::sys::O_NOFOLLOW, 0)
                 .map_err(|e| crate::job::jobfile::io_reason(&e))?
         }
         Err(e) => return Err(crate::job::jobfile::io_reason(&e)),
@@ -191,10 +199,8 @@ pub fn remove(dir: RawFd, name: &CStr, approved: Option<&FileId>) -> Result<bool
     let Some(id) = check_removable(dir, name, approved)? else {
         return Ok(false);
     };
-    // SAFETY: a NUL-terminated name in an open directory.
-    if unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } != 0 {
-        let e = std::io::Error::last_os_error();
-        if e.raw_os_error() == Some(libc::ENOENT) {
+    if let Err(e) = crate::sys::unlink_at(dir, name, false, None) {
+        if crate::sys::errno_of(&e) == Some(libc::ENOENT) {
             return Ok(false);
         }
         return Err(crate::job::jobfile::io_reason(&e));
@@ -203,14 +209,15 @@ pub fn remove(dir: RawFd, name: &CStr, approved: Option<&FileId>) -> Result<bool
     Ok(true)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     fn make(dir: RawFd, name: &CStr) -> FileId {
         let key = NameKey::new(dir, name);
         let mut c = creating(key);
-        let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY;
+        let flags = crate::sys::O_CREAT | crate::sys::O_EXCL | crate::sys::O_WRONLY;
         let fd = dirs::open_at(dir, name, flags, 0o644).unwrap();
         let id = FileId::of_fd(fd.as_raw_fd()).unwrap();
         super::super::safety::mark_created(fd.as_raw_fd(), Some("t0k"));
@@ -219,6 +226,8 @@ mod tests {
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn only_the_file_the_run_made_is_removed() {
         let t = tempfile::tempdir().unwrap();
         let d = dirs::Dir::of(&t.path().join("x")).unwrap();
@@ -250,6 +259,8 @@ mod tests {
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn a_file_with_another_runs_token_is_not_this_runs() {
         let t = tempfile::tempdir().unwrap();
         let d = dirs::Dir::of(&t.path().join("x")).unwrap();

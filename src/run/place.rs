@@ -42,15 +42,7 @@ impl Default for Placement {
 /// A random token for a run (32 hex digits).
 pub fn new_token() -> String {
     let mut b = [0u8; 16];
-    // SAFETY: getrandom fills at most b.len() bytes of b.
-    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
-    if n != b.len() as isize {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        b.copy_from_slice(&(t ^ (u128::from(std::process::id()) << 64)).to_le_bytes());
-    }
+    crate::sys::random_bytes(&mut b);
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 

@@ -8,8 +8,8 @@
 //! writes nothing. Errors name the job and the file. It ends with the
 //! engines' preflight checks and the data-safety checks (`safety`).
 
+use crate::sys::ext::FileTypeExt;
 use std::collections::HashMap;
-use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -185,8 +185,24 @@ impl Plan {
 }
 
 /// Size of a block device in bytes.
+#[cfg(not(target_os = "linux"))]
 pub fn blockdev_size(path: &Path) -> std::io::Result<u64> {
-    use std::os::fd::AsRawFd;
+    let c = crate::engine::file::cstring(path)?;
+    let fd = crate::sys::open_at(crate::sys::AT_FDCWD, &c, crate::sys::O_RDONLY, 0)?;
+    let mut f = std::fs::File::from(fd);
+    // A disk or volume's length (Windows: its fstat; elsewhere the end).
+    #[cfg(windows)]
+    let _ = &mut f;
+    #[cfg(windows)]
+    return crate::sys::fstat(crate::sys::AsRawFd::as_raw_fd(&f)).map(|st| st.size);
+    #[cfg(unix)]
+    std::io::Seek::seek(&mut f, std::io::SeekFrom::End(0))
+}
+
+/// Size of a block device in bytes.
+#[cfg(target_os = "linux")]
+pub fn blockdev_size(path: &Path) -> std::io::Result<u64> {
+    use crate::sys::AsRawFd;
     const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
     let f = std::fs::File::open(path)?;
     let mut size: u64 = 0;
@@ -201,7 +217,7 @@ pub fn blockdev_size(path: &Path) -> std::io::Result<u64> {
 /// The size in bytes of the NVMe namespace whose generic character
 /// device is `path`.
 fn nvme_size(path: &Path) -> std::io::Result<u64> {
-    use std::os::fd::AsRawFd;
+    use crate::sys::AsRawFd;
     let f = crate::host::nvme::open_probe(path)?;
     crate::host::nvme::identify_namespace(f.as_raw_fd()).map(|ns| ns.bytes())
 }
@@ -233,13 +249,15 @@ fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), RunError> {
         // Its directory does not exist yet: created with the file.
         return Ok((TargetKind::Missing, 0, missing));
     };
-    let at = |follow| super::dirs::stat_at(std::os::fd::AsRawFd::as_raw_fd(&*fd), &name, follow);
+    let at = |follow| super::dirs::stat_at(crate::sys::AsRawFd::as_raw_fd(&*fd), &name, follow);
     let link = at(false).is_ok_and(|m| m.file_type().is_symlink());
     match at(true) {
         Ok(m) => {
+            let id = FileId::at(crate::sys::AsRawFd::as_raw_fd(&*fd), &name, true, &m)
+                .map_err(access)?;
             let seen = Seen {
                 link,
-                id: Some(FileId::of_meta(&m)),
+                id: Some(id),
                 dir: Some(dir),
             };
             probed_kind(path, &m, seen)
@@ -270,7 +288,7 @@ fn probed_kind(
         })?;
         Ok((TargetKind::Block, size, seen))
     } else if ft.is_char_device()
-        && crate::host::nvme::is_generic(std::os::unix::fs::MetadataExt::rdev(m))
+        && crate::host::nvme::is_generic(crate::sys::ext::MetadataExt::rdev(m))
     {
         let size = nvme_size(path).map_err(|e| {
             RunError::Plan(format!(
@@ -450,20 +468,11 @@ fn file_paths(spec: &JobSpec, clone: u32) -> Vec<PathBuf> {
 
 /// Free bytes on the filesystem that holds (or will hold) `path`.
 fn free_space(path: &Path) -> u64 {
-    use std::os::unix::ffi::OsStrExt;
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-        return FILL_UNBOUNDED;
-    };
-    // SAFETY: statvfs fills the zeroed struct for a valid C path.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return FILL_UNBOUNDED;
-    }
-    (st.f_bavail as u64).saturating_mul(st.f_frsize as u64)
+    crate::sys::free_space(dir).unwrap_or(FILL_UNBOUNDED)
 }
 
 /// Plans one clone's files and how much I/O it does (`region::layout`).

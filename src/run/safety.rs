@@ -53,49 +53,42 @@
 //! /sys, extended attributes); it never writes. Its error is one line
 //! naming the target, the reason and the option that overrides it.
 
+use crate::sys::ext::{FileTypeExt, MetadataExt};
 use std::collections::{HashMap, HashSet};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
 use super::error::Refusal;
 use super::plan::{Plan, TargetKind};
 
 /// The extended attribute that marks files iomark created.
-const MARK: &std::ffi::CStr = c"user.iomark";
+const MARK: &str = "iomark";
 
 /// The attribute that names the run (over many MPI ranks) that created a
 /// file, so that the other ranks of that run may use it.
-const RUN_MARK: &std::ffi::CStr = c"user.iomark.run";
+const RUN_MARK: &str = "iomark.run";
 
 /// Marks a file iomark has just created exclusively (best effort:
 /// filesystems without user extended attributes simply keep no mark),
 /// with the token of the run it belongs to (`PlannedFile::run_token`).
 /// Takes the descriptor, so the mark cannot land on another file.
-pub fn mark_created(fd: std::os::fd::RawFd, run_token: Option<&str>) {
-    // SAFETY: an open descriptor, a NUL-terminated name, a one-byte value.
-    unsafe {
-        libc::fsetxattr(fd, MARK.as_ptr(), b"1".as_ptr().cast(), 1, 0);
-    }
+pub fn mark_created(fd: crate::sys::RawFd, run_token: Option<&str>) {
+    crate::sys::set_mark(fd, MARK, b"1");
     if let Some(t) = run_token {
-        // SAFETY: as above, with the token's bytes.
-        unsafe {
-            libc::fsetxattr(fd, RUN_MARK.as_ptr(), t.as_ptr().cast(), t.len(), 0);
-        }
+        crate::sys::set_mark(fd, RUN_MARK, t.as_bytes());
     }
 }
 
 /// The run token an open file carries (None: none, or no extended
 /// attributes there).
-fn token_of(fd: std::os::fd::RawFd) -> Option<Vec<u8>> {
+fn token_of(fd: crate::sys::RawFd) -> Option<Vec<u8>> {
     let mut buf = [0u8; 64];
-    // SAFETY: reads at most buf.len() bytes into buf.
-    let n = unsafe { libc::fgetxattr(fd, RUN_MARK.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    (n > 0).then(|| buf[..n as usize].to_vec())
+    let n = crate::sys::get_mark(fd, RUN_MARK, &mut buf)?;
+    Some(buf[..n].to_vec())
 }
 
 /// Whether another rank (or worker) of the run `run_token` names created
 /// the open file `fd` (it carries that token).
-pub fn created_by_peer(fd: std::os::fd::RawFd, run_token: Option<&str>) -> bool {
+pub fn created_by_peer(fd: crate::sys::RawFd, run_token: Option<&str>) -> bool {
     let Some(t) = run_token else {
         return false;
     };
@@ -106,22 +99,22 @@ pub fn created_by_peer(fd: std::os::fd::RawFd, run_token: Option<&str>) -> bool 
 /// not following a link (for a size check; opening checks the
 /// descriptor).
 pub fn created_by_peer_at(
-    dir: std::os::fd::RawFd,
+    dir: crate::sys::RawFd,
     name: &std::ffi::CStr,
     run_token: Option<&str>,
 ) -> bool {
-    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+    let flags = crate::sys::O_RDONLY | crate::sys::O_NOFOLLOW | crate::sys::O_NONBLOCK;
     let Ok(fd) = super::dirs::open_at(dir, name, flags, 0) else {
         return false;
     };
     let f = std::fs::File::from(fd);
     f.metadata().is_ok_and(|m| m.is_file())
-        && created_by_peer(std::os::fd::AsRawFd::as_raw_fd(&f), run_token)
+        && created_by_peer(crate::sys::AsRawFd::as_raw_fd(&f), run_token)
 }
 
 /// Whether the run token an open file carries, if it carries one, is
 /// `run_token` (the one it was marked with when this run made it).
-pub fn token_is(fd: std::os::fd::RawFd, run_token: Option<&str>) -> bool {
+pub fn token_is(fd: crate::sys::RawFd, run_token: Option<&str>) -> bool {
     token_of(fd).is_none_or(|v| Some(v.as_slice()) == run_token.map(str::as_bytes))
 }
 
@@ -144,19 +137,53 @@ impl FileId {
         FileId {
             dev: m.dev(),
             ino: m.ino(),
-            fmt: m.mode() & libc::S_IFMT,
+            fmt: m.mode() & crate::sys::S_IFMT,
             rdev: m.rdev(),
             born: m.created().ok(),
         }
     }
 
+    /// The identity of `name` in `dir` whose metadata `m` is (as
+    /// `dirs::stat_at` found it): from `m` on Unix; on Windows, where
+    /// metadata holds no identity, from a handle opened on it.
+    pub fn at(
+        dir: crate::sys::RawFd,
+        name: &std::ffi::CStr,
+        follow: bool,
+        m: &std::fs::Metadata,
+    ) -> std::io::Result<FileId> {
+        #[cfg(unix)]
+        {
+            let _ = (dir, name, follow);
+            Ok(FileId::of_meta(m))
+        }
+        #[cfg(windows)]
+        {
+            let _ = m;
+            let mut flags = crate::sys::O_PATH;
+            if !follow {
+                flags |= crate::sys::O_NOFOLLOW;
+            }
+            let fd = crate::sys::open_at(dir, name, flags, 0)?;
+            FileId::of_fd(crate::sys::AsRawFd::as_raw_fd(&fd))
+        }
+    }
+
     /// The identity of an open descriptor.
-    pub fn of_fd(fd: std::os::fd::RawFd) -> std::io::Result<FileId> {
-        use std::os::fd::FromRawFd;
-        // SAFETY: borrows the open descriptor for one fstat/statx; the
-        // ManuallyDrop never closes it.
-        let f = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
-        f.metadata().map(|m| FileId::of_meta(&m))
+    pub fn of_fd(fd: crate::sys::RawFd) -> std::io::Result<FileId> {
+        crate::sys::fstat(fd).map(|st| FileId::of_stat(&st))
+    }
+
+    /// The identity in what [`crate::sys::fstat`] found (on Windows the
+    /// volume serial number and file index).
+    pub fn of_stat(st: &crate::sys::Stat) -> FileId {
+        FileId {
+            dev: st.dev,
+            ino: st.ino,
+            fmt: st.fmt,
+            rdev: st.rdev,
+            born: st.born,
+        }
     }
 
     /// The type in words ("a regular file", "a FIFO", ...).
@@ -167,13 +194,13 @@ impl FileId {
 
 fn kind_name(fmt: u32) -> &'static str {
     match fmt {
-        libc::S_IFREG => "a regular file",
-        libc::S_IFBLK => "a block device",
-        libc::S_IFCHR => "a character device",
-        libc::S_IFIFO => "a FIFO",
-        libc::S_IFDIR => "a directory",
-        libc::S_IFLNK => "a symbolic link",
-        libc::S_IFSOCK => "a socket",
+        crate::sys::S_IFREG => "a regular file",
+        crate::sys::S_IFBLK => "a block device",
+        crate::sys::S_IFCHR => "a character device",
+        crate::sys::S_IFIFO => "a FIFO",
+        crate::sys::S_IFDIR => "a directory",
+        crate::sys::S_IFLNK => "a symbolic link",
+        crate::sys::S_IFSOCK => "a socket",
         _ => "a special file",
     }
 }
@@ -255,11 +282,12 @@ pub fn link_refusal(path: &Path, seen: &Seen) -> String {
 /// The kernel's memory devices fio users point jobs at: /dev/null,
 /// /dev/zero and /dev/full.
 fn memory_device(rdev: u64) -> bool {
-    libc::major(rdev) == 1 && matches!(libc::minor(rdev), 3 | 5 | 7)
+    cfg!(target_os = "linux") && matches!(dev_of(rdev), (1, 3 | 5 | 7))
 }
 
 /// Kernel interfaces that look like filesystems (`statfs` magic, name):
 /// never storage, and writing there changes the running system.
+#[cfg(target_os = "linux")]
 const PSEUDO_FILESYSTEMS: &[(u32, &str)] = &[
     (0x0000_9fa0, "procfs"),
     (0x6265_6572, "sysfs"),
@@ -280,8 +308,15 @@ const PSEUDO_FILESYSTEMS: &[(u32, &str)] = &[
     (0x1980_0202, "mqueue"),
 ];
 
+/// Elsewhere: none known.
+#[cfg(not(target_os = "linux"))]
+pub fn pseudo_filesystem(_fd: crate::sys::RawFd) -> Option<&'static str> {
+    None
+}
+
 /// The pseudo-filesystem an open descriptor is on, if it is on one.
-pub fn pseudo_filesystem(fd: std::os::fd::RawFd) -> Option<&'static str> {
+#[cfg(target_os = "linux")]
+pub fn pseudo_filesystem(fd: crate::sys::RawFd) -> Option<&'static str> {
     // SAFETY: fstatfs fills a zeroed struct.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
     if unsafe { libc::fstatfs(fd, &mut st) } != 0 {
@@ -305,14 +340,14 @@ fn check_pseudo(spec: &crate::job::JobSpec, path: &Path, seen: &Seen) -> Result<
     let own;
     let fd = match (seen.id, dir.resolved(), super::dirs::file_name(path)) {
         (Some(_), Some(d), Ok(name)) => {
-            let mut flags = libc::O_PATH;
+            let mut flags = crate::sys::O_PATH;
             if !seen.link {
-                flags |= libc::O_NOFOLLOW;
+                flags |= crate::sys::O_NOFOLLOW;
             }
-            match super::dirs::open_at(std::os::fd::AsRawFd::as_raw_fd(&*d), &name, flags, 0) {
+            match super::dirs::open_at(crate::sys::AsRawFd::as_raw_fd(&*d), &name, flags, 0) {
                 Ok(fd) => {
                     own = fd;
-                    std::os::fd::AsRawFd::as_raw_fd(&own)
+                    crate::sys::AsRawFd::as_raw_fd(&own)
                 }
                 Err(_) => dir.base_fd(),
             }
@@ -351,8 +386,8 @@ pub fn check_special(
             .to_string(),
         (TargetKind::Char, Some(id)) if !memory_device(id.rdev) => format!(
             "a character device ({}:{}), not a file or a block device",
-            libc::major(id.rdev),
-            libc::minor(id.rdev)
+            dev_of(id.rdev).0,
+            dev_of(id.rdev).1
         ),
         _ => return Ok(()),
     };
@@ -409,7 +444,7 @@ fn check_engine_target(
 /// The block device of the namespace whose generic character device is
 /// `path` (`/dev/ng0n1` → `/dev/nvme0n1`), if it has one.
 pub fn nvme_block_device(path: &Path) -> std::io::Result<Option<std::path::PathBuf>> {
-    use std::os::fd::AsRawFd;
+    use crate::sys::AsRawFd;
     let f = crate::host::nvme::open_probe(path)?;
     let rdev = f.metadata()?.rdev();
     let nsid = crate::host::nvme::namespace_id(f.as_raw_fd())?;
@@ -419,10 +454,16 @@ pub fn nvme_block_device(path: &Path) -> std::io::Result<Option<std::path::PathB
 /// Why iomark cannot go on with a special file it is allowed to open, or
 /// `None`: a FIFO opened for reading only waits (in steps, so a stop
 /// signal ends the wait) until a writer opens it.
-pub fn wait_for_peer(fd: std::os::fd::RawFd, path: &Path, read_only: bool) -> Option<String> {
-    if !read_only {
+pub fn wait_for_peer(fd: crate::sys::RawFd, path: &Path, read_only: bool) -> Option<String> {
+    if !read_only || cfg!(windows) {
         return None;
     }
+    #[cfg(windows)]
+    return {
+        let _ = (fd, path);
+        None
+    };
+    #[cfg(unix)]
     loop {
         let mut p = libc::pollfd {
             fd,
@@ -434,7 +475,7 @@ pub fn wait_for_peer(fd: std::os::fd::RawFd, path: &Path, read_only: bool) -> Op
         if r > 0 {
             return None;
         }
-        if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+        if r < 0 && Some(crate::sys::last_errno()) != Some(libc::EINTR) {
             return None;
         }
         if super::signals::received() {
@@ -447,21 +488,22 @@ pub fn wait_for_peer(fd: std::os::fd::RawFd, path: &Path, read_only: bool) -> Op
 }
 
 /// Whether the open file carries iomark's mark.
-pub fn marked(fd: std::os::fd::RawFd) -> bool {
+pub fn marked(fd: crate::sys::RawFd) -> bool {
     let mut v = [0u8; 8];
-    // SAFETY: an open descriptor, a NUL-terminated name, an 8-byte buffer.
-    unsafe { libc::fgetxattr(fd, MARK.as_ptr(), v.as_mut_ptr().cast(), v.len()) > 0 }
+    crate::sys::get_mark(fd, MARK, &mut v).is_some()
 }
 
 /// Whether iomark created this file (it carries the mark).
 pub fn created_by_iomark(path: &Path) -> bool {
-    let Ok(c) = crate::engine::file::cstring(path) else {
-        return false;
-    };
     let mut v = [0u8; 8];
-    // SAFETY: valid NUL-terminated path and name; the buffer is 8 bytes.
-    let r = unsafe { libc::getxattr(c.as_ptr(), MARK.as_ptr(), v.as_mut_ptr().cast(), v.len()) };
-    r > 0
+    crate::sys::get_mark_path(path, MARK, &mut v).is_some()
+}
+
+/// Whether `path` (not followed if a link) is a file this process made
+/// during this run: where the filesystem keeps no mark (no extended
+/// attributes or alternate streams, Wine), the run's own record says.
+fn made_this_run(path: &Path) -> bool {
+    crate::sys::stat_path(path, false).is_ok_and(|st| created_this_run(&FileId::of_stat(&st)))
 }
 
 /// Whether a job changes or removes existing data in its regular files,
@@ -498,7 +540,7 @@ fn check_regular_files(plan: &Plan) -> Result<(), Refusal> {
             continue;
         };
         for f in job.files.iter().filter(|f| f.kind == TargetKind::Regular) {
-            if !checked.insert(&f.path) || created_by_iomark(&f.path) {
+            if !checked.insert(&f.path) || created_by_iomark(&f.path) || made_this_run(&f.path) {
                 continue;
             }
             // Deleting an empty file loses nothing; overwriting one neither.
@@ -725,7 +767,7 @@ fn check_device(
 type Dev = (u32, u32);
 
 fn dev_of(rdev: u64) -> Dev {
-    (libc::major(rdev), libc::minor(rdev))
+    crate::sys::major_minor(rdev)
 }
 
 fn parse_dev(s: &str) -> Option<Dev> {
@@ -935,24 +977,13 @@ fn in_use_dev(path: &Path, dev: Dev, mounts: &HashMap<Dev, String>) -> Option<St
     // The kernel refuses an exclusive open of a device that a filesystem
     // or a driver (device-mapper, MD) holds, even one mounted elsewhere.
     let c = crate::engine::file::cstring(path).ok()?;
-    // SAFETY: a read-only open of a NUL-terminated path, closed at once.
-    let fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_RDONLY | libc::O_EXCL | libc::O_CLOEXEC | libc::O_NONBLOCK,
-        )
-    };
-    if fd < 0 {
-        if std::io::Error::last_os_error().raw_os_error() == Some(libc::EBUSY) {
-            return Some(
-                "it is in use (mounted, or held by device-mapper, LVM or MD RAID)".to_string(),
-            );
+    let flags = crate::sys::O_RDONLY | crate::sys::O_EXCL | crate::sys::O_NONBLOCK;
+    match crate::sys::open_at(crate::sys::AT_FDCWD, &c, flags, 0) {
+        Err(e) if crate::sys::errno_of(&e) == Some(libc::EBUSY) => {
+            Some("it is in use (mounted, or held by device-mapper, LVM or MD RAID)".to_string())
         }
-        return None;
+        _ => None,
     }
-    // SAFETY: closing the descriptor opened above.
-    unsafe { libc::close(fd) };
-    None
 }
 
 /// The first signature found on a device stacked on `dev` (a loop device
@@ -1054,6 +1085,8 @@ mod tests {
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn fifos_and_character_devices_need_allow_special_files() {
         let id = |fmt, rdev| FileId {
             dev: 5,
@@ -1069,7 +1102,7 @@ mod tests {
         };
         let spec = crate::job::test_spec(&[]);
         let p = Path::new("/x");
-        let e = check_special(&spec, p, TargetKind::Fifo, &seen(libc::S_IFIFO, 0))
+        let e = check_special(&spec, p, TargetKind::Fifo, &seen(crate::sys::S_IFIFO, 0))
             .unwrap_err()
             .0;
         assert!(
@@ -1077,26 +1110,28 @@ mod tests {
             "{e}"
         );
         let tty = libc::makedev(5, 0);
-        let e = check_special(&spec, p, TargetKind::Char, &seen(libc::S_IFCHR, tty))
+        let e = check_special(&spec, p, TargetKind::Char, &seen(crate::sys::S_IFCHR, tty))
             .unwrap_err()
             .0;
         assert!(e.contains("character device (5:0)"), "{e}");
         // /dev/null, /dev/zero, /dev/full are accepted, as fio does.
         for minor in [3, 5, 7] {
-            let s = seen(libc::S_IFCHR, libc::makedev(1, minor));
+            let s = seen(crate::sys::S_IFCHR, libc::makedev(1, minor));
             assert_eq!(check_special(&spec, p, TargetKind::Char, &s), Ok(()));
         }
         let allowed = crate::job::test_spec(&[("allow_special_files", "1")]);
-        let s = seen(libc::S_IFIFO, 0);
+        let s = seen(crate::sys::S_IFIFO, 0);
         assert_eq!(check_special(&allowed, p, TargetKind::Fifo, &s), Ok(()));
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn identity_refusals_say_what_changed() {
         let reg = FileId {
             dev: 1,
             ino: 10,
-            fmt: libc::S_IFREG,
+            fmt: crate::sys::S_IFREG,
             rdev: 0,
             born: None,
         };
@@ -1116,7 +1151,7 @@ mod tests {
         let e = check_identity(p, &was, &other).unwrap_err().0;
         assert!(e.contains("1:10 became 1:11"), "{e}");
         let fifo = FileId {
-            fmt: libc::S_IFIFO,
+            fmt: crate::sys::S_IFIFO,
             ..other
         };
         let e = check_identity(p, &was, &fifo).unwrap_err().0;

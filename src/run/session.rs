@@ -189,6 +189,7 @@ impl Session {
         };
         let environment = Environment::of_jobs(&self.jobs);
         let mut warnings = host::cache_warnings(&self.jobs, &environment);
+        warnings.extend(host::wine_warning());
         warnings.extend(notes(&self.jobs));
         warnings.extend(untimed);
         Ok(Ready {

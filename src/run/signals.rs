@@ -28,8 +28,8 @@
 //! written (a hung-up terminal, a pipe without reader) are pointed at
 //! /dev/null, so a later message cannot fail or panic.
 
+use crate::sys::RawFd;
 use std::ffi::{CStr, CString};
-use std::os::fd::RawFd;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
@@ -55,19 +55,30 @@ struct Entry {
 }
 
 /// The signals handled.
-pub const STOP_SIGNALS: [libc::c_int; 4] =
-    [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE];
+pub const STOP_SIGNALS: [i32; 4] = [
+    crate::sys::SIGINT,
+    crate::sys::SIGTERM,
+    crate::sys::SIGHUP,
+    crate::sys::SIGPIPE,
+];
 
+/// `si_code` of a signal sent by a process (kill, raise).
+#[cfg(target_os = "linux")]
+const SI_USER: i32 = libc::SI_USER;
+#[cfg(any(target_os = "macos", target_os = "freebsd"))]
+const SI_USER: i32 = 0x10001;
+
+#[cfg(unix)]
 extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
     // SAFETY: the handler only makes async-signal-safe calls (poll, open,
     // dup2, close, fstatat, unlinkat, getpid, _exit) and touches atomics;
     // errno is restored for the code it interrupted.
     unsafe {
-        let errno = *libc::__errno_location();
+        let errno = *crate::sys::errno_location();
         guard_std_streams();
-        let own_write = sig == libc::SIGPIPE
+        let own_write = sig == crate::sys::SIGPIPE
             && !info.is_null()
-            && (*info).si_code == libc::SI_USER
+            && (*info).si_code == SI_USER
             && (*info).si_pid() == libc::getpid();
         if !own_write {
             let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
@@ -76,12 +87,37 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut
                 hard_exit();
             }
         }
-        *libc::__errno_location() = errno;
+        *crate::sys::errno_location() = errno;
+    }
+}
+
+/// Windows: a console control event (Ctrl-C, Ctrl-Break: SIGINT; the
+/// console closed, log-off, shutdown: SIGHUP), on a thread the system
+/// starts. Counted as a signal is; for the closing events the process
+/// ends when this returns, so it waits (up to 4 s, within the system's
+/// 5 s) for the run to write its report and exit, then removes the test
+/// files the run created.
+#[cfg(windows)]
+fn on_console_event(sig: i32, closing: bool) {
+    let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+    let n = COUNT.fetch_add(1, Ordering::SeqCst) + 1;
+    if n >= 4 || (n == 3 && !REPORTING.load(Ordering::SeqCst)) {
+        // SAFETY: removes only the registered files, then exits.
+        unsafe { hard_exit() }
+    }
+    if closing {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(4);
+        while std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // SAFETY: as above.
+        unsafe { unlink_registered() };
     }
 }
 
 /// Points standard output and error at /dev/null when writing to them
 /// can only fail (poll says error or hang-up). Async-signal-safe.
+#[cfg(unix)]
 unsafe fn guard_std_streams() {
     for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
         let mut p = libc::pollfd {
@@ -90,7 +126,10 @@ unsafe fn guard_std_streams() {
             revents: 0,
         };
         if libc::poll(&mut p, 1, 0) == 1 && p.revents & (libc::POLLERR | libc::POLLHUP) != 0 {
-            let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            let null = libc::open(
+                c"/dev/null".as_ptr(),
+                crate::sys::O_WRONLY | crate::sys::O_CLOEXEC,
+            );
             if null >= 0 {
                 libc::dup2(null, fd);
                 libc::close(null);
@@ -103,7 +142,16 @@ unsafe fn guard_std_streams() {
 unsafe fn hard_exit() -> ! {
     unlink_registered();
     let first = FIRST.load(Ordering::SeqCst);
-    libc::_exit(128 + if first == 0 { libc::SIGINT } else { first })
+    let code = 128
+        + if first == 0 {
+            crate::sys::SIGINT
+        } else {
+            first
+        };
+    #[cfg(unix)]
+    libc::_exit(code);
+    #[cfg(windows)]
+    crate::sys::console::exit_now(code)
 }
 
 /// Removes the files registered with `set_cleanup` that are still the
@@ -120,11 +168,20 @@ unsafe fn unlink_registered() {
         if ino == 0 || e.ino.load(Ordering::SeqCst) != ino {
             continue;
         }
+        #[cfg(windows)]
+        {
+            // Opened without following a link, checked to be the file the
+            // run created and deleted through that handle.
+            let _ = crate::sys::unlink_at(e.dir, &e.name, false, Some((dev, ino)));
+        }
+        #[cfg(unix)]
         let mut st: libc::stat = std::mem::zeroed();
+        #[cfg(unix)]
         let found = libc::fstatat(e.dir, e.name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) == 0;
+        #[cfg(unix)]
         if found
-            && st.st_mode & libc::S_IFMT == libc::S_IFREG
-            && (st.st_dev, st.st_ino) == (dev, ino)
+            && st.st_mode as u32 & crate::sys::S_IFMT == crate::sys::S_IFREG
+            && (st.st_dev as u64, st.st_ino as u64) == (dev, ino)
         {
             libc::unlinkat(e.dir, e.name.as_ptr(), 0);
         }
@@ -142,7 +199,10 @@ pub fn clean_up_now() {
 pub fn install() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
+        #[cfg(windows)]
+        crate::sys::console::install(on_console_event);
         // SAFETY: installing a handler that is async-signal-safe (above).
+        #[cfg(unix)]
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = on_signal as *const () as usize;
@@ -158,7 +218,7 @@ pub fn install() {
 /// Standard output is closed (a write failed with EPIPE): stop as on
 /// SIGPIPE. Does not count as a further signal when one already came.
 pub fn note_broken_pipe() {
-    let _ = FIRST.compare_exchange(0, libc::SIGPIPE, Ordering::SeqCst, Ordering::SeqCst);
+    let _ = FIRST.compare_exchange(0, crate::sys::SIGPIPE, Ordering::SeqCst, Ordering::SeqCst);
     COUNT.fetch_max(1, Ordering::SeqCst);
 }
 
@@ -266,11 +326,12 @@ impl Drop for Reporting {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
     #[test]
+    #[cfg(unix)]
     fn a_sigpipe_from_our_own_write_is_not_a_stop_request() {
         install();
         let before = COUNT.load(Ordering::SeqCst);
@@ -278,10 +339,10 @@ mod tests {
         // SAFETY: a pipe this test owns; writing one byte after closing
         // its read end raises SIGPIPE in this thread.
         let (r, errno) = unsafe {
-            assert_eq!(libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC), 0);
+            assert_eq!(libc::pipe2(fds.as_mut_ptr(), crate::sys::O_CLOEXEC), 0);
             libc::close(fds[0]);
             let r = libc::write(fds[1], b"x".as_ptr().cast(), 1);
-            let errno = *libc::__errno_location();
+            let errno = *crate::sys::errno_location();
             libc::close(fds[1]);
             (r, errno)
         };
@@ -293,9 +354,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn the_hard_exit_removes_only_the_files_the_run_created_through_their_directory() {
-        use std::os::fd::AsRawFd;
-        use std::os::unix::fs::MetadataExt;
+        use crate::sys::ext::MetadataExt;
+        use crate::sys::AsRawFd;
         let t = tempfile::tempdir().unwrap();
         let sub = t.path().join("sub");
         std::fs::create_dir(&sub).unwrap();

@@ -19,7 +19,7 @@
 //!
 //! Only reads; a device smaller than an offset is not looked at there.
 
-use std::os::unix::fs::FileExt;
+use crate::sys::ext::FileExt;
 use std::path::Path;
 
 /// How much of the start of a device is read (two ZFS labels).

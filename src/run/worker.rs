@@ -317,11 +317,11 @@ impl Worker<'_> {
         self.progress.state.store(state::FSYNC, Ordering::Relaxed);
         for i in 0..self.files.list.len() {
             let fd = self.files.list[i].fd;
-            // SAFETY: fsync on an open descriptor.
-            if fd >= 0 && unsafe { libc::fsync(fd) } < 0 {
+            // fsync(2); FlushFileBuffers on Windows.
+            if fd >= 0 && crate::sys::fsync(fd) < 0 {
                 let e = std::io::Error::last_os_error();
                 self.err.fail(
-                    e.raw_os_error().unwrap_or(libc::EIO),
+                    crate::sys::errno_of(&e).unwrap_or(libc::EIO),
                     format!("end_fsync failed: {e}"),
                 );
             }

@@ -5,7 +5,7 @@
 //! emulated ones on a regular file or a device that is not zoned), handed
 //! to the workload (`workload::zbd`).
 
-use std::os::fd::AsRawFd;
+use crate::sys::AsRawFd;
 
 use super::error::RunError;
 use super::plan::{PlannedJob, TargetKind};
@@ -315,7 +315,7 @@ fn state(z: zones::Zone) -> ZoneState {
 pub fn reset(
     job: &PlannedJob,
     file: usize,
-    fd: std::os::fd::RawFd,
+    fd: crate::sys::RawFd,
     start: u64,
     len: u64,
 ) -> std::io::Result<()> {

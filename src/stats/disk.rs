@@ -10,7 +10,7 @@
 //!
 //! Reading happens outside the timed phase only.
 
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use crate::sys::ext::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -149,7 +149,7 @@ pub fn disk_for_path(path: &Path) -> Option<String> {
     } else {
         meta.dev()
     };
-    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let (major, minor) = crate::sys::major_minor(dev);
     if major == 0 {
         // Anonymous devices (tmpfs, overlayfs, …) have no disk counters.
         return None;

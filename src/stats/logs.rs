@@ -53,7 +53,7 @@ impl LogError {
         LogError::Io {
             what,
             path: path.to_path_buf(),
-            errno: e.raw_os_error().unwrap_or(libc::EIO),
+            errno: crate::sys::errno_of(e).unwrap_or(libc::EIO),
             reason: crate::job::jobfile::io_reason(e),
         }
     }
@@ -98,12 +98,11 @@ fn write_or_note(
 /// Closes `file`, returning close(2)'s error (NFS reports failed writes
 /// there); EINTR means it is closed.
 fn close_checked(file: File) -> std::io::Result<()> {
-    use std::os::unix::io::IntoRawFd;
+    use crate::sys::IntoRawFd;
     let fd = file.into_raw_fd();
-    // SAFETY: closing the descriptor taken from the File.
-    if unsafe { libc::close(fd) } != 0 {
-        let e = std::io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINTR) {
+    // close(2); CloseHandle on Windows.
+    if let Err(e) = crate::sys::close(fd) {
+        if crate::sys::errno_of(&e) != Some(libc::EINTR) {
             return Err(e);
         }
     }

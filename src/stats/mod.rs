@@ -514,6 +514,13 @@ pub struct RecordFlags {
 }
 
 /// CPU usage of the calling thread.
+/// The calling thread's usage (Linux, FreeBSD); the process's on macOS,
+/// which has no per-thread `getrusage`.
+#[cfg(any(target_os = "linux", target_os = "freebsd"))]
+const RUSAGE_THREAD: i32 = libc::RUSAGE_THREAD;
+#[cfg(all(unix, not(any(target_os = "linux", target_os = "freebsd"))))]
+const RUSAGE_THREAD: i32 = libc::RUSAGE_SELF;
+
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ThreadUsage {
     pub usr_us: u64,
@@ -524,10 +531,23 @@ pub struct ThreadUsage {
 }
 
 impl ThreadUsage {
+    /// On Windows: the thread's user and kernel times (`GetThreadTimes`);
+    /// context switches and faults are not kept per thread there.
+    #[cfg(windows)]
+    pub fn now() -> Self {
+        let (usr_us, sys_us) = crate::sys::thread_times_us();
+        ThreadUsage {
+            usr_us,
+            sys_us,
+            ..ThreadUsage::default()
+        }
+    }
+
+    #[cfg(unix)]
     pub fn now() -> Self {
         // SAFETY: getrusage fills the zeroed struct.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
+        if unsafe { libc::getrusage(RUSAGE_THREAD, &mut ru) } != 0 {
             return ThreadUsage::default();
         }
         let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;

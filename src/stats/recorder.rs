@@ -437,6 +437,15 @@ impl Recorder {
 }
 
 /// `clock_gettime(id)` in ms (0 when the clock does not exist).
+#[cfg(windows)]
+fn clock_ms(_id: i32) -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+#[cfg(unix)]
 fn clock_ms(id: i32) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,

@@ -92,19 +92,14 @@ pub fn print(cmd: &str, text: &str) -> i32 {
 pub fn local_stamp() -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as libc::time_t)
+        .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
-    // SAFETY: localtime_r fills the zeroed struct from a valid time_t.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    unsafe { libc::localtime_r(&now, &mut tm) };
+    let Some(c) = crate::sys::calendar(now, false) else {
+        return "00000000-000000".to_string();
+    };
     format!(
         "{:04}{:02}{:02}-{:02}{:02}{:02}",
-        tm.tm_year + 1900,
-        tm.tm_mon + 1,
-        tm.tm_mday,
-        tm.tm_hour,
-        tm.tm_min,
-        tm.tm_sec
+        c.year, c.month, c.day, c.hour, c.minute, c.second
     )
 }
 
@@ -201,10 +196,18 @@ pub fn target(
     if !p.is_dir() {
         return Err(format!("'{shown}' is not a directory"));
     }
+    // Windows: the absolute path as the user would write it (a drive
+    // letter, not the `\\?\` form canonicalize gives), its colons
+    // escaped for the job file as fio's Windows users write them (`C\:`).
+    #[cfg(windows)]
+    let abs = crate::sys::absolute(&p);
+    #[cfg(unix)]
     let abs = std::fs::canonicalize(&p)
         .map_err(|e| format!("'{shown}': {}", crate::job::jobfile::io_reason(&e)))?;
     let abs_s = abs.to_string_lossy().to_string();
-    if abs_s.contains(':') {
+    #[cfg(windows)]
+    let abs_s = abs_s.replace(':', "\\:");
+    if cfg!(unix) && abs_s.contains(':') {
         return Err(format!(
             "'{abs_s}' contains ':', which fio job files use to separate file names; \
              use a directory without ':'"
@@ -609,7 +612,7 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         Err(Refused::Quiet) => return 1,
     };
     // A closed standard output ends the run quietly (exit 141).
-    let quiet = signals::which() == libc::SIGPIPE;
+    let quiet = signals::which() == crate::sys::SIGPIPE;
     if outcome.interrupted && !quiet {
         let measured = outcome.tests.iter().any(|t| !t.runs.is_empty());
         output::stderr_line(&format!(

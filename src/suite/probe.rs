@@ -17,11 +17,25 @@ pub struct EngineChoice {
 }
 
 /// Whether the kernel lets this process set up an io_uring.
+#[cfg(not(target_os = "linux"))]
+pub fn io_uring_works() -> bool {
+    false
+}
+
+/// Whether the kernel's native AIO (io_setup) is usable.
+#[cfg(not(target_os = "linux"))]
+pub fn libaio_works() -> bool {
+    false
+}
+
+/// Whether the kernel lets this process set up an io_uring.
+#[cfg(target_os = "linux")]
 pub fn io_uring_works() -> bool {
     io_uring::IoUring::new(4).is_ok()
 }
 
 /// Whether the kernel's native AIO (io_setup) is usable.
+#[cfg(target_os = "linux")]
 pub fn libaio_works() -> bool {
     let mut ctx: libc::c_ulong = 0;
     // SAFETY: io_setup writes the context id into `ctx`; it is destroyed
@@ -41,9 +55,19 @@ fn works(kind: EngineKind) -> bool {
     match kind {
         EngineKind::IoUring => io_uring_works(),
         EngineKind::Libaio => libaio_works(),
-        _ => true,
+        k => k.info().here,
     }
 }
+
+/// The asynchronous engines this system has, best first: io_uring then
+/// libaio on Linux, windowsaio on Windows, posixaio elsewhere.
+const ASYNCHRONOUS: &[EngineKind] = if cfg!(target_os = "linux") {
+    &[EngineKind::IoUring, EngineKind::Libaio]
+} else if cfg!(windows) {
+    &[EngineKind::WindowsAio]
+} else {
+    &[EngineKind::PosixAio]
+};
 
 /// Picks the engine: `requested` if given (it must exist), else the first
 /// of `preferred`, io_uring, libaio that the kernel allows, else psync
@@ -58,8 +82,7 @@ pub fn pick_engine(
             note: None,
         });
     }
-    let asynchronous = [EngineKind::IoUring, EngineKind::Libaio];
-    if let Some(&kind) = preferred.iter().chain(&asynchronous).find(|k| works(**k)) {
+    if let Some(&kind) = preferred.iter().chain(ASYNCHRONOUS).find(|k| works(**k)) {
         return Ok(EngineChoice { kind, note: None });
     }
     let fallback = EngineKind::Psync;
@@ -82,7 +105,7 @@ pub fn pick_engine(
 /// removed through the same handle only while its name still is that
 /// file: nothing else is ever removed.
 pub fn direct_io_works(dir: &Path) -> Result<bool, String> {
-    use std::os::fd::AsRawFd;
+    use crate::sys::AsRawFd;
     // Host and process: MPI ranks on several hosts may probe one shared
     // directory at once.
     let name = format!(
@@ -101,31 +124,31 @@ pub fn direct_io_works(dir: &Path) -> Result<bool, String> {
         .map_err(|e| failed(&e))?;
     if !f.name.created {
         // Someone else's file: left alone.
-        return Err(failed(&std::io::Error::from_raw_os_error(libc::EEXIST)));
+        return Err(failed(&crate::sys::from_errno(libc::EEXIST)));
     }
-    let fd = f.file.as_raw_fd();
-    // SAFETY: fcntl on the descriptor just opened.
-    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if unsafe { libc::fcntl(fd, libc::F_SETFL, fl | libc::O_DIRECT) } != 0 {
-        let e = std::io::Error::last_os_error();
-        f.remove();
-        return match e.raw_os_error() {
-            Some(libc::EINVAL) => Ok(false),
-            _ => Err(failed(&e)),
-        };
-    }
+    let direct = match direct_handle(&f, &dir.join(&name)) {
+        Ok(d) => d,
+        Err(e) => {
+            f.remove();
+            return match crate::sys::errno_of(&e) {
+                Some(libc::EINVAL) => Ok(false),
+                _ => Err(failed(&e)),
+            };
+        }
+    };
+    let fd = direct.as_raw_fd();
     let layout = std::alloc::Layout::from_size_align(4096, 4096).expect("valid layout");
     // SAFETY: a zeroed 4 KiB allocation aligned to 4 KiB, freed below.
     let buf = unsafe { std::alloc::alloc_zeroed(layout) };
     // SAFETY: writing 4096 bytes from the buffer just allocated.
-    let r = unsafe { libc::pwrite(fd, buf as *const libc::c_void, 4096, 0) };
+    let r = unsafe { crate::sys::pwrite(fd, buf, 4096, 0) };
     let err = std::io::Error::last_os_error();
     // SAFETY: freeing what was allocated above with the same layout.
     unsafe { std::alloc::dealloc(buf, layout) };
     f.remove();
     if r == 4096 {
         Ok(true)
-    } else if err.raw_os_error() == Some(libc::EINVAL) {
+    } else if crate::sys::errno_of(&err) == Some(libc::EINVAL) {
         Ok(false)
     } else {
         Err(format!(
@@ -134,6 +157,52 @@ pub fn direct_io_works(dir: &Path) -> Result<bool, String> {
             crate::job::jobfile::io_reason(&err)
         ))
     }
+}
+
+/// The probe file, with direct I/O: its own descriptor switched with
+/// `fcntl` on Linux and FreeBSD (`F_NOCACHE` on macOS); on Windows a
+/// second handle opened unbuffered by name (the first one created it
+/// exclusively and is checked to be the same file).
+#[cfg(unix)]
+fn direct_handle(
+    f: &crate::outfile::OutFile,
+    _path: &Path,
+) -> std::io::Result<crate::sys::OwnedFd> {
+    use crate::sys::AsRawFd;
+    let fd = f.file.try_clone()?;
+    let raw = fd.as_raw_fd();
+    // SAFETY: fcntl on the descriptor just duplicated.
+    #[cfg(not(target_os = "macos"))]
+    unsafe {
+        let fl = libc::fcntl(raw, libc::F_GETFL);
+        if libc::fcntl(raw, libc::F_SETFL, fl | libc::O_DIRECT) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    // SAFETY: as above.
+    #[cfg(target_os = "macos")]
+    unsafe {
+        if libc::fcntl(raw, libc::F_NOCACHE, 1) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(fd.into())
+}
+
+#[cfg(windows)]
+fn direct_handle(f: &crate::outfile::OutFile, path: &Path) -> std::io::Result<crate::sys::OwnedFd> {
+    use crate::sys::AsRawFd;
+    let c = crate::engine::file::cstring(path)?;
+    let flags = crate::sys::O_WRONLY | crate::sys::O_DIRECT | crate::sys::O_NOFOLLOW;
+    let fd = crate::sys::open_at(crate::sys::AT_FDCWD, &c, flags, 0)?;
+    let (a, b) = (
+        crate::sys::fstat(fd.as_raw_fd())?,
+        crate::sys::fstat(f.file.as_raw_fd())?,
+    );
+    if (a.dev, a.ino) != (b.dev, b.ino) {
+        return Err(crate::sys::from_errno(libc::EEXIST));
+    }
+    Ok(fd)
 }
 
 #[cfg(test)]
@@ -150,6 +219,8 @@ mod tests {
     }
 
     #[test]
+    // posixaio is Unix-only.
+    #[cfg(unix)]
     fn a_preferred_engine_that_works_comes_first() {
         let c = pick_engine(None, &[EngineKind::PosixAio]).unwrap();
         assert_eq!(
@@ -165,6 +236,8 @@ mod tests {
     }
 
     #[test]
+    // Unix files: links, FIFOs, devices, modes.
+    #[cfg(unix)]
     fn the_probe_removes_only_its_own_file() {
         let dir = tempfile::tempdir().unwrap();
         let name = format!(

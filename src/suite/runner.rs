@@ -258,7 +258,7 @@ struct TestFiles(Vec<TestFile>);
 /// name there.
 struct TestFile {
     path: PathBuf,
-    dir: Option<Arc<std::os::fd::OwnedFd>>,
+    dir: Option<Arc<crate::sys::OwnedFd>>,
     name: std::ffi::CString,
 }
 
@@ -294,7 +294,7 @@ impl TestFiles {
 
     /// Tells `signals` which files a hard exit removes.
     fn register(&self) {
-        use std::os::fd::AsRawFd;
+        use crate::sys::AsRawFd;
         let entries: Vec<(i32, std::ffi::CString)> = self
             .0
             .iter()
@@ -305,7 +305,7 @@ impl TestFiles {
 
     /// Removes the files `keep` does not want kept.
     fn remove_unless(&mut self, keep: impl Fn(&PathBuf) -> bool) {
-        use std::os::fd::AsRawFd;
+        use crate::sys::AsRawFd;
         self.0.retain(|f| {
             if keep(&f.path) {
                 return true;

@@ -13,9 +13,9 @@
 //! large `BufWriter`: no allocation per I/O. This module does no I/O of
 //! the job itself and reads no clock: times come in as arguments.
 
+use crate::sys::ext::OsStrExt;
 use std::fs::File;
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

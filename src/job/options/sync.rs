@@ -54,9 +54,9 @@ pub const OPTS: &[OptDef] = &[
                 &[
                     ("none", 0),
                     ("0", 0),
-                    ("sync", libc::O_SYNC),
-                    ("1", libc::O_SYNC),
-                    ("dsync", libc::O_DSYNC),
+                    ("sync", crate::sys::O_SYNC),
+                    ("1", crate::sys::O_SYNC),
+                    ("dsync", crate::sys::O_DSYNC),
                 ],
             )?;
             Ok(())
@@ -119,9 +119,11 @@ pub const OPTS: &[OptDef] = &[
             let mut bits = 0u32;
             for f in flags.split(',').map(str::trim) {
                 bits |= match f {
-                    "wait_before" => libc::SYNC_FILE_RANGE_WAIT_BEFORE,
-                    "write" => libc::SYNC_FILE_RANGE_WRITE,
-                    "wait_after" => libc::SYNC_FILE_RANGE_WAIT_AFTER,
+                    // SYNC_FILE_RANGE_WAIT_BEFORE, _WRITE, _WAIT_AFTER
+                    // (Linux's values; the option is Linux's alone).
+                    "wait_before" => 1,
+                    "write" => 2,
+                    "wait_after" => 4,
                     _ => {
                         return Err(format!(
                             "'{f}' is not one of: wait_before, write, wait_after"

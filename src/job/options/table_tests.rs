@@ -326,17 +326,15 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     ("direct", "1", |s| s.sync.direct),
     ("buffered", "0", |s| s.sync.direct),
     ("invalidate", "0", |s| !s.sync.invalidate),
-    ("sync", "dsync", |s| s.sync.sync_flags == libc::O_DSYNC),
+    ("sync", "dsync", |s| {
+        s.sync.sync_flags == crate::sys::O_DSYNC
+    }),
     ("fsync", "32", |s| s.sync.fsync == 32),
     ("fdatasync", "16", |s| s.sync.fdatasync == 16),
     ("end_fsync", "1", |s| s.sync.end_fsync),
     ("fsync_on_close", "1", |s| s.sync.fsync_on_close),
     ("sync_file_range", "wait_before,write:8", |s| {
-        s.sync.sync_file_range
-            == Some((
-                libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE,
-                8,
-            ))
+        s.sync.sync_file_range == Some((1 | 2, 8))
     }),
     // Buffer contents.
     ("zero_buffers", "1", |s| s.buf.zero_buffers),

@@ -64,7 +64,7 @@ pub(super) fn error_fate(
 
 /// The lower-case text of an errno ("no space left on device").
 pub(super) fn errno_name(e: i32) -> String {
-    std::io::Error::from_raw_os_error(e)
+    crate::sys::from_errno(e)
         .to_string()
         .split(" (os error")
         .next()

@@ -72,8 +72,7 @@ impl Worker<'_> {
             log.file(i as u32, FileAction::Close, now);
         }
         if f.fd >= 0 && self.job.spec.sync.fsync_on_close {
-            // SAFETY: fsync on an open descriptor.
-            unsafe { libc::fsync(f.fd) };
+            crate::sys::fsync(f.fd);
         }
         let _ = q.engine_mut().close(f.fd, f.data, f.size);
     }

@@ -346,7 +346,7 @@ impl IoQueue {
         }
         let n = self.uncommitted.len() as u32;
         if let Err(e) = self.engine.commit() {
-            let errno = e.raw_os_error().unwrap_or(libc::EIO);
+            let errno = crate::sys::errno_of(&e).unwrap_or(libc::EIO);
             let why = self.refusal_reason(errno);
             s.fail(errno, format!("submit failed: {e}{why}"));
             return;
@@ -396,7 +396,7 @@ impl IoQueue {
             Ok(n) => n,
             Err(e) => {
                 s.fail(
-                    e.raw_os_error().unwrap_or(libc::EIO),
+                    crate::sys::errno_of(&e).unwrap_or(libc::EIO),
                     format!("reaping completions failed: {e}"),
                 );
                 return;

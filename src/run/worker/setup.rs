@@ -85,13 +85,17 @@ impl SetupError {
         match self {
             SetupError::Prerun(_) => libc::ECANCELED,
             SetupError::Engine(_) => libc::EINVAL,
-            SetupError::EngineInit { source, .. } => source.raw_os_error().unwrap_or(libc::EIO),
+            SetupError::EngineInit { source, .. } => {
+                crate::sys::errno_of(source).unwrap_or(libc::EIO)
+            }
             SetupError::Memory(_) | SetupError::RandomMap(_) => libc::ENOMEM,
             SetupError::Trace(_) => libc::EIO,
             SetupError::File(e) => e.errno(),
             SetupError::Log(e) => e.errno(),
-            SetupError::Zones(e) => e.raw_os_error().unwrap_or(libc::EIO),
-            SetupError::Priority { source, .. } => source.raw_os_error().unwrap_or(libc::EPERM),
+            SetupError::Zones(e) => crate::sys::errno_of(e).unwrap_or(libc::EIO),
+            SetupError::Priority { source, .. } => {
+                crate::sys::errno_of(source).unwrap_or(libc::EPERM)
+            }
         }
     }
 }
@@ -257,10 +261,17 @@ fn set_io_priority(spec: &crate::job::JobSpec) -> Result<(), SetupError> {
     let value = crate::job::ioprio::job_value(ctl.prioclass, ctl.prio);
     // SAFETY: ioprio_set(IOPRIO_WHO_PROCESS, 0 = this thread, value)
     // takes plain integers.
-    let r = unsafe { libc::syscall(libc::SYS_ioprio_set, 1, 0, libc::c_int::from(value)) };
-    if r < 0 {
+    #[cfg(target_os = "linux")]
+    let failed = unsafe { libc::syscall(libc::SYS_ioprio_set, 1, 0, libc::c_int::from(value)) } < 0;
+    // Refused by the planner elsewhere (`run::platform`).
+    #[cfg(not(target_os = "linux"))]
+    let failed = true;
+    if failed {
+        #[cfg(target_os = "linux")]
         let source = std::io::Error::last_os_error();
-        let why = match source.raw_os_error() {
+        #[cfg(not(target_os = "linux"))]
+        let source = crate::sys::from_errno(libc::EINVAL);
+        let why = match crate::sys::errno_of(&source) {
             Some(libc::EPERM) => crate::job::ioprio::eperm_reason(value),
             _ => "",
         };

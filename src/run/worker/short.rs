@@ -116,10 +116,5 @@ fn at_end_of_file(fd: i32, offset: u64) -> bool {
     if fd < 0 {
         return false;
     }
-    // SAFETY: fstat writes one stat struct.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstat(fd, &mut st) } != 0 {
-        return false;
-    }
-    (st.st_mode & libc::S_IFMT) == libc::S_IFREG && offset >= st.st_size as u64
+    crate::sys::fstat(fd).is_ok_and(|st| st.is_file() && offset >= st.size)
 }

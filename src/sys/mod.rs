@@ -1,0 +1,252 @@
+//! The operating system underneath, in one place: file handles, opening
+//! a name relative to a directory's handle, a file's identity, removal
+//! by handle, positioned I/O, syncs, errno values, the machine's memory
+//! and CPUs, randomness.
+//!
+//! On Unix (Linux, macOS, FreeBSD) these are the system calls themselves
+//! (`openat`, `fstat`, `unlinkat`, `pread`, ...), under the names the
+//! rest of iomark already uses. On Windows they are built on the native
+//! calls with the same meaning: a descriptor is a `HANDLE`; `open_at`
+//! opens a name relative to a directory's handle with `NtCreateFile`
+//! (the `openat` of Windows), `O_DIRECT` is unbuffered I/O
+//! (`FILE_FLAG_NO_BUFFERING`), `O_SYNC`/`O_DSYNC` write-through,
+//! `O_NOFOLLOW` refuses a symbolic link or junction; a file's identity
+//! is its volume serial number and file index; a file is removed through
+//! a handle on it, after checking that it is the file meant; Windows
+//! error codes become the errno values fio reports (`err=`).
+//!
+//! This module imports nothing from the rest of iomark, so every layer
+//! (the job language included) may use it.
+
+use std::io;
+
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+pub use unix::*;
+
+pub mod ext;
+
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+pub use self::windows::*;
+
+/// The operating system's name as messages give it ("Linux",
+/// "Windows", "macOS", "FreeBSD").
+pub const OS_NAME: &str = if cfg!(target_os = "linux") {
+    "Linux"
+} else if cfg!(windows) {
+    "Windows"
+} else if cfg!(target_os = "macos") {
+    "macOS"
+} else if cfg!(target_os = "freebsd") {
+    "FreeBSD"
+} else {
+    std::env::consts::OS
+};
+
+/// File type bits of [`Stat::fmt`], with the values POSIX gives them on
+/// every platform (so that a type has one name in messages).
+pub const S_IFMT: u32 = 0o170000;
+pub const S_IFSOCK: u32 = 0o140000;
+pub const S_IFLNK: u32 = 0o120000;
+pub const S_IFREG: u32 = 0o100000;
+pub const S_IFBLK: u32 = 0o060000;
+pub const S_IFDIR: u32 = 0o040000;
+pub const S_IFCHR: u32 = 0o020000;
+pub const S_IFIFO: u32 = 0o010000;
+
+/// What is known of an open file: where it lives and who it is, its type
+/// and size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stat {
+    /// The device (Unix) or volume serial number (Windows) holding it.
+    pub dev: u64,
+    /// The inode (Unix) or file index (Windows).
+    pub ino: u64,
+    /// The type: one of the `S_IF*` values.
+    pub fmt: u32,
+    /// For a device, which device it stands for.
+    pub rdev: u64,
+    pub size: u64,
+    pub nlink: u64,
+    /// When the file was created, where the filesystem records it.
+    pub born: Option<std::time::SystemTime>,
+}
+
+impl Stat {
+    pub fn is_file(&self) -> bool {
+        self.fmt == S_IFREG
+    }
+    pub fn is_dir(&self) -> bool {
+        self.fmt == S_IFDIR
+    }
+    pub fn is_symlink(&self) -> bool {
+        self.fmt == S_IFLNK
+    }
+    pub fn is_block_device(&self) -> bool {
+        self.fmt == S_IFBLK
+    }
+    pub fn is_char_device(&self) -> bool {
+        self.fmt == S_IFCHR
+    }
+    pub fn is_fifo(&self) -> bool {
+        self.fmt == S_IFIFO
+    }
+    pub fn is_socket(&self) -> bool {
+        self.fmt == S_IFSOCK
+    }
+    pub fn len(&self) -> u64 {
+        self.size
+    }
+    pub fn is_empty(&self) -> bool {
+        self.size == 0
+    }
+}
+
+/// The errno a failed call stands for (what a job reports as `err=`):
+/// the error's own code on Unix, the POSIX equivalent of a Windows
+/// error; EIO when there is none.
+pub fn errno(e: &io::Error) -> i32 {
+    errno_of(e).unwrap_or(libc::EIO)
+}
+
+/// [`errno`] without the EIO default.
+pub fn errno_of(e: &io::Error) -> Option<i32> {
+    let raw = e.raw_os_error()?;
+    Some(os_code_to_errno(raw))
+}
+
+/// The errno of the last failed system call.
+pub fn last_errno() -> i32 {
+    errno(&io::Error::last_os_error())
+}
+
+/// An error standing for `errno` (its message in this system's words).
+pub fn from_errno(errno: i32) -> io::Error {
+    io::Error::from_raw_os_error(errno_to_os_code(errno))
+}
+
+/// Bytes done, or `-errno` of the last failed call when `r` is negative
+/// (the engines' result convention).
+#[inline]
+pub fn ret_or_errno(r: isize) -> i64 {
+    if r < 0 {
+        -(last_errno() as i64)
+    } else {
+        r as i64
+    }
+}
+
+/// A device number as (major, minor): Linux's encoding; elsewhere the
+/// high and low halves (device numbers only name devices on Linux in
+/// iomark's messages and probing).
+pub fn major_minor(rdev: u64) -> (u32, u32) {
+    #[cfg(target_os = "linux")]
+    {
+        (libc::major(rdev), libc::minor(rdev))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        ((rdev >> 32) as u32, rdev as u32)
+    }
+}
+
+/// Fills `buf` with random bytes from the system (a seed for tokens,
+/// not for keys).
+pub fn random_bytes(buf: &mut [u8]) {
+    use std::hash::{BuildHasher, Hasher};
+    // RandomState is seeded from the system's randomness once per
+    // process and per new state.
+    for (i, chunk) in buf.chunks_mut(8).enumerate() {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_usize(i);
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0),
+        );
+        let v = h.finish().to_le_bytes();
+        chunk.copy_from_slice(&v[..chunk.len()]);
+    }
+}
+
+/// The local time of `secs` since the epoch broken down (`utc`: in
+/// UTC), as `localtime_r`/`gmtime_r` give it.
+pub fn calendar(secs: i64, utc: bool) -> Option<Calendar> {
+    calendar_impl(secs, utc)
+}
+
+/// A broken-down time (see [`calendar`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Calendar {
+    pub year: i32,
+    pub month: u32,
+    pub day: u32,
+    pub hour: u32,
+    pub minute: u32,
+    pub second: u32,
+    /// Days since Sunday.
+    pub weekday: u32,
+}
+
+/// -1, with "operation not supported" as the last error: what a call
+/// this system does not have (a Linux ioctl) answers.
+pub fn not_supported() -> i32 {
+    let e = from_errno(libc::EOPNOTSUPP);
+    #[cfg(unix)]
+    // SAFETY: the calling thread's errno.
+    unsafe {
+        *errno_location() = e.raw_os_error().unwrap_or(libc::EOPNOTSUPP)
+    };
+    #[cfg(windows)]
+    // SAFETY: sets the calling thread's last error.
+    unsafe {
+        windows_sys::Win32::Foundation::SetLastError(e.raw_os_error().unwrap_or(50) as u32)
+    };
+    -1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errno_values_round_trip_through_errors() {
+        for e in [
+            libc::ENOENT,
+            libc::EEXIST,
+            libc::EACCES,
+            libc::EINVAL,
+            libc::ENOSPC,
+            libc::ELOOP,
+            libc::ENOTDIR,
+            libc::EISDIR,
+            libc::EBUSY,
+            libc::EROFS,
+        ] {
+            assert_eq!(errno(&from_errno(e)), e, "{e}");
+        }
+        assert_eq!(errno(&io::Error::other("x")), libc::EIO);
+    }
+
+    #[test]
+    fn random_bytes_differ() {
+        let (mut a, mut b) = ([0u8; 16], [0u8; 16]);
+        random_bytes(&mut a);
+        random_bytes(&mut b);
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn the_epoch_in_utc() {
+        let c = calendar(0, true).unwrap();
+        assert_eq!((c.year, c.month, c.day, c.hour), (1970, 1, 1, 0));
+        assert_eq!(c.weekday, 4);
+        let c = calendar(1_700_000_000, true).unwrap();
+        assert_eq!((c.year, c.month, c.day), (2023, 11, 14));
+        assert_eq!((c.hour, c.minute, c.second), (22, 13, 20));
+    }
+}
