@@ -100,5 +100,30 @@ fn option_refusal(spec: &JobSpec) -> Option<String> {
             ));
         }
     }
+    #[cfg(unix)]
+    if spec.io.rw.writes() {
+        if let Some(d) = spec.file.filenames.iter().find(|f| is_raw_device(f)) {
+            return Some(format!(
+                "refusing to write to '{d}': writing to a disk device is not available on \
+                 {OS_NAME} yet (iomark cannot yet check there that it holds no filesystem or \
+                 partitions); reading it works"
+            ));
+        }
+    }
     None
+}
+
+/// Whether `name` is a block or character device other than the null
+/// device: a disk on macOS (/dev/diskN, /dev/rdiskN) or FreeBSD (whose
+/// disks are character devices), where the Linux mount and holder
+/// probing that guards writes does not exist.
+#[cfg(all(unix, not(target_os = "linux")))]
+fn is_raw_device(name: &str) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    if name == "/dev/null" {
+        return false;
+    }
+    std::fs::metadata(name)
+        .map(|m| m.file_type().is_block_device() || m.file_type().is_char_device())
+        .unwrap_or(false)
 }
