@@ -340,6 +340,13 @@ impl JobList {
     }
 }
 
+/// A path as a test writes it into filename= or directory=: a colon (a
+/// Windows drive's, C:) escaped, as fio's ':' separator wants it.
+#[cfg(test)]
+pub(crate) fn opt_path(p: &std::path::Path) -> String {
+    p.to_str().expect("a UTF-8 path").replace(':', "\\:")
+}
+
 /// A job named "t" with the given options applied in order; for unit tests
 /// of the modules that consume `JobSpec`s.
 #[cfg(test)]

@@ -1065,8 +1065,8 @@ mod tests {
 
     /// Plans one job on `path` (options added) and returns it.
     fn planned(path: &Path, opts: &[(&str, &str)]) -> PlannedJob {
-        let name = path.to_str().unwrap();
-        let mut all = vec![("filename", name), ("size", "64k")];
+        let name = crate::job::opt_path(path);
+        let mut all = vec![("filename", name.as_str()), ("size", "64k")];
         all.extend_from_slice(opts);
         let spec = crate::job::test_spec(&all);
         super::super::plan::plan(&[spec]).unwrap().jobs.remove(0)

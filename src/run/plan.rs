@@ -835,7 +835,7 @@ mod tests {
     #[test]
     fn a_rank_knows_which_files_other_ranks_use_too_and_marks_its_own() {
         let dir = tempfile::tempdir().unwrap();
-        let d = dir.path().to_str().unwrap();
+        let d = &crate::job::opt_path(dir.path());
         let place = Placement {
             rank: 1,
             ranks: 3,
@@ -850,7 +850,7 @@ mod tests {
         assert_eq!(p.jobs[0].files[0].run_token(), Some("t0k"));
         // One file for every rank.
         let f = dir.path().join("shared");
-        let one = spec(&[("size", "64k"), ("filename", f.to_str().unwrap())]);
+        let one = spec(&[("size", "64k"), ("filename", &crate::job::opt_path(&f))]);
         assert!(plan_at(std::slice::from_ref(&one), &place).unwrap().jobs[0].files[0].shared);
         // $rank in the name: apart again.
         let fmt = spec(&[
@@ -891,7 +891,7 @@ mod tests {
     #[test]
     fn clones_get_their_own_files_and_groups_follow_stonewall() {
         let dir = tempfile::tempdir().unwrap();
-        let d = dir.path().to_str().unwrap();
+        let d = &crate::job::opt_path(dir.path());
         let a = spec(&[
             ("size", "1m"),
             ("numjobs", "2"),
@@ -922,7 +922,7 @@ mod tests {
         let s = spec(&[
             ("size", "1m"),
             ("offset", "256k"),
-            ("filename", f.to_str().unwrap()),
+            ("filename", &crate::job::opt_path(&f)),
             ("numjobs", "2"),
             ("offset_increment", "1m"),
         ]);
@@ -940,7 +940,7 @@ mod tests {
     #[test]
     fn the_directory_prefixes_even_an_absolute_file_name() {
         let dir = tempfile::tempdir().unwrap();
-        let d = dir.path().to_str().unwrap();
+        let d = &crate::job::opt_path(dir.path());
         let s = spec(&[("size", "64k"), ("directory", d), ("filename", "/dev/null")]);
         let p = plan(&[s]).unwrap();
         assert_eq!(p.jobs[0].files[0].path, dir.path().join("dev/null"));
@@ -950,7 +950,11 @@ mod tests {
     #[test]
     fn generated_names_go_in_the_clones_directory_given_names_in_the_first() {
         let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        let dirs = format!("{}:{}", a.path().display(), b.path().display());
+        let dirs = format!(
+            "{}:{}",
+            crate::job::opt_path(a.path()),
+            crate::job::opt_path(b.path())
+        );
         let s = spec(&[
             ("size", "64k"),
             ("directory", &dirs),

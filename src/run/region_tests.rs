@@ -114,7 +114,7 @@ fn ours(r: &Row) -> (Vec<u64>, u64, u64, u64) {
     for (name, size) in r.before {
         std::fs::write(dir.path().join(name), vec![1u8; *size as usize]).unwrap();
     }
-    let spec = spec_of(r.args, dir.path().to_str().unwrap());
+    let spec = spec_of(r.args, &crate::job::opt_path(dir.path()));
     let p = plan(&[spec]).unwrap_or_else(|e| panic!("{}: {e}", r.name));
     let mut sizes: BTreeMap<std::path::PathBuf, u64> = BTreeMap::new();
     for (name, size) in r.before {
