@@ -43,6 +43,15 @@ pub const ENV_DB: &str = "IOMARK_HISTORY_DB";
 /// How long a writer waits for another to finish before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The error of a statement on the history at `path`, for closures that
+/// run while the connection is borrowed (a transaction).
+fn sql_err(path: &Path) -> impl Fn(rusqlite::Error) -> HistoryError + Copy + '_ {
+    move |e| HistoryError::Sql {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    }
+}
+
 /// Runs `f` again while SQLite says the database is busy, for up to
 /// [`BUSY_TIMEOUT`]: for the statements where SQLite does not call its
 /// busy handler (a lock upgrade that could deadlock).
@@ -274,11 +283,7 @@ impl Store {
         if found == known {
             return Ok(());
         }
-        let path = self.path.clone();
-        let err = |e: rusqlite::Error| HistoryError::Sql {
-            path: path.clone(),
-            why: e.to_string(),
-        };
+        let err = sql_err(&self.path);
         // Another process may be migrating too: take the write lock, then
         // look again.
         let tx = self
@@ -307,11 +312,7 @@ impl Store {
 
     /// Records a run (once: a result already there keeps its row).
     pub fn record(&mut self, run: &Run) -> Result<Recorded, HistoryError> {
-        let path = self.path.clone();
-        let err = |e: rusqlite::Error| HistoryError::Sql {
-            path: path.clone(),
-            why: e.to_string(),
-        };
+        let err = sql_err(&self.path);
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -591,11 +592,7 @@ impl Store {
 
     /// Removes runs by id; how many went.
     pub fn delete(&mut self, ids: &[i64]) -> Result<usize, HistoryError> {
-        let path = self.path.clone();
-        let err = |e: rusqlite::Error| HistoryError::Sql {
-            path: path.clone(),
-            why: e.to_string(),
-        };
+        let err = sql_err(&self.path);
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
