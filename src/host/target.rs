@@ -223,6 +223,12 @@ pub fn target(path: &Path) -> Target {
             .unwrap_or_else(|| PathBuf::from("."));
     }
     let canon = std::fs::canonicalize(&p).unwrap_or(p.clone());
+    // Windows: the volume's filesystem and root (no mount table there).
+    #[cfg(windows)]
+    if let Some((fs, root)) = crate::sys::volume_of(&canon) {
+        t.fs_type = Some(fs);
+        t.mount_point = Some(root.display().to_string());
+    }
     let Some((dev, is_block)) = dev_of(&canon) else {
         return t;
     };
@@ -264,6 +270,25 @@ pub fn target(path: &Path) -> Target {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    // The volume's filesystem is Windows' (GetVolumeInformationW).
+    #[cfg(windows)]
+    fn a_file_on_windows_names_its_volume_and_filesystem() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("f");
+        std::fs::write(&f, b"x").unwrap();
+        let t = target(&f);
+        assert!(t.fs_type.as_deref().is_some_and(|s| !s.is_empty()), "{t:?}");
+        let root = t.mount_point.clone().unwrap();
+        let canon = std::fs::canonicalize(&f).unwrap().display().to_string();
+        // canonicalize gives the \\?\ form of the same root.
+        let plain = canon.trim_start_matches(r"\\?\");
+        assert!(
+            plain.to_lowercase().starts_with(&root.to_lowercase()),
+            "{root} {plain}"
+        );
+    }
 
     #[test]
     fn a_vpd_page_gives_the_serial() {

@@ -158,7 +158,15 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
         .read(true)
         .custom_flags(crate::sys::O_NONBLOCK | crate::sys::O_CLOEXEC)
         .open(path)
-        .map_err(|e| io_reason(&e))?;
+        .map_err(|e| {
+            // Windows refuses to open a directory as a file (access
+            // denied): say what it is, as on Unix.
+            if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+                "is a directory".to_string()
+            } else {
+                io_reason(&e)
+            }
+        })?;
     let ft = file.metadata().map_err(|e| io_reason(&e))?.file_type();
     let not_regular = |what: &str| format!("is {what}, not a regular file");
     if ft.is_dir() {
@@ -787,6 +795,21 @@ mod tests {
         assert!(err(&p("inc.fio")).contains("cannot read included file"));
         std::fs::write(p("dev.fio"), "[a]\ninclude /dev/zero\n").unwrap();
         assert!(err(&p("dev.fio")).ends_with("is a character device, not a regular file"));
+    }
+
+    #[test]
+    fn a_directory_is_named_as_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = read_jobfile(dir.path()).unwrap_err().to_string();
+        assert!(e.ends_with("': is a directory"), "{e}");
+        std::fs::write(dir.path().join("inc.fio"), "[a]\ninclude .\n").unwrap();
+        let e = read_jobfile(&dir.path().join("inc.fio"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("cannot read included file '") && e.ends_with("': is a directory"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -113,14 +113,15 @@ fn parse_op(s: &str) -> Option<Op> {
 }
 
 /// The trace file of clone `clone`: `read_iolog` may list one per clone,
-/// separated by ':'.
+/// separated by ':', a literal colon written `\:` as in `filename=` (a
+/// Windows drive's: `C\:\traces\a.log`).
 pub fn trace_name(opts: &LogOpts, clone: u32) -> Option<String> {
     let all = opts.read_iolog.as_deref()?;
-    let names: Vec<&str> = all.split(':').filter(|n| !n.is_empty()).collect();
+    let names = crate::job::options::files::split_colon_list(all);
     if names.is_empty() {
         return None;
     }
-    Some(names[clone as usize % names.len()].to_string())
+    Some(names[clone as usize % names.len()].clone())
 }
 
 /// Why a trace cannot be read (`read_iolog`) or written (`write_iolog`).
@@ -757,5 +758,9 @@ mod tests {
         assert_eq!(trace_name(&o, 0).as_deref(), Some("a.log"));
         assert_eq!(trace_name(&o, 1).as_deref(), Some("b.log"));
         assert_eq!(trace_name(&o, 2).as_deref(), Some("a.log"));
+        // A drive's colon, escaped as in filename=.
+        o.read_iolog = Some(r"C\:\t\a.log:D\:\b.log".into());
+        assert_eq!(trace_name(&o, 0).as_deref(), Some(r"C:\t\a.log"));
+        assert_eq!(trace_name(&o, 1).as_deref(), Some(r"D:\b.log"));
     }
 }

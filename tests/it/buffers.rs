@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::Path;
 
-use crate::common::{fio_for_comparison, fio_json, run_json, tempdir};
+use crate::common::{fio_for_comparison, fio_json, opt_path, run_json, tempdir};
 
 const BLOCK: usize = 4096;
 
@@ -14,7 +14,7 @@ const BLOCK: usize = 4096;
 /// its contents.
 fn write_file(dir: &Path, name: &str, fio: bool, extra: &[&str]) -> Vec<u8> {
     let path = dir.join(name);
-    let filename = format!("--filename={}", path.display());
+    let filename = format!("--filename={}", opt_path(&path));
     let mut args = vec![
         "--name=buf",
         filename.as_str(),
@@ -67,6 +67,7 @@ fn compress_percentage_gives_that_compressibility() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "compares with fio 3.33, which runs on Linux")]
 fn compress_percentage_matches_fio() {
     crate::require_fio!();
     let dir = tempdir();
@@ -142,6 +143,7 @@ fn dedupe_working_set_draws_duplicates_from_early_blocks() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "compares with fio 3.33, which runs on Linux")]
 fn dedupe_percentage_matches_fio() {
     crate::require_fio!();
     let dir = tempdir();
@@ -181,7 +183,7 @@ fn zero_buffers_writes_zeros_and_lays_out_zeros() {
     assert!(data.iter().all(|b| *b == 0));
     // A read job lays its file out with the same contents.
     let path = dir.path().join("r");
-    let f = format!("--filename={}", path.display());
+    let f = format!("--filename={}", opt_path(&path));
     run_json(
         dir.path(),
         &["--name=r", &f, "--size=1m", "--rw=read", "--zero_buffers"],

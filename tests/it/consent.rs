@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::*;
 
+#[cfg(unix)]
 const PRECIOUS: &[u8] = b"precious customer records\n";
 
 /// A hash of a file's bytes, or None when it is gone.
@@ -57,6 +58,7 @@ fn wait_for(mut child: Child, limit: Duration) -> Output {
     child.wait_with_output().expect("output")
 }
 
+#[cfg(target_os = "linux")]
 fn have(tool: &str) -> bool {
     std::process::Command::new("sh")
         .arg("-c")
@@ -65,6 +67,8 @@ fn have(tool: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+// A UTS namespace and /proc.
+#[cfg(target_os = "linux")]
 #[test]
 fn a_read_job_cannot_change_the_host_name_in_a_uts_namespace() {
     if !is_root() || !have("unshare") || !have("hostname") {
@@ -101,6 +105,8 @@ fn a_read_job_cannot_change_the_host_name_in_a_uts_namespace() {
     }
 }
 
+// /proc and /sys.
+#[cfg(target_os = "linux")]
 #[test]
 fn pseudo_filesystems_are_refused_for_any_job() {
     let dir = tempdir();
@@ -172,6 +178,8 @@ fn a_read_job_never_extends_a_short_file() {
     assert_eq!(j["jobs"][0]["read"]["io_bytes"], 65536);
 }
 
+// sh command lines in exec_prerun/exec_postrun (mv, ln -s, rm) swap the files.
+#[cfg(unix)]
 #[test]
 fn unlink_after_a_swapped_directory_removes_only_the_runs_own_file() {
     let dir = tempdir();
@@ -200,6 +208,8 @@ fn unlink_after_a_swapped_directory_removes_only_the_runs_own_file() {
     assert!(!d.join("sub.old/t.dat").exists());
 }
 
+// sh command lines in exec_prerun/exec_postrun (mv, ln -s, rm) swap the files.
+#[cfg(unix)]
 #[test]
 fn a_directory_swapped_before_the_open_gets_no_file() {
     let dir = tempdir();
@@ -221,6 +231,8 @@ fn a_directory_swapped_before_the_open_gets_no_file() {
     assert!(d.join("sub.old/later.dat").exists());
 }
 
+// sh command lines in exec_prerun/exec_postrun (mv, ln -s, rm) swap the files.
+#[cfg(unix)]
 #[test]
 fn a_file_deleted_during_the_run_is_not_created_again() {
     let dir = tempdir();
@@ -249,6 +261,8 @@ fn a_file_deleted_during_the_run_is_not_created_again() {
     assert!(!d.join("v.1").exists(), "re-created");
 }
 
+// mem=mmap (a file mapped as the buffers) is Unix only.
+#[cfg(unix)]
 #[test]
 fn mem_mmap_keeps_an_existing_files_contents() {
     let dir = tempdir();
@@ -294,6 +308,8 @@ fn mem_mmap_keeps_an_existing_files_contents() {
     assert!(!d.join("new.buf").exists());
 }
 
+// Symbolic links as Unix makes them (std::os::unix::fs::symlink).
+#[cfg(unix)]
 #[test]
 fn logs_are_never_written_through_a_planted_link() {
     let dir = tempdir();
@@ -317,6 +333,8 @@ fn logs_are_never_written_through_a_planted_link() {
     assert_eq!(std::fs::read(&victim).unwrap(), PRECIOUS);
 }
 
+// Symbolic links as Unix makes them (std::os::unix::fs::symlink).
+#[cfg(unix)]
 #[test]
 fn quick_writes_its_reports_through_the_files_it_opened_at_the_start() {
     let dir = tempdir();
@@ -356,6 +374,8 @@ fn quick_writes_its_reports_through_the_files_it_opened_at_the_start() {
     assert_eq!(std::fs::read(&victim).unwrap(), PRECIOUS);
 }
 
+// Symbolic links as Unix makes them (std::os::unix::fs::symlink).
+#[cfg(unix)]
 #[test]
 fn quick_refuses_a_report_path_linked_to_a_regular_file() {
     let dir = tempdir();
@@ -380,6 +400,8 @@ fn quick_refuses_a_report_path_linked_to_a_regular_file() {
     assert!(!d.join("iomark-quick.tmp").exists());
 }
 
+// Peak RSS read from /proc.
+#[cfg(target_os = "linux")]
 #[test]
 fn iomem_align_is_bounded_and_costs_no_memory_it_does_not_use() {
     let dir = tempdir();

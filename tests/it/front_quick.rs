@@ -3,6 +3,7 @@
 //! it did not create.
 
 use std::path::{Path, PathBuf};
+#[cfg(unix)]
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -201,6 +202,8 @@ fn quick_prints_a_job_file_that_iomark_runs() {
     assert_eq!(j["jobs"][0]["jobname"], "rnd4k-q1t1-read");
 }
 
+// SIGINT from another process (Windows' Ctrl-C is checked under Wine\nby .ci/portable, through Wine's console).
+#[cfg(unix)]
 #[test]
 fn ctrl_c_stops_quick_removes_the_test_file_and_exits_130() {
     let dir = tempdir();

@@ -43,6 +43,7 @@ fn print_jobfile(dir: &Path, preset: &str, size: &str, runtime: &str) -> String 
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "compares with fio 3.33, which runs on Linux")]
 fn every_preset_job_file_runs_unchanged_under_fio() {
     require_fio!();
     let handles: Vec<_> = PRESETS
@@ -165,6 +166,7 @@ fn a_preset_runs_through_its_job_file() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "compares with fio 3.33, which runs on Linux")]
 fn quick_and_sweep_job_files_run_under_fio() {
     require_fio!();
     let dir = tempdir();
@@ -197,6 +199,8 @@ fn quick_and_sweep_job_files_run_under_fio() {
 }
 
 /// Runs iomark in `dir` on CPU 0 alone (sched_setaffinity in the child).
+// sched_setaffinity in the child.
+#[cfg(target_os = "linux")]
 fn run_on_one_cpu(dir: &Path, args: &[&str]) -> std::process::Output {
     use std::os::unix::process::CommandExt;
     let mut c = iomark();
@@ -216,6 +220,8 @@ fn run_on_one_cpu(dir: &Path, args: &[&str]) -> std::process::Output {
     c.output().expect("run iomark")
 }
 
+// One allowed CPU (sched_setaffinity) makes the overcommit.
+#[cfg(target_os = "linux")]
 #[test]
 fn warnings_a_suite_finds_while_running_are_printed_on_stderr() {
     // 16 CPU-bound clones (ars's 64K test, buffered into the page cache)

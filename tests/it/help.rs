@@ -5,7 +5,9 @@
 //! and check that they agree with each other and with the table.
 
 use std::collections::BTreeSet;
+#[cfg(unix)]
 use std::path::Path;
+#[cfg(unix)]
 use std::process::Command;
 
 use crate::common::*;
@@ -187,6 +189,8 @@ fn completions_know_commands_and_job_options() {
 
 /// Completion in bash as readline drives it: COMP_LINE up to the
 /// cursor, the words, and what `_iomark` offers.
+// Unix shells (bash, zsh, fish) load the completion scripts.
+#[cfg(unix)]
 #[test]
 fn bash_completes_flags_values_commands_and_command_options() {
     if Command::new("bash").arg("--version").output().is_err() {
@@ -235,6 +239,8 @@ fn bash_completes_flags_values_commands_and_command_options() {
 
 /// zsh and fish read their scripts without error; fish completes as
 /// it would at a prompt.
+// Unix shells (bash, zsh, fish) load the completion scripts.
+#[cfg(unix)]
 #[test]
 fn zsh_and_fish_load_their_scripts() {
     let dir = tempdir();
@@ -456,6 +462,8 @@ fn warnings_fatal_is_in_help_and_works() {
 
 /// The man page renders with man-db (groff underneath) without a
 /// warning, and shows the run flags, the job options and the sections.
+// man(1) renders the page.
+#[cfg(unix)]
 #[test]
 fn the_man_page_renders_without_warnings() {
     if Command::new("man").arg("--version").output().is_err() {
@@ -505,6 +513,7 @@ fn the_man_page_renders_without_warnings() {
 }
 
 /// The preset names, from the preset registry.
+#[cfg(unix)]
 fn preset_names() -> BTreeSet<String> {
     iomark::suite::presets::ALL
         .iter()
@@ -513,6 +522,7 @@ fn preset_names() -> BTreeSet<String> {
 }
 
 /// The engine names, from the engine registry.
+#[cfg(unix)]
 fn engine_names() -> BTreeSet<String> {
     iomark::job::engine_kind::EngineKind::ALL
         .iter()
@@ -520,12 +530,14 @@ fn engine_names() -> BTreeSet<String> {
         .collect()
 }
 
+#[cfg(unix)]
 fn word_set(line: &str) -> BTreeSet<String> {
     line.split_whitespace().map(str::to_string).collect()
 }
 
 /// A directory with one subdirectory and one file, for file and
 /// directory completion.
+#[cfg(unix)]
 fn completion_dir() -> tempfile::TempDir {
     let dir = tempdir();
     std::fs::create_dir(dir.path().join("adir")).unwrap();
@@ -536,6 +548,7 @@ fn completion_dir() -> tempfile::TempDir {
 /// bash as readline drives it, for each line (the cursor at its end):
 /// COMP_WORDS with an empty last word after a trailing space, and what
 /// `_iomark` offers, as a set (file completion has no order).
+#[cfg(unix)]
 fn bash_complete(dir: &Path, lines: &[&str]) -> Vec<BTreeSet<String>> {
     let script = dir.join("iomark.bash");
     std::fs::write(&script, out(&["completions", "bash"])).unwrap();
@@ -563,6 +576,8 @@ fn bash_complete(dir: &Path, lines: &[&str]) -> Vec<BTreeSet<String>> {
 /// preset registry's names, value completion knows the engines, the
 /// patterns, the formats and the metrics, file and directory arguments
 /// complete as such, history completes per verb.
+// Unix shells (bash, zsh, fish) load the completion scripts.
+#[cfg(unix)]
 #[test]
 fn bash_completes_subcommand_arguments_and_values_from_their_tables() {
     if Command::new("bash").arg("--version").output().is_err() {
@@ -623,6 +638,8 @@ fn bash_completes_subcommand_arguments_and_values_from_their_tables() {
 
 /// zsh and fish offer the preset registry's names after `suite`, and
 /// the values the tables know.
+// Unix shells (bash, zsh, fish) load the completion scripts.
+#[cfg(unix)]
 #[test]
 fn zsh_and_fish_complete_presets_and_values_from_the_tables() {
     let dir = completion_dir();

@@ -97,7 +97,12 @@ pub fn chromium() -> Option<String> {
 
 /// Renders the page headless to a PNG beside it; asserts it rendered, the
 /// console stayed silent and the page requested nothing over the network.
+/// Not on Windows: Linux's Chromium renders the same HTML in the Linux
+/// run of these tests.
 pub fn render(html: &Path) {
+    if cfg!(windows) {
+        return;
+    }
     let Some(bin) = chromium() else {
         crate::common::missing(
             "chromium is not installed (apt-get install chromium): the page is not rendered",
@@ -527,6 +532,8 @@ fn the_checks_catch_external_content() {
     assert!(std::panic::catch_unwind(|| check_xml(broken, "broken")).is_err());
 }
 
+// Checks the Chromium render itself (Linux's Chromium).
+#[cfg(unix)]
 #[test]
 fn the_render_check_catches_console_errors_and_requests() {
     if chromium().is_none() {

@@ -3,12 +3,16 @@
 //! `error_dump`), and the commands it runs before and after
 //! (`exec_prerun`, `exec_postrun`).
 
+#[cfg(target_os = "linux")]
 use std::os::unix::io::AsRawFd;
+#[cfg(target_os = "linux")]
 use std::path::Path;
 
 use crate::common::{run_in, stderr, tempdir};
 
 /// Pages of `path` in the page cache (mincore over a read-only mapping).
+// posix_fadvise read-ahead, seen through mincore (Linux).
+#[cfg(target_os = "linux")]
 fn resident_pages(path: &Path) -> usize {
     let f = std::fs::File::open(path).expect("open");
     let len = f.metadata().expect("stat").len() as usize;
@@ -33,6 +37,8 @@ fn resident_pages(path: &Path) -> usize {
 }
 
 /// Whether the directory's filesystem keeps everything in memory.
+// posix_fadvise read-ahead, seen through mincore (Linux).
+#[cfg(target_os = "linux")]
 fn memory_backed(dir: &Path) -> bool {
     let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: statfs writes the struct.
@@ -42,6 +48,8 @@ fn memory_backed(dir: &Path) -> bool {
     // ramfs
 }
 
+// posix_fadvise read-ahead, seen through mincore (Linux).
+#[cfg(target_os = "linux")]
 #[test]
 fn fadvise_hint_decides_read_ahead() {
     let dir = tempdir();
@@ -97,6 +105,8 @@ fn fadvise_hint_decides_read_ahead() {
 
 /// `ignore_error` turns the listed errors into counted ones the job
 /// carries on after; `error_dump` decides whether each is printed.
+// /dev/full makes the errors.
+#[cfg(target_os = "linux")]
 #[test]
 fn ignore_error_counts_and_error_dump_prints() {
     let dir = tempdir();
@@ -142,9 +152,53 @@ fn ignore_error_counts_and_error_dump_prints() {
     );
 }
 
+/// On Windows exec_prerun and exec_postrun are cmd.exe command lines,
+/// as fio's `system()` runs them there (they were run by `/bin/sh`,
+/// which Windows has not): their output is saved beside, a failing
+/// prerun fails the job before any I/O.
+#[cfg(windows)]
+#[test]
+fn exec_prerun_and_postrun_are_cmd_command_lines_on_windows() {
+    let dir = tempdir();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "--name=hook",
+            "--ioengine=null",
+            "--rw=read",
+            "--size=64k",
+            "--output-format=json",
+        ];
+        args.extend_from_slice(extra);
+        run_in(dir.path(), &args)
+    };
+    let o = run(&[
+        "--exec_prerun=echo before>>trail& echo to-stderr 1>&2",
+        "--exec_postrun=echo after>>trail",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout holds only JSON");
+    assert_eq!(j["jobs"][0]["read"]["total_ios"], 16);
+    let trail = std::fs::read_to_string(dir.path().join("trail")).unwrap();
+    assert_eq!(trail.lines().collect::<Vec<_>>(), ["before", "after"]);
+    let saved = std::fs::read_to_string(dir.path().join("hook.prerun.txt")).unwrap();
+    assert_eq!(saved.trim_end(), "to-stderr");
+
+    let o = run(&["--exec_prerun=exit 3"]);
+    assert_eq!(o.status.code(), Some(1));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on failure");
+    assert_eq!(j["jobs"][0]["read"]["total_ios"], 0);
+    assert!(
+        stderr(&o).contains("exec_prerun 'exit 3' failed (exit code: 3)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// Each clone runs exec_prerun before its I/O and exec_postrun after it,
 /// their output saved beside; a failing prerun fails the job before any
 /// I/O, a failing postrun only warns.
+// sh command lines and a symbolic link.
+#[cfg(unix)]
 #[test]
 fn exec_prerun_and_postrun_run_around_each_clone() {
     let dir = tempdir();
@@ -260,6 +314,8 @@ fn flow_weights_set_the_ratio_of_ios() {
 
 /// numa_cpu_nodes and numa_mem_policy apply to the job's thread, which a
 /// prerun command (a child of that thread) inherits and can show.
+// NUMA and CPU placement read from /proc.
+#[cfg(target_os = "linux")]
 #[test]
 fn numa_placement_applies_to_the_job_thread() {
     let dir = tempdir();
@@ -311,6 +367,8 @@ fn numa_placement_applies_to_the_job_thread() {
 /// Every buffer memory type runs a direct-I/O job that checks what it
 /// wrote; `mem=mmap:FILE` maps that file; `lockmem` pins memory while
 /// the job runs; huge pages without a reserve fail with a clear error.
+// io_uring fixed buffers, shared and huge-page memory.
+#[cfg(target_os = "linux")]
 #[test]
 fn buffer_memory_types_and_lockmem() {
     let dir = tempdir();
@@ -446,6 +504,8 @@ fn softrandommap_goes_on_without_the_map() {
 
 /// write_hint sets the file's lifetime hint, which the kernel reports
 /// back with F_GET_RW_HINT.
+// Linux's write-life hints (F_GET_RW_HINT).
+#[cfg(target_os = "linux")]
 #[test]
 fn write_hint_is_set_on_the_file() {
     let dir = tempdir();
@@ -479,7 +539,7 @@ fn opendir_uses_every_file_below_the_directory() {
         std::fs::write(root.join(name), vec![0x33u8; kib << 10]).unwrap();
     }
     let od = format!("--opendir={}", root.display());
-    let also_a = format!("--filename={}", root.join("a").display());
+    let also_a = format!("--filename={}", crate::common::opt_path(root.join("a")));
     let reads = |j: &serde_json::Value| -> Vec<(u64, u64)> {
         j["jobs"]
             .as_array()
@@ -528,6 +588,8 @@ fn opendir_uses_every_file_below_the_directory() {
 /// ioscheduler switches the target's disk to that scheduler for the run
 /// (a prerun command sees it) and back afterwards; a scheduler the disk
 /// does not offer is refused before any I/O.
+// A loop device's I/O scheduler.
+#[cfg(target_os = "linux")]
 #[test]
 fn ioscheduler_switches_for_the_run_and_restores() {
     let dir = tempdir();

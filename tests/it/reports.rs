@@ -284,6 +284,7 @@ fn key_paths(v: &Value, pre: &str, out: &mut std::collections::BTreeSet<String>)
 const IOMARK_ADDITIONS: &[&str] = &["/iomark version", "/interrupted", "/jobs[]/error_message"];
 
 #[test]
+#[cfg_attr(windows, ignore = "compares with fio 3.33, which runs on Linux")]
 fn json_key_set_equals_fios() {
     require_fio!();
     let dir = tempdir();
@@ -593,6 +594,7 @@ fn steady_state_stops_the_job_and_is_reported() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "compares with fio 3.33, which runs on Linux")]
 fn histogram_reproduces_fios_percentiles_from_fios_bins() {
     require_fio!();
     use iomark::stats::histogram::{bucket_of_midpoint, Histogram};
@@ -641,6 +643,7 @@ fn histogram_reproduces_fios_percentiles_from_fios_bins() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "compares with fio 3.33, which runs on Linux")]
 fn bandwidth_sample_counts_follow_fio() {
     require_fio!();
     let dir = tempdir();
@@ -669,6 +672,7 @@ fn bandwidth_sample_counts_follow_fio() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "compares with fio 3.33, which runs on Linux")]
 fn disk_stats_name_the_devices_fio_names() {
     require_fio!();
     let dir = tempdir();
@@ -709,6 +713,8 @@ fn disk_stats_name_the_devices_fio_names() {
     }
 }
 
+// A loop device.
+#[cfg(target_os = "linux")]
 #[test]
 fn disk_stats_of_a_block_device_target() {
     let dir = tempdir();

@@ -4,7 +4,9 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+#[cfg(target_os = "linux")]
 use std::sync::{Arc, Mutex};
+#[cfg(target_os = "linux")]
 use std::time::Duration;
 
 use serde_json::Value;
@@ -180,6 +182,7 @@ fn a_preset_and_its_printed_job_file_do_the_same_io() {
 }
 
 /// The scheduler in use (the bracketed word).
+#[cfg(target_os = "linux")]
 fn current(s: &str) -> Option<String> {
     s.split_whitespace()
         .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
@@ -190,6 +193,8 @@ fn current(s: &str) -> Option<String> {
 /// I/O scheduler the job file asks for during the run and restores it,
 /// and its result carries the notes the command line prints for the same
 /// job file.
+// A loop device's I/O scheduler.
+#[cfg(target_os = "linux")]
 #[test]
 fn a_suite_pass_switches_the_scheduler_and_notes_like_the_command_line() {
     use iomark::run::monitor::StatusHook;

@@ -161,8 +161,10 @@ fn a_file_truncated_under_a_read_ends_the_job_with_eio() {
 }
 
 /// A tmpfs of `size` bytes mounted on `dir`, unmounted when dropped.
+#[cfg(unix)]
 struct Tmpfs(std::path::PathBuf);
 
+#[cfg(unix)]
 impl Tmpfs {
     fn mount(dir: &Path, size: &str) -> Option<Tmpfs> {
         if !common::is_root() {
@@ -183,12 +185,15 @@ impl Tmpfs {
     }
 }
 
+#[cfg(unix)]
 impl Drop for Tmpfs {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg(&self.0).status();
     }
 }
 
+// A full tmpfs, and fio 3.33 side by side.
+#[cfg(unix)]
 #[test]
 fn a_short_write_is_finished_or_failed_as_fio_counts_it() {
     require_fio!();
@@ -284,6 +289,7 @@ fn lengths(trace: &Path) -> std::collections::BTreeMap<u64, u64> {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "compares with fio 3.33, which runs on Linux")]
 fn block_size_ranges_and_splits_are_drawn_as_fio_draws_them() {
     require_fio!();
     let d = tempdir();
@@ -368,6 +374,7 @@ fn traced(cmd: &str, dir: &Path, name: &str, args: &[&str]) -> Vec<(String, u64,
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "compares with fio 3.33, which runs on Linux")]
 fn block_size_ranges_whose_top_is_no_multiple_of_the_low_end_are_drawn_as_fio_draws_them() {
     require_fio!();
     let d = tempdir();
@@ -433,6 +440,7 @@ fn block_size_ranges_whose_top_is_no_multiple_of_the_low_end_are_drawn_as_fio_dr
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "compares with fio 3.33, which runs on Linux")]
 fn filesize_with_an_offset_is_the_region_from_the_offset_to_the_files_end_as_in_fio() {
     require_fio!();
     let iomark = env!("CARGO_BIN_EXE_iomark");
@@ -513,6 +521,7 @@ fn a_block_size_larger_than_the_size_is_refused() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "compares with fio 3.33, which runs on Linux")]
 fn sequential_holes_with_an_offset_end_with_the_region_as_in_fio() {
     require_fio!();
     let d = tempdir();
@@ -567,6 +576,7 @@ fn sequential_holes_with_an_offset_end_with_the_region_as_in_fio() {
 }
 
 /// Bytes read from a block device so far (/sys/block/NAME/stat).
+#[cfg(target_os = "linux")]
 fn device_read_bytes(dev: &Path) -> u64 {
     let name = dev.file_name().unwrap().to_string_lossy().into_owned();
     let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
@@ -574,6 +584,8 @@ fn device_read_bytes(dev: &Path) -> u64 {
     sectors * 512
 }
 
+// A loop device, ext4 and /sys/block.
+#[cfg(target_os = "linux")]
 #[test]
 fn every_loop_reads_from_the_storage_not_from_the_last_loops_cache() {
     use crate::loopdev::{LoopDev, Mount};

@@ -83,6 +83,7 @@ fn case(extra: &[&str]) -> Vec<&'static str> {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "compares with fio 3.33, which runs on Linux")]
 fn the_same_io_and_zone_resets_as_fio() {
     crate::require_fio!();
     // (options, expected iomark figures: reads, writes, zone resets)

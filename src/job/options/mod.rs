@@ -18,7 +18,7 @@ mod buffers;
 pub use buffers::MAX_IOMEM_ALIGN;
 mod control;
 mod engines;
-mod files;
+pub(crate) mod files;
 mod io;
 mod iolog;
 mod logs;

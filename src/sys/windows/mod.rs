@@ -921,6 +921,47 @@ pub fn free_space(dir: &Path) -> Option<u64> {
     (ok != 0).then_some(avail)
 }
 
+/// The volume holding `path`: its filesystem's name ("NTFS", "ReFS",
+/// "FAT32"…) and its root (`C:\`, or a mount folder), from
+/// `GetVolumePathNameW` and `GetVolumeInformationByHandleW` (through a
+/// handle on `path` itself: the volume's device is not opened, which
+/// needs a privilege).
+pub fn volume_of(path: &Path) -> Option<(String, PathBuf)> {
+    use std::os::windows::fs::OpenOptionsExt;
+    let w = wide(path.as_os_str(), true);
+    let mut root = [0u16; 1024];
+    // SAFETY: a NUL-terminated wide path; at most root.len() units written.
+    if unsafe { fs::GetVolumePathNameW(w.as_ptr(), root.as_mut_ptr(), root.len() as u32) } == 0 {
+        return None;
+    }
+    // Directories too (backup semantics); no access asked but attributes.
+    let f = std::fs::OpenOptions::new()
+        .access_mode(0)
+        .custom_flags(fs::FILE_FLAG_BACKUP_SEMANTICS)
+        .open(path)
+        .ok()?;
+    let mut name = [0u16; 64];
+    // SAFETY: an open handle; the other outputs are not asked for.
+    let ok = unsafe {
+        fs::GetVolumeInformationByHandleW(
+            f.as_raw_handle(),
+            std::ptr::null_mut(),
+            0,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            name.as_mut_ptr(),
+            name.len() as u32,
+        )
+    };
+    let text = |b: &[u16]| {
+        let n = b.iter().position(|c| *c == 0).unwrap_or(b.len());
+        OsString::from_wide(&b[..n])
+    };
+    let fs_name = text(&name).to_string_lossy().into_owned();
+    (ok != 0 && !fs_name.is_empty()).then(|| (fs_name, PathBuf::from(text(&root))))
+}
+
 /// Whether this process runs under Wine (its ntdll exports
 /// `wine_get_version`): figures measured there are Linux's, not
 /// Windows'.
