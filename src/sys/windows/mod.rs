@@ -19,7 +19,7 @@ pub mod console;
 mod device;
 mod errors;
 
-pub use device::{device_holds, device_in_use, dio_alignment, is_device_path};
+pub use device::{device_holds, device_in_use, dio_alignment, is_device_path, is_physical_drive};
 pub(super) use errors::{errno_to_os_code, os_code_to_errno};
 
 /// A descriptor: a `HANDLE`'s value in 32 bits. Kernel handles have 32
