@@ -959,7 +959,15 @@ pub fn volume_of(path: &Path) -> Option<(String, PathBuf)> {
         OsString::from_wide(&b[..n])
     };
     let fs_name = text(&name).to_string_lossy().into_owned();
-    (ok != 0 && !fs_name.is_empty()).then(|| (fs_name, PathBuf::from(text(&root))))
+    // The root as users write it: without the \\?\ of a canonical path.
+    let root = text(&root).to_string_lossy().into_owned();
+    let root = match root.strip_prefix(r"\\?\") {
+        Some(r) => r
+            .strip_prefix(r"UNC\")
+            .map_or_else(|| r.to_string(), |u| format!(r"\\{u}")),
+        None => root,
+    };
+    (ok != 0 && !fs_name.is_empty()).then(|| (fs_name, PathBuf::from(root)))
 }
 
 /// Whether this process runs under Wine (its ntdll exports
