@@ -828,6 +828,7 @@ fn open_file<'a>(f: &'a PlannedFile, p: &'a Place, flags: i32) -> OpenFile<'a> {
         name: &p.name,
         flags,
         size: f.needed_size,
+        start: f.region.start,
         is_blockdev: f.kind == TargetKind::Block,
     }
 }

@@ -18,9 +18,11 @@ use windows_sys::Win32::System::IO::{DeviceIoControl, IO_STATUS_BLOCK, OVERLAPPE
 pub mod console;
 mod device;
 mod errors;
+mod map;
 
 pub use device::{device_holds, device_in_use, dio_alignment, is_device_path};
 pub(super) use errors::{errno_to_os_code, os_code_to_errno};
+pub use map::{alloc_granularity, MapAccess, View};
 
 /// A descriptor: a `HANDLE`'s value in 32 bits. Kernel handles have 32
 /// significant bits on 64-bit Windows (Microsoft documents that they may
