@@ -1,7 +1,8 @@
 //! What this operating system cannot do for a job, said before anything
 //! is laid out: engines that exist elsewhere only, options whose calls
 //! are Linux's (CPU placement, I/O priorities, write hints, ...), and on
-//! Windows the targets and memory types iomark does not handle there.
+//! Windows the targets and memory types iomark does not handle there
+//! (System V memory, buffer files).
 //! Each refusal is one line naming the platform, as an unknown option's.
 
 use crate::job::JobSpec;
@@ -80,9 +81,19 @@ fn option_refusal(spec: &JobSpec) -> Option<String> {
             spec.buf.mem.name()
         ));
     }
-    if cfg!(windows) && !matches!(spec.buf.mem, MemType::Malloc) {
+    if cfg!(windows)
+        && !matches!(
+            spec.buf.mem,
+            MemType::Malloc | MemType::Mmap(None) | MemType::MmapShared(None)
+        )
+    {
+        let file = match &spec.buf.mem {
+            MemType::Mmap(Some(_)) | MemType::MmapShared(Some(_)) => ":FILE",
+            _ => "",
+        };
         return Some(format!(
-            "mem={} is not available on {OS_NAME} (malloc only)",
+            "mem={}{file} is not available on {OS_NAME} (malloc, and mmap or mmapshared \
+             without a file)",
             spec.buf.mem.name()
         ));
     }

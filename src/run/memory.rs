@@ -41,6 +41,10 @@ enum Backing {
     /// An attached System V segment.
     #[cfg_attr(windows, allow(dead_code))]
     Shm,
+    /// A view of a section of the paging file (Windows' anonymous
+    /// `mem=mmap`), held to be unmapped when dropped.
+    #[cfg(windows)]
+    View(#[allow(dead_code)] crate::sys::View),
 }
 
 /// A zeroed, aligned area for `size` bytes of buffers.
@@ -475,8 +479,7 @@ fn create_or_open(
 }
 
 /// Windows: committed, zeroed pages (`VirtualAlloc`) for buffers with
-/// more than a page of alignment; `mem=` types other than malloc are
-/// refused before the run (`run::platform`), and here again.
+/// more than a page of alignment.
 #[cfg(windows)]
 fn anonymous(mem: &MemType, len: usize) -> Result<*mut u8, MemoryError> {
     crate::sys::map_anon(len).map_err(|source| MemoryError::Map {
@@ -496,15 +499,31 @@ fn shm_segment(
     Err(MemoryError::Platform(mem.name()))
 }
 
+/// Windows: `mem=mmap` and `mmapshared` without a file are a view of a
+/// new section of the paging file (`CreateFileMappingW` on no file,
+/// zeroed); buffer files and huge pages are refused before the run
+/// (`run::platform`), and here again.
 #[cfg(windows)]
 fn mapping(
     mem: &MemType,
-    _file: Option<(&PathBuf, Consent<'_>)>,
-    _len: usize,
-    _is_huge: bool,
+    file: Option<(&PathBuf, Consent<'_>)>,
+    len: usize,
+    is_huge: bool,
     _made: &mut Option<MadeFile>,
 ) -> Result<(*mut u8, Backing), MemoryError> {
-    Err(MemoryError::Platform(mem.name()))
+    if file.is_some() || is_huge {
+        return Err(MemoryError::Platform(mem.name()));
+    }
+    let view =
+        crate::sys::View::map(None, 0, len, crate::sys::MapAccess::Write).map_err(|source| {
+            MemoryError::Map {
+                mem: mem.name(),
+                len,
+                source,
+                huge: false,
+            }
+        })?;
+    Ok((view.ptr(), Backing::View(view)))
 }
 
 impl Drop for BufferMemory {
@@ -525,6 +544,9 @@ impl Drop for BufferMemory {
                 }
                 #[cfg(windows)]
                 Backing::Shm => {}
+                // Unmapped when `backing` drops.
+                #[cfg(windows)]
+                Backing::View(_) => {}
             }
         }
         // The buffer file the job created goes, as fio removes it (only
@@ -862,6 +884,24 @@ mod tests {
         m.as_mut_slice().fill(1);
         // 1 MiB used; the 1 GiB of padding stays address space.
         assert!(rss() < before + (256 << 20), "{} -> {}", before, rss());
+    }
+
+    #[test]
+    #[cfg(windows)]
+    fn windows_maps_anonymous_buffers_from_the_paging_file() {
+        for mem in [MemType::Mmap(None), MemType::MmapShared(None)] {
+            for align in [4096, 1 << 20] {
+                let mut m = BufferMemory::new(3 << 16, align, &mem, 0).unwrap();
+                assert!(matches!(m.backing, Backing::View(_)), "{mem:?}");
+                assert_eq!(m.ptr as usize % align, 0, "{mem:?} {align}");
+                assert!(m.as_mut_slice().iter().all(|b| *b == 0));
+                m.as_mut_slice().fill(0x5a);
+                assert!(m.as_mut_slice().iter().all(|b| *b == 0x5a));
+            }
+        }
+        let file = std::path::PathBuf::from("buf");
+        let e = BufferMemory::new(4096, 4096, &MemType::Mmap(Some(file)), 0).err();
+        assert!(matches!(e, Some(MemoryError::Platform("mmap"))), "{e:?}");
     }
 
     #[test]
