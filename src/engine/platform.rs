@@ -97,20 +97,6 @@ fn option_refusal(spec: &JobSpec) -> Option<String> {
             spec.buf.mem.name()
         ));
     }
-    if cfg!(windows) && spec.io.rw.writes() {
-        if let Some(d) = spec
-            .file
-            .filenames
-            .iter()
-            .find(|f| crate::sys::is_device_path(std::path::Path::new(f)))
-        {
-            return Some(format!(
-                "refusing to write to '{d}': writing to a disk or volume is not available on \
-                 {OS_NAME} yet (iomark cannot yet check there that it holds no filesystem or \
-                 partitions); reading it works"
-            ));
-        }
-    }
     #[cfg(unix)]
     if spec.io.rw.writes() {
         if let Some(d) = spec.file.filenames.iter().find(|f| is_raw_device(f)) {

@@ -227,6 +227,10 @@ fn nvme_size(path: &Path) -> std::io::Result<u64> {
 /// may then follow, and the handle of its directory, opened now: every
 /// later look and open goes through it).
 fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), RunError> {
+    #[cfg(windows)]
+    if crate::sys::is_device_path(path) {
+        return probe_windows_device(path);
+    }
     let access = |e: std::io::Error| {
         RunError::Plan(format!(
             "cannot access '{}': {}",
@@ -273,6 +277,40 @@ fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), RunError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((TargetKind::Missing, 0, missing)),
         Err(e) => Err(access(e)),
     }
+}
+
+/// A disk or volume on Windows (`\\.\PhysicalDriveN`, `\\.\X:`,
+/// `\\?\Volume{…}`): a block device with no directory of its own,
+/// opened by its name; its identity is its device number.
+#[cfg(windows)]
+fn probe_windows_device(path: &Path) -> Result<(TargetKind, u64, Seen), RunError> {
+    let name = path.to_string_lossy();
+    let shown = crate::job::value::excerpt(&name);
+    let access = |e: std::io::Error| {
+        RunError::Plan(format!(
+            "cannot access '{shown}': {}",
+            crate::job::jobfile::io_reason(&e)
+        ))
+    };
+    let c = crate::engine::file::cstring(path).map_err(access)?;
+    let fd =
+        crate::sys::open_at(crate::sys::AT_FDCWD, &c, crate::sys::O_PATH, 0).map_err(access)?;
+    let st = crate::sys::fstat(crate::sys::AsRawFd::as_raw_fd(&fd)).map_err(access)?;
+    // Wine can back a drive letter with an image file (its
+    // `dosdevices/x::` link), which it then shows as that file: the
+    // volume is the file, as long as the file is.
+    if st.fmt != crate::sys::S_IFBLK && st.fmt != crate::sys::S_IFREG {
+        return Err(RunError::Plan(format!(
+            "'{shown}' is not a disk or volume here (the system gives it no length): name a \
+             disk as \\\\.\\PhysicalDriveN or a volume as \\\\.\\X\\: (the colon escaped)"
+        )));
+    }
+    let seen = Seen {
+        link: false,
+        id: Some(FileId::of_stat(&st)),
+        dir: None,
+    };
+    Ok((TargetKind::Block, st.size, seen))
 }
 
 /// The kind and size of what `probe` found at `path`.

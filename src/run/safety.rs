@@ -702,6 +702,67 @@ fn check_device(
     f: &super::plan::PlannedFile,
     mounts: &mut Option<HashMap<Dev, String>>,
 ) -> Result<(), Refusal> {
+    if cfg!(windows) {
+        return check_windows_device(spec, f);
+    }
+    check_unix_device(spec, f, mounts)
+}
+
+/// [`check_device`] on Windows, for a disk (`\\.\PhysicalDriveN`) or a
+/// volume (`\\.\X:`): a volume mounted (a drive letter or a folder), or
+/// a disk one of whose volumes is, needs allow_mounted_write; partitions
+/// on a disk, a filesystem the system recognises on a volume, or any
+/// signature found by reading needs allow_destroy_data.
+fn check_windows_device(
+    spec: &crate::job::JobSpec,
+    f: &super::plan::PlannedFile,
+) -> Result<(), Refusal> {
+    let what = if crate::sys::is_physical_drive(&f.path) {
+        "disk"
+    } else {
+        "volume"
+    };
+    let refuse = |why: String, option: &str| {
+        Refusal(format!(
+            "refusing to write to {what} '{}' (job '{}'): {why}; set {option}=1 if you really \
+             want it overwritten",
+            f.path.display(),
+            spec.name
+        ))
+    };
+    if !spec.file.allow_mounted_write {
+        if let Some(why) = crate::sys::device_in_use(&f.path) {
+            return Err(refuse(why, "allow_mounted_write"));
+        }
+    }
+    if spec.file.allow_destroy_data {
+        return Ok(());
+    }
+    if let Some(why) = crate::sys::device_holds(&f.path) {
+        return Err(refuse(why, "allow_destroy_data"));
+    }
+    let size = f.existing_size;
+    let cannot = |e: std::io::Error| {
+        Refusal(format!(
+            "cannot read '{}' to check it holds no data: {e}",
+            f.path.display()
+        ))
+    };
+    if let Some(sig) = super::signatures::probe_device(&f.path, size).map_err(cannot)? {
+        return Err(refuse(format!("it holds {sig}"), "allow_destroy_data"));
+    }
+    if let Some(sig) = super::signatures::probe_at_1mib(&f.path, size).map_err(cannot)? {
+        return Err(refuse(format!("it holds {sig}"), "allow_destroy_data"));
+    }
+    Ok(())
+}
+
+/// [`check_device`] on Unix.
+fn check_unix_device(
+    spec: &crate::job::JobSpec,
+    f: &super::plan::PlannedFile,
+    mounts: &mut Option<HashMap<Dev, String>>,
+) -> Result<(), Refusal> {
     let shown = f.path.display();
     let (node, what) = if f.kind == TargetKind::Nvme {
         match nvme_block_device(&f.path) {
@@ -1020,6 +1081,16 @@ pub fn recheck_opened_block(
 ) -> Result<(), Refusal> {
     if spec.file.allow_mounted_write || !writes_to_devices(spec) {
         return Ok(());
+    }
+    if cfg!(windows) {
+        return match crate::sys::device_in_use(path) {
+            Some(why) => Err(Refusal(format!(
+                "refusing to write to '{}': {why} (checked again after opening it); set \
+                 allow_mounted_write=1 if you really want it overwritten",
+                path.display()
+            ))),
+            None => Ok(()),
+        };
     }
     let (node, dev) = if nvme {
         let Some(b) = nvme_block_device(path).ok().flatten() else {

@@ -204,6 +204,25 @@ fn find_at_end(tail: &[u8], size: u64) -> Option<&'static str> {
     None
 }
 
+/// The largest sector size a device has: every read of a device is
+/// made of whole sectors at offsets that are multiples of it, into
+/// memory aligned to it, as Windows demands of disks and volumes.
+const SECTOR: u64 = 4096;
+
+/// `len` bytes at `off` of a device of `size` bytes, read as whole
+/// sectors (see [`SECTOR`]; the device's end is a sector boundary).
+fn read_sectors(f: &std::fs::File, off: u64, len: usize, size: u64) -> std::io::Result<Vec<u8>> {
+    let start = off - off % SECTOR;
+    let end = (off + len as u64).next_multiple_of(SECTOR).min(size);
+    let span = (end - start) as usize;
+    let mut raw = vec![0u8; span + SECTOR as usize];
+    let skip = raw.as_ptr().align_offset(SECTOR as usize);
+    let buf = &mut raw[skip..skip + span];
+    f.read_exact_at(buf, start)?;
+    let from = (off - start) as usize;
+    Ok(buf[from..from + len].to_vec())
+}
+
 /// The first well-known signature on the device at `path` of `size`
 /// bytes, looked for where each lives (see the module documentation;
 /// the filesystem at 1 MiB is [`probe_at_1mib`]), described for a
@@ -215,12 +234,9 @@ pub fn probe_device(path: &Path, size: u64) -> std::io::Result<Option<String>> {
         if len == 0 {
             return None;
         }
-        let mut b = vec![0u8; len];
-        f.read_exact_at(&mut b, off).ok()?;
-        Some(b)
+        read_sectors(&f, off, len, size).ok()
     };
-    let mut head = vec![0u8; HEAD_BYTES.min(size as usize)];
-    f.read_exact_at(&mut head, 0)?;
+    let head = read_sectors(&f, 0, HEAD_BYTES.min(size as usize), size)?;
     if let Some(sig) = find_signature(&head) {
         return Ok(Some(sig.to_string()));
     }
@@ -247,8 +263,7 @@ pub fn probe_at_1mib(path: &Path, size: u64) -> std::io::Result<Option<String>> 
         return Ok(None);
     }
     let f = std::fs::File::open(path)?;
-    let mut b = vec![0u8; FS_WINDOW.min((size - FS_AT) as usize)];
-    f.read_exact_at(&mut b, FS_AT)?;
+    let b = read_sectors(&f, FS_AT, FS_WINDOW.min((size - FS_AT) as usize), size)?;
     Ok(filesystem(&b)
         .map(|fs| format!("{fs} starting at 1 MiB (with no partition table before it)")))
 }
@@ -261,6 +276,38 @@ mod tests {
         let mut b = vec![0u8; HEAD_BYTES];
         b[off..off + bytes.len()].copy_from_slice(bytes);
         b
+    }
+
+    #[test]
+    fn device_reads_are_whole_aligned_sectors_giving_the_bytes_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dev.img");
+        let size = 3 * SECTOR + 512;
+        let data: Vec<u8> = (0..size).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let f = std::fs::File::open(&path).unwrap();
+        for (off, len) in [
+            (0, 10),
+            (510, 2),
+            (4095, 2),
+            (5000, 3000),
+            (size - 512, 512),
+        ] {
+            let got = read_sectors(&f, off, len, size).unwrap();
+            assert_eq!(
+                got,
+                data[off as usize..(off as usize + len)],
+                "at {off}+{len}"
+            );
+        }
+        // A signature found at the end of a device whose size is not a
+        // multiple of the 4 KiB read unit.
+        let mut img = vec![0u8; size as usize];
+        img[510] = 0x55;
+        img[511] = 0xAA;
+        std::fs::write(&path, &img).unwrap();
+        let found = probe_device(&path, size).unwrap();
+        assert!(found.is_some_and(|s| s.contains("MBR")));
     }
 
     #[test]

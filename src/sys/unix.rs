@@ -315,6 +315,23 @@ pub fn is_device_path(_path: &std::path::Path) -> bool {
     false
 }
 
+/// Windows' whole disks (`\\.\PhysicalDriveN`); none on Unix.
+pub fn is_physical_drive(_path: &std::path::Path) -> bool {
+    false
+}
+
+/// Why writing to a Windows disk or volume would write under a mounted
+/// filesystem; on Unix the safety check asks the kernel instead.
+pub fn device_in_use(_path: &std::path::Path) -> Option<String> {
+    None
+}
+
+/// What a Windows disk or volume holds (partitions, a filesystem); on
+/// Unix the safety check reads signatures instead.
+pub fn device_holds(_path: &std::path::Path) -> Option<String> {
+    None
+}
+
 /// The calling thread's errno (async-signal-safe).
 #[inline]
 pub fn errno_location() -> *mut i32 {

@@ -105,8 +105,10 @@ fn volume_sector(path: &Path) -> Option<u64> {
 /// file.
 pub fn dio_alignment(path: &Path) -> Option<(u64, u64)> {
     let sector = if is_device_path(path) {
+        // Every disk has sectors of 512 bytes or more: the least a
+        // device that does not say (Wine's image-backed volumes) needs.
         let fd = open_device(path)?;
-        device_sector(fd.0)?
+        device_sector(fd.0).unwrap_or(512)
     } else {
         volume_sector(path)?
     };
@@ -185,6 +187,12 @@ fn disks_of(volume: &Path) -> Vec<u32> {
         .collect()
 }
 
+/// Whether `path` names a whole disk (`\\.\PhysicalDriveN`) rather
+/// than a volume.
+pub fn is_physical_drive(path: &Path) -> bool {
+    physical_drive(path).is_some()
+}
+
 /// `\\.\PhysicalDriveN` → N.
 fn physical_drive(path: &Path) -> Option<u32> {
     let s = path
@@ -248,6 +256,12 @@ pub fn device_in_use(path: &Path) -> Option<String> {
 /// caller's).
 pub fn device_holds(path: &Path) -> Option<String> {
     let fd = open_device(path)?;
+    // Only a disk or volume is asked (Wine shows a drive letter backed
+    // by an image file as that file, and would answer for the
+    // filesystem the file is on): reading finds what such a file holds.
+    if super::fstat(fd.0).ok()?.fmt != crate::sys::S_IFBLK {
+        return None;
+    }
     if physical_drive(path).is_some() {
         let n = partitions(fd.0);
         return (n > 0).then(|| format!("it holds {n} partition{}", if n == 1 { "" } else { "s" }));
@@ -267,7 +281,8 @@ pub fn device_holds(path: &Path) -> Option<String> {
         )
     };
     let name = from_wide(&fsname).to_string_lossy().into_owned();
-    (ok != 0 && !name.is_empty() && name != "RAW").then(|| format!("it holds a {name} filesystem"))
+    (ok != 0 && !name.is_empty() && name != "RAW")
+        .then(|| format!("it holds a filesystem ({name})"))
 }
 
 /// The partitions in use on a disk (MBR entries with a type, GPT

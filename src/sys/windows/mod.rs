@@ -20,7 +20,7 @@ mod device;
 mod errors;
 mod map;
 
-pub use device::{device_holds, device_in_use, dio_alignment, is_device_path};
+pub use device::{device_holds, device_in_use, dio_alignment, is_device_path, is_physical_drive};
 pub(super) use errors::{errno_to_os_code, os_code_to_errno};
 pub use map::{alloc_granularity, MapAccess, View};
 
