@@ -15,7 +15,7 @@
 use std::io;
 
 use super::file::{open_file, sync_op};
-use super::{Engine, EngineKind, IoUnit, Op, OpenFile, Queued, RawFd};
+use super::{Engine, EngineError, EngineKind, IoUnit, Op, OpenFile, Queued, RawFd};
 use crate::job::JobSpec;
 use crate::sys::{MapAccess, View};
 
@@ -33,6 +33,24 @@ pub struct MmapEngine {
 
 // SAFETY: the views belong to this engine, used by one thread at a time.
 unsafe impl Send for MmapEngine {}
+
+/// A disk or volume (`\\.\PhysicalDriveN`, `\\.\C:`) cannot be mapped
+/// on Windows (sections are made of files only): refused before the job
+/// starts.
+pub fn preflight(spec: &JobSpec) -> Result<(), EngineError> {
+    if let Some(d) = spec
+        .file
+        .filenames
+        .iter()
+        .find(|f| crate::sys::is_device_path(std::path::Path::new(f)))
+    {
+        return Err(EngineError::Unfit(format!(
+            "ioengine=mmap cannot map '{d}': Windows maps files only, not disks or volumes \
+             (use windowsaio, psync or sync)"
+        )));
+    }
+    Ok(())
+}
 
 impl MmapEngine {
     pub fn new(_spec: &JobSpec) -> Self {
@@ -235,6 +253,17 @@ mod tests {
         let got = std::fs::read(t.path().join("m.dat")).unwrap();
         assert_eq!(&got[500 << 10..(500 << 10) + 8192], &w[..]);
         assert_eq!(got.len(), 512 << 10);
+    }
+
+    #[test]
+    fn disks_and_volumes_are_refused_before_the_job() {
+        for f in ["\\\\.\\PhysicalDrive1", "\\\\.\\D\\:"] {
+            let spec = crate::job::test_spec(&[("ioengine", "mmap"), ("filename", f)]);
+            let e = crate::engine::preflight(&spec).unwrap_err().to_string();
+            assert!(e.contains("cannot map") && e.contains("windowsaio"), "{e}");
+        }
+        let spec = crate::job::test_spec(&[("ioengine", "mmap"), ("filename", "x.dat")]);
+        assert!(crate::engine::preflight(&spec).is_ok());
     }
 
     #[test]

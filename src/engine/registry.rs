@@ -291,6 +291,8 @@ static MMAP: EngineInfo = EngineInfo {
     layout: Layout::Full,
     direct_io: false,
     here: cfg!(any(unix, windows)),
+    #[cfg(windows)]
+    preflight: mmap::preflight,
     create: here!(any(unix, windows), |s| Ok(Box::new(mmap::MmapEngine::new(
         s
     )))),
