@@ -2,7 +2,7 @@
 //! is laid out: engines that exist elsewhere only, options whose calls
 //! are Linux's (CPU placement, I/O priorities, write hints, ...), and on
 //! Windows the targets and memory types iomark does not handle there
-//! (System V memory, buffer files).
+//! (System V memory).
 //! Each refusal is one line naming the platform, as an unknown option's.
 
 use crate::job::JobSpec;
@@ -81,20 +81,9 @@ fn option_refusal(spec: &JobSpec) -> Option<String> {
             spec.buf.mem.name()
         ));
     }
-    if cfg!(windows)
-        && !matches!(
-            spec.buf.mem,
-            MemType::Malloc | MemType::Mmap(None) | MemType::MmapShared(None)
-        )
-    {
-        let file = match &spec.buf.mem {
-            MemType::Mmap(Some(_)) | MemType::MmapShared(Some(_)) => ":FILE",
-            _ => "",
-        };
+    if cfg!(windows) && matches!(spec.buf.mem, MemType::Shm) {
         return Some(format!(
-            "mem={}{file} is not available on {OS_NAME} (malloc, and mmap or mmapshared \
-             without a file)",
-            spec.buf.mem.name()
+            "mem=shm is not available on {OS_NAME} (System V shared memory: use malloc or mmap)"
         ));
     }
     #[cfg(unix)]
