@@ -290,12 +290,10 @@ static MMAP: EngineInfo = EngineInfo {
     caps: SYNCHRONOUS,
     layout: Layout::Full,
     direct_io: false,
-    here: cfg!(any(unix, windows)),
+    // Windows: files only (`mmap::preflight`).
     #[cfg(windows)]
     preflight: mmap::preflight,
-    create: here!(any(unix, windows), |s| Ok(Box::new(mmap::MmapEngine::new(
-        s
-    )))),
+    create: |s| Ok(Box::new(mmap::MmapEngine::new(s))),
     ..DATA_ENGINE
 };
 
