@@ -34,6 +34,9 @@ pub mod io_uring_cmd;
 pub mod libaio;
 #[cfg(unix)]
 pub mod mmap;
+#[cfg(windows)]
+#[path = "mmap_windows.rs"]
+pub mod mmap;
 pub mod null;
 pub mod platform;
 #[cfg(unix)]
@@ -210,6 +213,9 @@ pub struct OpenFile<'a> {
     pub name: &'a std::ffi::CStr,
     pub flags: i32,
     pub size: u64,
+    /// The lowest offset the job's I/O uses in the file (where its
+    /// region starts): an engine may leave what lies below alone.
+    pub start: u64,
     pub is_blockdev: bool,
 }
 

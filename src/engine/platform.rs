@@ -1,7 +1,8 @@
 //! What this operating system cannot do for a job, said before anything
 //! is laid out: engines that exist elsewhere only, options whose calls
 //! are Linux's (CPU placement, I/O priorities, write hints, ...), and on
-//! Windows the targets and memory types iomark does not handle there.
+//! Windows the targets and memory types iomark does not handle there
+//! (System V memory).
 //! Each refusal is one line naming the platform, as an unknown option's.
 
 use crate::job::JobSpec;
@@ -80,10 +81,9 @@ fn option_refusal(spec: &JobSpec) -> Option<String> {
             spec.buf.mem.name()
         ));
     }
-    if cfg!(windows) && !matches!(spec.buf.mem, MemType::Malloc) {
+    if cfg!(windows) && matches!(spec.buf.mem, MemType::Shm) {
         return Some(format!(
-            "mem={} is not available on {OS_NAME} (malloc only)",
-            spec.buf.mem.name()
+            "mem=shm is not available on {OS_NAME} (System V shared memory: use malloc or mmap)"
         ));
     }
     #[cfg(unix)]

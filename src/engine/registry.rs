@@ -13,13 +13,14 @@
 //! io_uring registers buffers only with fixedbufs) are the engine's
 //! `Engine::caps` method; the entry holds what is true for every job.
 
+use super::mmap;
+#[cfg(unix)]
+use super::posixaio;
 #[cfg(windows)]
 use super::windowsaio;
 #[cfg(target_os = "linux")]
 use super::{falloc, io_uring, io_uring_cmd, libaio};
 use super::{fileops, ftruncate, null, sync};
-#[cfg(unix)]
-use super::{mmap, posixaio};
 use super::{Caps, Engine, EngineError};
 use crate::job::{EngineKind, JobSpec};
 
@@ -289,8 +290,10 @@ static MMAP: EngineInfo = EngineInfo {
     caps: SYNCHRONOUS,
     layout: Layout::Full,
     direct_io: false,
-    here: cfg!(unix),
-    create: here!(unix, |s| Ok(Box::new(mmap::MmapEngine::new(s)))),
+    // Windows: files only (`mmap::preflight`).
+    #[cfg(windows)]
+    preflight: mmap::preflight,
+    create: |s| Ok(Box::new(mmap::MmapEngine::new(s))),
     ..DATA_ENGINE
 };
 

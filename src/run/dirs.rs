@@ -303,8 +303,27 @@ fn make_dir(parent: &Arc<OwnedFd>, name: &CString, shown: &Path) -> Result<Owned
 
 /// Removes the directories this run created that are empty, deepest
 /// first, each only while its name still is the directory the run made.
+///
+/// The handles the run holds on a directory it removed are closed then:
+/// on Windows a directory deleted while handles are open on it stays
+/// until the last one closes (unless the filesystem deletes with POSIX
+/// semantics), so its parent would not be empty yet; the parents are
+/// tried again once those handles are gone.
 pub fn remove_made_dirs() {
+    loop {
+        let removed = remove_empty_made_dirs();
+        if removed.is_empty() {
+            break;
+        }
+        release_handles(&removed);
+    }
+}
+
+/// One pass of [`remove_made_dirs`]: the identities of the directories
+/// removed.
+fn remove_empty_made_dirs() -> Vec<(u64, u64)> {
     let mut made = lock(&MADE);
+    let mut removed = Vec::new();
     let mut k = made.len();
     while k > 0 {
         k -= 1;
@@ -319,7 +338,28 @@ pub fn remove_made_dirs() {
         }
         // Only an empty directory can be removed.
         if crate::sys::unlink_at(pfd, &m.name, true, Some(m.id)).is_ok() {
+            removed.push(m.id);
             made.remove(k);
+        }
+    }
+    removed
+}
+
+/// Closes the handles the run's directories hold on the directories
+/// `ids` (removed: nothing can be created in them any more; a later
+/// [`Dir::get`] makes them anew).
+fn release_handles(ids: &[(u64, u64)]) {
+    let live: Vec<Arc<Dir>> = lock(&CACHE)
+        .iter()
+        .filter_map(|(_, w)| w.upgrade())
+        .collect();
+    for d in live {
+        let mut full = lock(&d.full);
+        if full
+            .as_ref()
+            .is_some_and(|fd| ids.contains(&ident(fd.as_raw_fd())))
+        {
+            *full = None;
         }
     }
 }
@@ -349,9 +389,28 @@ mod tests {
         // Not empty: kept.
         remove_made_dirs();
         assert!(t.path().join("a/b/c.dat").exists());
+        assert!(d.exists());
         std::fs::remove_file(&file).unwrap();
+        // What the run holds (`d`, as its plan does) does not keep them;
+        // a handle of the caller's own would on Windows.
+        drop(fd);
         remove_made_dirs();
         assert!(!t.path().join("a").exists());
+        assert!(!d.exists());
+    }
+
+    #[test]
+    fn a_run_removes_the_directories_it_made_for_a_file_it_removes() {
+        let t = tempfile::tempdir().unwrap();
+        let file = crate::job::opt_path(&t.path().join("a/b/c.dat"));
+        let text = format!("[j]\nfilename={file}\nrw=write\nbs=4k\nsize=64k\nunlink=1\n");
+        let r = crate::run::session::testing::run_text(&text, None);
+        assert_eq!(r.jobs[0].outcome.error, 0);
+        assert_eq!(r.jobs[0].outcome.stats.dir[1].ios, 16);
+        // Removed while the result (its plan, the directory handles)
+        // is still alive.
+        assert!(!t.path().join("a").exists());
+        drop(r);
     }
 
     #[test]

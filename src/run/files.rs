@@ -828,6 +828,7 @@ fn open_file<'a>(f: &'a PlannedFile, p: &'a Place, flags: i32) -> OpenFile<'a> {
         name: &p.name,
         flags,
         size: f.needed_size,
+        start: f.region.start,
         is_blockdev: f.kind == TargetKind::Block,
     }
 }
@@ -1139,7 +1140,9 @@ mod tests {
         let job = planned(&target, &[("rw", "write")]);
         layout(&job, &mut Vec::new()).unwrap();
         assert_eq!(std::fs::metadata(&target).unwrap().len(), 64 << 10);
-        let id = FileId::of_meta(&std::fs::symlink_metadata(&target).unwrap());
+        // The file's identity as the run records it (through a handle:
+        // on Windows `std::fs::Metadata` holds no file index).
+        let id = FileId::of_stat(&crate::sys::stat_path(&target, false).unwrap());
         assert!(super::super::safety::created_this_run(&id));
         // The job (and a later one) may open what iomark created.
         open(&job, crate::sys::O_RDWR | crate::sys::O_CREAT).unwrap();

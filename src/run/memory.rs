@@ -41,6 +41,10 @@ enum Backing {
     /// An attached System V segment.
     #[cfg_attr(windows, allow(dead_code))]
     Shm,
+    /// A view of a file or of the paging file (Windows' `mem=mmap`),
+    /// unmapped when taken or dropped.
+    #[cfg(windows)]
+    View(Option<crate::sys::View>),
 }
 
 /// A zeroed, aligned area for `size` bytes of buffers.
@@ -378,7 +382,6 @@ fn hint(huge: bool) -> &'static str {
 /// when the mapping is shared), a missing one created exclusively and
 /// sized to `len` (noted in `made`, to be removed). Returns the
 /// descriptor and the file's size.
-#[cfg(unix)]
 fn open_backing(
     path: &std::path::Path,
     len: usize,
@@ -417,7 +420,8 @@ fn open_backing(
     if !meta.is_file() {
         return Err(refuse("it is not a regular file".into()));
     }
-    let id = super::safety::FileId::of_meta(&meta);
+    // Through the handle: on Windows the metadata holds no file index.
+    let id = super::safety::FileId::of_fd(fd.as_raw_fd()).map_err(|e| fail("open", e))?;
     let ours = super::owned::created_this_run(&id) || super::safety::marked(fd.as_raw_fd());
     if shared && !new && !ours && !consent.allow_destroy {
         return Err(refuse(
@@ -449,7 +453,6 @@ fn open_backing(
 /// Creates `name` in `dir` exclusively (true), or opens what is there
 /// without following a link (read-write only for a `shared` mapping);
 /// the failure says what was tried.
-#[cfg(unix)]
 fn create_or_open(
     dir: &OwnedFd,
     name: &std::ffi::CStr,
@@ -475,8 +478,7 @@ fn create_or_open(
 }
 
 /// Windows: committed, zeroed pages (`VirtualAlloc`) for buffers with
-/// more than a page of alignment; `mem=` types other than malloc are
-/// refused before the run (`run::platform`), and here again.
+/// more than a page of alignment.
 #[cfg(windows)]
 fn anonymous(mem: &MemType, len: usize) -> Result<*mut u8, MemoryError> {
     crate::sys::map_anon(len).map_err(|source| MemoryError::Map {
@@ -496,15 +498,55 @@ fn shm_segment(
     Err(MemoryError::Platform(mem.name()))
 }
 
+/// Windows: `mem=mmap` and `mmapshared` are a view of a new section of
+/// the paging file (zeroed), or of `file`: private (copy-on-write,
+/// `FILE_MAP_COPY`: the file never changes) for `mmap`, shared for
+/// `mmapshared`. A private file shorter than the buffers is refused:
+/// Windows cannot map past a file's end without extending it. Huge
+/// pages are refused before the run (`run::platform`), and here again.
 #[cfg(windows)]
 fn mapping(
     mem: &MemType,
-    _file: Option<(&PathBuf, Consent<'_>)>,
-    _len: usize,
-    _is_huge: bool,
-    _made: &mut Option<MadeFile>,
+    file: Option<(&PathBuf, Consent<'_>)>,
+    len: usize,
+    is_huge: bool,
+    made: &mut Option<MadeFile>,
 ) -> Result<(*mut u8, Backing), MemoryError> {
-    Err(MemoryError::Platform(mem.name()))
+    use crate::sys::{MapAccess, View};
+    if is_huge {
+        return Err(MemoryError::Platform(mem.name()));
+    }
+    let map_err = |source| MemoryError::Map {
+        mem: mem.name(),
+        len,
+        source,
+        huge: false,
+    };
+    let Some((path, consent)) = file else {
+        let view = View::map(None, 0, len, MapAccess::Write).map_err(map_err)?;
+        return Ok((view.ptr(), Backing::View(Some(view))));
+    };
+    let shared = matches!(mem, MemType::MmapShared(_));
+    let (fd, file_len) = open_backing(path, len, mem, consent, made)?;
+    if !shared && file_len < len as u64 {
+        return Err(MemoryError::BackingRefused {
+            mem: mem.name(),
+            path: path.clone(),
+            why: format!(
+                "it holds {file_len} bytes, fewer than the {len} the buffers take, and Windows \
+                 cannot map a file privately past its end without extending it (name a larger \
+                 file, or a new one)"
+            ),
+        });
+    }
+    let access = if shared {
+        MapAccess::Write
+    } else {
+        MapAccess::Copy
+    };
+    // The section keeps the file open after its handle closes.
+    let view = View::map(Some(fd.as_raw_fd()), 0, len, access).map_err(map_err)?;
+    Ok((view.ptr(), Backing::View(Some(view))))
 }
 
 impl Drop for BufferMemory {
@@ -525,6 +567,9 @@ impl Drop for BufferMemory {
                 }
                 #[cfg(windows)]
                 Backing::Shm => {}
+                // Unmapped: a file cannot be removed while it is mapped.
+                #[cfg(windows)]
+                Backing::View(ref mut v) => drop(v.take()),
             }
         }
         // The buffer file the job created goes, as fio removes it (only
@@ -862,6 +907,61 @@ mod tests {
         m.as_mut_slice().fill(1);
         // 1 MiB used; the 1 GiB of padding stays address space.
         assert!(rss() < before + (256 << 20), "{} -> {}", before, rss());
+    }
+
+    #[test]
+    #[cfg(windows)]
+    fn windows_maps_anonymous_buffers_from_the_paging_file() {
+        for mem in [MemType::Mmap(None), MemType::MmapShared(None)] {
+            for align in [4096, 1 << 20] {
+                let mut m = BufferMemory::new(3 << 16, align, &mem, 0).unwrap();
+                assert!(matches!(m.backing, Backing::View(_)), "{mem:?}");
+                assert_eq!(m.ptr as usize % align, 0, "{mem:?} {align}");
+                assert!(m.as_mut_slice().iter().all(|b| *b == 0));
+                m.as_mut_slice().fill(0x5a);
+                assert!(m.as_mut_slice().iter().all(|b| *b == 0x5a));
+            }
+        }
+    }
+
+    #[test]
+    #[cfg(windows)]
+    fn windows_maps_buffer_files_privately_or_shared() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("user.db");
+        let data: Vec<u8> = (0..(128u32 << 10)).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&file, &data).unwrap();
+        // Private: zeroed buffers, the file unchanged.
+        let mut m =
+            BufferMemory::new(64 << 10, 4096, &MemType::Mmap(Some(file.clone())), 0).unwrap();
+        assert!(matches!(m.backing, Backing::View(_)));
+        assert!(m.as_mut_slice().iter().all(|b| *b == 0));
+        m.as_mut_slice().fill(0xa5);
+        drop(m);
+        assert_eq!(std::fs::read(&file).unwrap(), data);
+        // Shorter than the buffers: refused, unchanged.
+        let e = BufferMemory::new(256 << 10, 4096, &MemType::Mmap(Some(file.clone())), 0)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("past its end"), "{e}");
+        assert_eq!(std::fs::read(&file).unwrap(), data);
+        // A user's file is not written by a shared mapping.
+        let shared = MemType::MmapShared(Some(file.clone()));
+        let e = BufferMemory::new(4096, 4096, &shared, 0).err().unwrap();
+        assert!(e.to_string().contains("iomark did not create it"), "{e}");
+        // A file the job makes: sized, written through, removed.
+        let new = dir.path().join("new.buf");
+        for mem in [
+            MemType::Mmap(Some(new.clone())),
+            MemType::MmapShared(Some(new.clone())),
+        ] {
+            let mut m = BufferMemory::new(64 << 10, 4096, &mem, 0).unwrap();
+            m.as_mut_slice().fill(3);
+            assert_eq!(std::fs::metadata(&new).unwrap().len(), 64 << 10, "{mem:?}");
+            drop(m);
+            assert!(!new.exists(), "{mem:?}");
+        }
+        assert_eq!(std::fs::read(&file).unwrap(), data);
     }
 
     #[test]

@@ -261,7 +261,7 @@ fn a_file_deleted_during_the_run_is_not_created_again() {
     assert!(!d.join("v.1").exists(), "re-created");
 }
 
-// mem=mmap (a file mapped as the buffers) is Unix only.
+// A private mapping of a file shorter than the buffers: Windows cannot\nmap past a file's end without extending it, and refuses it by design.
 #[cfg(unix)]
 #[test]
 fn mem_mmap_keeps_an_existing_files_contents() {

@@ -181,8 +181,6 @@ fn matrix_posixaio() {
     .run(true);
 }
 
-// A Unix engine.
-#[cfg(unix)]
 #[test]
 fn matrix_mmap() {
     // Direct I/O means nothing to a memory mapping.
@@ -196,8 +194,6 @@ fn matrix_mmap() {
     .run(true);
 }
 
-// A Unix engine.
-#[cfg(unix)]
 #[test]
 fn mmap_files_laid_out_again_each_loop_are_full_size() {
     // unlink_each_loop lays the files out again before each loop; mmap

@@ -18,9 +18,11 @@ use windows_sys::Win32::System::IO::{DeviceIoControl, IO_STATUS_BLOCK, OVERLAPPE
 pub mod console;
 mod device;
 mod errors;
+mod map;
 
 pub use device::{device_holds, device_in_use, dio_alignment, is_device_path, is_physical_drive};
 pub(super) use errors::{errno_to_os_code, os_code_to_errno};
+pub use map::{alloc_granularity, MapAccess, View};
 
 /// A descriptor: a `HANDLE`'s value in 32 bits. Kernel handles have 32
 /// significant bits on 64-bit Windows (Microsoft documents that they may
@@ -579,9 +581,40 @@ pub fn unlink_at(
     delete_open(fd.0)
 }
 
-/// Marks an open handle (opened with `O_DELETE`) for deletion: the file
-/// goes when its last handle closes.
+/// Deletes the file or empty directory of an open handle (opened with
+/// `O_DELETE`). With POSIX semantics (`FileDispositionInfoEx`, Windows 10
+/// 1709 and later on NTFS) its name goes at once, as `unlink` removes
+/// it, while handles on it stay usable, so that its parent directory is
+/// empty when it is removed next; elsewhere it is marked for deletion
+/// and goes when its last handle closes.
 pub fn delete_open(fd: RawFd) -> io::Result<()> {
+    let ex = fs::FILE_DISPOSITION_INFO_EX {
+        Flags: fs::FILE_DISPOSITION_FLAG_DELETE | fs::FILE_DISPOSITION_FLAG_POSIX_SEMANTICS,
+    };
+    // SAFETY: a plain-data struct of the size given.
+    let ok = unsafe {
+        fs::SetFileInformationByHandle(
+            handle(fd),
+            fs::FileDispositionInfoEx,
+            (&ex as *const fs::FILE_DISPOSITION_INFO_EX).cast(),
+            std::mem::size_of::<fs::FILE_DISPOSITION_INFO_EX>() as u32,
+        )
+    };
+    if ok != 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    let unsupported = [
+        wf::ERROR_INVALID_PARAMETER,
+        wf::ERROR_NOT_SUPPORTED,
+        wf::ERROR_INVALID_FUNCTION,
+    ];
+    if !unsupported
+        .iter()
+        .any(|c| e.raw_os_error() == Some(*c as i32))
+    {
+        return Err(e);
+    }
     let info = fs::FILE_DISPOSITION_INFO { DeleteFile: true };
     // SAFETY: a plain-data struct of the size given.
     let ok = unsafe {
