@@ -213,7 +213,11 @@ fn a_rank_that_hangs_mid_phase_is_named_and_the_others_report_in_bounded_time() 
 
 #[test]
 fn a_rank_whose_run_ends_early_ends_the_others_instead_of_hanging_them() {
-    let out = on_ranks(3, 3, Options::default(), |r, _| {
+    // The failing hook's output (JOB.prerun.txt) goes to a temporary
+    // directory: the job is named by a path there.
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a").display().to_string();
+    let out = on_ranks(3, 3, Options::default(), move |r, _| {
         // Rank 1's first job fails before it starts and ends its run
         // (exitall_on_error): it never reaches the second phase.
         let fail = if r.rank() == 1 {
@@ -222,7 +226,7 @@ fn a_rank_whose_run_ends_early_ends_the_others_instead_of_hanging_them() {
             ""
         };
         let text = format!(
-            "[global]\nioengine=null\nsize=64k\nexitall_on_error\n[a]\n{fail}[b]\nstonewall\n"
+            "[global]\nioengine=null\nsize=64k\nexitall_on_error\n[{a}]\n{fail}[b]\nstonewall\n"
         );
         let t0 = Instant::now();
         let spread = r.prepare(list(&text), quiet()).expect("prepares");
