@@ -34,19 +34,33 @@ impl Hosts {
             return None;
         }
         let guard = NETNS.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = sh("ip netns del imk1 2>/dev/null; ip netns del imk2 2>/dev/null; ip link del imkbr 2>/dev/null");
-        let ok = sh("set -e
-            ip link add imkbr type bridge
-            ip addr add 10.79.0.1/24 dev imkbr
-            ip link set imkbr up
-            for i in 1 2; do
-              ip netns add imk$i
-              ip link add vimk$i type veth peer name eth0 netns imk$i
-              ip link set vimk$i master imkbr up
-              ip -n imk$i addr add 10.79.0.1$i/24 dev eth0
-              ip -n imk$i link set eth0 up
-              ip -n imk$i link set lo up
-            done");
+        // The kernel removes a deleted namespace's veth pair in the
+        // background: the previous test's may still be there for a
+        // moment ("File exists"), so the set-up is tried again after a
+        // clean-up, a few times.
+        let mut ok = false;
+        for _ in 0..10 {
+            let _ = sh(
+                "for i in 1 2; do ip netns del imk$i; ip link del vimk$i; done 2>/dev/null; \
+                ip link del imkbr 2>/dev/null",
+            );
+            ok = sh("set -e
+                ip link add imkbr type bridge
+                ip addr add 10.79.0.1/24 dev imkbr
+                ip link set imkbr up
+                for i in 1 2; do
+                  ip netns add imk$i
+                  ip link add vimk$i type veth peer name eth0 netns imk$i
+                  ip link set vimk$i master imkbr up
+                  ip -n imk$i addr add 10.79.0.1$i/24 dev eth0
+                  ip -n imk$i link set eth0 up
+                  ip -n imk$i link set lo up
+                done");
+            if ok {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
         let h = Hosts(guard);
         if !ok {
             missing("cannot set up network namespaces (ip netns, veth, bridge)");

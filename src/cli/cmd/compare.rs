@@ -183,8 +183,10 @@ pub fn spec() -> Spec<CompareOpts> {
                 (a history run). The settings that define each test (job options that change \
                 the I/O, engine, direct, block size, depth, jobs, device, filesystem, tool and \
                 version) must match, or the verdict is \"not comparable\". Each change comes \
-                with its 90% interval (Welch, on the logarithms of the per-run values, each end \
-                a one-sided 95% bound; p99 on each run's own p99); a regression or an \
+                with its interval (Welch, on the logarithms of the per-run values; p99 on each \
+                run's own p99), made so that the intervals of all the metrics compared hold \
+                together with 90% confidence (Bonferroni: with m metrics, each at 1 - 0.10/m, \
+                each end a one-sided bound at half that); a regression or an \
                 improvement only when the interval lies beyond the threshold, \"no change\" \
                 when it lies within it, else \"inconclusive\". With one run a side there is no \
                 interval: inconclusive, with the number of runs the observed spread needs. With \

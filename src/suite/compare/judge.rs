@@ -205,10 +205,15 @@ pub fn test_keys(runs: &[Run]) -> Vec<(String, String)> {
 
 /// Every row of the tests both sides have; and the tests found on one
 /// side only.
+///
+/// The rules' confidence holds for the comparison as a whole: with `m`
+/// metrics of tests compared, each interval is made at `alpha / m`
+/// (Bonferroni), so that identical sides get any verdict at all with a
+/// chance of at most `alpha`, however many tests and metrics there are.
 pub fn compare(base: &[Run], new: &[Run], rules: Rules) -> (Vec<Row>, Vec<String>, Vec<String>) {
     let bk = test_keys(base);
     let nk = test_keys(new);
-    let mut rows = Vec::new();
+    let mut pairs = Vec::new();
     for (key, label) in &bk {
         if !nk.iter().any(|(k, _)| k == key) {
             continue;
@@ -219,9 +224,17 @@ pub fn compare(base: &[Run], new: &[Run], rules: Rules) -> (Vec<Row>, Vec<String
             if bv.is_empty() || nv.is_empty() {
                 continue;
             }
-            rows.push(judge(key, label, m, (&bv, &bp), (&nv, &np), rules));
+            pairs.push((key, label, m, (bv, bp), (nv, np)));
         }
     }
+    let each = Rules {
+        alpha: rules.alpha / pairs.len().max(1) as f64,
+        ..rules
+    };
+    let rows = pairs
+        .iter()
+        .map(|(key, label, m, (bv, bp), (nv, np))| judge(key, label, m, (bv, bp), (nv, np), each))
+        .collect();
     let only_b = bk
         .iter()
         .filter(|(k, _)| !nk.iter().any(|(n, _)| n == k))

@@ -146,13 +146,18 @@ fn by_test(rows: &[Row]) -> Vec<(String, Vec<&Row>)> {
     out
 }
 
-fn method(rules: Rules) -> String {
+/// How the rows were judged: `m` intervals, each at `alpha / m`
+/// (see [`judge::compare`]).
+fn method(rules: Rules, m: usize) -> String {
+    let each = rules.alpha / m.max(1) as f64;
     format!(
         "{}% interval (Welch, on the logarithms of the per-run values; each end a {}% \
-         one-sided bound) of the change of the geometric means; a verdict only when it lies \
-         beyond ±{}% (--threshold)",
+         one-sided bound) of the change of the geometric means, for each of the {m} \
+         metric(s) compared, so that all hold together with {}% confidence (Bonferroni); a \
+         verdict only when it lies beyond ±{}% (--threshold)",
+        round3((1.0 - each) * 100.0),
+        round3((1.0 - each / 2.0) * 100.0),
         round3((1.0 - rules.alpha) * 100.0),
-        round3((1.0 - rules.alpha / 2.0) * 100.0),
         rules.threshold
     )
 }
@@ -238,7 +243,7 @@ impl Outcome<'_> {
         s.push_str(&side("base", self.base));
         s.push_str(&side("new", self.new));
         s.push_str(&crate::cli::text::wrap(
-            &format!("test: {}", method(self.rules)),
+            &format!("test: {}", method(self.rules, self.rows.len())),
             2,
             80,
         ));
@@ -364,7 +369,7 @@ impl Outcome<'_> {
             "kind": "compare",
             "base": side(self.base),
             "new": side(self.new),
-            "method": method(self.rules),
+            "method": method(self.rules, self.rows.len()),
             "threshold_pct": self.rules.threshold,
             "confidence": 1.0 - self.rules.alpha,
             "comparable": self.comparable(),
@@ -393,7 +398,7 @@ impl Outcome<'_> {
             runs_word(self.base.runs.len()),
             esc(&self.new.spec),
             runs_word(self.new.runs.len()),
-            esc(&method(self.rules)),
+            esc(&method(self.rules, self.rows.len())),
             esc(&self.overall())
         );
         if let Some(n) = judge::noise_note(&self.rows) {
