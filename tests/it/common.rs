@@ -67,11 +67,24 @@ pub fn opt_path(p: impl AsRef<Path>) -> String {
 
 /// Runs iomark with `args` in `dir`.
 pub fn run_in(dir: &Path, args: &[&str]) -> Output {
-    iomark()
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run iomark")
+    output_of(iomark().args(args).current_dir(dir))
+}
+
+/// Runs `cmd` to its end. Under Wine, starting a process now and then
+/// fails with ERROR_INTERNAL_ERROR (1359) before the program runs (seen
+/// once in ~170 starts in a CI run); that start is tried again, at most
+/// twice. Anything the program itself does is returned as it is.
+pub fn output_of(cmd: &mut Command) -> Output {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match cmd.output() {
+            Err(e) if cfg!(windows) && e.raw_os_error() == Some(1359) && tries < 3 => {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+            r => return r.expect("run iomark"),
+        }
+    }
 }
 
 pub fn stdout(o: &Output) -> String {
