@@ -25,6 +25,10 @@ use mpi::Threading;
 
 use super::transport::Transport;
 
+/// How long a rank waits in `MPI_Abort` for the launcher to end it
+/// before it leaves by itself (the launcher's own grace is 1 s).
+const ABORT_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// The one tag every message of iomark carries.
 const TAG: c_int = 7;
 
@@ -220,6 +224,21 @@ impl Transport for Mpi {
     }
 
     fn abort(&self, code: i32) -> ! {
+        // The launcher answers the abort with a stop signal to every
+        // rank, this one included: leave then, not a second later when
+        // it kills (this thread waits in MPI_Abort, and the others may
+        // wait for its lock).
+        crate::run::signals::exit_on_signal();
+        // And if no signal comes (the launcher was already ending the
+        // job when the abort began, and its signal came before), leave
+        // shortly: the abort has told the launcher by then.
+        std::thread::spawn(move || {
+            std::thread::sleep(ABORT_GRACE);
+            crate::run::signals::clean_up_now();
+            // SAFETY: ends the process without running exit handlers
+            // (MPI's could wait for the abort this replaces).
+            unsafe { libc::_exit(code) }
+        });
         // Under the lock (another thread holds it for one non-blocking
         // call at most); MPI_Abort does not return.
         let _w = self.world();

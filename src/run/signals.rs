@@ -39,6 +39,9 @@ static FIRST: AtomicI32 = AtomicI32::new(0);
 static COUNT: AtomicU32 = AtomicU32::new(0);
 /// The final report is being written: a third signal waits for it.
 static REPORTING: AtomicBool = AtomicBool::new(false);
+/// The process has nothing left to do but be ended from outside (an MPI
+/// abort in progress): a stop signal exits at once.
+static ENDING: AtomicBool = AtomicBool::new(false);
 /// Files to remove on a hard exit (leaked lists: a handler may be reading
 /// an old one while a new one is set).
 static CLEANUP: AtomicPtr<Vec<Entry>> = AtomicPtr::new(ptr::null_mut());
@@ -83,7 +86,10 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut
         if !own_write {
             let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
             let n = COUNT.fetch_add(1, Ordering::SeqCst) + 1;
-            if n >= 4 || (n == 3 && !REPORTING.load(Ordering::SeqCst)) {
+            if n >= 4
+                || (n == 3 && !REPORTING.load(Ordering::SeqCst))
+                || ENDING.load(Ordering::SeqCst)
+            {
                 hard_exit();
             }
         }
@@ -186,6 +192,15 @@ unsafe fn unlink_registered() {
             libc::unlinkat(e.dir, e.name.as_ptr(), 0);
         }
     }
+}
+
+/// From now on a stop signal ends the process at once (its registered
+/// files removed): it is waiting to be ended from outside (an MPI abort,
+/// whose launcher sends a stop signal and kills a second later whatever
+/// has not left; the thread that would act on the signal may be the one
+/// waiting in the abort).
+pub fn exit_on_signal() {
+    ENDING.store(true, Ordering::SeqCst);
 }
 
 /// Removes the registered files now: the process is about to be stopped
