@@ -407,6 +407,12 @@ impl Engine for IoUringEngine {
         let total = self.queued;
         while self.queued > 0 {
             match self.ring.submit() {
+                // With sqthread_poll the kernel's thread may have taken
+                // every request before this call looked: none is left.
+                Ok(0) if self.ring.submission().is_empty() => {
+                    self.inflight += self.queued;
+                    self.queued = 0;
+                }
                 Ok(0) => return Err(io::Error::other("io_uring accepted none of the requests")),
                 Ok(n) => {
                     let n = (n as u32).min(self.queued);
