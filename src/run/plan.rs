@@ -222,6 +222,15 @@ fn nvme_size(path: &Path) -> std::io::Result<u64> {
     crate::host::nvme::identify_namespace(f.as_raw_fd()).map(|ns| ns.bytes())
 }
 
+/// A target the plan cannot look at, in one line.
+fn access_error(path: &Path, e: std::io::Error) -> RunError {
+    RunError::Plan(format!(
+        "cannot access '{}': {}",
+        crate::job::value::excerpt(&path.to_string_lossy()),
+        crate::job::jobfile::io_reason(&e)
+    ))
+}
+
 /// What is at a target path, its size, and what the safety check sees
 /// there (identity, whether the path is a symbolic link, which the open
 /// may then follow, and the handle of its directory, opened now: every
@@ -231,13 +240,7 @@ fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), RunError> {
     if crate::sys::is_device_path(path) {
         return probe_windows_device(path);
     }
-    let access = |e: std::io::Error| {
-        RunError::Plan(format!(
-            "cannot access '{}': {}",
-            crate::job::value::excerpt(&path.to_string_lossy()),
-            crate::job::jobfile::io_reason(&e)
-        ))
-    };
+    let access = |e| access_error(path, e);
     let dir = super::dirs::Dir::of(path).map_err(access)?;
     let name = super::dirs::file_name(path).map_err(|_| {
         RunError::Plan(format!(
@@ -286,12 +289,7 @@ fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), RunError> {
 fn probe_windows_device(path: &Path) -> Result<(TargetKind, u64, Seen), RunError> {
     let name = path.to_string_lossy();
     let shown = crate::job::value::excerpt(&name);
-    let access = |e: std::io::Error| {
-        RunError::Plan(format!(
-            "cannot access '{shown}': {}",
-            crate::job::jobfile::io_reason(&e)
-        ))
-    };
+    let access = |e| access_error(path, e);
     let c = crate::engine::file::cstring(path).map_err(access)?;
     let fd =
         crate::sys::open_at(crate::sys::AT_FDCWD, &c, crate::sys::O_PATH, 0).map_err(access)?;
