@@ -549,7 +549,7 @@ fn malformed_inputs_get_one_clear_line_and_exit_1() {
             .args(case.args)
             .envs(case.env.iter().copied())
             .current_dir(dir.path())
-            .output()
+            .output_bounded()
             .expect("run iomark");
         let err = stderr(&o);
         let engines = iomark::job::engine_kind::supported_list();

@@ -304,11 +304,7 @@ fn text_report_names_priorities_as_fio_does() {
         "--prio=4",
         "--cmdprio_percentage=35",
     ];
-    let f = Command::new("fio")
-        .args(args)
-        .current_dir(d1.path())
-        .output()
-        .unwrap();
+    let f = fio_output(Command::new("fio").args(args).current_dir(d1.path()));
     let o = run_in(d2.path(), &args);
     assert!(o.status.success(), "{}", stderr(&o));
     let (lf, lo) = (prio_lines(&stdout(&f)), prio_lines(&stdout(&o)));
@@ -371,7 +367,7 @@ fn unprivileged(tool: &str, dir: &Path, args: &[&str]) -> Option<Output> {
         .args(["--bounding-set=-sys_nice,-sys_admin", tool])
         .args(args)
         .current_dir(dir)
-        .output();
+        .output_bounded();
     match o {
         Ok(o) => Some(o),
         Err(e) => {

@@ -4,7 +4,8 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -70,21 +71,203 @@ pub fn run_in(dir: &Path, args: &[&str]) -> Output {
     output_of(iomark().args(args).current_dir(dir))
 }
 
-/// Runs `cmd` to its end. Under Wine, starting a process now and then
-/// fails with ERROR_INTERNAL_ERROR (1359) before the program runs (seen
-/// once in ~170 starts in a CI run); that start is tried again, at most
-/// twice. Anything the program itself does is returned as it is.
+/// Runs `cmd` (iomark) to its end, under [`TOOL_DEADLINE`] (a run that
+/// outlives it fails the test). Under Wine, starting a process now and
+/// then fails with ERROR_INTERNAL_ERROR (1359) before the program runs
+/// (seen once in ~170 starts in a CI run); that start is tried again, at
+/// most twice. Anything the program itself does is returned as it is.
 pub fn output_of(cmd: &mut Command) -> Output {
     let mut tries = 0;
     loop {
         tries += 1;
-        match cmd.output() {
-            Err(e) if cfg!(windows) && e.raw_os_error() == Some(1359) && tries < 3 => {
-                std::thread::sleep(std::time::Duration::from_millis(200));
+        match output_within(cmd, TOOL_DEADLINE) {
+            Err(Ran::NotStarted(e))
+                if cfg!(windows) && e.raw_os_error() == Some(1359) && tries < 3 =>
+            {
+                std::thread::sleep(Duration::from_millis(200));
             }
-            r => return r.expect("run iomark"),
+            r => return r.unwrap_or_else(|e| panic!("iomark: {e}")),
         }
     }
+}
+
+/// How long any program a test runs (iomark, fio, mpirun, QEMU's
+/// harness, Chromium) may take before the test takes it for hung: far
+/// beyond what any of them needs on a loaded 2-core machine, short of
+/// hanging CI.
+pub const TOOL_DEADLINE: Duration = Duration::from_secs(300);
+
+/// Why [`output_within`] gives no plain result.
+#[derive(Debug)]
+pub enum Ran {
+    /// The program could not be started.
+    NotStarted(std::io::Error),
+    /// Still running at the deadline: it was killed with its process
+    /// group; what it printed until then.
+    Hung(Duration, Output),
+}
+
+impl std::fmt::Display for Ran {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ran::NotStarted(e) => write!(f, "could not be started: {e}"),
+            Ran::Hung(limit, o) => write!(
+                f,
+                "still running after {} s: killed with its process group; stderr until then: {}",
+                limit.as_secs(),
+                String::from_utf8_lossy(&o.stderr).trim()
+            ),
+        }
+    }
+}
+
+/// Runs `cmd` as [`Command::output`] does (stdin empty, stdout and stderr
+/// captured), in a process group of its own, under a deadline: at `limit`
+/// the group is killed and `Err(Ran::Hung)` returned. When the program
+/// ends, what it left running in its group is killed too, so nothing it
+/// started outlives the test or keeps the output pipes open.
+pub fn output_within(cmd: &mut Command, limit: Duration) -> Result<Output, Ran> {
+    run_within(cmd.stdout(Stdio::piped()), limit)
+}
+
+/// [`output_within`] for a command whose stdout the caller has set (a
+/// file, /dev/full, a closed pipe): that stdout is kept; the `Output`
+/// has stderr only.
+pub fn output_within_own_stdout(cmd: &mut Command, limit: Duration) -> Result<Output, Ran> {
+    run_within(cmd, limit)
+}
+
+fn run_within(cmd: &mut Command, limit: Duration) -> Result<Output, Ran> {
+    use std::io::Read;
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(cmd, 0);
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(Ran::NotStarted)?;
+    let drain = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut v);
+            }
+            v
+        })
+    };
+    let out = drain(child.stdout.take().map(|r| Box::new(r) as _));
+    let err = drain(child.stderr.take().map(|r| Box::new(r) as _));
+    let t0 = Instant::now();
+    let mut hung = false;
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait for a child") {
+            break s;
+        }
+        if t0.elapsed() > limit {
+            hung = true;
+            kill_group(&mut child);
+            break child.wait().expect("wait for a killed child");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    kill_group(&mut child);
+    let o = Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    };
+    if hung {
+        Err(Ran::Hung(limit, o))
+    } else {
+        Ok(o)
+    }
+}
+
+/// Kills `child`'s process group (the child itself when it has been
+/// reaped but others of its group live on); elsewhere than on Unix, the
+/// child.
+pub fn kill_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    // SAFETY: kill(2) on the process group the child was started in (its
+    // id); ESRCH when nothing of it is left.
+    unsafe {
+        libc::kill(-(child.id() as i32), libc::SIGKILL);
+    }
+    #[cfg(not(unix))]
+    let _ = child.kill();
+}
+
+/// [`Command::output`] under [`TOOL_DEADLINE`] (see [`output_within`]):
+/// the way every test runs a program to its end, so that none can hang
+/// the suite.
+pub trait Bounded {
+    /// Runs the command to its end, or kills it with its process group
+    /// at [`TOOL_DEADLINE`] (an error of kind `TimedOut`, with what it
+    /// printed on stderr until then).
+    fn output_bounded(&mut self) -> std::io::Result<Output>;
+
+    /// [`Bounded::output_bounded`] keeping the stdout the caller set
+    /// (see [`output_within_own_stdout`]).
+    fn output_bounded_own_stdout(&mut self) -> std::io::Result<Output>;
+}
+
+impl Bounded for Command {
+    fn output_bounded(&mut self) -> std::io::Result<Output> {
+        let r = output_within(self, TOOL_DEADLINE);
+        as_io(self, r)
+    }
+
+    fn output_bounded_own_stdout(&mut self) -> std::io::Result<Output> {
+        let r = output_within_own_stdout(self, TOOL_DEADLINE);
+        as_io(self, r)
+    }
+}
+
+fn as_io(cmd: &Command, r: Result<Output, Ran>) -> std::io::Result<Output> {
+    match r {
+        Ok(o) => Ok(o),
+        Err(Ran::NotStarted(e)) => Err(e),
+        Err(hung) => Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("{:?}: {hung}", cmd.get_program()),
+        )),
+    }
+}
+
+/// Runs `cmd` under [`TOOL_DEADLINE`]; panics, naming `what`, when it
+/// cannot start or hangs.
+pub fn tool_output(what: &str, cmd: &mut Command) -> Output {
+    output_within(cmd, TOOL_DEADLINE).unwrap_or_else(|e| panic!("{what}: {e}"))
+}
+
+/// Runs `cmd` (a fio command) under a deadline of `limit`. fio 3.33 now
+/// and then never finishes a run (seen waiting on a futex after its I/O
+/// when writing compressed logs, for 16 minutes): such a run is killed with
+/// its process group and run again, at most three times in all. The
+/// caller's directory is as fio left it; a run fio repeats there writes
+/// the same files again.
+pub fn fio_output_within(cmd: &mut Command, limit: Duration) -> Output {
+    for attempt in 1..=3 {
+        match output_within(cmd, limit) {
+            Ok(o) => return o,
+            Err(Ran::Hung(..)) => {
+                let line = format!(
+                    "fio hung (attempt {attempt} of 3, killed after {} s); running it again\n",
+                    limit.as_secs()
+                );
+                use std::io::Write;
+                let _ = std::io::stderr().write_all(line.as_bytes());
+            }
+            Err(e) => panic!("fio: {e}"),
+        }
+    }
+    panic!("fio hung three times in a row ({} s each)", limit.as_secs());
+}
+
+/// [`fio_output_within`] with a deadline of 120 s, far beyond the few
+/// seconds any fio run in these tests takes.
+pub fn fio_output(cmd: &mut Command) -> Output {
+    fio_output_within(cmd, Duration::from_secs(120))
 }
 
 pub fn stdout(o: &Output) -> String {
@@ -127,22 +310,19 @@ pub fn have_fio() -> bool {
     if cfg!(windows) {
         return false;
     }
-    Command::new("fio")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
+    output_within(
+        Command::new("fio").arg("--version"),
+        Duration::from_secs(30),
+    )
+    .map(|o| o.status.success())
+    .unwrap_or(false)
 }
 
 /// Runs fio with JSON output in `dir`.
 pub fn fio_json(dir: &Path, args: &[&str]) -> Value {
     let mut all: Vec<&str> = args.to_vec();
     all.push("--output-format=json");
-    let o = Command::new("fio")
-        .args(&all)
-        .current_dir(dir)
-        .output()
-        .expect("run fio");
+    let o = fio_output(Command::new("fio").args(&all).current_dir(dir));
     assert!(
         o.status.success(),
         "fio {args:?} failed: {}",
@@ -275,4 +455,27 @@ pub fn realtime_io_priority_allowed() -> bool {
     }
     missing("the real-time I/O priority class needs CAP_SYS_NICE or CAP_SYS_ADMIN");
     false
+}
+
+/// The serial group of the tests (all in this one process): a test whose
+/// verdict rests on a time it measures takes [`timing_alone`], a test
+/// that keeps the CPUs busy for long takes [`cpu_heavy`]; the first runs
+/// only while none of the others does, the heavy ones share. (Other load
+/// on the machine is what each timed check's margin is for.)
+static SERIAL_GROUP: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Held by a test that times something (a runtime, a rate, a stop within
+/// a timeout, a comparison of two timed runs), for the whole test: no
+/// [`cpu_heavy`] test and no other timing test runs meanwhile. Take it
+/// once, at the start of the test, never while holding [`cpu_heavy`].
+pub fn timing_alone() -> std::sync::RwLockWriteGuard<'static, ()> {
+    SERIAL_GROUP.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Held by a test that loads the CPUs for seconds on end (an emulated
+/// guest, fio and iomark side by side, many runs at once), for the whole
+/// test: it runs beside other such tests but never beside a
+/// [`timing_alone`] one. Take it once, at the start of the test.
+pub fn cpu_heavy() -> std::sync::RwLockReadGuard<'static, ()> {
+    SERIAL_GROUP.read().unwrap_or_else(|e| e.into_inner())
 }

@@ -20,6 +20,7 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -279,6 +280,7 @@ fn run_tool(mut cmd: Command, dir: &Path, job: &str) -> Result<Outcome, String> 
         .current_dir(dir)
         .stdout(Stdio::from(out))
         .stderr(Stdio::from(err))
+        .process_group(0)
         .spawn()
         .map_err(|e| format!("cannot run: {e}"))?;
     // Never hang the suite: a run that takes far too long is a failure.
@@ -287,13 +289,15 @@ fn run_tool(mut cmd: Command, dir: &Path, job: &str) -> Result<Outcome, String> 
             break;
         }
         if t0.elapsed() > TIMEOUT {
-            let _ = child.kill();
+            kill_group(&mut child);
             let _ = child.wait();
             return Err(format!("still running after {} s", TIMEOUT.as_secs()));
         }
         std::thread::sleep(Duration::from_millis(10));
     }
     let status = child.wait().map_err(|e| e.to_string())?;
+    // Whatever the tool left running in its group goes with it.
+    kill_group(&mut child);
     let wall_ms = t0.elapsed().as_secs_f64() * 1000.0;
     let stdout = std::fs::read_to_string(dir.join(OUT)).unwrap_or_default();
     let json = parse_json(&stdout).ok_or_else(|| {
@@ -586,12 +590,32 @@ fn run_case(c: &Case) -> Result<String, String> {
             .sum()
     };
     Ok(format!(
-        "{} I/Os (fio {}), {:.0} ms (fio {:.0} ms)",
+        "{} I/Os (fio {}), {:.0} ms (fio {:.0} ms){}",
         total(&ours),
         total(&fio),
         ours.wall_ms,
-        fio.wall_ms
+        fio.wall_ms,
+        spread(c.check, &fio, &ours)
+            .map(|d| format!(", timed figures apart by {:.1}%", d * 100.0))
+            .unwrap_or_default()
     ))
+}
+
+/// For a timed check, how far apart fio's and iomark's figures were at
+/// most (the fraction `within` compares with its bound): the margin a
+/// bound leaves shows in the log.
+fn spread(check: Check, fio: &Outcome, ours: &Outcome) -> Option<f64> {
+    let apart = |p: f64, q: f64| (p - q).abs() / p.abs().max(q.abs()).max(1e-9);
+    let pairs = jobs(fio).iter().zip(jobs(ours));
+    match check {
+        Iops(_) => pairs
+            .flat_map(|(x, y)| DIRS.map(|d| apart(num(&x[d]["iops"]), num(&y[d]["iops"]))))
+            .reduce(f64::max),
+        Runtime(_) => pairs
+            .map(|(x, y)| apart(num(&x["job_runtime"]), num(&y["job_runtime"])))
+            .reduce(f64::max),
+        _ => None,
+    }
 }
 
 /// Runs the cases a few at a time; reports every mismatch at the end.
@@ -623,18 +647,40 @@ fn run_all(cases: &[&Case]) {
     );
 }
 
+/// Whether a case's verdict rests on time (runtimes, rates, delays): such
+/// cases run in a test of their own, alone in the serial group.
+fn timed(c: &Case) -> bool {
+    matches!(c.check, Iops(_) | Runtime(_)) || c.name == "startdelay"
+}
+
+/// The cases that `timed` picks (or not), narrowed by
+/// `IOMARK_COMPAT=substring` when it is set.
+fn picked(timed_ones: bool) -> Vec<&'static Case> {
+    let only = std::env::var("IOMARK_COMPAT").ok();
+    CASES
+        .iter()
+        .filter(|c| timed(c) == timed_ones)
+        .filter(|c| only.as_deref().is_none_or(|f| c.name.contains(f)))
+        .collect()
+}
+
 #[test]
 fn iomark_does_the_same_io_as_fio() {
+    let _serial = cpu_heavy();
     require_fio!();
     assert!(CASES.len() >= 40);
-    // IOMARK_COMPAT=substring runs only the matching cases.
-    match std::env::var("IOMARK_COMPAT") {
-        Ok(f) => {
-            let picked: Vec<&Case> = CASES.iter().filter(|c| c.name.contains(&f)).collect();
-            run_all(&picked);
-        }
-        Err(_) => run_all(&CASES.iter().collect::<Vec<_>>()),
-    }
+    run_all(&picked(false));
+}
+
+/// The timed cases (runtime, ramp_time, thinktime, rates, startdelay):
+/// run while no other heavy test loads the CPUs, since fio and iomark
+/// run side by side and each is measured against the other.
+#[test]
+fn iomark_keeps_the_same_time_and_rates_as_fio() {
+    let _serial = timing_alone();
+    require_fio!();
+    assert!(picked(true).len() >= 10 || std::env::var("IOMARK_COMPAT").is_ok());
+    run_all(&picked(true));
 }
 
 // Options fio 3.33 itself sometimes hangs on (thinktime_spin; offloaded
@@ -648,9 +694,11 @@ fn ours(job: &str) -> Outcome {
 
 #[test]
 fn thinktime_spin_is_part_of_the_pause() {
+    let _serial = timing_alone();
     // 16 reads, each followed by 20 ms of think time of which 10 ms spin.
     let o = ours("--rw=read --size=64k --thinktime=20ms --thinktime_spin=10ms");
     let rt = num(&jobs(&o)[0]["job_runtime"]);
+    eprintln!("thinktime_spin: runtime {rt} ms");
     assert!(
         (310.0..400.0).contains(&rt),
         "runtime {rt} ms, want about 320"
@@ -659,6 +707,7 @@ fn thinktime_spin_is_part_of_the_pause() {
 
 #[test]
 fn offloaded_submission_does_the_same_io_and_keeps_the_rate() {
+    let _serial = timing_alone();
     let o = ours("--ioengine=psync --iodepth=4 --io_submit_mode=offload --rw=randread --size=4m");
     assert_eq!(num(&jobs(&o)[0]["read"]["total_ios"]), 1024.0);
     assert_eq!(num(&jobs(&o)[0]["read"]["io_bytes"]), 4194304.0);
@@ -666,6 +715,7 @@ fn offloaded_submission_does_the_same_io_and_keeps_the_rate() {
         "--ioengine=null --iodepth=8 --io_submit_mode=offload --rw=read --size=64m --rate_iops=500 --runtime=1",
     );
     let iops = num(&jobs(&o)[0]["read"]["iops"]);
+    eprintln!("offloaded rate_iops=500: {iops}");
     assert!(
         within(iops, 500.0, 0.05),
         "offloaded rate_iops=500 gave {iops}"

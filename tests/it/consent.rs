@@ -63,7 +63,7 @@ fn have(tool: &str) -> bool {
     std::process::Command::new("sh")
         .arg("-c")
         .arg(format!("command -v {tool}"))
-        .output()
+        .output_bounded()
         .is_ok_and(|o| o.status.success())
 }
 
@@ -87,7 +87,7 @@ fn a_read_job_cannot_change_the_host_name_in_a_uts_namespace() {
         let o = std::process::Command::new("unshare")
             .args(["--uts", "sh", "-c", &script])
             .current_dir(dir.path())
-            .output()
+            .output_bounded()
             .expect("run unshare");
         let out = stdout(&o);
         let err = std::fs::read_to_string(dir.path().join("err")).unwrap();
@@ -581,16 +581,16 @@ fn missing_parent_directories_are_created_and_removed_when_empty() {
     assert!(!d.join("x").exists());
     if fio_for_comparison() {
         let f = tempdir();
-        let o = std::process::Command::new("fio")
-            .args([
-                "--name=p",
-                "--filename=a/b/c.dat",
-                "--rw=write",
-                "--size=64k",
-            ])
-            .current_dir(f.path())
-            .output()
-            .unwrap();
+        let o = fio_output(
+            std::process::Command::new("fio")
+                .args([
+                    "--name=p",
+                    "--filename=a/b/c.dat",
+                    "--rw=write",
+                    "--size=64k",
+                ])
+                .current_dir(f.path()),
+        );
         assert!(o.status.success());
         assert_eq!(
             std::fs::metadata(f.path().join("a/b/c.dat")).unwrap().len(),

@@ -51,7 +51,9 @@ fn fio_plot() -> Option<PathBuf> {
 }
 
 fn run_ok(cmd: &mut Command, what: &str) -> String {
-    let o = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    let o = cmd
+        .output_bounded()
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "{what} failed:\n{out}\n{err}");

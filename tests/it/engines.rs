@@ -635,7 +635,7 @@ fn io_uring_unavailable_is_one_clear_line() {
         .current_dir(dir.path());
         // SAFETY: the closure only makes prctl calls between fork and exec.
         unsafe { cmd.pre_exec(move || deny_io_uring(errno)) };
-        let o = cmd.output().expect("run iomark");
+        let o = cmd.output_bounded().expect("run iomark");
         assert_eq!(o.status.code(), Some(1), "errno {errno}");
         let err = stderr(&o);
         assert_eq!(err.trim().lines().count(), 1, "{err}");

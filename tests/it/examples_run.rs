@@ -25,6 +25,7 @@
 //! Examples that read a file they expect to exist (`EXISTING_FILE`) get a
 //! 4 MiB one.
 
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -171,6 +172,7 @@ fn run_with_timeout(
         .current_dir(dir)
         .stdout(Stdio::from(out))
         .stderr(Stdio::from(err))
+        .process_group(0)
         .spawn()
         .map_err(|e| e.to_string())?;
     let status = loop {
@@ -178,7 +180,7 @@ fn run_with_timeout(
             break s;
         }
         if t0.elapsed() > limit {
-            let _ = child.kill();
+            kill_group(&mut child);
             let _ = child.wait();
             return Err(format!("still running after {} s", limit.as_secs()));
         }
@@ -235,6 +237,7 @@ fn run_example(path: &Path) -> Result<Result2, String> {
 
 #[test]
 fn fio_examples_run_to_completion() {
+    let _serial = cpu_heavy();
     let mut paths: Vec<_> = match std::fs::read_dir(EXAMPLES) {
         Ok(rd) => rd
             .flatten()

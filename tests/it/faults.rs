@@ -42,7 +42,7 @@ fn have(tool: &str) -> bool {
     Command::new("sh")
         .arg("-c")
         .arg(format!("command -v {tool}"))
-        .output()
+        .output_bounded()
         .is_ok_and(|o| o.status.success())
 }
 

@@ -4,8 +4,8 @@
 //! not support. Nothing may panic, hang, or write to the directory.
 
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Output;
+use std::time::Duration;
 
 use crate::common::*;
 
@@ -27,26 +27,8 @@ fn extra_args(name: &str) -> &'static [&'static str] {
 }
 
 fn run_with_timeout(dir: &Path, args: &[&str], limit: Duration) -> Output {
-    let mut child = iomark()
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn iomark");
-    let start = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("iomark {args:?} did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    output_within(iomark().args(args).current_dir(dir), limit)
+        .unwrap_or_else(|e| panic!("iomark {args:?}: {e}"))
 }
 
 /// Whether a one-line error names something iomark does not support.
@@ -59,6 +41,7 @@ fn names_unsupported(line: &str) -> bool {
 
 #[test]
 fn every_fio_example_parses_or_names_what_is_unsupported() {
+    let _serial = cpu_heavy();
     let Ok(rd) = std::fs::read_dir(EXAMPLES) else {
         crate::common::missing(&format!(
             "{EXAMPLES} is missing (apt-get install fio-examples)"

@@ -6,10 +6,11 @@ use std::process::Command;
 
 use iomark::job::options::lookup;
 
+use crate::common::fio_output;
 use crate::require_fio;
 
 fn fio(args: &[&str]) -> String {
-    let o = Command::new("fio").args(args).output().expect("run fio");
+    let o = fio_output(Command::new("fio").args(args));
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 

@@ -70,6 +70,7 @@ fn compare_args<'a>(base: &'a [String], new: &'a [String], extra: &[&'a str]) ->
 
 #[test]
 fn repeated_runs_of_the_same_job_give_no_false_verdict() {
+    let _serial = timing_alone();
     let dir = tempdir();
     let (base, new) = two_sides(dir.path(), 800, 800);
     let o = run_in(dir.path(), &compare_args(&base, &new, &["--json", "-"]));
@@ -114,6 +115,7 @@ fn repeated_runs_of_the_same_job_give_no_false_verdict() {
 
 #[test]
 fn a_rate_limit_on_one_side_is_not_comparable_then_found_with_its_interval() {
+    let _serial = timing_alone();
     let dir = tempdir();
     let (base, new) = two_sides(dir.path(), 800, 400);
     // Different job options: named as a diff, exit 3, no verdict.
@@ -179,6 +181,7 @@ fn a_rate_limit_on_one_side_is_not_comparable_then_found_with_its_interval() {
 
 #[test]
 fn one_run_a_side_is_inconclusive_and_says_how_many_runs_would_do() {
+    let _serial = timing_alone();
     let dir = tempdir();
     let a = run_rated(dir.path(), "a", 800).display().to_string();
     let b = run_rated(dir.path(), "b", 800).display().to_string();
@@ -245,6 +248,7 @@ fn fio_and_iomark_results_are_not_comparable() {
 
 #[test]
 fn a_ci_gate_against_the_history_of_main() {
+    let _serial = timing_alone();
     let dir = tempdir();
     let db = history_db(dir.path());
     let db_arg = format!("--history-db={}", db.display());

@@ -20,7 +20,7 @@ fn hist(dir: &Path, args: &[&str]) -> std::process::Output {
     history_in(&mut c, dir)
         .args(args)
         .current_dir(dir)
-        .output()
+        .output_bounded()
         .expect("run iomark")
 }
 
@@ -242,6 +242,7 @@ fn count_runs(db: &Path) -> i64 {
 
 #[test]
 fn two_writers_at_once_and_a_killed_writer_leave_a_sound_history() {
+    let _serial = cpu_heavy();
     let dir = tempdir();
     let d = dir.path();
     let a = docs(d, "a", 60);
@@ -291,7 +292,7 @@ fn two_writers_at_once_and_a_killed_writer_leave_a_sound_history() {
         stdout(&o)
     );
     // Importing again adds the rest, once each.
-    let o = import_cmd(d, &c).output().unwrap();
+    let o = import_cmd(d, &c).output_bounded().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(count_runs(&db), 3120);
 }
@@ -310,11 +311,7 @@ fn fio_json_imports_as_one_run() {
         "--ioengine=psync",
         "--output-format=json+",
     ];
-    let o = Command::new("fio")
-        .args(job)
-        .current_dir(d)
-        .output()
-        .unwrap();
+    let o = fio_output(Command::new("fio").args(job).current_dir(d));
     assert!(o.status.success());
     std::fs::write(d.join("fio.json"), &o.stdout).unwrap();
     let o = hist(d, &["history", "import", "fio.json", "--label", "fio-run"]);

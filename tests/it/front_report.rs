@@ -35,11 +35,11 @@ fn report_of_fio_json_plus_has_percentiles_and_histograms() {
                 .map(String::from),
             );
         }
-        let o = std::process::Command::new("fio")
-            .args(&args)
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
+        let o = fio_output(
+            std::process::Command::new("fio")
+                .args(&args)
+                .current_dir(dir.path()),
+        );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
     let o = run_in(
@@ -660,25 +660,25 @@ fn a_directory_of_results_and_histogram_logs_is_one_report() {
     std::fs::write(run.join("notes.json"), "{\"hello\": 1}").unwrap();
     require_fio!();
     // fio's: two jobs (numjobs=2), each with its own numbered logs.
-    let o = std::process::Command::new("fio")
-        .args([
-            "--name=fh",
-            "--rw=randread",
-            "--bs=4k",
-            "--size=4m",
-            "--runtime=1",
-            "--time_based",
-            "--numjobs=2",
-            "--write_hist_log=fh",
-            "--log_hist_msec=250",
-            "--write_bw_log=fh",
-            "--log_avg_msec=250",
-            "--output-format=json",
-            "--output=fio.json",
-        ])
-        .current_dir(&run)
-        .output()
-        .unwrap();
+    let o = fio_output(
+        std::process::Command::new("fio")
+            .args([
+                "--name=fh",
+                "--rw=randread",
+                "--bs=4k",
+                "--size=4m",
+                "--runtime=1",
+                "--time_based",
+                "--numjobs=2",
+                "--write_hist_log=fh",
+                "--log_hist_msec=250",
+                "--write_bw_log=fh",
+                "--log_avg_msec=250",
+                "--output-format=json",
+                "--output=fio.json",
+            ])
+            .current_dir(&run),
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let fio_hist = std::fs::read_to_string(run.join("fh_clat_hist.2.log")).unwrap();
     assert_eq!(

@@ -217,7 +217,7 @@ fn run_on_one_cpu(dir: &Path, args: &[&str]) -> std::process::Output {
             Ok(())
         });
     }
-    c.output().expect("run iomark")
+    c.output_bounded().expect("run iomark")
 }
 
 // One allowed CPU (sched_setaffinity) makes the overcommit.

@@ -25,7 +25,7 @@ const COMMANDS: &[&str] = &[
 ];
 
 fn out(args: &[&str]) -> String {
-    let o = iomark().args(args).output().expect("run iomark");
+    let o = iomark().args(args).output_bounded().expect("run iomark");
     assert!(o.status.success(), "iomark {args:?}: {}", stderr(&o));
     assert!(o.stderr.is_empty(), "iomark {args:?}: {}", stderr(&o));
     stdout(&o)
@@ -193,7 +193,11 @@ fn completions_know_commands_and_job_options() {
 #[cfg(unix)]
 #[test]
 fn bash_completes_flags_values_commands_and_command_options() {
-    if Command::new("bash").arg("--version").output().is_err() {
+    if Command::new("bash")
+        .arg("--version")
+        .output_bounded()
+        .is_err()
+    {
         missing("bash is not installed");
         return;
     }
@@ -227,7 +231,11 @@ fn bash_completes_flags_values_commands_and_command_options() {
     for (line, _) in cases {
         sh.push_str(&format!("comp '{line}'\n"));
     }
-    let o = Command::new("bash").arg("-c").arg(&sh).output().unwrap();
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(&sh)
+        .output_bounded()
+        .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let got = stdout(&o);
     let got: Vec<&str> = got.lines().collect();
@@ -245,7 +253,11 @@ fn bash_completes_flags_values_commands_and_command_options() {
 fn zsh_and_fish_load_their_scripts() {
     let dir = tempdir();
     for (shell, args) in [("zsh", vec!["-n"]), ("fish", vec!["--no-execute"])] {
-        if Command::new(shell).arg("--version").output().is_err() {
+        if Command::new(shell)
+            .arg("--version")
+            .output_bounded()
+            .is_err()
+        {
             missing(&format!(
                 "{shell} is not installed (apt-get install {shell})"
             ));
@@ -253,7 +265,11 @@ fn zsh_and_fish_load_their_scripts() {
         }
         let f = dir.path().join(format!("iomark.{shell}"));
         std::fs::write(&f, out(&["completions", shell])).unwrap();
-        let o = Command::new(shell).args(&args).arg(&f).output().unwrap();
+        let o = Command::new(shell)
+            .args(&args)
+            .arg(&f)
+            .output_bounded()
+            .unwrap();
         assert!(
             o.status.success() && o.stderr.is_empty(),
             "{shell}: {}",
@@ -277,7 +293,7 @@ fn zsh_and_fish_load_their_scripts() {
                 .arg("-f")
                 .arg("-c")
                 .arg(stubs)
-                .output()
+                .output_bounded()
                 .unwrap();
             let got = stdout(&o);
             let want = "describe run-flags\ndescribe job-options\n\
@@ -295,7 +311,7 @@ fn zsh_and_fish_load_their_scripts() {
                     "source '{}'; complete -C 'iomark --outp'; complete -C 'iomark --eta=al'; complete -C 'iomark qu'",
                     f.display()
                 ))
-                .output()
+                .output_bounded()
                 .unwrap();
             let got: Vec<String> = stdout(&o)
                 .lines()
@@ -323,7 +339,7 @@ fn completions_refuses_an_unknown_shell() {
             "iomark: completions: unknown shell 'tcsh' (shells: bash, zsh, fish)\n",
         ),
     ] {
-        let o = iomark().args(args).output().unwrap();
+        let o = iomark().args(args).output_bounded().unwrap();
         assert_eq!(o.status.code(), Some(1));
         assert_eq!(stderr(&o), err);
         assert!(o.stdout.is_empty());
@@ -386,7 +402,7 @@ fn help_command_shows_each_commands_help() {
             "{c}: {page}"
         );
     }
-    let o = iomark().args(["help", "nope"]).output().unwrap();
+    let o = iomark().args(["help", "nope"]).output_bounded().unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stderr(&o),
@@ -405,7 +421,7 @@ fn version_has_a_short_form() {
 /// standard error pointing at `iomark quick` and `--help`.
 #[test]
 fn bare_iomark_points_at_quick_and_help() {
-    let o = iomark().output().unwrap();
+    let o = iomark().output_bounded().unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stdout.is_empty());
     let e = stderr(&o);
@@ -419,7 +435,7 @@ fn bare_iomark_points_at_quick_and_help() {
         "{e}"
     );
     // With options but no job it is still the job error, one line.
-    let o = iomark().arg("--eta=never").output().unwrap();
+    let o = iomark().arg("--eta=never").output_bounded().unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
 }
@@ -466,7 +482,11 @@ fn warnings_fatal_is_in_help_and_works() {
 #[cfg(unix)]
 #[test]
 fn the_man_page_renders_without_warnings() {
-    if Command::new("man").arg("--version").output().is_err() {
+    if Command::new("man")
+        .arg("--version")
+        .output_bounded()
+        .is_err()
+    {
         missing("man is not installed (apt-get install man-db groff-base)");
         return;
     }
@@ -480,7 +500,7 @@ fn the_man_page_renders_without_warnings() {
         // Set at all, it keeps bold and underlining in a pipe.
         .env_remove("MAN_KEEP_FORMATTING")
         .env("PAGER", "cat")
-        .output()
+        .output_bounded()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stderr(&o), "", "man warned");
@@ -565,7 +585,11 @@ fn bash_complete(dir: &Path, lines: &[&str]) -> Vec<BTreeSet<String>> {
     for line in lines {
         sh.push_str(&format!("comp '{line}'\n"));
     }
-    let o = Command::new("bash").arg("-c").arg(&sh).output().unwrap();
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(&sh)
+        .output_bounded()
+        .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let got: Vec<BTreeSet<String>> = stdout(&o).lines().map(word_set).collect();
     assert_eq!(got.len(), lines.len(), "{}", stdout(&o));
@@ -580,7 +604,11 @@ fn bash_complete(dir: &Path, lines: &[&str]) -> Vec<BTreeSet<String>> {
 #[cfg(unix)]
 #[test]
 fn bash_completes_subcommand_arguments_and_values_from_their_tables() {
-    if Command::new("bash").arg("--version").output().is_err() {
+    if Command::new("bash")
+        .arg("--version")
+        .output_bounded()
+        .is_err()
+    {
         missing("bash is not installed");
         return;
     }
@@ -645,7 +673,11 @@ fn zsh_and_fish_complete_presets_and_values_from_the_tables() {
     let dir = completion_dir();
     let presets = preset_names().into_iter().collect::<Vec<_>>().join(" ");
     for shell in ["zsh", "fish"] {
-        if Command::new(shell).arg("--version").output().is_err() {
+        if Command::new(shell)
+            .arg("--version")
+            .output_bounded()
+            .is_err()
+        {
             missing(&format!(
                 "{shell} is not installed (apt-get install {shell})"
             ));
@@ -671,7 +703,7 @@ fn zsh_and_fish_complete_presets_and_values_from_the_tables() {
                 .arg("-f")
                 .arg("-c")
                 .arg(stubs)
-                .output()
+                .output_bounded()
                 .unwrap();
             let got: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
             let engines = iomark::job::engine_kind::EngineKind::ALL
@@ -705,7 +737,7 @@ fn zsh_and_fish_complete_presets_and_values_from_the_tables() {
                      complete -C 'iomark history '",
                     f.display()
                 ))
-                .output()
+                .output_bounded()
                 .unwrap();
             let text = stdout(&o);
             let blocks: Vec<BTreeSet<String>> = text

@@ -10,7 +10,8 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+
+use crate::common::Bounded;
 
 use serde_json::Value;
 
@@ -88,7 +89,7 @@ pub fn chromium() -> Option<String> {
         .find(|b| {
             std::process::Command::new(b)
                 .arg("--version")
-                .output()
+                .output_bounded()
                 .map(|o| o.status.success())
                 .unwrap_or(false)
         })
@@ -113,7 +114,7 @@ pub fn render(html: &Path) {
     let png: PathBuf = html.with_extension("png");
     let netlog = html.with_extension("netlog.json");
     let profile = tempfile::tempdir().expect("chromium profile dir");
-    let out = assert_cmd::Command::new(&bin)
+    let out = std::process::Command::new(&bin)
         .args([
             "--headless",
             "--no-sandbox",
@@ -132,8 +133,7 @@ pub fn render(html: &Path) {
         .arg(format!("--log-net-log={}", netlog.display()))
         .arg(format!("--screenshot={}", png.display()))
         .arg(format!("file://{}", html.display()))
-        .timeout(Duration::from_secs(120))
-        .output()
+        .output_bounded()
         .expect("run chromium");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -444,7 +444,7 @@ pub fn probe(html: &Path, width: u32, print: bool) -> Option<Value> {
     let copy = dir.path().join("probe.html");
     std::fs::write(&copy, wrapper).unwrap();
     let profile = tempfile::tempdir().expect("chromium profile dir");
-    let out = assert_cmd::Command::new(&bin)
+    let out = std::process::Command::new(&bin)
         .args([
             "--headless",
             "--no-sandbox",
@@ -462,8 +462,7 @@ pub fn probe(html: &Path, width: u32, print: bool) -> Option<Value> {
         .arg(format!("--window-size={},1300", (width + 40).max(500)))
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("file://{}", copy.display()))
-        .timeout(Duration::from_secs(120))
-        .output()
+        .output_bounded()
         .expect("run chromium");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "chromium failed: {stderr}");

@@ -61,11 +61,11 @@ fn log_names_and_columns_match_fio() {
     }
     let o = run_in(ours.path(), &["logs.fio"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let f = std::process::Command::new("fio")
-        .arg("logs.fio")
-        .current_dir(theirs.path())
-        .output()
-        .unwrap();
+    let f = fio_output(
+        std::process::Command::new("fio")
+            .arg("logs.fio")
+            .current_dir(theirs.path()),
+    );
     assert!(f.status.success());
     let names = logs_in(ours.path());
     assert_eq!(names, logs_in(theirs.path()));
@@ -305,13 +305,10 @@ fn compressed_logs_inflate_to_the_plain_ones() {
         }
         assert_eq!(raw.len(), 40 * text.lines().count(), "{name}");
         if crate::common::fio_for_comparison() {
-            let o = std::process::Command::new("fio")
-                .arg(format!(
-                    "--inflate-log={}",
-                    packed.join(format!("{name}.fz")).display()
-                ))
-                .output()
-                .unwrap();
+            let o = fio_output(std::process::Command::new("fio").arg(format!(
+                "--inflate-log={}",
+                packed.join(format!("{name}.fz")).display()
+            )));
             if !text.is_empty() {
                 assert!(
                     o.status.success(),
@@ -341,47 +338,35 @@ fn linux_prio_only<'a>(args: &[&'a str]) -> Vec<&'a str> {
 /// fio 3.33 writing compressed logs in `dir`. Its job process now and
 /// then never finishes (seen waiting on a futex after its I/O, once in
 /// many runs): such a run is killed with its process group after 60 s
-/// and run again, at most three times.
+/// and run again in an emptied directory, at most three times.
 #[cfg(unix)]
 fn fio_writing_compressed_logs(dir: &Path) {
-    use std::os::unix::process::{CommandExt, ExitStatusExt};
     for attempt in 1..=3 {
         for e in std::fs::read_dir(dir).unwrap().flatten() {
             std::fs::remove_file(e.path()).unwrap();
         }
-        let mut child = std::process::Command::new("fio")
-            .args([
-                "--name=z",
-                "--ioengine=null",
-                "--rw=randrw",
-                "--size=2m",
-                "--write_lat_log=z",
-                "--write_bw_log=z",
-                "--log_offset=1",
-                "--log_store_compressed=1",
-            ])
-            .current_dir(dir)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let start = std::time::Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if start.elapsed() > std::time::Duration::from_secs(60) {
-                // SAFETY: kill(2) on the child's own process group.
-                unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-                break;
+        let mut fio = std::process::Command::new("fio");
+        fio.args([
+            "--name=z",
+            "--ioengine=null",
+            "--rw=randrw",
+            "--size=2m",
+            "--write_lat_log=z",
+            "--write_bw_log=z",
+            "--log_offset=1",
+            "--log_store_compressed=1",
+        ])
+        .current_dir(dir);
+        match output_within(&mut fio, std::time::Duration::from_secs(60)) {
+            Ok(o) => {
+                assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+                return;
             }
-            std::thread::sleep(std::time::Duration::from_millis(20));
+            Err(Ran::Hung(..)) => {
+                eprintln!("fio hung writing compressed logs (attempt {attempt}); running it again");
+            }
+            Err(e) => panic!("fio: {e}"),
         }
-        let o = child.wait_with_output().unwrap();
-        if o.status.signal() == Some(libc::SIGKILL) {
-            eprintln!("fio hung writing compressed logs (attempt {attempt}); running it again");
-            continue;
-        }
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        return;
     }
     panic!("fio hung writing compressed logs three times");
 }
@@ -417,15 +402,14 @@ fn inflate_log_prints_iomarks_and_fios_compressed_logs() {
         let fz = packed.join(format!("{name}.fz"));
         let o = iomark()
             .arg(format!("--inflate-log={}", fz.display()))
-            .output()
+            .output_bounded()
             .unwrap();
         assert!(o.status.success(), "{name}: {}", stderr(&o));
         assert_eq!(stdout(&o), want, "{name}");
         if crate::common::fio_for_comparison() {
-            let f = std::process::Command::new("fio")
-                .arg(format!("--inflate-log={}", fz.display()))
-                .output()
-                .unwrap();
+            let f = fio_output(
+                std::process::Command::new("fio").arg(format!("--inflate-log={}", fz.display())),
+            );
             assert_eq!(stdout(&f), want, "fio --inflate-log {name}");
         }
     }
@@ -456,12 +440,11 @@ fn fio_logs_inflate_the_same(dir: &Path) {
         }
         let ours = iomark()
             .arg(format!("--inflate-log={}", path.display()))
-            .output()
+            .output_bounded()
             .unwrap();
-        let theirs = std::process::Command::new("fio")
-            .arg(format!("--inflate-log={}", path.display()))
-            .output()
-            .unwrap();
+        let theirs = fio_output(
+            std::process::Command::new("fio").arg(format!("--inflate-log={}", path.display())),
+        );
         assert!(ours.status.success(), "{}", stderr(&ours));
         assert!(!theirs.stdout.is_empty(), "{}", path.display());
         assert_eq!(

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::missing;
+use crate::common::{missing, Bounded};
 
 pub struct LoopDev {
     pub path: PathBuf,
@@ -43,7 +43,7 @@ impl LoopDev {
         if partscan {
             cmd.arg("-P");
         }
-        let out = match cmd.arg(image).output() {
+        let out = match cmd.arg(image).output_bounded() {
             Ok(o) => o,
             Err(e) => {
                 missing(&format!(

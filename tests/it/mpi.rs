@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{self, missing, tempdir};
+use crate::common::{self, missing, tempdir, Bounded};
 
 /// The MPI build of iomark, built on first use; `None` (and a failure in
 /// strict mode) when Open MPI is missing.
@@ -20,7 +20,7 @@ pub(crate) fn mpi_iomark() -> Option<PathBuf> {
     let have = |tool: &str| {
         Command::new("sh")
             .args(["-c", &format!("command -v {tool}")])
-            .output()
+            .output_bounded()
             .is_ok_and(|o| o.status.success())
     };
     if !have("mpirun")
@@ -36,12 +36,20 @@ pub(crate) fn mpi_iomark() -> Option<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let target = root.join("target").join("mpi");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .current_dir(root)
-        .args(["build", "--release", "--features", "mpi", "--target-dir"])
-        .arg(&target)
-        .output()
-        .expect("cargo runs");
+    let mut cmd = Command::new(cargo);
+    if std::env::var_os("IOMARK_TIMED_TEST").is_some() {
+        // Set for this process only, to have its per-test times printed
+        // (.ci/timed-test): not for a build.
+        cmd.env_remove("RUSTC_BOOTSTRAP");
+    }
+    // A build from nothing on a busy 2-core machine takes minutes.
+    let out = common::output_within(
+        cmd.current_dir(root)
+            .args(["build", "--release", "--features", "mpi", "--target-dir"])
+            .arg(&target),
+        std::time::Duration::from_secs(1800),
+    )
+    .unwrap_or_else(|e| panic!("cargo build --features mpi: {e}"));
     assert!(
         out.status.success(),
         "building iomark with --features mpi failed:\n{}",
@@ -63,7 +71,7 @@ pub(crate) fn mpirun(bin: &Path, dir: &Path, np: u32, extra: &[&str], args: &[&s
         .args(extra)
         .arg(bin)
         .args(args);
-    c.output().expect("mpirun runs")
+    c.output_bounded().expect("mpirun runs")
 }
 
 pub(crate) fn json_of(o: &Output) -> Value {
@@ -93,6 +101,7 @@ fn ios(entries: &Value) -> Vec<u64> {
 
 #[test]
 fn every_rank_runs_the_job_on_its_own_file_and_rank_0_reports_all() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     let o = mpirun(
@@ -131,6 +140,7 @@ fn every_rank_runs_the_job_on_its_own_file_and_rank_0_reports_all() {
 
 #[test]
 fn filename_format_names_the_rank_and_the_host() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     let o = mpirun(
@@ -149,7 +159,14 @@ fn filename_format_names_the_rank_and_the_host() {
         ],
     );
     assert!(o.status.success(), "{}", common::stderr(&o));
-    let host = String::from_utf8(Command::new("uname").arg("-n").output().unwrap().stdout).unwrap();
+    let host = String::from_utf8(
+        Command::new("uname")
+            .arg("-n")
+            .output_bounded()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
     let host = host.trim();
     for r in 0..2 {
         let f = d.path().join(format!("f.{r}.{host}.{r}"));
@@ -163,6 +180,7 @@ fn filename_format_names_the_rank_and_the_host() {
 
 #[test]
 fn one_refusal_stops_every_rank_before_any_writes() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     // Rank 1's file exists and is not iomark's: rank 1 must refuse.
@@ -196,6 +214,7 @@ fn one_refusal_stops_every_rank_before_any_writes() {
 
 #[test]
 fn a_silent_rank_is_named_and_every_rank_stops_in_bounded_time() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     let t0 = Instant::now();
@@ -290,6 +309,7 @@ pub(crate) fn rank_pid(bin: &Path, rank: u32, ancestor: i32) -> Option<i32> {
 
 #[test]
 fn stonewalled_phases_start_together_on_every_rank() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     // Phase 1 lasts 0.3 s on rank 0 and 1.3 s on rank 1; phase 2 lasts
@@ -323,6 +343,7 @@ fn stonewalled_phases_start_together_on_every_rank() {
 
 #[test]
 fn a_failing_rank_is_named_with_its_host_and_the_run_fails() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     // Rank 1 reads a file shorter than the job asks: an error there only.

@@ -102,6 +102,7 @@ fn stop_mid_phase(victim: u32) -> (Output, Duration, Option<Value>) {
         std::thread::sleep(Duration::from_millis(20));
     }
     let took = stopped.elapsed();
+    eprintln!("rank {victim} stopped: every rank gone {took:?} later");
     for &p in &pids {
         signal(p, libc::SIGKILL);
     }
@@ -113,6 +114,7 @@ fn stop_mid_phase(victim: u32) -> (Output, Duration, Option<Value>) {
 
 #[test]
 fn a_stopped_rank_0_mid_phase_is_named_and_every_rank_is_gone_within_the_timeout() {
+    let _serial = common::timing_alone();
     if mpi_iomark().is_none() {
         return;
     }
@@ -130,6 +132,7 @@ fn a_stopped_rank_0_mid_phase_is_named_and_every_rank_is_gone_within_the_timeout
 
 #[test]
 fn a_stopped_rank_mid_phase_is_named_and_rank_0_reports_the_others_in_time() {
+    let _serial = common::timing_alone();
     if mpi_iomark().is_none() {
         return;
     }
@@ -173,6 +176,7 @@ fn mpirun_pid(child: &Child) -> i32 {
 
 #[test]
 fn ctrl_c_to_mpirun_mid_phase_leaves_a_report_of_the_ranks_heard_from() {
+    let _serial = common::timing_alone();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     let out = d.path().join("out.json");
@@ -192,6 +196,7 @@ fn ctrl_c_to_mpirun_mid_phase_leaves_a_report_of_the_ranks_heard_from() {
     signal(pids[2], libc::SIGSTOP);
     let o = child.wait_with_output().unwrap();
     let took = t0.elapsed();
+    eprintln!("Ctrl-C: mpirun ended {took:?} later");
     for &p in &pids {
         signal(p, libc::SIGKILL);
     }
@@ -222,6 +227,7 @@ fn ctrl_c_to_mpirun_mid_phase_leaves_a_report_of_the_ranks_heard_from() {
 
 #[test]
 fn sigterm_to_one_rank_stops_every_rank_and_rank_0_reports_them_all() {
+    let _serial = common::timing_alone();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     let out = d.path().join("out.json");
@@ -235,7 +241,9 @@ fn sigterm_to_one_rank_stops_every_rank_and_rank_0_reports_them_all() {
     signal(pids[1], libc::SIGTERM);
     let t0 = Instant::now();
     let o = child.wait_with_output().unwrap();
-    assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
+    let took = t0.elapsed();
+    eprintln!("SIGTERM to rank 1: mpirun ended {took:?} later");
+    assert!(took < Duration::from_secs(4), "{took:?}");
     let err = common::stderr(&o);
     assert!(!o.status.success(), "{err}");
     assert!(err.contains("rank 1 (host "), "{err}");
@@ -249,6 +257,7 @@ fn sigterm_to_one_rank_stops_every_rank_and_rank_0_reports_them_all() {
 
 #[test]
 fn ranks_with_different_job_files_are_refused_in_one_line_and_nothing_is_written() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     let job = |numjobs: u32| {
@@ -284,6 +293,7 @@ fn ranks_with_different_job_files_are_refused_in_one_line_and_nothing_is_written
 
 #[test]
 fn a_bad_command_line_is_said_once() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     let o = mpirun(&bin, d.path(), 3, &[], &["--name=x", "--bogus=1"]);
@@ -296,6 +306,7 @@ fn a_bad_command_line_is_said_once() {
 
 #[test]
 fn a_phase_of_a_few_milliseconds_counts_every_io_from_one_start() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     let o = mpirun(
@@ -333,6 +344,7 @@ fn a_phase_of_a_few_milliseconds_counts_every_io_from_one_start() {
 
 #[test]
 fn ranks_lay_out_their_own_files_at_once() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     // Rank 0 lays out 32 MiB, rank 1 64 KiB: laid out in turn, rank 1

@@ -9,7 +9,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::common::{self, tempdir};
+use crate::common::{self, tempdir, Bounded};
 use crate::mpi::{mpi_iomark, mpirun};
 
 fn json_of(o: &Output) -> Value {
@@ -104,6 +104,7 @@ fn headings(text: &str) -> usize {
 
 #[test]
 fn quick_on_two_ranks_reports_their_sum_and_spread_once_and_leaves_no_test_file() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     let o = mpirun(
@@ -184,6 +185,7 @@ fn quick_on_two_ranks_reports_their_sum_and_spread_once_and_leaves_no_test_file(
 
 #[test]
 fn a_test_file_left_on_one_rank_stops_every_rank_before_any_io() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     let left = d.path().join("iomark-quick.1.tmp");
@@ -223,6 +225,7 @@ fn a_test_file_left_on_one_rank_stops_every_rank_before_any_io() {
 
 #[test]
 fn sweep_on_two_ranks_sums_every_point() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     let o = mpirun(
@@ -257,6 +260,7 @@ fn sweep_on_two_ranks_sums_every_point() {
 
 #[test]
 fn a_preset_on_two_ranks_sums_every_test_and_removes_every_clones_file() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     // `ars` names no shared file: each clone (16 of one test on each
@@ -318,6 +322,7 @@ fn a_preset_on_two_ranks_sums_every_test_and_removes_every_clones_file() {
 /// does not.
 #[test]
 fn runs_over_two_ranks_are_recorded_once_by_rank_0() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     let db = d.path().join("h.sqlite");
@@ -371,7 +376,7 @@ fn runs_over_two_ranks_are_recorded_once_by_rank_0() {
     assert_eq!(recorded(&q), 1, "{}", common::stdout(&q));
     let list = common::iomark()
         .args(["history", "--json", &db_arg])
-        .output()
+        .output_bounded()
         .unwrap();
     let v: Value = serde_json::from_slice(&list.stdout).expect("history --json");
     let mut labels: Vec<&str> = v["runs"]

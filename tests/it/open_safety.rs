@@ -254,7 +254,7 @@ fn have(tool: &str) -> bool {
     Command::new("sh")
         .arg("-c")
         .arg(format!("command -v {tool}"))
-        .output()
+        .output_bounded()
         .map(|o| o.status.success())
         .unwrap_or(false)
 }
@@ -278,7 +278,7 @@ fn can_stack() -> bool {
 fn stack_on(dev: &LoopDev, offset: u64) -> LoopDev {
     let out = Command::new("losetup")
         .args(["-f", "--show", "-o", &offset.to_string(), dev.as_str()])
-        .output()
+        .output_bounded()
         .expect("run losetup");
     assert!(
         out.status.success(),

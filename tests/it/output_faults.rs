@@ -364,7 +364,7 @@ fn output_into_a_closed_pipe_exits_141_without_a_panic_or_a_message() {
             .args(&args)
             .current_dir(dir.path())
             .stdout(closed_pipe())
-            .output()
+            .output_bounded_own_stdout()
             .unwrap();
         no_panic(&o);
         assert_eq!(o.status.code(), Some(141), "{args:?}: {}", stderr(&o));
@@ -395,7 +395,7 @@ fn a_report_on_a_full_device_fails_naming_enospc() {
             .args(&args)
             .current_dir(dir.path())
             .stdout(full())
-            .output()
+            .output_bounded_own_stdout()
             .unwrap();
         no_panic(&o);
         assert_eq!(o.status.code(), Some(1), "{format}: {}", stderr(&o));
@@ -420,7 +420,11 @@ fn a_report_on_a_full_device_fails_naming_enospc() {
         "{}",
         stderr(&o)
     );
-    let o = iomark().arg("--help").stdout(full()).output().unwrap();
+    let o = iomark()
+        .arg("--help")
+        .stdout(full())
+        .output_bounded_own_stdout()
+        .unwrap();
     no_panic(&o);
     assert_eq!(o.status.code(), Some(1));
     assert!(
@@ -433,7 +437,7 @@ fn a_report_on_a_full_device_fails_naming_enospc() {
         .args(strs(&q))
         .current_dir(dir.path())
         .stdout(full())
-        .output()
+        .output_bounded_own_stdout()
         .unwrap();
     no_panic(&o);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
@@ -511,7 +515,7 @@ fn a_report_on_a_full_filesystem_fails_and_leaves_no_truncated_file() {
         ])
         .current_dir(dir.path())
         .stdout(std::fs::File::create(fs.0.join("redirect.json")).unwrap())
-        .output()
+        .output_bounded_own_stdout()
         .unwrap();
     no_panic(&o);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));

@@ -365,11 +365,11 @@ fn json_key_set_equals_fios() {
             let o = run_in(dir.path(), &a);
             assert!(o.status.success(), "{}", stderr(&o));
             let ours: Value = serde_json::from_slice(&o.stdout).expect("strict JSON");
-            let fo = std::process::Command::new("fio")
-                .args(&a)
-                .current_dir(dir.path())
-                .output()
-                .unwrap();
+            let fo = fio_output(
+                std::process::Command::new("fio")
+                    .args(&a)
+                    .current_dir(dir.path()),
+            );
             let ft = String::from_utf8_lossy(&fo.stdout);
             let theirs: Value = serde_json::from_str(&ft[ft.find("{\n").unwrap()..]).unwrap();
             let (mut k1, mut k2) = (Default::default(), Default::default());
@@ -599,21 +599,21 @@ fn histogram_reproduces_fios_percentiles_from_fios_bins() {
     require_fio!();
     use iomark::stats::histogram::{bucket_of_midpoint, Histogram};
     let dir = tempdir();
-    let o = std::process::Command::new("fio")
-        .current_dir(dir.path())
-        .args([
-            "--name=h",
-            "--ioengine=psync",
-            "--filename=h.dat",
-            "--rw=randrw",
-            "--size=4m",
-            "--fsync=8",
-            "--lat_percentiles=1",
-            "--percentile_list=1:5:10:25:50:75:90:95:99:99.5:99.9:99.95:99.99:100",
-            "--output-format=json+",
-        ])
-        .output()
-        .unwrap();
+    let o = fio_output(
+        std::process::Command::new("fio")
+            .current_dir(dir.path())
+            .args([
+                "--name=h",
+                "--ioengine=psync",
+                "--filename=h.dat",
+                "--rw=randrw",
+                "--size=4m",
+                "--fsync=8",
+                "--lat_percentiles=1",
+                "--percentile_list=1:5:10:25:50:75:90:95:99:99.5:99.9:99.95:99.99:100",
+                "--output-format=json+",
+            ]),
+    );
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
     let j: Value = serde_json::from_str(&text[text.find("{\n").unwrap()..]).unwrap();

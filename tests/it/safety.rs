@@ -129,7 +129,7 @@ fn have(tool: &str) -> bool {
     std::process::Command::new("sh")
         .arg("-c")
         .arg(format!("command -v {tool}"))
-        .output()
+        .output_bounded()
         .map(|o| o.status.success())
         .unwrap_or(false)
 }
@@ -284,11 +284,7 @@ fn a_file_fio_left_behind_is_refused_with_a_way_forward() {
     let dir = tempdir();
     let d = dir.path();
     let job = ["--name=rw2", "--rw=write", "--size=256k"];
-    let o = std::process::Command::new("fio")
-        .args(job)
-        .current_dir(d)
-        .output()
-        .unwrap();
+    let o = fio_output(std::process::Command::new("fio").args(job).current_dir(d));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let before = std::fs::read(d.join("rw2.0.0")).unwrap();
     let o = run_in(d, &job);

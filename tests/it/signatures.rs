@@ -144,7 +144,7 @@ fn a_bcache_superblock_is_found() {
 fn a_filesystem_at_1mib_without_a_partition_table_is_found() {
     let have_mkfs = std::process::Command::new("mkfs.ext4")
         .arg("-V")
-        .output()
+        .output_bounded()
         .is_ok_and(|o| o.status.success());
     if !have_mkfs {
         missing("mkfs.ext4 is not installed (apt-get install e2fsprogs)");
@@ -158,7 +158,7 @@ fn a_filesystem_at_1mib_without_a_partition_table_is_found() {
                 .args(["-q", "-F", "-E", "offset=1048576"])
                 .arg(img)
                 .arg("4M")
-                .output()
+                .output_bounded()
                 .expect("run mkfs.ext4");
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
             // Nothing before the filesystem: no partition table.

@@ -47,7 +47,7 @@ fn run_failing(dir: &Path, args: &[String]) -> (Value, Vec<String>) {
         .args(args)
         .arg("--output-format=json")
         .current_dir(dir)
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
     let j: Value = serde_json::from_slice(&o.stdout).expect("JSON report on failure");
@@ -426,7 +426,7 @@ fn impossible_settings_are_one_line_errors() {
         let o = iomark()
             .args(&args)
             .current_dir(dir.path())
-            .output()
+            .output_bounded()
             .unwrap();
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{extra:?}");
@@ -466,7 +466,7 @@ fn verify_only_without_a_method_is_refused_before_any_io() {
                 let o = iomark()
                     .args(&args)
                     .current_dir(dir.path())
-                    .output()
+                    .output_bounded()
                     .unwrap();
                 let what = format!("{engine} rw={rw} existing={existing}");
                 let err = stderr(&o);
@@ -502,12 +502,12 @@ fn verify_only_without_a_method_is_refused_before_any_io() {
 }
 
 fn fio_run(dir: &Path, args: &[String]) -> std::process::Output {
-    Command::new("fio")
-        .args(args)
-        .arg("--output-format=json")
-        .current_dir(dir)
-        .output()
-        .unwrap()
+    fio_output(
+        Command::new("fio")
+            .args(args)
+            .arg("--output-format=json")
+            .current_dir(dir),
+    )
 }
 
 #[test]

@@ -54,7 +54,7 @@ fn both(job: &[&str]) -> ((u64, u64, u64), (u64, u64, u64)) {
             .args(job)
             .arg("--output-format=json,normal")
             .current_dir(dir.path())
-            .output()
+            .output_bounded()
             .unwrap();
         let out = String::from_utf8_lossy(&o.stdout).into_owned();
         assert!(o.status.success(), "{tool} {job:?}: {}", stderr(&o));
