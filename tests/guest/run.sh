@@ -44,6 +44,11 @@
 #   IOMARK_GUEST_TIMEOUT  wall-clock limit of the guest in seconds (900)
 #   IOMARK_GUEST_ACCEL    tcg (default) or kvm (only real VMX/SVM KVM can
 #                         boot a stock Debian kernel)
+#   IOMARK_GUEST_SHUFFLE  a number: the four controllers go on the PCI bus
+#                         in an order drawn from it (by default conv, pi,
+#                         zns, fdp), so the guest's kernel numbers them
+#                         differently; the suite finds them by serial number
+#                         and must pass in any order
 set -euo pipefail
 # The body is one { } block: bash reads it whole before running it, so an
 # edit of this file during a run cannot break that run.
@@ -54,6 +59,7 @@ C=${IOMARK_GUEST_CACHE:-$REPO/target/guest}
 KSERIES=${IOMARK_GUEST_KERNEL:-6.12}
 TIMEOUT=${IOMARK_GUEST_TIMEOUT:-900}
 ACCEL=${IOMARK_GUEST_ACCEL:-tcg}
+SHUFFLE=${IOMARK_GUEST_SHUFFLE:-}
 ZONE_SIZE=4M
 ZONE_CAP=${IOMARK_GUEST_ZCAP:-3M}
 MAX_OPEN=8
@@ -284,21 +290,40 @@ truncate -s 128M "$IMG/zns.img"
 truncate -s 128M "$IMG/fdp.img"
 truncate -s 256M "$IMG/results.img"
 NS="shared=off,logical_block_size=4096,physical_block_size=4096"
-NVME=(
+# One group of arguments per controller; QEMU gives the controllers PCI
+# slots in the order of the arguments.
+DEV_conv=(
   -device nvme,id=nvme0,serial=imkconv
   -drive "file=$IMG/conv.img,if=none,id=conv,format=raw,cache=unsafe"
   -device "nvme-ns,drive=conv,bus=nvme0,nsid=1,$NS"
+)
+DEV_pi=(
   -device nvme,id=nvme1,serial=imkpi
   -drive "file=$IMG/pi.img,if=none,id=pi,format=raw,cache=unsafe"
   -device "nvme-ns,drive=pi,bus=nvme1,nsid=1,$NS,ms=8,mset=0,pi=1,pil=0"
+)
+DEV_zns=(
   -device nvme,id=nvme2,serial=imkzns
   -drive "file=$IMG/zns.img,if=none,id=zns,format=raw,cache=unsafe"
   -device "nvme-ns,drive=zns,bus=nvme2,nsid=1,$NS,zoned=true,zoned.zone_size=$ZONE_SIZE,zoned.zone_capacity=$ZONE_CAP,zoned.max_open=$MAX_OPEN,zoned.max_active=$MAX_OPEN"
+)
+DEV_fdp=(
   -device nvme-subsys,id=fdpsub,nqn=imkfdp,fdp=on,fdp.runs=4M,fdp.nrg=1,fdp.nruh=8
   -device nvme,id=nvme3,serial=imkfdp,subsys=fdpsub
   -drive "file=$IMG/fdp.img,if=none,id=fdp,format=raw,cache=unsafe"
   -device "nvme-ns,drive=fdp,bus=nvme3,nsid=1,$NS,fdp.ruhs=0-7"
 )
+ORDER=(conv pi zns fdp)
+if [ -n "$SHUFFLE" ]; then
+  # A permutation drawn from the seed (bash's RANDOM, seeded): the same
+  # seed gives the same order.
+  RANDOM=$SHUFFLE
+  for ((i = ${#ORDER[@]} - 1; i > 0; i--)); do
+    j=$((RANDOM % (i + 1))); t=${ORDER[i]}; ORDER[i]=${ORDER[j]}; ORDER[j]=$t
+  done
+fi
+NVME=()
+for g in "${ORDER[@]}"; do eval 'NVME+=("${DEV_'"$g"'[@]}")'; done
 if [ "$ACCEL" = kvm ]; then CPU=(-accel kvm -cpu host); else CPU=(-accel tcg -cpu max,la57=off); fi
 QEMU=(qemu-system-x86_64 -nodefaults -no-user-config -display none -monitor none
       -serial stdio -no-reboot "${CPU[@]}" -smp 1 -m 1536
@@ -307,7 +332,7 @@ QEMU=(qemu-system-x86_64 -nodefaults -no-user-config -display none -monitor none
       "${NVME[@]}"
       -drive "file=$IMG/results.img,if=virtio,format=raw,cache=unsafe")
 printf '%q ' "${QEMU[@]}" > "$RUN/qemu-cmdline.txt"
-log "booting the guest (accel=$ACCEL, initramfs $(du -h "$RUN/initrd.cpio" | cut -f1))"
+log "booting the guest (accel=$ACCEL, initramfs $(du -h "$RUN/initrd.cpio" | cut -f1), controllers ${ORDER[*]})"
 TB=$(now)
 set +e
 # The console is kept whole; the time the guest said its devices were
@@ -327,7 +352,8 @@ cp "$RUN/console.log" "$RUN/qemu-cmdline.txt" "$OUT/" 2>/dev/null || true
 boot=?; suite=?
 [ -e "$RUN/ready.ts" ] && boot=$(secs "$TB" "$(cat "$RUN/ready.ts")")
 [ -e "$RUN/ready.ts" ] && [ -e "$RUN/done.ts" ] && suite=$(secs "$(cat "$RUN/ready.ts")" "$(cat "$RUN/done.ts")")
-echo "guest: boot $boot s (devices ready), suite $suite s, wall $(secs "$TB" "$TE") s, qemu exit $qrc" | tee "$OUT/timing.txt"
+order=""; [ -n "$SHUFFLE" ] && order=", controllers $(IFS=,; echo "${ORDER[*]}") (IOMARK_GUEST_SHUFFLE=$SHUFFLE)"
+echo "guest: boot $boot s (devices ready), suite $suite s, wall $(secs "$TB" "$TE") s, qemu exit $qrc$order" | tee "$OUT/timing.txt"
 if [ ! -e "$OUT/suite.done" ]; then
   echo "guest: the suite did not finish (timeout after ${TIMEOUT}s or a guest crash); console: $OUT/console.log" >&2
   tail -20 "$OUT/console.log" >&2 || true

@@ -12,6 +12,9 @@ export PATH=/payload:$PATH
 CASES=/out/cases
 mkdir -p $CASES
 : > /out/cases.txt
+# The names the guest's kernel gave the namespaces (found by serial number
+# in /init; the probe order varies), for the checks on the host.
+env | grep -E '^IMK_(CONV|PI|ZNS|FDP)_(BDEV|CDEV|CTRL)=' | sort > /out/devices.env
 up() { cut -d' ' -f1 /proc/uptime; }
 
 # case NAME: starts a case (its directory becomes the working directory).

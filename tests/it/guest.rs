@@ -32,7 +32,34 @@ struct Case {
     dir: PathBuf,
 }
 
+/// The device names the guest's kernel gave the namespaces, as the suite
+/// wrote them into `devices.env` (`IMK_CONV_BDEV=/dev/nvme2n1`, …): the
+/// kernel numbers the controllers in the order their probes finish, which
+/// differs from boot to boot, so no check assumes a number.
+fn devices(out: &Path) -> Result<Vec<(String, String)>, String> {
+    let t = std::fs::read_to_string(out.join("devices.env"))
+        .map_err(|e| format!("devices.env: {e}"))?;
+    Ok(t.lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect())
+}
+
 impl Case {
+    /// The device the guest found for `var` (`IMK_CONV_BDEV`, …).
+    fn device(&self, var: &str) -> Result<String, String> {
+        let out = self
+            .dir
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(&self.dir);
+        devices(out)?
+            .into_iter()
+            .find(|(k, _)| k == var)
+            .map(|(_, v)| v)
+            .ok_or_else(|| format!("devices.env has no {var}"))
+    }
+
     fn text(&self, file: &str) -> Result<String, String> {
         std::fs::read_to_string(self.dir.join(file)).map_err(|e| format!("{file}: {e}"))
     }
@@ -173,6 +200,30 @@ fn expect(what: &str, got: u64, want: u64) -> Result<(), String> {
 fn env(c: &Case) -> Result<(), String> {
     for l in ["fio", "nvme", "iomark", "lsblk"] {
         c.ok(l)?;
+    }
+    // Each of the four namespaces was found, by a name of its own, with
+    // its character device and controller of the same number.
+    let mut seen = Vec::new();
+    for ns in ["CONV", "PI", "ZNS", "FDP"] {
+        let b = c.device(&format!("IMK_{ns}_BDEV"))?;
+        let g = c.device(&format!("IMK_{ns}_CDEV"))?;
+        let ctrl = c.device(&format!("IMK_{ns}_CTRL"))?;
+        let num = b
+            .strip_prefix("/dev/nvme")
+            .and_then(|r| r.split_once('n'))
+            .filter(|(x, y)| {
+                !x.is_empty()
+                    && !y.is_empty()
+                    && x.chars().chain(y.chars()).all(|ch| ch.is_ascii_digit())
+            })
+            .ok_or_else(|| format!("IMK_{ns}_BDEV={b}: not /dev/nvmeXnY"))?;
+        if g != format!("/dev/ng{}n{}", num.0, num.1) || ctrl != format!("/dev/nvme{}", num.0) {
+            return Err(format!("IMK_{ns}: {b}, {g}, {ctrl} do not belong together"));
+        }
+        if seen.contains(&b) {
+            return Err(format!("{b} found for two namespaces"));
+        }
+        seen.push(b);
     }
     if !c.out("fio")?.contains("fio-3.33") {
         return Err(format!("fio in the guest is {}", c.out("fio")?.trim()));
@@ -445,10 +496,14 @@ fn pi(c: &Case) -> Result<(), String> {
 }
 
 fn ng_safety(c: &Case) -> Result<(), String> {
-    refused(c, "sig", &["swap area", "allow_destroy_data=1", "nvme0n1"])?;
+    // The refusals name the namespace's block device, whatever number
+    // the guest's kernel gave it.
+    let bdev = c.device("IMK_CONV_BDEV")?;
+    let name = bdev.trim_start_matches("/dev/");
+    refused(c, "sig", &["swap area", "allow_destroy_data=1", name])?;
     refused(c, "inuse", &["in use as swap", "allow_mounted_write=1"])?;
     c.ok("consent")?;
-    refused(c, "psync", &["ioengine=io_uring_cmd", "/dev/nvme0n1"])?;
+    refused(c, "psync", &["ioengine=io_uring_cmd", &bdev])?;
     refused(c, "bdev", &["NVMe generic character device"])
 }
 
@@ -692,9 +747,13 @@ fn boot(out: &Path, long: bool) -> Result<String, String> {
     if long {
         cmd.arg("--long");
     }
-    let o = cmd
-        .output()
-        .map_err(|e| format!("tests/guest/run.sh: {e}"))?;
+    // The guest itself is stopped at IOMARK_GUEST_TIMEOUT (900 s); this
+    // bounds the set-up too.
+    let o = match output_within(&mut cmd, std::time::Duration::from_secs(1800)) {
+        Ok(o) => o,
+        Err(Ran::NotStarted(e)) => return Err(format!("tests/guest/run.sh: {e}")),
+        Err(hung) => panic!("tests/guest/run.sh: {hung}"),
+    };
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     let timing = String::from_utf8_lossy(&o.stdout).trim().to_string();
     match o.status.code() {
@@ -707,6 +766,7 @@ fn boot(out: &Path, long: bool) -> Result<String, String> {
 
 #[test]
 fn nvme_guest_suite() {
+    let _serial = cpu_heavy();
     if !is_root() {
         missing("the guest suite needs root (it installs QEMU when missing)");
         return;
@@ -768,6 +828,20 @@ fn nvme_guest_suite() {
         .strip_prefix("guest: ")
         .unwrap_or(&timing)
         .to_string();
+    if let Ok(devs) = devices(&out) {
+        let names: Vec<String> = devs
+            .iter()
+            .filter_map(|(k, v)| {
+                let ns = k.strip_prefix("IMK_")?.strip_suffix("_BDEV")?;
+                Some(format!(
+                    "{}={}",
+                    ns.to_lowercase(),
+                    v.trim_start_matches("/dev/")
+                ))
+            })
+            .collect();
+        say(&format!("guest devices: {}", names.join(" ")));
+    }
     say(&format!(
         "guest suite: tests run: {} (passed: {passed}, failed: {}), {boot_line}",
         passed + failed.len(),
