@@ -10,21 +10,75 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{self, missing, tempdir};
+use crate::common::{self, missing, tempdir, Bounded};
 use crate::mpi::{json_of, mpi_iomark, mpirun, rank_pid};
 
-/// Two "hosts", imk1 (10.79.0.11) and imk2 (10.79.0.12), on a bridge with
-/// this namespace (10.79.0.1); removed when dropped. One test at a time
-/// has them (their names are fixed).
+/// Two "hosts" named imk1 and imk2 (their UTS names), each a network
+/// namespace on a bridge with this namespace; removed when dropped. One
+/// test of this process at a time has them. The namespaces, links and
+/// subnet are this process's own (see [`Net`]), so that two test runs on
+/// one machine (two worktrees, say) do not take each other's.
 struct Hosts(#[allow(dead_code)] MutexGuard<'static, ()>);
 
 static NETNS: Mutex<()> = Mutex::new(());
 
+/// The names and addresses of this process's two hosts.
+struct Net {
+    /// The network namespaces of imk1 and imk2.
+    ns: [String; 2],
+    /// Their veth links' names in this namespace.
+    veth: [String; 2],
+    bridge: String,
+    /// 10.79.N: a /24 no interface of the machine has an address in
+    /// when the process first needs it.
+    prefix: String,
+}
+
+impl Net {
+    fn get() -> &'static Net {
+        static NET: std::sync::OnceLock<Net> = std::sync::OnceLock::new();
+        NET.get_or_init(|| {
+            let pid = std::process::id();
+            let used = Command::new("ip")
+                .args(["-o", "-4", "addr", "show"])
+                .output_bounded()
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                .unwrap_or_default();
+            let third = (0..250)
+                .map(|i| (pid + i) % 250 + 1)
+                .find(|n| !used.contains(&format!(" 10.79.{n}.")))
+                .unwrap_or(pid % 250 + 1);
+            Net {
+                ns: [format!("imk{pid}a"), format!("imk{pid}b")],
+                veth: [format!("vimk{pid}a"), format!("vimk{pid}b")],
+                bridge: format!("imkbr{pid}"),
+                prefix: format!("10.79.{third}"),
+            }
+        })
+    }
+
+    /// The address of host `i` (0: imk1, 1: imk2).
+    fn addr(&self, i: usize) -> String {
+        format!("{}.1{}", self.prefix, i + 1)
+    }
+
+    fn subnet(&self) -> String {
+        format!("{}.0/24", self.prefix)
+    }
+
+    fn teardown(&self) -> String {
+        format!(
+            "ip netns del {}; ip netns del {}; ip link del {}; ip link del {}; ip link del {}",
+            self.ns[0], self.ns[1], self.veth[0], self.veth[1], self.bridge
+        )
+    }
+}
+
 fn sh(script: &str) -> bool {
     Command::new("sh")
         .args(["-c", script])
-        .status()
-        .is_ok_and(|s| s.success())
+        .output_bounded()
+        .is_ok_and(|o| o.status.success())
 }
 
 impl Hosts {
@@ -34,28 +88,39 @@ impl Hosts {
             return None;
         }
         let guard = NETNS.lock().unwrap_or_else(|e| e.into_inner());
+        let n = Net::get();
         // The kernel removes a deleted namespace's veth pair in the
         // background: the previous test's may still be there for a
         // moment ("File exists"), so the set-up is tried again after a
         // clean-up, a few times.
         let mut ok = false;
         for _ in 0..10 {
-            let _ = sh(
-                "for i in 1 2; do ip netns del imk$i; ip link del vimk$i; done 2>/dev/null; \
-                ip link del imkbr 2>/dev/null",
+            let _ = sh(&format!("{{ {}; }} 2>/dev/null", n.teardown()));
+            let mut script = format!(
+                "set -e
+                ip link add {br} type bridge
+                ip addr add {p}.1/24 dev {br}
+                ip link set {br} up
+",
+                br = n.bridge,
+                p = n.prefix
             );
-            ok = sh("set -e
-                ip link add imkbr type bridge
-                ip addr add 10.79.0.1/24 dev imkbr
-                ip link set imkbr up
-                for i in 1 2; do
-                  ip netns add imk$i
-                  ip link add vimk$i type veth peer name eth0 netns imk$i
-                  ip link set vimk$i master imkbr up
-                  ip -n imk$i addr add 10.79.0.1$i/24 dev eth0
-                  ip -n imk$i link set eth0 up
-                  ip -n imk$i link set lo up
-                done");
+            for i in 0..2 {
+                script += &format!(
+                    "ip netns add {ns}
+                    ip link add {veth} type veth peer name eth0 netns {ns}
+                    ip link set {veth} master {br} up
+                    ip -n {ns} addr add {addr}/24 dev eth0
+                    ip -n {ns} link set eth0 up
+                    ip -n {ns} link set lo up
+",
+                    ns = n.ns[i],
+                    veth = n.veth[i],
+                    br = n.bridge,
+                    addr = n.addr(i)
+                );
+            }
+            ok = sh(&script);
             if ok {
                 break;
             }
@@ -72,7 +137,7 @@ impl Hosts {
 
 impl Drop for Hosts {
     fn drop(&mut self) {
-        let _ = sh("ip netns del imk1; ip netns del imk2; ip link del imkbr");
+        let _ = sh(&format!("{{ {}; }} 2>/dev/null", Net::get().teardown()));
     }
 }
 
@@ -84,21 +149,28 @@ fn two_host_args(dir: &Path) -> Vec<String> {
 /// mpirun's arguments to start `slots` ranks on each host (the first
 /// host's first) through `agent`.
 fn host_args(dir: &Path, slots: u32) -> Vec<String> {
+    let n = Net::get();
     let agent = dir.join("agent.sh");
     std::fs::write(
         &agent,
-        "#!/bin/sh\n\
-         while [ $# -gt 0 ]; do case \"$1\" in -*) shift ;; *) break ;; esac; done\n\
-         host=$1; shift\n\
-         case \"$host\" in 10.79.0.11) ns=imk1 ;; 10.79.0.12) ns=imk2 ;; *) exit 1 ;; esac\n\
-         exec ip netns exec \"$ns\" unshare --uts sh -c \"hostname $ns; $*\"\n",
+        format!(
+            "#!/bin/sh\n\
+             while [ $# -gt 0 ]; do case \"$1\" in -*) shift ;; *) break ;; esac; done\n\
+             host=$1; shift\n\
+             case \"$host\" in {a1}) ns={ns1} h=imk1 ;; {a2}) ns={ns2} h=imk2 ;; *) exit 1 ;; esac\n\
+             exec ip netns exec \"$ns\" unshare --uts sh -c \"hostname $h; $*\"\n",
+            a1 = n.addr(0),
+            a2 = n.addr(1),
+            ns1 = n.ns[0],
+            ns2 = n.ns[1]
+        ),
     )
     .unwrap();
     std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let hosts = dir.join("hosts");
     std::fs::write(
         &hosts,
-        format!("10.79.0.11 slots={slots}\n10.79.0.12 slots={slots}\n"),
+        format!("{} slots={slots}\n{} slots={slots}\n", n.addr(0), n.addr(1)),
     )
     .unwrap();
     [
@@ -109,10 +181,10 @@ fn host_args(dir: &Path, slots: u32) -> Vec<String> {
         &agent.to_string_lossy(),
         "--mca",
         "btl_tcp_if_include",
-        "10.79.0.0/24",
+        &n.subnet(),
         "--mca",
         "oob_tcp_if_include",
-        "10.79.0.0/24",
+        &n.subnet(),
         "-wdir",
         &dir.to_string_lossy(),
     ]
@@ -123,6 +195,7 @@ fn host_args(dir: &Path, slots: u32) -> Vec<String> {
 
 #[test]
 fn two_hosts_report_each_host_and_all_clients_and_log_apart() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let Some(_hosts) = Hosts::up() else { return };
     let d = tempdir();
@@ -202,6 +275,7 @@ fn phase(v: &serde_json::Value) -> &serde_json::Value {
 
 #[test]
 fn figures_while_all_ranks_ran_and_until_the_last_was_done() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     let mut cmd = uneven(d.path());
@@ -239,6 +313,7 @@ fn figures_while_all_ranks_ran_and_until_the_last_was_done() {
 
 #[test]
 fn mpi_stonewall_ends_the_phase_on_every_rank_when_the_first_is_done() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     let cmd = uneven(d.path());
@@ -278,6 +353,7 @@ fn mpi_stonewall_ends_the_phase_on_every_rank_when_the_first_is_done() {
 
 #[test]
 fn ranks_share_one_file_each_writing_its_own_region() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let d = tempdir();
     // N-to-1: one file, created by rank 0 during the run, extended and
@@ -317,7 +393,14 @@ fn ranks_share_one_file_each_writing_its_own_region() {
     );
     // Each rank's trace (named with its host and rank) holds its writes:
     // all inside its own MiB.
-    let host = String::from_utf8(Command::new("uname").arg("-n").output().unwrap().stdout).unwrap();
+    let host = String::from_utf8(
+        Command::new("uname")
+            .arg("-n")
+            .output_bounded()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
     for r in 0..3u64 {
         let trace =
             std::fs::read_to_string(d.path().join(format!("trace.{}.{r}", host.trim()))).unwrap();
@@ -338,6 +421,7 @@ fn ranks_share_one_file_each_writing_its_own_region() {
 
 #[test]
 fn without_the_mpi_feature_mpi_says_how_to_build_it() {
+    let _serial = common::cpu_heavy();
     let d = tempdir();
     for env in [None, Some(("OMPI_COMM_WORLD_RANK", "0"))] {
         let mut c = common::iomark();
@@ -349,7 +433,7 @@ fn without_the_mpi_feature_mpi_says_how_to_build_it() {
         }
         let o = c
             .args(["--name=x", "--ioengine=null", "--size=1m"])
-            .output()
+            .output_bounded()
             .unwrap();
         let err = common::stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{err}");
@@ -388,6 +472,7 @@ fn pid_of(text: &str, host: &str) -> String {
 
 #[test]
 fn two_hosts_of_two_ranks_merge_on_each_host_first() {
+    let _serial = common::cpu_heavy();
     let Some(bin) = mpi_iomark() else { return };
     let Some(_hosts) = Hosts::up() else { return };
     let d = tempdir();
@@ -450,6 +535,7 @@ fn two_hosts_of_two_ranks_merge_on_each_host_first() {
 
 #[test]
 fn a_host_stopped_mid_phase_is_named_and_the_other_ranks_report() {
+    let _serial = common::timing_alone();
     let Some(bin) = mpi_iomark() else { return };
     let Some(_hosts) = Hosts::up() else { return };
     let d = tempdir();
@@ -501,6 +587,7 @@ fn a_host_stopped_mid_phase_is_named_and_the_other_ranks_report() {
         std::thread::sleep(Duration::from_millis(10));
     }
     let took = stopped.elapsed();
+    eprintln!("host imk2's first rank stopped: mpirun ended {took:?} later");
     let _ = child.kill();
     let o = child.wait_with_output().unwrap();
     unsafe { libc::kill(leader, libc::SIGKILL) };
