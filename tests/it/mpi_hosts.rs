@@ -597,7 +597,8 @@ fn a_host_stopped_mid_phase_is_named_and_the_other_ranks_report() {
         err.contains("iomark: rank 2 (host imk2) sent nothing for 3 s during phase 1"),
         "{err}"
     );
-    assert!(took < Duration::from_secs(4), "took {took:?}: {err}");
+    // 20 runs with two busy loops beside: 2.98-4.23 s.
+    assert!(took < crate::mpi_faults::STOP_BOUND, "took {took:?}: {err}");
     let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).expect("a report");
     let c = &v["iomark"]["cluster"];
     assert_eq!(c["ranks_reported"], 3, "{c}");
