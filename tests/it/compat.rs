@@ -9,7 +9,11 @@
 //! - `Mix(p)`: counts and bytes within `p` (random direction mixes);
 //! - `Alloc(p)`: counts exact, the same files, and the space the written
 //!   files occupy (the distinct blocks a distribution touched) within `p`;
-//! - `Iops(p)`: achieved IOPS within `p` (`rate_iops`, `rate`);
+//! - `Iops(p, asked)`: achieved IOPS within `p` of the rate the job asks
+//!   for (`rate_iops`, `rate`), read and write; fio pacing itself to the
+//!   same rate is the reference, but on a loaded machine fio falls short
+//!   of it now and then (229 IOPS for 512 asked, with two busy loops
+//!   beside), so iomark is held to the rate asked, fio's figure shown;
 //! - `Runtime(p)`: each job's runtime within `p` (runtime, ramp_time,
 //!   thinktime);
 //! - `Custom`: a check written for the case (exitall and friends).
@@ -45,7 +49,7 @@ enum Check {
     Ios(f64),
     Mix(f64),
     Alloc(f64),
-    Iops(f64),
+    Iops(f64, [f64; 2]),
     Runtime(f64),
     Custom(fn(&Outcome, &Outcome) -> Result<(), String>),
 }
@@ -175,10 +179,11 @@ const CASES: &[Case] = &[
     case("thinktime", "--rw=read --size=32k --thinktime=100ms", Runtime(0.10)),
     case("thinktime_blocks", "--rw=write --size=128k --thinktime=100ms --thinktime_blocks=4", Runtime(0.10)),
     case("thinktime-issue-qd", "--ioengine=libaio --iodepth=4 --rw=read --size=256k --thinktime=100ms --thinktime_blocks=8 --thinktime_blocks_type=issue", Runtime(0.10)),
-    case("rate_iops", "--ioengine=null --rw=randread --size=64m --rate_iops=500 --runtime=1", Iops(0.05)),
-    case("rate-bytes", "--ioengine=null --rw=write --size=8m --rate=2m --runtime=1", Iops(0.05)),
-    case("rate-per-direction", "--ioengine=null --rw=randrw --size=64m --rate_iops=400,200 --runtime=1", Iops(0.05)),
-    case("rate_process-poisson", "--ioengine=null --rw=randread --size=64m --rate_iops=5000 --rate_process=poisson --runtime=2", Iops(0.05)),
+    case("rate_iops", "--ioengine=null --rw=randread --size=64m --rate_iops=500 --runtime=1", Iops(0.05, [500.0, 0.0])),
+    // 2 MiB/s of 4 KiB writes
+    case("rate-bytes", "--ioengine=null --rw=write --size=8m --rate=2m --runtime=1", Iops(0.05, [0.0, 512.0])),
+    case("rate-per-direction", "--ioengine=null --rw=randrw --size=64m --rate_iops=400,200 --runtime=1", Iops(0.05, [400.0, 200.0])),
+    case("rate_process-poisson", "--ioengine=null --rw=randread --size=64m --rate_iops=5000 --rate_process=poisson --runtime=2", Iops(0.05, [5000.0, 0.0])),
     case("rate_iops_min-fails", "--ioengine=null --rw=read --size=64m --time_based --runtime=4 --thinktime=10ms --rate_iops_min=200 --rate_cycle=100", Runtime(0.10)),
     // Sync and cache.
     case("fsync", "--rw=write --size=64k --fsync=4", Exact),
@@ -401,12 +406,12 @@ fn compare(check: Check, fio: &Outcome, ours: &Outcome) -> Result<(), String> {
             }
             Ios(f) => counts(f, 0.0)?,
             Mix(f) => counts(f, f)?,
-            Iops(f) => {
-                for d in DIRS {
+            Iops(f, asked) => {
+                for (d, want) in ["read", "write"].into_iter().zip(asked) {
                     let (p, q) = (num(&x[d]["iops"]), num(&y[d]["iops"]));
-                    if !within(p, q, f) {
+                    if !within(want, q, f) {
                         return Err(format!(
-                            "job {name}: {d} IOPS {p:.1} (fio) vs {q:.1} (iomark)"
+                            "job {name}: {d} IOPS {q:.1} (iomark) for {want} asked (fio {p:.1})"
                         ));
                     }
                 }
@@ -608,8 +613,13 @@ fn spread(check: Check, fio: &Outcome, ours: &Outcome) -> Option<f64> {
     let apart = |p: f64, q: f64| (p - q).abs() / p.abs().max(q.abs()).max(1e-9);
     let pairs = jobs(fio).iter().zip(jobs(ours));
     match check {
-        Iops(_) => pairs
-            .flat_map(|(x, y)| DIRS.map(|d| apart(num(&x[d]["iops"]), num(&y[d]["iops"]))))
+        Iops(_, asked) => pairs
+            .flat_map(|(_, y)| {
+                ["read", "write"]
+                    .into_iter()
+                    .zip(asked)
+                    .map(|(d, want)| apart(want, num(&y[d]["iops"])))
+            })
             .reduce(f64::max),
         Runtime(_) => pairs
             .map(|(x, y)| apart(num(&x["job_runtime"]), num(&y["job_runtime"])))
@@ -650,7 +660,7 @@ fn run_all(cases: &[&Case]) {
 /// Whether a case's verdict rests on time (runtimes, rates, delays): such
 /// cases run in a test of their own, alone in the serial group.
 fn timed(c: &Case) -> bool {
-    matches!(c.check, Iops(_) | Runtime(_)) || c.name == "startdelay"
+    matches!(c.check, Iops(..) | Runtime(_)) || c.name == "startdelay"
 }
 
 /// The cases that `timed` picks (or not), narrowed by
@@ -695,13 +705,16 @@ fn ours(job: &str) -> Outcome {
 #[test]
 fn thinktime_spin_is_part_of_the_pause() {
     let _serial = timing_alone();
-    // 16 reads, each followed by 20 ms of think time of which 10 ms spin.
-    let o = ours("--rw=read --size=64k --thinktime=20ms --thinktime_spin=10ms");
+    // 4 reads, each followed by 100 ms of think time of which 90 ms spin:
+    // 400 ms when the spin is part of the pause, 760 ms were it added to
+    // it. Only the 10 ms sleeps can end late on a loaded machine (the
+    // spin ends at its clock time); the bound is the middle of the two.
+    let o = ours("--rw=read --size=16k --thinktime=100ms --thinktime_spin=90ms");
     let rt = num(&jobs(&o)[0]["job_runtime"]);
     eprintln!("thinktime_spin: runtime {rt} ms");
     assert!(
-        (310.0..400.0).contains(&rt),
-        "runtime {rt} ms, want about 320"
+        (395.0..580.0).contains(&rt),
+        "runtime {rt} ms, want about 400"
     );
 }
 
