@@ -176,9 +176,14 @@ const CASES: &[Case] = &[
     case("runtime-time_based", "--rw=randread --size=4m --runtime=1 --time_based", Runtime(0.10)),
     case("ramp_time", "--rw=read --size=4m --runtime=1 --time_based --ramp_time=1", Runtime(0.10)),
     case("startdelay", "--rw=read --size=256k --rate_iops=128 --startdelay=1", Custom(same_elapsed)),
-    case("thinktime", "--rw=read --size=32k --thinktime=100ms", Runtime(0.10)),
-    case("thinktime_blocks", "--rw=write --size=128k --thinktime=100ms --thinktime_blocks=4", Runtime(0.10)),
-    case("thinktime-issue-qd", "--ioengine=libaio --iodepth=4 --rw=read --size=256k --thinktime=100ms --thinktime_blocks=8 --thinktime_blocks_type=issue", Runtime(0.10)),
+    // Eight pauses of 100 ms each. A pause ends late on a loaded machine
+    // (the thread waits for a CPU after its sleep), more for one tool than
+    // the other: with two busy loops beside, 14 runs of each case were
+    // apart by up to 24% (fio 814 ms, iomark 1074 ms); quiet, by 4-8%.
+    // 40% still tells a pause per block or none at all (2x and more).
+    case("thinktime", "--rw=read --size=32k --thinktime=100ms", Runtime(0.40)),
+    case("thinktime_blocks", "--rw=write --size=128k --thinktime=100ms --thinktime_blocks=4", Runtime(0.40)),
+    case("thinktime-issue-qd", "--ioengine=libaio --iodepth=4 --rw=read --size=256k --thinktime=100ms --thinktime_blocks=8 --thinktime_blocks_type=issue", Runtime(0.40)),
     case("rate_iops", "--ioengine=null --rw=randread --size=64m --rate_iops=500 --runtime=1", Iops(0.05, [500.0, 0.0])),
     // 2 MiB/s of 4 KiB writes
     case("rate-bytes", "--ioengine=null --rw=write --size=8m --rate=2m --runtime=1", Iops(0.05, [0.0, 512.0])),
