@@ -23,6 +23,7 @@
 //! Nothing here runs while a benchmark measures: a run is recorded after
 //! its results are written, and a failure to record leaves them.
 
+pub mod cmd;
 pub mod export;
 pub mod run;
 pub mod time;
@@ -35,7 +36,7 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 pub use run::{Run, TargetInfo, TestRun};
 
-use crate::suite::dataset::Metrics;
+use crate::results::dataset::Metrics;
 
 /// The environment variable naming the history database.
 pub const ENV_DB: &str = "IOMARK_HISTORY_DB";

@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use sha2::Digest;
 
-use crate::suite::dataset::{self, Metrics, METRICS};
-use crate::suite::stats;
+use crate::results::dataset::{self, Metrics, METRICS};
+use crate::results::stats;
 
 /// Job options that do not change the I/O a test does: names, where the
 /// files are, how long it runs, logging and reporting, consent. Every
@@ -198,7 +198,7 @@ pub fn from_text(text: &str, source: &str) -> Result<Run, String> {
 
 /// Reads a run from a file.
 pub fn load(path: &std::path::Path) -> Result<Run, String> {
-    let bytes = crate::job::jobfile::read_bounded(path, crate::suite::MAX_INPUT_BYTES)
+    let bytes = crate::job::jobfile::read_bounded(path, crate::results::MAX_INPUT_BYTES)
         .map_err(|why| format!("cannot read '{}': {why}", path.display()))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| format!("cannot read '{}': it is not UTF-8 text", path.display()))?;

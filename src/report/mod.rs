@@ -17,11 +17,15 @@ pub mod env;
 pub mod fmt;
 pub mod html;
 pub mod json;
+pub mod log_charts;
 pub mod normal;
+pub mod out;
 #[cfg(test)]
 mod prio_tests;
 pub mod svg;
+pub mod sweep_charts;
 pub mod terse;
+pub mod text;
 
 use std::sync::Arc;
 

@@ -14,16 +14,14 @@
 
 pub mod bundle;
 pub mod compare;
-pub mod dataset;
 pub mod eta;
-pub mod logs;
+pub mod flags;
 pub mod pipeline;
 pub mod presets;
 pub mod probe;
 pub mod quick;
 pub mod report_cmd;
 pub mod runner;
-pub mod stats;
 pub mod suite_cmd;
 pub mod sweep;
 pub mod table;
@@ -37,24 +35,19 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::cli::cmd::bench::RunFlags;
 use crate::host;
 use crate::launch::{Launch, Refused};
+pub use crate::report::out::{fail, print, write_file};
 use crate::run::output::{self, Console};
 use crate::run::{signals, RunOptions};
+pub use flags::RunFlags;
 use runner::{SuiteOutcome, SuiteRun, SuiteTest};
 
 /// Exit code of a command that ran but found a problem in the results
 /// (compare: a regression).
 pub const EXIT_REGRESSION: i32 = 2;
 
-/// The largest result or log file `report` and `compare` read.
-pub const MAX_INPUT_BYTES: u64 = 4 << 30;
-
-pub fn fail(cmd: &str, msg: &str) -> i32 {
-    output::stderr_line(&format!("iomark {cmd}: {msg}"));
-    1
-}
+pub use crate::results::MAX_INPUT_BYTES;
 
 /// [`fail`] for an error found before the ranks joined: under MPI, said
 /// once for every rank.
@@ -74,17 +67,6 @@ pub fn print_on(launch: &Launch, cmd: &str, text: &str) -> i32 {
         print(cmd, text)
     } else {
         0
-    }
-}
-
-/// Prints `text` (usage, a job file) on standard output: 0, or the code
-/// of its failure (141, quietly, when the reader went away).
-pub fn print(cmd: &str, text: &str) -> i32 {
-    let mut c = Console::default();
-    c.print(text);
-    match c.failure() {
-        Some(m) => fail(cmd, &m),
-        None => signals::exit_code().filter(|_| c.failed()).unwrap_or(0),
     }
 }
 
@@ -150,25 +132,6 @@ fn report_to_stdout(f: &RunFlags) -> Result<bool, String> {
         (true, true) => Err("--json - and --html - cannot both go to standard output".into()),
         (j, h) => Ok(j || h),
     }
-}
-
-/// Writes a report file, saying so when it replaces one. The file is
-/// flushed, synced and closed before this says it was written; one that
-/// could not be written completely is removed (see `run::output`).
-pub fn write_file(path: &Path, text: &str) -> Result<(), String> {
-    let failed = |e: std::io::Error| {
-        format!(
-            "cannot write '{}': {}",
-            path.display(),
-            crate::job::jobfile::io_reason(&e)
-        )
-    };
-    let mut f = output::ReportFile::create(path).map_err(failed)?;
-    if f.replaces() {
-        output::stderr_line(&format!("iomark: replacing existing '{}'", path.display()));
-    }
-    f.write(text);
-    f.finish().map_err(failed)
 }
 
 /// The directory to benchmark and how: engine, direct I/O, notes.
@@ -657,10 +620,11 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         let text = crate::report::json::to_string(&doc);
         out.console.print("\n");
         if !flags.no_report {
-            let html = match dataset::from_value(&doc, &json_path.display().to_string()) {
-                Ok(ds) => html::report_page(&b.title, &[ds]),
-                Err(e) => return fail(cmd, &e),
-            };
+            let html =
+                match crate::results::dataset::from_value(&doc, &json_path.display().to_string()) {
+                    Ok(ds) => html::report_page(&b.title, &[ds]),
+                    Err(e) => return fail(cmd, &e),
+                };
             out.file("JSON results: ", &json_path, &text);
             out.file("HTML report:  ", &html_path, &html);
         }

@@ -228,11 +228,11 @@ fn option_text(name: &str, v: &str) -> String {
     use crate::job::options::{lookup, Kind};
     match lookup(name).map(|d| d.kind) {
         Some(Kind::Size) => match crate::job::value::parse_size(v, 1024) {
-            Ok(b) if b > 0 => super::presets::size_text(b),
+            Ok(b) if b > 0 => super::units::size_text(b),
             _ => v.to_string(),
         },
         Some(Kind::Time(unit)) => match crate::job::value::parse_time_us(v, unit) {
-            Ok(us) if us > 0 => super::presets::time_text(us),
+            Ok(us) if us > 0 => super::units::time_text(us),
             _ => v.to_string(),
         },
         _ => v.to_string(),
