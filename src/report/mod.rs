@@ -8,7 +8,7 @@
 //! once before the run.
 //!
 //! `html` (the self-contained HTML report) and `svg` (its charts) render
-//! results as `suite::dataset` reads them from JSON files — one run's,
+//! results as `results::dataset` reads them from JSON files — one run's,
 //! a benchmark's passes, or several files for `report` and `compare` —
 //! rather than this module's model.
 

@@ -11,6 +11,10 @@
 //! a results bundle (`bundle`) and its HTML report (`report::html`). This module
 //! owns no I/O logic of its own: everything that touches the target goes
 //! through the job pipeline.
+//!
+//! Each runner owns its request (`QuickOpts`, `SuiteOpts`, `SweepOpts`,
+//! `ReportOpts`, `CompareOpts`, the shared `RunFlags`); `cli` parses into
+//! them. Results are read back by `results` and drawn by `report`.
 
 pub mod bundle;
 pub mod compare;

@@ -436,7 +436,7 @@ pub fn run_suite_on(
                 break 'tests;
             }
             let extra: Vec<(&str, String)> = if pass < warm {
-                vec![("runtime", super::presets::time_text(s.warmup_us))]
+                vec![("runtime", crate::results::units::time_text(s.warmup_us))]
             } else {
                 Vec::new()
             };
