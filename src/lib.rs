@@ -23,6 +23,7 @@ pub mod job;
 pub mod launch;
 pub mod outfile;
 pub mod report;
+pub mod results;
 pub mod run;
 pub mod stats;
 pub mod suite;

@@ -189,18 +189,10 @@ fn text(v: Option<OsString>, flag: &str) -> Result<String, String> {
     }
 }
 
+pub use crate::report::text::not_one_of;
+
 fn time_us(v: Option<OsString>, flag: &str, unit: TimeUnit) -> Result<u64, String> {
     parse_time_us(&text(v, flag)?, unit).map_err(|e| format!("--{flag}: {e}"))
-}
-
-/// `'V' is not one of: A, B (did you mean 'B'?)`.
-pub fn not_one_of(flag: &str, v: &str, choices: &[&str]) -> String {
-    let shown = crate::job::value::excerpt(v);
-    let mut msg = format!("--{flag}: '{shown}' is not one of: {}", choices.join(", "));
-    if let Some(s) = crate::job::value::near_choice(v, choices.iter().copied()) {
-        msg.push_str(&format!(" (did you mean '{s}'?)"));
-    }
-    msg
 }
 
 pub const FORMATS: &[&str] = &["normal", "terse", "json", "json+"];

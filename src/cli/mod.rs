@@ -10,10 +10,9 @@ pub mod commands;
 pub mod completions;
 pub mod flags;
 pub mod help;
-pub mod history_cmd;
 pub mod inflate;
 pub mod manpage;
-pub mod text;
+pub use crate::report::text;
 
 use std::ffi::OsString;
 use std::path::PathBuf;

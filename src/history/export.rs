@@ -35,7 +35,7 @@ impl Format {
             "csv" => Ok(Format::Csv),
             "jsonl" | "json-lines" => Ok(Format::Jsonl),
             "influx" | "influxdb" | "line-protocol" => Ok(Format::Influx),
-            _ => Err(crate::cli::flags::not_one_of("format", v, FORMATS)),
+            _ => Err(crate::report::text::not_one_of("format", v, FORMATS)),
         }
     }
 }
@@ -206,7 +206,7 @@ pub fn render(runs: &[Run], format: Format) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::dataset::Metrics;
+    use crate::results::dataset::Metrics;
 
     fn sample() -> Run {
         Run {

@@ -20,9 +20,13 @@
 //!   transaction: two writers at once wait for each other, and a writer
 //!   killed midway leaves no partial run (SQLite rolls it back).
 //!
+//! - Commands: the `history` and `trend` requests and their runner
+//!   ([`cmd`]); `cli` parses into them.
+//!
 //! Nothing here runs while a benchmark measures: a run is recorded after
 //! its results are written, and a failure to record leaves them.
 
+pub mod cmd;
 pub mod export;
 pub mod run;
 pub mod time;
@@ -35,7 +39,7 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 pub use run::{Run, TargetInfo, TestRun};
 
-use crate::suite::dataset::Metrics;
+use crate::results::dataset::Metrics;
 
 /// The environment variable naming the history database.
 pub const ENV_DB: &str = "IOMARK_HISTORY_DB";
@@ -699,6 +703,75 @@ mod tests {
                 settings: [("bs".to_string(), "4k".to_string())].into(),
             }],
             ..Run::default()
+        }
+    }
+
+    /// A history recorded by an earlier iomark (tests/fixtures/history:
+    /// a sweep's results bundle and a job's json+ output, imported into
+    /// recorded.sqlite): the same files read again are the runs it holds,
+    /// recognised by their digest and equal field by field.
+    #[test]
+    fn runs_recorded_before_are_recognised() {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("h.sqlite");
+        std::fs::write(
+            &db,
+            include_bytes!("../../tests/fixtures/history/recorded.sqlite"),
+        )
+        .unwrap();
+        let mut s = Store::open(&db).unwrap();
+        let stored = s.runs(&Filter::default()).unwrap();
+        assert_eq!(stored.len(), 2);
+        for (file, text, digest) in [
+            (
+                "bundle.json",
+                include_str!("../../tests/fixtures/history/bundle.json"),
+                "f32de4556355f0b28f28e3699f6de9c06ee9bcfd62322bae1f6660f11d5fda9e",
+            ),
+            (
+                "job.json",
+                include_str!("../../tests/fixtures/history/job.json"),
+                "06c9dcaf4d1d494f59021436b6749a83482fda1786518f43db9bc5897257651c",
+            ),
+        ] {
+            let run = run::from_text(text, file).unwrap();
+            assert_eq!(run.digest, digest, "{file}");
+            let was = stored.iter().find(|r| r.digest == digest).unwrap();
+            assert_eq!(
+                s.record(&run).unwrap(),
+                Recorded {
+                    id: was.id.unwrap(),
+                    new: false
+                },
+                "{file}"
+            );
+            // Each pass as the store keeps it (figures to 3 decimals).
+            let kept = |r: &Run| -> Vec<Run> {
+                let passes = r.tests.iter().flat_map(|t| &t.passes);
+                let as_stored = passes.map(|p| Metrics::from_json(&metrics_json(p)));
+                let tests = r.tests.iter().map(|t| TestRun {
+                    passes: Vec::new(),
+                    ..t.clone()
+                });
+                vec![
+                    Run {
+                        id: was.id,
+                        source: was.source.clone(),
+                        tests: tests.collect(),
+                        ..r.clone()
+                    },
+                    Run {
+                        tests: as_stored
+                            .map(|p| TestRun {
+                                passes: vec![p],
+                                ..TestRun::default()
+                            })
+                            .collect(),
+                        ..Run::default()
+                    },
+                ]
+            };
+            assert_eq!(kept(&run), kept(was), "{file}");
         }
     }
 

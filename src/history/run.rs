@@ -16,75 +16,9 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use sha2::Digest;
 
-use crate::suite::dataset::{self, Metrics, METRICS};
-use crate::suite::stats;
-
-/// Job options that do not change the I/O a test does: names, where the
-/// files are, how long it runs, logging and reporting, consent. Every
-/// other option given to a job is one of its defining settings.
-pub const NOT_DEFINING: &[&str] = &[
-    "name",
-    "description",
-    "filename",
-    "directory",
-    "filename_format",
-    "runtime",
-    "time_based",
-    "ramp_time",
-    "startdelay",
-    "stonewall",
-    "new_group",
-    "wait_for",
-    "group_reporting",
-    "write_bw_log",
-    "write_iops_log",
-    "write_lat_log",
-    "write_hist_log",
-    "log_avg_msec",
-    "log_hist_msec",
-    "log_hist_coarseness",
-    "log_max_value",
-    "log_offset",
-    "log_prio",
-    "log_unix_epoch",
-    "log_alternate_epoch",
-    "log_compression",
-    "log_store_compressed",
-    "log_entries",
-    "per_job_logs",
-    "bwavgtime",
-    "iopsavgtime",
-    "percentile_list",
-    "clat_percentiles",
-    "lat_percentiles",
-    "slat_percentiles",
-    "unified_rw_reporting",
-    "significant_figures",
-    "kb_base",
-    "unit_base",
-    "disk_util",
-    "stats",
-    "allow_destroy_data",
-    "allow_mounted_write",
-    "exec_prerun",
-    "exec_postrun",
-    "unlink",
-    "unlink_each_loop",
-    "thread",
-    "error_dump",
-];
-
-/// What lies under the run's first target.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct TargetInfo {
-    pub path: String,
-    pub device: String,
-    pub model: String,
-    pub serial: String,
-    pub firmware: String,
-    pub fs_type: String,
-    pub mount_options: String,
-}
+use crate::results::dataset::{self, Metrics, METRICS};
+pub use crate::results::dataset::{settings_of, TargetInfo, SETTINGS_NOT_DEFINING as NOT_DEFINING};
+use crate::results::stats;
 
 /// One test of one run.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -165,18 +99,6 @@ pub fn digest(text: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn s(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}
-
-fn opt_s(v: &Value) -> Option<String> {
-    Some(s(v)).filter(|x| !x.is_empty())
-}
-
 /// Reads a run from a result file's text; `source` names it.
 pub fn from_text(text: &str, source: &str) -> Result<Run, String> {
     let start = text
@@ -198,60 +120,73 @@ pub fn from_text(text: &str, source: &str) -> Result<Run, String> {
 
 /// Reads a run from a file.
 pub fn load(path: &std::path::Path) -> Result<Run, String> {
-    let bytes = crate::job::jobfile::read_bounded(path, crate::suite::MAX_INPUT_BYTES)
+    let bytes = crate::job::jobfile::read_bounded(path, crate::results::MAX_INPUT_BYTES)
         .map_err(|why| format!("cannot read '{}': {why}", path.display()))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| format!("cannot read '{}': it is not UTF-8 text", path.display()))?;
     from_text(&text, &path.display().to_string())
 }
 
-/// A run from a parsed document (bundle or fio-format); its digest is
-/// that of the document's compact text.
+/// A run from a parsed document (bundle or fio-format), read as every
+/// results file is (`results::dataset`); its digest is that of the
+/// document's compact text.
 pub fn from_value(v: &Value, source: &str) -> Result<Run, String> {
-    let is_bundle = v.get("tests").is_some_and(Value::is_array) && v.get("kind").is_some();
-    let mut run = if is_bundle {
-        from_bundle(v, source)
-    } else if dataset::jobs_of(v).is_some() {
-        from_doc(v, source)
-    } else {
-        return Err(format!(
-            "{source}: not a fio/iomark JSON result (no \"jobs\" array) nor an iomark results file"
-        ));
-    };
+    let mut run = from_dataset(dataset::from_value(v, source)?);
     run.digest = digest(v.to_string().as_bytes());
     Ok(run)
 }
 
-fn target_of(env: &Value) -> (String, String, TargetInfo) {
-    let host = s(&env["host"]["hostname"]);
-    let kernel = s(&env["host"]["kernel"]);
-    let t = &env["targets"][0];
-    let info = TargetInfo {
-        path: s(&t["path"]),
-        device: s(&t["device"]),
-        model: s(&t["device_model"]),
-        serial: s(&t["device_serial"]),
-        firmware: s(&t["device_firmware"]),
-        fs_type: s(&t["fs_type"]),
-        mount_options: s(&t["mount_options"]),
-    };
-    (host, kernel, info)
-}
-
-/// The defining settings of a job entry: the document's global options
-/// overlaid with the job's own, less [`NOT_DEFINING`].
-pub fn settings_of(job: &Value, global: &Value) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for src in [global, &job["job options"]] {
-        if let Some(m) = src.as_object() {
-            for (k, v) in m {
-                if !NOT_DEFINING.contains(&k.as_str()) {
-                    out.insert(k.clone(), s(v));
-                }
+/// The run a results file holds, from its typed reading.
+pub fn from_dataset(d: dataset::Dataset) -> Run {
+    let bundle = d.bundle;
+    let tests = d
+        .items
+        .into_iter()
+        .map(|item| {
+            let mut bins = Vec::new();
+            for b in &item.bins {
+                add_bins(&mut bins, b);
             }
-        }
+            TestRun {
+                key: item.key,
+                name: item.name,
+                dir: item.dir,
+                settings: item.settings,
+                value: if bundle {
+                    median_of(&item.samples)
+                } else {
+                    item.samples[0]
+                },
+                passes: item.samples,
+                lat_kind: item.lat_kind.to_string(),
+                bins,
+            }
+        })
+        .collect();
+    let jobfile = if bundle { d.jobfile } else { None };
+    let tool = if bundle || d.kind == "iomark" {
+        "iomark"
+    } else {
+        "fio"
+    };
+    Run {
+        id: None,
+        source: d.source,
+        label: Some(d.label).filter(|l| !l.is_empty()),
+        kind: if bundle { d.kind } else { "job".into() },
+        title: d.title,
+        time: d.timestamp,
+        tool: tool.into(),
+        version: d.tool_version,
+        host: d.host,
+        kernel: d.kernel,
+        target: d.target,
+        jobfile_digest: jobfile.as_deref().map(|j| digest(j.as_bytes())),
+        jobfile,
+        digest: String::new(),
+        interrupted: d.interrupted,
+        tests,
     }
-    out
 }
 
 /// Adds json+ bins (`{"ns": count}`) to `to`, kept sorted by ns.
@@ -281,150 +216,6 @@ pub fn median_of(passes: &[Metrics]) -> Metrics {
         lat_mean_ns: med(METRICS[2].get),
         lat_p99_ns: med(METRICS[3].get),
         sync_write: passes.iter().any(|p| p.sync_write),
-    }
-}
-
-/// The job entries of a document with their keys (`name/` prefix; the
-/// same naming as `dataset::items_of_doc`: `#N` for repeated names,
-/// `@host` for client/server entries).
-fn named_jobs(doc: &Value) -> Vec<(String, &Value)> {
-    let mut seen: Vec<String> = Vec::new();
-    let mut out = Vec::new();
-    for job in dataset::jobs_of(doc).into_iter().flatten() {
-        let name = match job.get("hostname").map(s) {
-            Some(h) if !h.is_empty() => format!("{}@{h}", s(&job["jobname"])),
-            _ => s(&job["jobname"]),
-        };
-        let n = seen.iter().filter(|x| **x == name).count();
-        seen.push(name.clone());
-        let shown = if n == 0 {
-            name
-        } else {
-            format!("{name}#{}", n + 1)
-        };
-        out.push((shown, job));
-    }
-    out
-}
-
-/// Settings per item key of a document.
-fn doc_settings(doc: &Value) -> BTreeMap<String, BTreeMap<String, String>> {
-    let global = doc.get("global options").cloned().unwrap_or(Value::Null);
-    named_jobs(doc)
-        .into_iter()
-        .map(|(name, job)| (name, settings_of(job, &global)))
-        .collect()
-}
-
-fn from_doc(v: &Value, source: &str) -> Run {
-    let iomark = v.get("iomark version").is_some() || v.get("iomark").is_some();
-    let (host, kernel, target) = target_of(&v["iomark"]["environment"]);
-    let settings = doc_settings(v);
-    let tests = dataset::items_of_doc(v)
-        .into_iter()
-        .map(|(item, detail)| {
-            let mut bins = Vec::new();
-            add_bins(&mut bins, &detail.bins);
-            TestRun {
-                settings: settings.get(&item.name).cloned().unwrap_or_default(),
-                key: item.key,
-                name: item.name,
-                dir: item.dir,
-                value: item.samples[0],
-                passes: item.samples,
-                lat_kind: detail.lat_kind.to_string(),
-                bins,
-            }
-        })
-        .collect();
-    Run {
-        id: None,
-        source: source.to_string(),
-        label: opt_s(&v["iomark"]["label"]),
-        kind: "job".into(),
-        title: std::path::Path::new(source)
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_else(|| source.to_string()),
-        time: v["timestamp"].as_i64().unwrap_or(0),
-        tool: if iomark { "iomark" } else { "fio" }.into(),
-        version: if iomark {
-            s(&v["iomark version"])
-        } else {
-            s(&v["fio version"])
-        },
-        host,
-        kernel,
-        target,
-        jobfile: None,
-        jobfile_digest: None,
-        digest: String::new(),
-        interrupted: v["interrupted"].as_bool().unwrap_or(false),
-        tests,
-    }
-}
-
-fn from_bundle(v: &Value, source: &str) -> Run {
-    let (host, kernel, target) = target_of(&v["environment"]);
-    let runs = v["runs"].as_array().cloned().unwrap_or_default();
-    let mut tests = Vec::new();
-    for t in v["tests"].as_array().into_iter().flatten() {
-        let section = s(&t["section"]);
-        let dir = s(&t["direction"]);
-        let passes: Vec<Metrics> = t["passes"]
-            .as_array()
-            .map(|a| a.iter().map(Metrics::from_json).collect())
-            .unwrap_or_default();
-        if passes.is_empty() {
-            continue;
-        }
-        let mut bins = Vec::new();
-        let mut lat_kind = String::new();
-        let mut settings = BTreeMap::new();
-        for r in runs.iter().filter(|r| s(&r["section"]) == section) {
-            let doc = &r["result"];
-            if settings.is_empty() {
-                if let Some(st) = doc_settings(doc).into_values().next() {
-                    settings = st;
-                }
-            }
-            // Clones reported separately: every entry of the direction.
-            for (item, detail) in dataset::items_of_doc(doc) {
-                if item.dir == dir {
-                    lat_kind = detail.lat_kind.to_string();
-                    add_bins(&mut bins, &detail.bins);
-                }
-            }
-        }
-        tests.push(TestRun {
-            key: format!("{section}/{dir}"),
-            name: s(&t["name"]),
-            dir,
-            settings,
-            value: median_of(&passes),
-            passes,
-            lat_kind,
-            bins,
-        });
-    }
-    let jobfile = opt_s(&v["jobfile"]);
-    Run {
-        id: None,
-        source: source.to_string(),
-        label: opt_s(&v["label"]),
-        kind: s(&v["kind"]),
-        title: s(&v["title"]),
-        time: v["timestamp"].as_i64().unwrap_or(0),
-        tool: "iomark".into(),
-        version: s(&v["iomark version"]),
-        host,
-        kernel,
-        target,
-        jobfile_digest: jobfile.as_deref().map(|j| digest(j.as_bytes())),
-        jobfile,
-        digest: String::new(),
-        interrupted: v["interrupted"].as_bool().unwrap_or(false),
-        tests,
     }
 }
 

@@ -15,9 +15,9 @@
 use std::fmt::Write;
 
 use super::{run::bins_percentile, Run, TestRun};
-use crate::suite::dataset::{Metrics, METRICS};
-use crate::suite::stats::{self, RatioInterval};
-use crate::suite::svg::esc;
+use crate::report::svg::esc;
+use crate::results::dataset::{Metrics, METRICS};
+use crate::results::stats::{self, RatioInterval};
 
 /// The confidence level change points are held to.
 pub const CHANGE_ALPHA: f64 = 0.01;
@@ -101,9 +101,9 @@ impl Metric {
     /// A value in its unit, for text.
     pub fn text(&self, v: f64) -> String {
         match self.unit() {
-            "MiB/s" => format!("{} MiB/s", crate::suite::table::mib(v)),
-            "IOPS" => crate::suite::table::iops(v),
-            _ => crate::suite::table::latency(v),
+            "MiB/s" => format!("{} MiB/s", crate::results::units::mib(v)),
+            "IOPS" => crate::results::units::iops(v),
+            _ => crate::results::units::latency(v),
         }
     }
 }
@@ -513,7 +513,7 @@ pub fn html(title: &str, metric: &Metric, all: &[Series], method: &str) -> Strin
         }
         b.push_str("</tbody></table>");
     }
-    crate::suite::html::page("iomark trend", &b)
+    crate::report::html::page("iomark trend", &b)
 }
 
 #[cfg(test)]

@@ -18,8 +18,8 @@ use std::fmt::Write;
 use serde_json::Value;
 
 use super::svg::{self, esc, Axis, Format, LineChart, Scale, Series};
-use crate::suite::dataset::{Dataset, Detail, Item, METRICS};
-use crate::suite::table::{self, BwUnit};
+use crate::results::dataset::{Dataset, Detail, Item, METRICS};
+use crate::results::units::{self as table, cdm_label, BwUnit};
 
 const CSS: &str = "\
 *,*::before,*::after{box-sizing:border-box}\
@@ -115,7 +115,7 @@ pub fn boxes(class: &str, lines: &[String]) -> String {
         .collect()
 }
 
-pub fn warning_boxes(w: &[crate::suite::dataset::Warning]) -> String {
+pub fn warning_boxes(w: &[crate::results::dataset::Warning]) -> String {
     let texts: Vec<String> = w.iter().map(|w| w.text.clone()).collect();
     boxes("warn", &texts)
 }
@@ -377,8 +377,8 @@ pub fn histogram_bins(bins: &[(f64, f64)]) -> Vec<(f64, f64, f64)> {
 }
 
 /// A timeline shifted so that its job starts at 0 s.
-pub fn from_zero(s: &crate::suite::dataset::Series) -> crate::suite::dataset::Series {
-    crate::suite::dataset::Series {
+pub fn from_zero(s: &crate::results::dataset::Series) -> crate::results::dataset::Series {
+    crate::results::dataset::Series {
         start_s: 0.0,
         t_s: s.t_s.iter().map(|t| t - s.start_s).collect(),
         ..s.clone()
@@ -391,7 +391,7 @@ pub fn from_zero(s: &crate::suite::dataset::Series) -> crate::suite::dataset::Se
 pub fn timeline_chart(
     title: &str,
     iops: bool,
-    curves: &[(String, &crate::suite::dataset::Series, bool, usize)],
+    curves: &[(String, &crate::results::dataset::Series, bool, usize)],
 ) -> String {
     timeline_chart_in(BwUnit::Mib, title, iops, curves)
 }
@@ -401,7 +401,7 @@ pub fn timeline_chart_in(
     unit: BwUnit,
     title: &str,
     iops: bool,
-    curves: &[(String, &crate::suite::dataset::Series, bool, usize)],
+    curves: &[(String, &crate::results::dataset::Series, bool, usize)],
 ) -> String {
     let caption: Vec<(&str, &str)> = curves
         .iter()
@@ -416,7 +416,7 @@ pub fn timeline_chart_with(
     title: &str,
     caption: &str,
     iops: bool,
-    curves: &[(String, &crate::suite::dataset::Series, bool, usize)],
+    curves: &[(String, &crate::results::dataset::Series, bool, usize)],
 ) -> String {
     let series: Vec<Series> = curves
         .iter()
@@ -496,12 +496,12 @@ fn item_section(d: &Dataset, run: &str, it: &Item, unit: BwUnit) -> String {
         .and_then(|v| v.get("warmup_us"))
         .and_then(Value::as_u64);
     if !it.pass_timelines.is_empty() {
-        let shifted: Vec<(u64, crate::suite::dataset::Series)> = it
+        let shifted: Vec<(u64, crate::results::dataset::Series)> = it
             .pass_timelines
             .iter()
             .map(|(n, t)| (*n, from_zero(t)))
             .collect();
-        let curves: Vec<(String, &crate::suite::dataset::Series, bool, usize)> = shifted
+        let curves: Vec<(String, &crate::results::dataset::Series, bool, usize)> = shifted
             .iter()
             .enumerate()
             .map(|(i, (n, t))| (format!("pass {n}"), t, false, i))
@@ -700,29 +700,6 @@ pub fn settings_rows(st: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-/// "SEQ1M Q8T1" from a CrystalDiskMark test name as a label
-/// (`SEQ1M Q8T1`) or a job file section (`seq1m-q8t1-read`).
-pub fn cdm_label(name: &str) -> Option<String> {
-    let up = name.trim().to_uppercase();
-    let up = up
-        .strip_suffix("-READ")
-        .or_else(|| up.strip_suffix("-WRITE"))
-        .unwrap_or(&up)
-        .replace('-', " ");
-    let mut parts = up.split_whitespace();
-    let (kind, queue) = (parts.next()?, parts.next()?);
-    if parts.next().is_some() {
-        return None;
-    }
-    let size = kind
-        .strip_prefix("SEQ")
-        .or_else(|| kind.strip_prefix("RND"))?;
-    let digits = size.strip_suffix('K').or_else(|| size.strip_suffix('M'))?;
-    let (q, t) = queue.strip_prefix('Q')?.split_once('T')?;
-    let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    (all_digits(digits) && all_digits(q) && all_digits(t)).then(|| format!("{kind} {queue}"))
-}
-
 /// One cell of the CrystalDiskMark grid.
 fn cdm_cell(it: Option<&Item>) -> String {
     let Some(it) = it.filter(|i| i.summary(&METRICS[0]).n > 0) else {
@@ -889,13 +866,13 @@ fn notices(d: &Dataset) -> String {
 pub fn report_page_with_logs(
     title: &str,
     sets: &[Dataset],
-    logs: &[crate::suite::logs::Log],
+    logs: &[crate::results::logs::Log],
 ) -> String {
     let many = sets.len() > 1;
     // Each run's name in headings, the summary and the legends: with
     // several runs, one that tells them apart (label, else host and time).
     let names: Vec<String> = if many {
-        crate::suite::dataset::run_names(sets)
+        crate::results::dataset::run_names(sets)
     } else {
         sets.iter().map(|d| d.title.clone()).collect()
     };
@@ -938,7 +915,7 @@ pub fn report_page_with_logs(
     for (d, name) in sets.iter().zip(&names) {
         if let Some(sw) = &d.sweep {
             let _ = write!(b, "<h2>Sweep — {}</h2>", esc(name));
-            b.push_str(&crate::suite::sweep::sweep_html(sw, unit));
+            b.push_str(&super::sweep_charts::sweep_html(sw, unit));
         }
     }
     b.push_str(&logs_section(logs, unit));
@@ -960,8 +937,8 @@ pub fn report_page_with_logs(
 }
 
 /// Charts of fio's log files, job by job.
-fn logs_section(logs: &[crate::suite::logs::Log], unit: BwUnit) -> String {
-    use crate::suite::logs;
+fn logs_section(logs: &[crate::results::logs::Log], unit: BwUnit) -> String {
+    use crate::results::logs;
     let mut b = String::new();
     if logs.is_empty() {
         return b;
@@ -975,7 +952,7 @@ fn logs_section(logs: &[crate::suite::logs::Log], unit: BwUnit) -> String {
             esc(&g.title),
             esc(&files.join(", "))
         );
-        for c in logs::charts(&g, unit) {
+        for c in super::log_charts::charts(&g, unit) {
             b.push_str(&c);
         }
         b.push_str("</div></div>");

@@ -8,7 +8,7 @@
 //! once before the run.
 //!
 //! `html` (the self-contained HTML report) and `svg` (its charts) render
-//! results as `suite::dataset` reads them from JSON files — one run's,
+//! results as `results::dataset` reads them from JSON files — one run's,
 //! a benchmark's passes, or several files for `report` and `compare` —
 //! rather than this module's model.
 
@@ -17,11 +17,15 @@ pub mod env;
 pub mod fmt;
 pub mod html;
 pub mod json;
+pub mod log_charts;
 pub mod normal;
+pub mod out;
 #[cfg(test)]
 mod prio_tests;
 pub mod svg;
+pub mod sweep_charts;
 pub mod terse;
+pub mod text;
 
 use std::sync::Arc;
 

@@ -34,9 +34,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::dataset::{round3, METRICS};
 use super::runner::SuiteOutcome;
-use super::stats;
+use crate::results::dataset::{round3, METRICS};
+use crate::results::stats;
 
 /// The version of this layout, written as `schema_version` (files
 /// without the key are of the layout before it was versioned, which

@@ -11,19 +11,21 @@
 //! a results bundle (`bundle`) and its HTML report (`report::html`). This module
 //! owns no I/O logic of its own: everything that touches the target goes
 //! through the job pipeline.
+//!
+//! Each runner owns its request (`QuickOpts`, `SuiteOpts`, `SweepOpts`,
+//! `ReportOpts`, `CompareOpts`, the shared `RunFlags`); `cli` parses into
+//! them. Results are read back by `results` and drawn by `report`.
 
 pub mod bundle;
 pub mod compare;
-pub mod dataset;
 pub mod eta;
-pub mod logs;
+pub mod flags;
 pub mod pipeline;
 pub mod presets;
 pub mod probe;
 pub mod quick;
 pub mod report_cmd;
 pub mod runner;
-pub mod stats;
 pub mod suite_cmd;
 pub mod sweep;
 pub mod table;
@@ -37,24 +39,19 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::cli::cmd::bench::RunFlags;
 use crate::host;
 use crate::launch::{Launch, Refused};
+pub use crate::report::out::{fail, print, write_file};
 use crate::run::output::{self, Console};
 use crate::run::{signals, RunOptions};
+pub use flags::RunFlags;
 use runner::{SuiteOutcome, SuiteRun, SuiteTest};
 
 /// Exit code of a command that ran but found a problem in the results
 /// (compare: a regression).
 pub const EXIT_REGRESSION: i32 = 2;
 
-/// The largest result or log file `report` and `compare` read.
-pub const MAX_INPUT_BYTES: u64 = 4 << 30;
-
-pub fn fail(cmd: &str, msg: &str) -> i32 {
-    output::stderr_line(&format!("iomark {cmd}: {msg}"));
-    1
-}
+pub use crate::results::MAX_INPUT_BYTES;
 
 /// [`fail`] for an error found before the ranks joined: under MPI, said
 /// once for every rank.
@@ -74,17 +71,6 @@ pub fn print_on(launch: &Launch, cmd: &str, text: &str) -> i32 {
         print(cmd, text)
     } else {
         0
-    }
-}
-
-/// Prints `text` (usage, a job file) on standard output: 0, or the code
-/// of its failure (141, quietly, when the reader went away).
-pub fn print(cmd: &str, text: &str) -> i32 {
-    let mut c = Console::default();
-    c.print(text);
-    match c.failure() {
-        Some(m) => fail(cmd, &m),
-        None => signals::exit_code().filter(|_| c.failed()).unwrap_or(0),
     }
 }
 
@@ -150,25 +136,6 @@ fn report_to_stdout(f: &RunFlags) -> Result<bool, String> {
         (true, true) => Err("--json - and --html - cannot both go to standard output".into()),
         (j, h) => Ok(j || h),
     }
-}
-
-/// Writes a report file, saying so when it replaces one. The file is
-/// flushed, synced and closed before this says it was written; one that
-/// could not be written completely is removed (see `run::output`).
-pub fn write_file(path: &Path, text: &str) -> Result<(), String> {
-    let failed = |e: std::io::Error| {
-        format!(
-            "cannot write '{}': {}",
-            path.display(),
-            crate::job::jobfile::io_reason(&e)
-        )
-    };
-    let mut f = output::ReportFile::create(path).map_err(failed)?;
-    if f.replaces() {
-        output::stderr_line(&format!("iomark: replacing existing '{}'", path.display()));
-    }
-    f.write(text);
-    f.finish().map_err(failed)
 }
 
 /// The directory to benchmark and how: engine, direct I/O, notes.
@@ -452,26 +419,61 @@ fn record(
 /// reports, test files removed; returns the exit code. Under MPI every
 /// rank runs it on its own test file; rank 0 alone prints and reports.
 pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
-    let cmd = b.kind;
     let name = format!("iomark-{}.fio", b.kind);
-    let launch = b.launch;
-    let root = launch.is_root();
+    let (to_stdout, all, run_opts) = match prepare_bench(&b, flags, &name) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    if !b.launch.is_root() {
+        return follow(&b, &name, run_opts);
+    }
+    // The benchmarked directory, described once for the table's heading
+    // and the results bundle.
+    let env = host::Environment::capture(std::slice::from_ref(&b.target.path));
+    let (json_path, html_path) = report_paths(b.kind, flags);
+    let mut out = match open_reports(b.kind, flags, to_stdout, &json_path, &html_path) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let unit = table::BwUnit::of_tests(b.tests.iter().map(|t| t.label.as_str()));
+    let notes = print_heading(&b, &env, unit, &mut out);
+    // The cache warnings and notes of every test, once (each pass's
+    // result carries its own for the JSON).
+    all.ready().announce();
+    let outcome = match run_tests(&b, &name, run_opts, unit, &mut out) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    say_how_it_ended(b.kind, &outcome);
+    // A third signal now waits until the reports are written.
+    let writing = signals::Reporting::start();
+    let paths = (json_path.as_path(), html_path.as_path());
+    if let Err(code) = write_results(&b, flags, &env, notes, &outcome, paths, &mut out) {
+        return code;
+    }
+    drop(writing);
+    bench_exit(b.kind, &out, &outcome)
+}
+
+/// What every rank checks before any rank runs: where the reports go,
+/// the job file, the plan and its test files. Returns whether a report
+/// goes to standard output, the prepared jobs and the run's options, or
+/// the exit code.
+fn prepare_bench(
+    b: &Bench,
+    flags: &RunFlags,
+    name: &str,
+) -> Result<(bool, crate::launch::Prepared, RunOptions), i32> {
+    let (cmd, launch) = (b.kind, b.launch);
     // What every rank finds alike, rank 0 says.
     let fail_all = |e: &str| fail_on(launch, cmd, e);
-    // Every rank checks what would stop rank 0 before any rank runs.
-    let to_stdout = match report_to_stdout(flags) {
-        Ok(t) => t,
-        Err(e) => return fail_all(&e),
-    };
+    let to_stdout = report_to_stdout(flags).map_err(|e| fail_all(&e))?;
     // Validate the whole job file before anything else.
-    let sections = match pipeline::sections(&b.jobfile, &name) {
-        Ok(s) => s,
-        Err(e) => return fail_all(&e),
-    };
+    let sections = pipeline::sections(&b.jobfile, name).map_err(|e| fail_all(&e))?;
     // The progress line (one per pass, naming test and pass) goes to
     // standard error, beside the notices: standard output has the table.
     let run_opts = RunOptions {
-        progress: if root {
+        progress: if launch.is_root() {
             flags.eta
         } else {
             crate::run::progress::ProgressMode::Never
@@ -481,10 +483,10 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         quiet: true,
         ..RunOptions::default()
     };
-    let all = match pipeline::prepare_on(launch, &sections, &name, None, &[], &run_opts) {
+    let all = match pipeline::prepare_on(launch, &sections, name, None, &[], &run_opts) {
         Ok(a) => a,
-        Err(Refused::Quiet) => return 1,
-        Err(Refused::Say(e)) => return fail_all(&e),
+        Err(Refused::Quiet) => return Err(1),
+        Err(Refused::Say(e)) => return Err(fail_all(&e)),
     };
     let existing = pipeline::plan_files(all.plan())
         .1
@@ -494,19 +496,22 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         "every rank to check its test files",
         existing.map_or(Ok(()), Err),
     );
-    if let Err(r) = existing {
-        return match r {
-            Refused::Say(e) => fail(cmd, &e),
-            Refused::Quiet => 1,
-        };
+    match existing {
+        Ok(()) => Ok((to_stdout, all, run_opts)),
+        Err(Refused::Say(e)) => Err(fail(cmd, &e)),
+        Err(Refused::Quiet) => Err(1),
     }
-    if !root {
-        return follow(&b, &name, run_opts);
-    }
-    // The benchmarked directory, described once for the table's heading
-    // and the results bundle.
-    let env = host::Environment::capture(std::slice::from_ref(&b.target.path));
-    let (json_path, html_path) = report_paths(b.kind, flags);
+}
+
+/// Where the table goes, with the report files opened now (written at
+/// the end through these handles).
+fn open_reports(
+    cmd: &str,
+    flags: &RunFlags,
+    to_stdout: bool,
+    json_path: &Path,
+    html_path: &Path,
+) -> Result<BenchOut, i32> {
     let mut out = if to_stdout {
         BenchOut {
             console: Console::on_stderr(),
@@ -516,24 +521,36 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         BenchOut::default()
     };
     if !flags.no_report {
-        // Opened now, written at the end through these handles.
         let named = |p: &Option<PathBuf>, q: &Path| p.as_deref() == Some(q);
         for (path, by_user) in [
-            (&json_path, named(&flags.json, &json_path)),
-            (&html_path, named(&flags.html, &html_path)),
+            (json_path, named(&flags.json, json_path)),
+            (html_path, named(&flags.html, html_path)),
         ] {
-            if let Err(e) = out.reserve(path, by_user) {
-                return fail(cmd, &e);
-            }
+            out.reserve(path, by_user).map_err(|e| fail(cmd, &e))?;
         }
     }
-    let label_w = b
-        .tests
+    Ok(out)
+}
+
+/// The width of the table's label column.
+fn label_width(b: &Bench) -> usize {
+    b.tests
         .iter()
         .map(|t| t.label.chars().count() + 6)
         .max()
         .unwrap_or(10)
-        .max(10);
+        .max(10)
+}
+
+/// The lines above the table (what runs where, how) and the target's
+/// notes and warnings on standard error; returns the notes the results
+/// bundle keeps.
+fn print_heading(
+    b: &Bench,
+    env: &host::Environment,
+    unit: table::BwUnit,
+    out: &mut BenchOut,
+) -> Vec<String> {
     out.console.print(&format!(
         "iomark {}: {} in {} [{}]\n",
         b.kind,
@@ -546,7 +563,6 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     } else {
         String::new()
     };
-    let unit = table::BwUnit::of_tests(b.tests.iter().map(|t| t.label.as_str()));
     out.console.print(&format!(
         "{} test(s), {} measured pass(es) each{}, engine {}, {} I/O; median of the passes \
          shown, in {}\n",
@@ -562,7 +578,7 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         unit.meaning()
     ));
     let mut notes = b.target.notes.clone();
-    if let Some(r) = launch.ranks() {
+    if let Some(r) = b.launch.ranks() {
         let line = ranks_line(r);
         out.console.print(&format!("{line}\n"));
         notes.push(line);
@@ -576,14 +592,23 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
             w["message"].as_str().unwrap_or("")
         ));
     }
-    // The cache warnings and notes of every test, once (each pass's
-    // result carries its own for the JSON).
-    all.ready().announce();
+    notes
+}
+
+/// Runs the tests, printing the table's rows as each test finishes.
+fn run_tests(
+    b: &Bench,
+    name: &str,
+    run_opts: RunOptions,
+    unit: table::BwUnit,
+    out: &mut BenchOut,
+) -> Result<SuiteOutcome, i32> {
+    let label_w = label_width(b);
     out.console
         .print(&format!("\n{}", table::header(label_w, unit)));
     let run = SuiteRun {
         jobfile: &b.jobfile,
-        jobfile_name: &name,
+        jobfile_name: name,
         tests: &b.tests,
         passes: b.passes,
         warmup_us: b.warmup_us,
@@ -606,11 +631,15 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         }
         out.console.print(&rows);
     };
-    let outcome = match runner::run_suite_on(&run, launch, &mut print_row) {
-        Ok(o) => o,
-        Err(Refused::Say(e)) => return fail(cmd, &e),
-        Err(Refused::Quiet) => return 1,
-    };
+    match runner::run_suite_on(&run, b.launch, &mut print_row) {
+        Ok(o) => Ok(o),
+        Err(Refused::Say(e)) => Err(fail(b.kind, &e)),
+        Err(Refused::Quiet) => Err(1),
+    }
+}
+
+/// Says on standard error that the run was interrupted or failed.
+fn say_how_it_ended(cmd: &str, outcome: &SuiteOutcome) {
     // A closed standard output ends the run quietly (exit 141).
     let quiet = signals::which() == crate::sys::SIGPIPE;
     if outcome.interrupted && !quiet {
@@ -632,58 +661,70 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     if let Some(e) = &outcome.error {
         output::stderr_line(&format!("iomark {cmd}: {e}; test files removed"));
     }
-    // A third signal now waits until the reports are written.
-    let writing = signals::Reporting::start();
-    let report_path = (!flags.no_report).then_some(json_path.as_path());
-    let sweep = b.sweep.as_ref().map(|f| f(&outcome, report_path, &mut out));
+}
+
+/// The results bundle and its HTML report, written to `paths` (JSON,
+/// HTML) unless no report was asked, and the run recorded in the results
+/// history when it completed; an exit code when the report could not be
+/// made.
+fn write_results(
+    b: &Bench,
+    flags: &RunFlags,
+    env: &host::Environment,
+    notes: Vec<String>,
+    outcome: &SuiteOutcome,
+    (json_path, html_path): (&Path, &Path),
+    out: &mut BenchOut,
+) -> Result<(), i32> {
+    let cmd = b.kind;
+    let report_path = (!flags.no_report).then_some(json_path);
+    let sweep = b.sweep.as_ref().map(|f| f(outcome, report_path, out));
     let history = flags.record_options();
-    if !flags.no_report || history.enabled {
-        let info = bundle::BundleInfo {
-            kind: b.kind,
-            label: flags.label.clone(),
-            title: b.title.clone(),
-            settings: b.settings.clone(),
-            jobfile: b.jobfile.clone(),
-            notes,
-            warnings: b.target.warnings.clone(),
-            environment: crate::report::env::environment_json(
-                &env,
-                std::slice::from_ref(&b.target.path),
-            ),
-            sweep,
-            cluster: launch.ranks().map(bundle::cluster_json),
-        };
-        let doc = bundle::build(info, &outcome);
-        let text = crate::report::json::to_string(&doc);
-        out.console.print("\n");
-        if !flags.no_report {
-            let html = match dataset::from_value(&doc, &json_path.display().to_string()) {
-                Ok(ds) => html::report_page(&b.title, &[ds]),
-                Err(e) => return fail(cmd, &e),
-            };
-            out.file("JSON results: ", &json_path, &text);
-            out.file("HTML report:  ", &html_path, &html);
-        }
-        // Only a complete run goes into the history: an interrupted or
-        // failed one would be a false point in its trends.
-        if history.enabled && outcome.error.is_none() && !outcome.interrupted {
-            record(
-                cmd,
-                &history,
-                &doc,
-                &text,
-                &json_path,
-                flags.no_report,
-                &mut out,
-            );
-        } else if history.enabled && outcome.error.is_some() {
-            output::stderr_line(&format!(
-                "iomark {cmd}: the failed run is not recorded in the results history"
-            ));
-        }
+    if flags.no_report && !history.enabled {
+        return Ok(());
     }
-    drop(writing);
-    // One line for the report files that could not be written.
+    let info = bundle::BundleInfo {
+        kind: b.kind,
+        label: flags.label.clone(),
+        title: b.title.clone(),
+        settings: b.settings.clone(),
+        jobfile: b.jobfile.clone(),
+        notes,
+        warnings: b.target.warnings.clone(),
+        environment: crate::report::env::environment_json(
+            env,
+            std::slice::from_ref(&b.target.path),
+        ),
+        sweep,
+        cluster: b.launch.ranks().map(bundle::cluster_json),
+    };
+    let doc = bundle::build(info, outcome);
+    let text = crate::report::json::to_string(&doc);
+    out.console.print("\n");
+    if !flags.no_report {
+        let html = match crate::results::dataset::from_value(&doc, &json_path.display().to_string())
+        {
+            Ok(ds) => html::report_page(&b.title, &[ds]),
+            Err(e) => return Err(fail(cmd, &e)),
+        };
+        out.file("JSON results: ", json_path, &text);
+        out.file("HTML report:  ", html_path, &html);
+    }
+    // Only a complete run goes into the history: an interrupted or
+    // failed one would be a false point in its trends.
+    if history.enabled && outcome.error.is_none() && !outcome.interrupted {
+        record(cmd, &history, &doc, &text, json_path, flags.no_report, out);
+    } else if history.enabled && outcome.error.is_some() {
+        output::stderr_line(&format!(
+            "iomark {cmd}: the failed run is not recorded in the results history"
+        ));
+    }
+    Ok(())
+}
+
+/// The exit code of a benchmark, after one line for the report files
+/// that could not be written.
+fn bench_exit(cmd: &str, out: &BenchOut, outcome: &SuiteOutcome) -> i32 {
     if let Some(first) = out.failures.first() {
         let more = match out.failures.len() - 1 {
             0 => String::new(),

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::dataset::Metrics;
+use crate::results::dataset::Metrics;
 
 use crate::cluster::Client;
 use crate::job::{self, Entry, Origin, Section};

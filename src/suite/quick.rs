@@ -10,10 +10,9 @@
 
 use serde_json::json;
 
+use super::flags::RunFlags;
 use super::presets::{self, crystaldiskmark};
 use super::Bench;
-use crate::cli::cmd::bench::RunFlags;
-use crate::cli::cmd::quick::QuickOpts;
 use crate::launch::Launch;
 
 /// Defaults chosen to finish in about a minute on an ordinary disk:
@@ -91,4 +90,12 @@ fn run(flags: &RunFlags, path: Option<&str>, launch: &Launch) -> i32 {
         launch,
     };
     super::run_bench(bench, flags)
+}
+
+/// What `iomark quick` was asked.
+#[derive(Clone, Debug, Default)]
+pub struct QuickOpts {
+    pub run: RunFlags,
+    /// Where to test (default: the current directory).
+    pub path: Option<String>,
 }

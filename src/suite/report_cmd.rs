@@ -5,11 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cli::cmd::report::ReportOpts;
 use crate::run::output;
 
-use super::{dataset, fail, write_file};
+use super::{fail, write_file};
 use crate::report::html;
+use crate::results::dataset;
 
 pub const DEFAULT_OUTPUT: &str = "iomark-report.html";
 
@@ -45,7 +45,7 @@ pub fn run(opts: ReportOpts) -> i32 {
 #[derive(Default)]
 struct Inputs {
     sets: Vec<dataset::Dataset>,
-    logs: Vec<super::logs::Log>,
+    logs: Vec<crate::results::logs::Log>,
 }
 
 fn is_log(p: &Path) -> bool {
@@ -59,7 +59,7 @@ impl Inputs {
             return self.add_dir(p);
         }
         if is_log(p) {
-            self.logs.push(super::logs::load(p)?);
+            self.logs.push(crate::results::logs::load(p)?);
         } else {
             self.sets.push(dataset::load(p)?);
         }
@@ -86,7 +86,7 @@ impl Inputs {
         let before = self.sets.len() + self.logs.len();
         for f in &files {
             let r = if is_log(f) {
-                super::logs::load(f).map(|l| self.logs.push(l))
+                crate::results::logs::load(f).map(|l| self.logs.push(l))
             } else {
                 dataset::load(f).map(|d| self.sets.push(d))
             };
@@ -101,5 +101,24 @@ impl Inputs {
             ));
         }
         Ok(())
+    }
+}
+
+/// What `iomark report` was asked.
+#[derive(Clone, Debug)]
+pub struct ReportOpts {
+    /// Results files, log files and directories, in the order given.
+    pub inputs: Vec<PathBuf>,
+    pub output: PathBuf,
+    pub title: Option<String>,
+}
+
+impl Default for ReportOpts {
+    fn default() -> Self {
+        ReportOpts {
+            inputs: Vec::new(),
+            output: PathBuf::from(DEFAULT_OUTPUT),
+            title: None,
+        }
     }
 }

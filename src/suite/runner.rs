@@ -20,10 +20,10 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::dataset::{items_of_doc, Metrics, Params};
 use super::{eta, pipeline};
 use crate::cluster::Client;
 use crate::launch::{Launch, Refused};
+use crate::results::dataset::{items_of_doc, Metrics, Params};
 use crate::run::progress::PassContext;
 use crate::run::{output, signals, RunOptions};
 
@@ -108,10 +108,14 @@ pub fn client_spread(clients: &[ClientOutcome], dir: &str) -> Option<Spread> {
         // A client that did no I/O in this direction counts as 0.
         let (i, b) = match c.dirs.iter().find(|d| d.dir == dir) {
             Some(d) => (
-                super::stats::summarize(&d.passes.iter().map(|m| m.iops).collect::<Vec<_>>())
-                    .median,
-                super::stats::summarize(&d.passes.iter().map(|m| m.bw_bytes).collect::<Vec<_>>())
-                    .median,
+                crate::results::stats::summarize(
+                    &d.passes.iter().map(|m| m.iops).collect::<Vec<_>>(),
+                )
+                .median,
+                crate::results::stats::summarize(
+                    &d.passes.iter().map(|m| m.bw_bytes).collect::<Vec<_>>(),
+                )
+                .median,
             ),
             None => (0.0, 0.0),
         };
@@ -119,7 +123,7 @@ pub fn client_spread(clients: &[ClientOutcome], dir: &str) -> Option<Spread> {
         bw.push(b);
     }
     let range = |v: &[f64]| {
-        let s = super::stats::summarize(v);
+        let s = crate::results::stats::summarize(v);
         (s.min, s.max)
     };
     let first = clients.first()?;
@@ -432,7 +436,7 @@ pub fn run_suite_on(
                 break 'tests;
             }
             let extra: Vec<(&str, String)> = if pass < warm {
-                vec![("runtime", super::presets::time_text(s.warmup_us))]
+                vec![("runtime", crate::results::units::time_text(s.warmup_us))]
             } else {
                 Vec::new()
             };

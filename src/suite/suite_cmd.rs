@@ -3,10 +3,9 @@
 
 use serde_json::json;
 
+use super::flags::RunFlags;
 use super::presets::{self, Preset};
 use super::Bench;
-use crate::cli::cmd::bench::RunFlags;
-use crate::cli::cmd::suite::SuiteOpts;
 
 fn list() -> String {
     let mut s = String::new();
@@ -106,4 +105,15 @@ fn run_preset(
         launch,
     };
     super::run_bench(bench, flags)
+}
+
+/// What `iomark suite` was asked.
+#[derive(Clone, Debug, Default)]
+pub struct SuiteOpts {
+    pub run: RunFlags,
+    /// `--list`: list the presets.
+    pub list: bool,
+    /// The preset to run (None only with `--list`).
+    pub preset: Option<&'static Preset>,
+    pub path: Option<String>,
 }

@@ -9,94 +9,9 @@
 //! table and chart of their HTML report; everything else is in MiB/s of
 //! 2²⁰ bytes, as fio's figures.
 
-use super::dataset::Metrics;
-use super::stats;
-
-/// `123ns`, `45.6µs`, `1.23ms`, `1.50s`.
-pub fn latency(ns: f64) -> String {
-    if !ns.is_finite() {
-        "-".into()
-    } else if ns >= 1e9 {
-        format!("{:.2}s", ns / 1e9)
-    } else if ns >= 1e6 {
-        format!("{:.2}ms", ns / 1e6)
-    } else if ns >= 1e3 {
-        format!("{:.1}µs", ns / 1e3)
-    } else {
-        format!("{ns:.0}ns")
-    }
-}
-
-pub fn mib(bytes_per_s: f64) -> String {
-    BwUnit::Mib.text(bytes_per_s)
-}
-
-/// The bandwidth unit of a report (see the module doc).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BwUnit {
-    /// MB/s: 1,000,000 bytes per second.
-    Mb,
-    /// MiB/s: 1,048,576 bytes per second.
-    Mib,
-}
-
-impl BwUnit {
-    /// MB/s when one of the tests is a CrystalDiskMark test, else MiB/s.
-    pub fn of_tests<'a>(mut names: impl Iterator<Item = &'a str>) -> BwUnit {
-        if names.any(|n| crate::report::html::cdm_label(n).is_some()) {
-            BwUnit::Mb
-        } else {
-            BwUnit::Mib
-        }
-    }
-
-    pub fn bytes(self) -> f64 {
-        match self {
-            BwUnit::Mb => 1e6,
-            BwUnit::Mib => 1048576.0,
-        }
-    }
-
-    /// "MB/s" or "MiB/s".
-    pub fn name(self) -> &'static str {
-        match self {
-            BwUnit::Mb => "MB/s",
-            BwUnit::Mib => "MiB/s",
-        }
-    }
-
-    /// What the unit is, for the line that introduces a table.
-    pub fn meaning(self) -> &'static str {
-        match self {
-            BwUnit::Mb => "MB/s of 1,000,000 bytes (as CrystalDiskMark shows)",
-            BwUnit::Mib => "MiB/s of 1,048,576 bytes (as fio's figures)",
-        }
-    }
-
-    /// A bandwidth in this unit: 2 decimals below 100, 1 above, "-" when
-    /// unknown.
-    pub fn text(self, bytes_per_s: f64) -> String {
-        if !bytes_per_s.is_finite() {
-            return "-".into();
-        }
-        let v = bytes_per_s / self.bytes();
-        if v >= 100.0 {
-            format!("{v:.1}")
-        } else {
-            format!("{v:.2}")
-        }
-    }
-}
-
-pub fn iops(v: f64) -> String {
-    if !v.is_finite() {
-        "-".into()
-    } else if v >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.1}")
-    }
-}
+use crate::results::dataset::Metrics;
+use crate::results::stats;
+pub use crate::results::units::{iops, latency, mib, BwUnit};
 
 pub fn header(label_width: usize, unit: BwUnit) -> String {
     format!(

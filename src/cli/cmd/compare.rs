@@ -2,50 +2,14 @@
 //! Running it is `suite::compare`.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 
 use super::bench::{parse_pct, parse_u32};
 use super::{help_opt, opt, switch, Complete, Pos, Section, Spec};
+pub use crate::suite::compare::CompareOpts;
 use crate::suite::compare::{
-    Rules, DEFAULT_ALPHA, DEFAULT_LAST, DEFAULT_THRESHOLD_PCT, EXIT_NOT_COMPARABLE,
+    DEFAULT_ALPHA, DEFAULT_LAST, DEFAULT_THRESHOLD_PCT, EXIT_NOT_COMPARABLE,
 };
 use crate::suite::EXIT_REGRESSION;
-
-/// What `iomark compare` was asked.
-#[derive(Clone, Debug)]
-pub struct CompareOpts {
-    /// The runs before: files, `@LABEL` or `#ID`.
-    pub base: Vec<String>,
-    pub new: Vec<String>,
-    pub rules: Rules,
-    pub allow_different: bool,
-    /// Runs `@LABEL` takes, the latest.
-    pub last: usize,
-    pub db: Option<PathBuf>,
-    pub detail: bool,
-    /// `--json FILE`, `-` for standard output.
-    pub json: Option<String>,
-    pub html: Option<PathBuf>,
-}
-
-impl Default for CompareOpts {
-    fn default() -> Self {
-        CompareOpts {
-            base: Vec::new(),
-            new: Vec::new(),
-            rules: Rules {
-                threshold: DEFAULT_THRESHOLD_PCT,
-                alpha: DEFAULT_ALPHA,
-            },
-            allow_different: false,
-            last: DEFAULT_LAST,
-            db: None,
-            detail: false,
-            json: None,
-            html: None,
-        }
-    }
-}
 
 fn finish(a: &mut CompareOpts, pos: Vec<OsString>) -> Result<(), String> {
     let mut pos = super::strings(pos)?;

@@ -1,21 +1,14 @@
 //! `iomark history [list] | import | export | check | delete`: one table
 //! per verb (the selection options shared), one help page for them all.
-//! Running them is `cli::history_cmd`.
+//! Running them is `history::cmd`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
 use super::bench::parse_u32;
 use super::{help_opt, opt, switch, Complete, Opt, Page, Parsed, Pos, Section, Spec};
-use crate::history::{export, time, Filter};
-
-/// The options that select runs, shared by the history commands and
-/// `trend`.
-#[derive(Clone, Debug, Default)]
-pub struct Select {
-    pub filter: Filter,
-    pub db: Option<PathBuf>,
-}
+pub use crate::history::cmd::{ExportOpts, ImportOpts, ListOpts, Select, StoreOpts};
+use crate::history::{export, time};
 
 pub trait HasSelect {
     fn select(&mut self) -> &mut Select;
@@ -139,38 +132,6 @@ pub fn select_opts<T: HasSelect>(with_test: bool) -> Vec<Opt<T>> {
         db_opt(),
     ]);
     v
-}
-
-/// `iomark history [list]`.
-#[derive(Clone, Debug, Default)]
-pub struct ListOpts {
-    pub select: Select,
-    pub json: bool,
-}
-
-/// `iomark history import FILE…`.
-#[derive(Clone, Debug, Default)]
-pub struct ImportOpts {
-    pub select: Select,
-    pub files: Vec<PathBuf>,
-    /// The label of files that have none.
-    pub label: Option<String>,
-}
-
-/// `iomark history export`.
-#[derive(Clone, Debug)]
-pub struct ExportOpts {
-    pub select: Select,
-    pub format: export::Format,
-    pub output: Option<PathBuf>,
-}
-
-/// `iomark history check` and `delete ID…`.
-#[derive(Clone, Debug, Default)]
-pub struct StoreOpts {
-    pub select: Select,
-    /// `delete`: the runs.
-    pub ids: Vec<i64>,
 }
 
 /// `export` before `--format` is read.
@@ -458,7 +419,7 @@ pub fn check(argv: Vec<OsString>) -> Result<(), String> {
 }
 
 pub fn main(argv: Vec<OsString>) -> i32 {
-    use crate::cli::history_cmd as run;
+    use crate::history::cmd as run;
     let verb = argv.first().and_then(|a| a.to_str()).unwrap_or("");
     let rest = || argv[1..].to_vec();
     match verb {

@@ -3,17 +3,10 @@
 
 use std::ffi::OsString;
 
-use super::bench::{self, RunFlags};
+use super::bench;
 use super::{Complete, Pos, Section, Spec};
+pub use crate::suite::quick::QuickOpts;
 use crate::suite::quick::{PASSES, RUNTIME_US, SIZE, TEST_FILE, WARMUP_US};
-
-/// What `iomark quick` was asked.
-#[derive(Clone, Debug, Default)]
-pub struct QuickOpts {
-    pub run: RunFlags,
-    /// Where to test (default: the current directory).
-    pub path: Option<String>,
-}
 
 pub fn spec() -> Spec<QuickOpts> {
     Spec {

@@ -5,26 +5,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use super::{help_opt, opt, Complete, Pos, Section, Spec};
+pub use crate::suite::report_cmd::ReportOpts;
 use crate::suite::report_cmd::DEFAULT_OUTPUT;
-
-/// What `iomark report` was asked.
-#[derive(Clone, Debug)]
-pub struct ReportOpts {
-    /// Results files, log files and directories, in the order given.
-    pub inputs: Vec<PathBuf>,
-    pub output: PathBuf,
-    pub title: Option<String>,
-}
-
-impl Default for ReportOpts {
-    fn default() -> Self {
-        ReportOpts {
-            inputs: Vec::new(),
-            output: PathBuf::from(DEFAULT_OUTPUT),
-            title: None,
-        }
-    }
-}
 
 pub fn spec() -> Spec<ReportOpts> {
     Spec {

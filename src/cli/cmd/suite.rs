@@ -3,20 +3,9 @@
 
 use std::ffi::OsString;
 
-use super::bench::RunFlags;
 use super::{switch, Complete, Pos, Section, Spec};
-use crate::suite::presets::{self, Preset};
-
-/// What `iomark suite` was asked.
-#[derive(Clone, Debug, Default)]
-pub struct SuiteOpts {
-    pub run: RunFlags,
-    /// `--list`: list the presets.
-    pub list: bool,
-    /// The preset to run (None only with `--list`).
-    pub preset: Option<&'static Preset>,
-    pub path: Option<String>,
-}
+use crate::suite::presets;
+pub use crate::suite::suite_cmd::SuiteOpts;
 
 /// The presets' names, from the preset registry.
 pub fn preset_names() -> Vec<&'static str> {

@@ -3,44 +3,10 @@
 
 use std::ffi::OsString;
 
-use super::bench::{self, parse_u32, RunFlags};
+use super::bench::{self, parse_u32};
 use super::{opt, switch, Complete, Pos, Section, Spec};
+pub use crate::suite::sweep::SweepOpts;
 use crate::suite::sweep::{Dims, DEFAULT_IODEPTHS, KNEE_RULE, MAX_POINTS, RUNTIME_US, RW, SIZE};
-
-/// What `iomark sweep` was asked: the lists as given (for the job file's
-/// comment) and as checked (`dims`).
-#[derive(Clone, Debug)]
-pub struct SweepOpts {
-    pub run: RunFlags,
-    pub rw: String,
-    pub bs: String,
-    pub iodepth: String,
-    pub numjobs: String,
-    /// The lists, checked: every combination is one test.
-    pub dims: Dims,
-    /// `--repeat`: measured passes per point (as `--passes`).
-    pub repeat: Option<u32>,
-    /// `--svg`: the charts as SVG files too.
-    pub svg: bool,
-    pub path: Option<String>,
-}
-
-impl Default for SweepOpts {
-    fn default() -> Self {
-        let (rw, bs, iodepth, numjobs) = ("randread", "4k", DEFAULT_IODEPTHS, "1");
-        SweepOpts {
-            run: RunFlags::default(),
-            rw: rw.into(),
-            bs: bs.into(),
-            iodepth: iodepth.into(),
-            numjobs: numjobs.into(),
-            dims: Dims::parse(rw, bs, iodepth, numjobs).expect("the defaults are valid"),
-            repeat: None,
-            svg: false,
-            path: None,
-        }
-    }
-}
 
 fn rw_words() -> Vec<&'static str> {
     RW.to_vec()

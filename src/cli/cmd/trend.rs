@@ -1,36 +1,13 @@
 //! `iomark trend --test TEXT [--metric M] …`: its table. Running it is
-//! `cli::history_cmd::trend`.
+//! `history::cmd::trend`.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 
 use super::bench::parse_pct;
 use super::history::{select_opts, test_opt, HasSelect, Select};
 use super::{help_opt, opt, switch, Complete, Section, Spec};
+pub use crate::history::cmd::TrendOpts;
 use crate::history::trend::{self, Metric};
-
-/// What `iomark trend` was asked.
-#[derive(Clone, Debug)]
-pub struct TrendOpts {
-    pub select: Select,
-    pub metric: Metric,
-    /// Percent: the smallest change point.
-    pub threshold: f64,
-    pub html: Option<PathBuf>,
-    pub json: bool,
-}
-
-impl Default for TrendOpts {
-    fn default() -> Self {
-        TrendOpts {
-            select: Select::default(),
-            metric: Metric::Figure(1),
-            threshold: 5.0,
-            html: None,
-            json: false,
-        }
-    }
-}
 
 impl HasSelect for TrendOpts {
     fn select(&mut self) -> &mut Select {
@@ -129,6 +106,6 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         &spec(),
         TrendOpts::default(),
         argv,
-        crate::cli::history_cmd::trend,
+        crate::history::cmd::trend,
     )
 }

@@ -30,8 +30,8 @@
 //! run-to-run noise).
 
 use crate::history::{Run, TestRun};
-use crate::suite::dataset::{MetricDef, METRICS};
-use crate::suite::stats::{self, Noise, RatioInterval};
+use crate::results::dataset::{MetricDef, METRICS};
+use crate::results::stats::{self, Noise, RatioInterval};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verdict {

@@ -21,12 +21,11 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
-use super::dataset::{Dataset, Item, METRICS};
 use super::svg::{self, esc, Axis, Format, Scale};
 use super::{fail, html, write_file, EXIT_REGRESSION};
-use crate::cli::cmd::compare::CompareOpts;
 use crate::history::{self, Run};
-use crate::suite::dataset::round3;
+use crate::results::dataset::round3;
+use crate::results::dataset::{Dataset, Item, METRICS};
 pub use judge::{Row, Rules, Verdict, DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT};
 
 /// Exit status of a comparison whose sides ran different settings.
@@ -224,7 +223,7 @@ impl Outcome<'_> {
                 .iter()
                 .filter_map(|r| r.id.map(|i| format!("#{i}")))
                 .collect();
-            crate::cli::text::wrap(
+            crate::report::text::wrap(
                 &format!(
                     "{name}: {} ({}{})",
                     sd.spec,
@@ -242,16 +241,16 @@ impl Outcome<'_> {
         s.push_str("iomark compare\n");
         s.push_str(&side("base", self.base));
         s.push_str(&side("new", self.new));
-        s.push_str(&crate::cli::text::wrap(
+        s.push_str(&crate::report::text::wrap(
             &format!("test: {}", method(self.rules, self.rows.len())),
             2,
             80,
         ));
         if let Some(n) = judge::noise_note(&self.rows) {
-            s.push_str(&crate::cli::text::wrap(&format!("note: {n}"), 2, 80));
+            s.push_str(&crate::report::text::wrap(&format!("note: {n}"), 2, 80));
         }
         for c in &self.context {
-            s.push_str(&crate::cli::text::wrap(
+            s.push_str(&crate::report::text::wrap(
                 &format!("differs (not a setting): {c}"),
                 2,
                 80,
@@ -636,9 +635,9 @@ fn file_datasets(base: &[String], new: &[String]) -> Option<(Dataset, Dataset)> 
         }
         let sets = items
             .iter()
-            .map(|f| super::dataset::load(std::path::Path::new(f)).ok())
+            .map(|f| crate::results::dataset::load(std::path::Path::new(f)).ok())
             .collect::<Option<Vec<_>>>()?;
-        Some(super::dataset::merge(sets))
+        Some(crate::results::dataset::merge(sets))
     };
     Some((load(base)?, load(new)?))
 }
@@ -693,5 +692,41 @@ pub fn run(a: CompareOpts) -> i32 {
     match super::print("compare", &text) {
         0 => out.exit_code(),
         code => code,
+    }
+}
+
+/// What `iomark compare` was asked.
+#[derive(Clone, Debug)]
+pub struct CompareOpts {
+    /// The runs before: files, `@LABEL` or `#ID`.
+    pub base: Vec<String>,
+    pub new: Vec<String>,
+    pub rules: Rules,
+    pub allow_different: bool,
+    /// Runs `@LABEL` takes, the latest.
+    pub last: usize,
+    pub db: Option<PathBuf>,
+    pub detail: bool,
+    /// `--json FILE`, `-` for standard output.
+    pub json: Option<String>,
+    pub html: Option<PathBuf>,
+}
+
+impl Default for CompareOpts {
+    fn default() -> Self {
+        CompareOpts {
+            base: Vec::new(),
+            new: Vec::new(),
+            rules: Rules {
+                threshold: DEFAULT_THRESHOLD_PCT,
+                alpha: DEFAULT_ALPHA,
+            },
+            allow_different: false,
+            last: DEFAULT_LAST,
+            db: None,
+            detail: false,
+            json: None,
+            html: None,
+        }
     }
 }

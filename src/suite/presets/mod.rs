@@ -6,6 +6,7 @@
 //! Presets own no running logic; `suite::runner` runs the job file.
 
 use crate::job::EngineKind;
+pub use crate::results::units::{size_text, time_text};
 
 pub mod ars;
 pub mod crystaldiskmark;
@@ -86,27 +87,6 @@ pub struct Render {
     pub file_name: Option<String>,
     /// Extra comment lines for the header.
     pub comments: Vec<String>,
-}
-
-/// Writes a byte count as a fio size (`1g`, `512m`, `4k`, or bytes).
-pub fn size_text(bytes: u64) -> String {
-    for (shift, s) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
-            return format!("{}{s}", bytes >> shift);
-        }
-    }
-    bytes.to_string()
-}
-
-/// Writes microseconds as a fio time (`2s`, `500ms`, `250us`).
-pub fn time_text(us: u64) -> String {
-    if us % 1_000_000 == 0 {
-        format!("{}s", us / 1_000_000)
-    } else if us % 1000 == 0 {
-        format!("{}ms", us / 1000)
-    } else {
-        format!("{us}us")
-    }
 }
 
 /// Comment lines from a paragraph, wrapped at about 76 columns.

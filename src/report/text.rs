@@ -1,7 +1,8 @@
-//! Plain-text layout for help pages: paragraphs wrapped to 80 columns and
-//! two-column option lists with a hanging indent. It knows nothing about
-//! what it lays out, so every command's help (here and in `suite`) looks
-//! the same.
+//! Plain-text layout for help pages and terminal reports: paragraphs
+//! wrapped to 80 columns, two-column option lists with a hanging indent,
+//! and the message for a value that is not one of its choices. It knows
+//! nothing about what it lays out, so every command's help and every
+//! wrapped note looks the same.
 
 /// The widest line any help page may have.
 pub const WIDTH: usize = 80;
@@ -76,6 +77,16 @@ pub fn options<S: AsRef<str>, H: AsRef<str>>(rows: &[(S, H)], column: usize) -> 
         }
     }
     out
+}
+
+/// `'V' is not one of: A, B (did you mean 'B'?)`.
+pub fn not_one_of(flag: &str, v: &str, choices: &[&str]) -> String {
+    let shown = crate::job::value::excerpt(v);
+    let mut msg = format!("--{flag}: '{shown}' is not one of: {}", choices.join(", "));
+    if let Some(s) = crate::job::value::near_choice(v, choices.iter().copied()) {
+        msg.push_str(&format!(" (did you mean '{s}'?)"));
+    }
+    msg
 }
 
 #[cfg(test)]

@@ -1,14 +1,78 @@
 //! `iomark history` (list, import, export, check, delete) and
-//! `iomark trend`: the results history from the command line, run with
-//! the options `cli::cmd::history` and `cli::cmd::trend` parsed. Printing
-//! only; the store is `history`.
+//! `iomark trend`: the results history from the command line, their
+//! requests and their runner (`cli::cmd::history` and `cli::cmd::trend`
+//! parse into the requests). Printing only; the store is `history`.
+
+use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::cmd::history::{ExportOpts, ImportOpts, ListOpts, StoreOpts};
-use super::cmd::trend::TrendOpts;
-use crate::history::{self, export, time, trend, Run, Store};
-use crate::suite::{fail, print, write_file};
+use super::trend::Metric;
+use crate::history::{self, export, time, trend, Filter, Run, Store};
+use crate::report::out::{fail, print, write_file};
+
+/// The options that select runs, shared by the history commands and
+/// `trend`.
+#[derive(Clone, Debug, Default)]
+pub struct Select {
+    pub filter: Filter,
+    pub db: Option<PathBuf>,
+}
+
+/// `iomark history [list]`.
+#[derive(Clone, Debug, Default)]
+pub struct ListOpts {
+    pub select: Select,
+    pub json: bool,
+}
+
+/// `iomark history import FILE…`.
+#[derive(Clone, Debug, Default)]
+pub struct ImportOpts {
+    pub select: Select,
+    pub files: Vec<PathBuf>,
+    /// The label of files that have none.
+    pub label: Option<String>,
+}
+
+/// `iomark history export`.
+#[derive(Clone, Debug)]
+pub struct ExportOpts {
+    pub select: Select,
+    pub format: export::Format,
+    pub output: Option<PathBuf>,
+}
+
+/// `iomark history check` and `delete ID…`.
+#[derive(Clone, Debug, Default)]
+pub struct StoreOpts {
+    pub select: Select,
+    /// `delete`: the runs.
+    pub ids: Vec<i64>,
+}
+
+/// What `iomark trend` was asked.
+#[derive(Clone, Debug)]
+pub struct TrendOpts {
+    pub select: Select,
+    pub metric: Metric,
+    /// Percent: the smallest change point.
+    pub threshold: f64,
+    pub html: Option<PathBuf>,
+    pub json: bool,
+}
+
+impl Default for TrendOpts {
+    fn default() -> Self {
+        TrendOpts {
+            select: Select::default(),
+            metric: Metric::Figure(1),
+            threshold: 5.0,
+            html: None,
+            json: false,
+        }
+    }
+}
 
 /// Opens the history; `create`: also when it does not exist yet.
 fn open(db: Option<&std::path::Path>, create: bool) -> Result<Store, String> {
@@ -75,7 +139,7 @@ fn run_json(r: &Run) -> serde_json::Value {
 }
 
 fn list_text(runs: &[Run], with_tests: bool) -> String {
-    use crate::suite::table;
+    use crate::results::units as table;
     if runs.is_empty() {
         return "no run in the history matches\n".into();
     }

@@ -13,6 +13,7 @@
 //! sample per pass (per input file for plain documents) and the details
 //! (percentiles, json+ bins, timeline) of a representative pass.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::Value;
@@ -228,11 +229,11 @@ fn option_text(name: &str, v: &str) -> String {
     use crate::job::options::{lookup, Kind};
     match lookup(name).map(|d| d.kind) {
         Some(Kind::Size) => match crate::job::value::parse_size(v, 1024) {
-            Ok(b) if b > 0 => super::presets::size_text(b),
+            Ok(b) if b > 0 => super::units::size_text(b),
             _ => v.to_string(),
         },
         Some(Kind::Time(unit)) => match crate::job::value::parse_time_us(v, unit) {
-            Ok(us) if us > 0 => super::presets::time_text(us),
+            Ok(us) if us > 0 => super::units::time_text(us),
             _ => v.to_string(),
         },
         _ => v.to_string(),
@@ -326,6 +327,106 @@ impl Params {
     }
 }
 
+/// Job options that do not change the I/O a test does: names, where the
+/// files are, how long it runs, logging and reporting, consent. Every
+/// other option given to a job is one of its defining settings.
+pub const SETTINGS_NOT_DEFINING: &[&str] = &[
+    "name",
+    "description",
+    "filename",
+    "directory",
+    "filename_format",
+    "runtime",
+    "time_based",
+    "ramp_time",
+    "startdelay",
+    "stonewall",
+    "new_group",
+    "wait_for",
+    "group_reporting",
+    "write_bw_log",
+    "write_iops_log",
+    "write_lat_log",
+    "write_hist_log",
+    "log_avg_msec",
+    "log_hist_msec",
+    "log_hist_coarseness",
+    "log_max_value",
+    "log_offset",
+    "log_prio",
+    "log_unix_epoch",
+    "log_alternate_epoch",
+    "log_compression",
+    "log_store_compressed",
+    "log_entries",
+    "per_job_logs",
+    "bwavgtime",
+    "iopsavgtime",
+    "percentile_list",
+    "clat_percentiles",
+    "lat_percentiles",
+    "slat_percentiles",
+    "unified_rw_reporting",
+    "significant_figures",
+    "kb_base",
+    "unit_base",
+    "disk_util",
+    "stats",
+    "allow_destroy_data",
+    "allow_mounted_write",
+    "exec_prerun",
+    "exec_postrun",
+    "unlink",
+    "unlink_each_loop",
+    "thread",
+    "error_dump",
+];
+
+/// What lies under the run's first target.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TargetInfo {
+    pub path: String,
+    pub device: String,
+    pub model: String,
+    pub serial: String,
+    pub firmware: String,
+    pub fs_type: String,
+    pub mount_options: String,
+}
+
+impl TargetInfo {
+    /// The first target of an environment object.
+    fn of(env: &Value) -> TargetInfo {
+        let t = &env["targets"][0];
+        TargetInfo {
+            path: s(&t["path"]),
+            device: s(&t["device"]),
+            model: s(&t["device_model"]),
+            serial: s(&t["device_serial"]),
+            firmware: s(&t["device_firmware"]),
+            fs_type: s(&t["fs_type"]),
+            mount_options: s(&t["mount_options"]),
+        }
+    }
+}
+
+/// The defining settings of a job entry as written: the document's
+/// global options overlaid with the job's own, less
+/// [`SETTINGS_NOT_DEFINING`].
+pub fn settings_of(job: &Value, global: &Value) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for src in [global, &job["job options"]] {
+        if let Some(m) = src.as_object() {
+            for (k, v) in m {
+                if !SETTINGS_NOT_DEFINING.contains(&k.as_str()) {
+                    out.insert(k.clone(), s(v));
+                }
+            }
+        }
+    }
+    out
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Item {
     /// Unique within a data set; equal keys are compared across sets.
@@ -338,6 +439,14 @@ pub struct Item {
     /// Throughput over time of every measured pass (results bundles):
     /// (pass number from 1, series), in pass order.
     pub pass_timelines: Vec<(u64, Series)>,
+    /// The defining settings as written (see [`settings_of`]): of the
+    /// job, or of the first job of a bundle test's first pass.
+    pub settings: BTreeMap<String, String>,
+    /// Which latency `bins` count ("" when no entry said).
+    pub lat_kind: &'static str,
+    /// The json+ bins of every job entry of the direction: each pass,
+    /// each clone reported on its own.
+    pub bins: Vec<Pairs>,
 }
 
 impl Item {
@@ -399,6 +508,15 @@ pub struct Dataset {
     pub jobfile: Option<String>,
     pub settings: Option<Value>,
     pub interrupted: bool,
+    /// A results bundle (`quick`, `suite`, `sweep`), not a job's JSON.
+    pub bundle: bool,
+    /// `timestamp`: seconds since the epoch (0 when absent).
+    pub timestamp: i64,
+    /// The version of the tool that wrote it (iomark's for iomark JSON,
+    /// fio's for fio's).
+    pub tool_version: String,
+    pub kernel: String,
+    pub target: TargetInfo,
 }
 
 fn s(v: &Value) -> String {
@@ -466,6 +584,14 @@ pub fn from_value(v: &Value, source: &str) -> Result<Dataset, String> {
             .unwrap_or(false),
         ..Dataset::default()
     };
+    d.tool_version = if d.kind == "iomark" {
+        s(&v["iomark version"])
+    } else {
+        d.version.clone()
+    };
+    d.timestamp = v["timestamp"].as_i64().unwrap_or(0);
+    d.kernel = s(&v["iomark"]["environment"]["host"]["kernel"]);
+    d.target = TargetInfo::of(&v["iomark"]["environment"]);
     d.title = Path::new(source)
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
@@ -651,16 +777,13 @@ pub fn jobs_of(doc: &Value) -> Option<&Vec<Value>> {
         .or_else(|| doc.get("client_stats").and_then(Value::as_array))
 }
 
-/// Every job direction of a fio/iomark document that did I/O, each with
-/// one sample; keys are `jobname/dir`, with `#N` for repeated names.
-pub fn items_of_doc(doc: &Value) -> Vec<(Item, Detail)> {
-    let global = doc.get("global options").cloned().unwrap_or(Value::Null);
-    let mut out = Vec::new();
+/// The job entries of a document with the names they are shown by
+/// (`#N` for repeated names, `@host` for client/server entries), each with
+/// its index.
+fn named_jobs(doc: &Value) -> Vec<(usize, String, &Value)> {
     let mut seen: Vec<String> = Vec::new();
-    let Some(jobs) = jobs_of(doc) else {
-        return out;
-    };
-    for (ji, job) in jobs.iter().enumerate() {
+    let mut out = Vec::new();
+    for (ji, job) in jobs_of(doc).into_iter().flatten().enumerate() {
         let name = match job.get("hostname").map(s) {
             Some(h) if !h.is_empty() => format!("{}@{h}", s(&job["jobname"])),
             _ => s(&job["jobname"]),
@@ -668,11 +791,23 @@ pub fn items_of_doc(doc: &Value) -> Vec<(Item, Detail)> {
         let n = seen.iter().filter(|x| **x == name).count();
         seen.push(name.clone());
         let shown = if n == 0 {
-            name.clone()
+            name
         } else {
             format!("{name}#{}", n + 1)
         };
+        out.push((ji, shown, job));
+    }
+    out
+}
+
+/// Every job direction of a fio/iomark document that did I/O, each with
+/// one sample; keys are `jobname/dir`, with `#N` for repeated names.
+pub fn items_of_doc(doc: &Value) -> Vec<(Item, Detail)> {
+    let global = doc.get("global options").cloned().unwrap_or(Value::Null);
+    let mut out = Vec::new();
+    for (ji, shown, job) in named_jobs(doc) {
         let p = Params::from_options(&global, &job["job options"]);
+        let settings = settings_of(job, &global);
         for dir in ["read", "write", "trim"] {
             let Some((m, mut detail)) = dir_metrics(&job[dir]) else {
                 continue;
@@ -691,12 +826,25 @@ pub fn items_of_doc(doc: &Value) -> Vec<(Item, Detail)> {
                     samples: vec![m],
                     detail: None,
                     pass_timelines: Vec::new(),
+                    settings: settings.clone(),
+                    lat_kind: detail.lat_kind,
+                    bins: vec![detail.bins.clone()],
                 },
                 detail,
             ));
         }
     }
     out
+}
+
+/// The settings of the job whose name sorts first in a document.
+fn first_job_settings(doc: &Value) -> BTreeMap<String, String> {
+    let global = doc.get("global options").cloned().unwrap_or(Value::Null);
+    named_jobs(doc)
+        .into_iter()
+        .min_by(|a, b| a.1.cmp(&b.1))
+        .map(|(_, _, job)| settings_of(job, &global))
+        .unwrap_or_default()
 }
 
 fn from_bundle(v: &Value, source: &str) -> Result<Dataset, String> {
@@ -724,6 +872,11 @@ fn from_bundle(v: &Value, source: &str) -> Result<Dataset, String> {
             .get("interrupted")
             .and_then(Value::as_bool)
             .unwrap_or(false),
+        bundle: true,
+        timestamp: v["timestamp"].as_i64().unwrap_or(0),
+        tool_version: s(&v["iomark version"]),
+        kernel: s(&v["environment"]["host"]["kernel"]),
+        target: TargetInfo::of(&v["environment"]),
         ..Dataset::default()
     };
     if let Some(e) = v.get("error").and_then(Value::as_str) {
@@ -744,15 +897,23 @@ fn from_bundle(v: &Value, source: &str) -> Result<Dataset, String> {
         // over time from every pass.
         let rep = representative(&samples);
         let n = samples.len();
+        let (mut settings, mut lat_kind, mut bins) = (BTreeMap::new(), "", Vec::new());
         let passes: Vec<(u64, Option<(Item, Detail)>)> = runs
             .iter()
             .filter(|r| s(&r["section"]) == section)
             .enumerate()
             .map(|(i, r)| {
                 let no = r["pass"].as_u64().unwrap_or(i as u64 + 1);
-                let found = items_of_doc(&r["result"])
-                    .into_iter()
-                    .find(|(i, _)| i.dir == dir);
+                let all = items_of_doc(&r["result"]);
+                if settings.is_empty() {
+                    settings = first_job_settings(&r["result"]);
+                }
+                // Clones reported separately: every entry of the direction.
+                for (_, d) in all.iter().filter(|(i, _)| i.dir == dir) {
+                    lat_kind = d.lat_kind;
+                    bins.push(d.bins.clone());
+                }
+                let found = all.into_iter().find(|(i, _)| i.dir == dir);
                 (no, found)
             })
             .collect();
@@ -789,6 +950,9 @@ fn from_bundle(v: &Value, source: &str) -> Result<Dataset, String> {
             samples,
             detail,
             pass_timelines,
+            settings,
+            lat_kind,
+            bins,
         });
     }
     Ok(d)
