@@ -195,13 +195,8 @@ pub(crate) fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file".into(),
         std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        _ => {
-            let s = e.to_string();
-            match s.find(" (os error") {
-                Some(i) => s[..i].to_lowercase(),
-                None => s,
-            }
-        }
+        _ if e.to_string().contains(" (os error") => crate::sys::error_text(e).to_lowercase(),
+        _ => e.to_string(),
     }
 }
 
