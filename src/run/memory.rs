@@ -148,7 +148,7 @@ impl BufferMemory {
         consent: Consent<'_>,
     ) -> Result<Self, MemoryError> {
         let size = size.max(1);
-        let page = 4096usize;
+        let page = crate::sys::page_size() as usize;
         if let MemType::Malloc = mem {
             if align <= page {
                 return Self::heap(size, align);
@@ -618,7 +618,7 @@ pub fn planned(job: &super::plan::PlannedJob) -> Planned {
     } else {
         u128::from(s.io.iodepth.max(1))
     };
-    let page = 4096u128;
+    let page = u128::from(crate::sys::page_size());
     let max_bs = s.io.bs.iter().map(|b| b.max()).max().unwrap_or(4096);
     let unit = u128::from(max_bs).div_ceil(page) * page;
     let mut buffers = depth * unit;
@@ -887,6 +887,7 @@ mod tests {
         assert_eq!(std::fs::read(&file).unwrap(), vec![7u8; 1 << 16]);
         let locked = LockedMemory::new(1 << 20);
         // Pinning needs RLIMIT_MEMLOCK room (root has it).
+        // SAFETY: geteuid has no precondition.
         if unsafe { libc::geteuid() } == 0 {
             assert!(locked.is_ok(), "{:?}", locked.err());
         }
@@ -896,7 +897,7 @@ mod tests {
     fn rss() -> u64 {
         let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
         let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
-        pages * 4096
+        pages * crate::sys::page_size()
     }
 
     #[test]

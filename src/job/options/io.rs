@@ -25,6 +25,7 @@ const RW_CHOICES: &[(&str, &str)] = &[
 
 /// Parses one direction's distribution: `random`, `zipf:T[:C]`,
 /// `pareto:H[:C]`, `normal:D[:C]`, `zoned:A/R:…`, `zoned_abs:A/SIZE:…`.
+#[allow(clippy::too_many_lines)]
 fn parse_distribution(v: &str, kb: u64) -> Result<RandomDistribution, String> {
     let v = v.trim();
     // The name ends at the first ':' (or '=', as in zoned_abs=… in fio's docs).
