@@ -174,7 +174,7 @@ pub fn load(name: &str, opts: &LogOpts) -> Result<Trace, TraceError> {
     }
     .map_err(|why| TraceError::Read {
         name: name.to_string(),
-        why,
+        why: why.into(),
     })?;
     parse(name, &bytes, opts)
 }
