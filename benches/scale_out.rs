@@ -30,20 +30,28 @@ fn grew(n: usize) {
     PEAK.fetch_max(now, Ordering::Relaxed);
 }
 
+// SAFETY: every call is passed on unchanged to the system allocator; the
+// counters beside it allocate nothing.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         grew(layout.size());
-        System.alloc(layout)
+        // SAFETY: the caller keeps GlobalAlloc's contract, which System's
+        // shares.
+        unsafe { System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         grew(layout.size());
-        System.alloc_zeroed(layout)
+        // SAFETY: the caller keeps GlobalAlloc's contract, which System's
+        // shares.
+        unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         NOW.fetch_sub(layout.size(), Ordering::Relaxed);
-        System.dealloc(ptr, layout)
+        // SAFETY: the caller keeps GlobalAlloc's contract, which System's
+        // shares.
+        unsafe { System.dealloc(ptr, layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
@@ -52,7 +60,9 @@ unsafe impl GlobalAlloc for Counting {
         } else {
             NOW.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
         }
-        System.realloc(ptr, layout, new_size)
+        // SAFETY: the caller keeps GlobalAlloc's contract, which System's
+        // shares.
+        unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
 

@@ -148,6 +148,7 @@ fn job_list(launch: &Launch, args: &RunArgs) -> Result<crate::job::JobList, Refu
 }
 
 /// The run as `args` asks, on `launch`: the exit code.
+#[allow(clippy::too_many_lines)]
 fn launched(launch: &Launch, args: RunArgs) -> i32 {
     let list = match job_list(launch, &args) {
         Ok(l) => l,

@@ -22,7 +22,7 @@ pub fn main(path: &Path) -> i32 {
     };
     let data = match crate::job::jobfile::read_bounded(path, MAX_BYTES) {
         Ok(d) => d,
-        Err(why) => return fail(&why),
+        Err(why) => return fail(&why.message),
     };
     let mut console = Console::default();
     let r = crate::stats::inflate::inflate(&data, &mut |text| {
@@ -39,6 +39,6 @@ pub fn main(path: &Path) -> i32 {
     }
     match r {
         Ok(()) => 0,
-        Err(why) => fail(&why),
+        Err(why) => fail(&why.0),
     }
 }

@@ -96,6 +96,7 @@ fn is_shared(name: &str) -> bool {
 }
 
 /// The whole page.
+#[allow(clippy::too_many_lines)]
 pub fn render() -> String {
     let version = env!("CARGO_PKG_VERSION");
     let mut m = String::new();

@@ -367,7 +367,7 @@ fn job_option(p: &mut lexopt::Parser, name: &str) -> Result<Assignment, String> 
             },
         }
     };
-    Assignment::cli(name, value.as_deref())
+    Assignment::cli(name, value.as_deref()).map_err(String::from)
 }
 
 /// `--warnings-fatal`: prints the warnings about the jobs (options that

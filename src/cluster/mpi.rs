@@ -61,6 +61,7 @@ pub struct Mpi {
 // no two threads call MPI at once; the request handles and buffers in
 // `World` are only touched under that lock.
 unsafe impl Send for Mpi {}
+// SAFETY: as above.
 unsafe impl Sync for Mpi {}
 
 impl Mpi {
@@ -119,6 +120,7 @@ impl World {
             let mut flag: c_int = 0;
             // SAFETY: MPI_Status is plain data, filled by MPI_Improbe.
             let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
+            // SAFETY: reads an MPI constant that MPI_Init has set.
             let mut msg: ffi::MPI_Message = unsafe { ffi::RSMPI_MESSAGE_NULL };
             // SAFETY: out-parameters of the right types.
             unsafe {

@@ -47,8 +47,9 @@ pub fn dio_alignment(_path: &Path) -> Option<DioAlign> {
 #[cfg(target_os = "linux")]
 fn statx_dioalign(path: &Path) -> Option<DioAlign> {
     let c = cstring(path).ok()?;
-    // SAFETY: statx fills a zeroed struct for a NUL-terminated path.
+    // SAFETY: a C struct of plain data, for which all zero bytes are valid.
     let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: statx fills a zeroed struct for a NUL-terminated path.
     let r = unsafe {
         libc::statx(
             crate::sys::AT_FDCWD,

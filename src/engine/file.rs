@@ -37,8 +37,9 @@ pub fn close_fd(fd: RawFd) -> io::Result<()> {
 #[cfg(target_os = "linux")]
 pub fn trim(fd: RawFd, offset: u64, len: u64) -> i64 {
     const BLKDISCARD: libc::c_ulong = 0x1277;
-    // SAFETY: fstat into a zeroed stat buffer.
+    // SAFETY: a C struct of plain data, for which all zero bytes are valid.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat into a zeroed stat buffer.
     if unsafe { libc::fstat(fd, &mut st) } < 0 {
         return ret_or_errno(-1);
     }

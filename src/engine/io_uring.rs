@@ -72,8 +72,7 @@ fn ring_entries(spec: &JobSpec) -> u32 {
 fn setup_error(spec: &JobSpec, entries: u32, e: &io::Error) -> String {
     let depth = spec.io.iodepth;
     let errno = errno_symbol(e);
-    let reason = e.to_string();
-    let reason = reason.split(" (os error").next().unwrap_or("");
+    let reason = crate::sys::error_text(e);
     let off = |why: &str| {
         format!(
             "ioengine=io_uring is not available here: io_uring_setup failed with {errno} \

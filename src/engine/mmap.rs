@@ -150,7 +150,7 @@ impl Engine for MmapEngine {
                 ret_or_errno(r as isize)
             }
             Op::SyncFileRange => {
-                let page = 4096u64;
+                let page = crate::sys::page_size();
                 let start = io.offset / page * page;
                 let end = if io.len == 0 {
                     m.len

@@ -188,7 +188,8 @@ mod tests {
     }
 
     fn io(e: &mut MmapEngine, op: Op, fd: RawFd, data: usize, off: u64, buf: &mut [u8]) -> i64 {
-        let mut u = IoUnit::new(0, buf.as_mut_ptr(), buf.len() as u64);
+        // SAFETY: `buf` is borrowed, valid and unshared, for the unit's life.
+        let mut u = unsafe { IoUnit::new(0, buf.as_mut_ptr(), buf.len() as u64) };
         u.op = op;
         u.fd = fd;
         u.file_data = data;

@@ -65,6 +65,12 @@ impl Op {
 
 /// One I/O in flight or being prepared. The buffer is owned by the worker's
 /// aligned pool and stays valid for the whole job.
+///
+/// The buffer, its capacity, the length and the bytes a short transfer
+/// moved are private: only `IoUnit::new` (an `unsafe fn`, whose caller
+/// vouches for the buffer) sets the buffer, and the methods below keep
+/// `len <= buf_cap`, so safe code cannot hand an engine a buffer that is
+/// not there. Engines (this module's children) read the fields directly.
 #[derive(Debug)]
 pub struct IoUnit {
     /// Position in the worker's pool; engines use it as the completion tag.
@@ -74,10 +80,12 @@ pub struct IoUnit {
     pub file: u32,
     pub fd: RawFd,
     pub offset: u64,
-    pub len: u64,
-    pub buf: *mut u8,
-    /// Capacity of `buf` in bytes.
-    pub buf_cap: u64,
+    /// Bytes to move, at most `buf_cap`.
+    len: u64,
+    buf: *mut u8,
+    /// Capacity of `buf` in bytes (from `buf` on: a short transfer's rest
+    /// starts further in and has less).
+    buf_cap: u64,
     /// Clock (ns) when the unit was prepared, submitted.
     pub start_ns: u64,
     pub issue_ns: u64,
@@ -89,7 +97,7 @@ pub struct IoUnit {
     pub file_data: usize,
     /// Bytes earlier parts of a short transfer moved: `offset`, `buf` and
     /// `len` then describe the rest (the worker's business, not engines').
-    pub moved: u64,
+    moved: u64,
     /// The I/O priority of this unit (set by the queue, from
     /// `workload::prio`): engines that take a priority per command send
     /// it with reads and writes.
@@ -122,7 +130,14 @@ pub struct IoPrio {
 unsafe impl Send for IoUnit {}
 
 impl IoUnit {
-    pub fn new(idx: u32, buf: *mut u8, buf_cap: u64) -> Self {
+    /// A unit at position `idx` of a pool whose buffer is `buf_cap` bytes
+    /// at `buf`.
+    ///
+    /// # Safety
+    /// `buf` must be valid for reads and writes of `buf_cap` bytes, and
+    /// used by nothing else than this unit, for as long as the unit (or an
+    /// engine it was queued to) can use it.
+    pub unsafe fn new(idx: u32, buf: *mut u8, buf_cap: u64) -> Self {
         IoUnit {
             idx,
             op: Op::Read,
@@ -142,13 +157,81 @@ impl IoUnit {
         }
     }
 
-    /// The data buffer for this I/O's length.
+    /// Bytes this I/O moves.
+    #[inline]
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether this I/O moves no byte (a sync, or an empty transfer).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Sets the bytes this I/O moves.
     ///
-    /// # Safety
-    /// `buf` must point to at least `len` valid bytes (the worker's pool
-    /// guarantees `len <= buf_cap`).
-    pub unsafe fn data(&mut self) -> &mut [u8] {
-        std::slice::from_raw_parts_mut(self.buf, self.len as usize)
+    /// # Panics
+    /// If `len` exceeds the buffer's capacity (the worker sizes its units
+    /// for the job's largest block, so this never happens in a run).
+    #[inline]
+    pub fn set_len(&mut self, len: u64) {
+        assert!(len <= self.buf_cap, "I/O of {len} bytes exceeds its buffer");
+        self.len = len;
+    }
+
+    /// The buffer's address (for code that passes it on, e.g. to another
+    /// thread's unit; it makes no unit by itself).
+    #[inline]
+    pub fn buf_ptr(&self) -> *mut u8 {
+        self.buf
+    }
+
+    /// Capacity of the buffer from `buf_ptr` on, in bytes.
+    #[inline]
+    pub fn buf_cap(&self) -> u64 {
+        self.buf_cap
+    }
+
+    /// Bytes earlier parts of a short transfer moved.
+    #[inline]
+    pub fn moved(&self) -> u64 {
+        self.moved
+    }
+
+    /// Steps past `n` bytes a short transfer moved: `offset`, the buffer
+    /// and `len` then describe the rest.
+    ///
+    /// # Panics
+    /// If `n` exceeds `len`.
+    pub fn advance(&mut self, n: u64) {
+        assert!(n <= self.len, "short transfer of {n} bytes exceeds the I/O");
+        self.moved += n;
+        self.offset += n;
+        // SAFETY: n <= len <= buf_cap, so the rest lies inside the buffer.
+        self.buf = unsafe { self.buf.add(n as usize) };
+        self.buf_cap -= n;
+        self.len -= n;
+    }
+
+    /// Undoes every `advance`: the unit is back at its first offset and
+    /// length. Returns the bytes the earlier parts moved.
+    pub fn rewind(&mut self) -> u64 {
+        let moved = std::mem::take(&mut self.moved);
+        self.offset -= moved;
+        // SAFETY: undoes advances made inside the same buffer.
+        self.buf = unsafe { self.buf.sub(moved as usize) };
+        self.buf_cap += moved;
+        self.len += moved;
+        moved
+    }
+
+    /// The data buffer for this I/O's length.
+    #[inline]
+    pub fn data(&mut self) -> &mut [u8] {
+        // SAFETY: `new`'s contract makes `buf` valid for `buf_cap` bytes,
+        // and every method keeps `len <= buf_cap`.
+        unsafe { std::slice::from_raw_parts_mut(self.buf, self.len as usize) }
     }
 }
 

@@ -94,6 +94,7 @@ impl Engine for WindowsAioEngine {
         // SAFETY: OVERLAPPED and OVERLAPPED_ENTRY are plain data; zero is
         // their initial state.
         self.ovs = (0..depth).map(|_| unsafe { std::mem::zeroed() }).collect();
+        // SAFETY: as above.
         self.entries = (0..depth).map(|_| unsafe { std::mem::zeroed() }).collect();
         Ok(())
     }

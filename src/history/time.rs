@@ -78,6 +78,7 @@ fn local_to_unix(y: i64, mo: i64, d: i64, h: i64, mi: i64, s: i64) -> Option<i64
     tm.tm_min = mi as libc::c_int;
     tm.tm_sec = s as libc::c_int;
     tm.tm_isdst = -1;
+    // SAFETY: mktime reads and normalises the tm it is given.
     let t = unsafe { libc::mktime(&mut tm) };
     (t != -1).then_some(t as i64)
 }

@@ -298,6 +298,7 @@ pub fn text(title: &str, metric: &Metric, all: &[Series]) -> String {
 /// passes' range, joined in time order; change points as dashed
 /// vertical lines with the change; the mean of each segment as a
 /// horizontal line.
+#[allow(clippy::too_many_lines)]
 fn chart(metric: &Metric, sr: &Series) -> String {
     let (w, h) = (900.0, 360.0);
     let (l, r, t, b) = (80.0, 24.0, 52.0, 48.0);

@@ -22,7 +22,7 @@
 //! must be true then, not when the host was described.
 
 mod cache;
-mod mounts;
+pub(crate) mod mounts;
 pub mod numa;
 pub mod nvme;
 mod target;
@@ -164,8 +164,9 @@ fn uname() -> (String, String, String) {
 
 #[cfg(unix)]
 fn uname() -> (String, String, String) {
-    // SAFETY: uname fills the zeroed struct.
+    // SAFETY: a C struct of plain data, for which all zero bytes are valid.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: uname fills the zeroed struct.
     if unsafe { libc::uname(&mut u) } == 0 {
         (
             c_chars(&u.nodename),

@@ -4,6 +4,8 @@
 use std::path::Path;
 
 pub struct Mount {
+    /// The device number (major, minor) of the mounted filesystem.
+    pub dev: Option<(u32, u32)>,
     pub point: String,
     pub options: String,
     pub fs_type: String,
@@ -11,8 +13,9 @@ pub struct Mount {
     pub super_options: String,
 }
 
-/// Decodes mountinfo's octal escapes (`\040` for a space).
-fn unescape(s: &str) -> String {
+/// Decodes the octal escapes of /proc's mount tables (`\040` for a
+/// space; mountinfo and /proc/swaps).
+pub fn unescape(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -40,7 +43,11 @@ pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
             if lf.len() < 6 || rf.len() < 3 {
                 return None;
             }
+            let dev = lf[2]
+                .split_once(':')
+                .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
             Some(Mount {
+                dev,
                 point: unescape(lf[4]),
                 options: lf[5].to_string(),
                 fs_type: rf[0].to_string(),
@@ -81,6 +88,7 @@ mod tests {
         let m = parse_mountinfo(text);
         assert_eq!(m.len(), 2);
         assert_eq!(m[0].point, "/mnt/my disk");
+        assert_eq!(m[0].dev, Some((98, 0)));
         assert_eq!(m[0].fs_type, "ext4");
         assert_eq!(m[0].source, "/dev/sda1");
         assert_eq!(m[0].super_options, "rw,errors=remount-ro");

@@ -14,6 +14,7 @@
 //! every `EngineKind` makes the compiler ask for it when an engine is
 //! added here.
 
+use crate::job::JobError;
 use std::fmt;
 
 /// Declares `EngineKind` and its name table from one list, so a name,
@@ -149,7 +150,7 @@ impl EngineKind {
     /// Parses an `ioengine` value, with a clear reason when it cannot be
     /// used: an fio engine iomark does not implement is "not supported",
     /// anything else "unknown"; both list the engines iomark has.
-    pub fn parse(name: &str) -> Result<EngineKind, String> {
+    pub fn parse(name: &str) -> Result<EngineKind, JobError> {
         if let Some(k) = EngineKind::from_name(name) {
             return Ok(k);
         }
@@ -157,12 +158,14 @@ impl EngineKind {
             return Err(format!(
                 "ioengine '{name}' is not supported by iomark (supported: {})",
                 supported_list()
-            ));
+            )
+            .into());
         }
         Err(format!(
             "unknown ioengine '{name}' (supported: {})",
             supported_list()
-        ))
+        )
+        .into())
     }
 }
 
@@ -236,12 +239,13 @@ mod tests {
         assert!(all.contains("ftruncate") && all.contains("falloc"), "{all}");
         assert_eq!(
             EngineKind::parse("iouring").unwrap_err(),
-            format!("unknown ioengine 'iouring' (supported: {all})")
+            format!("unknown ioengine 'iouring' (supported: {all})").into()
         );
         for fio_only in ["net", "rbd", "external:/lib/x.so", "ime_psync:x"] {
             assert_eq!(
                 EngineKind::parse(fio_only).unwrap_err(),
                 format!("ioengine '{fio_only}' is not supported by iomark (supported: {all})")
+                    .into()
             );
         }
         // Names are exact: case and surrounding space are the caller's.

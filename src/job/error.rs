@@ -75,6 +75,34 @@ impl JobError {
     }
 }
 
+/// A value parser's refusal (no origin yet: the caller that knows where
+/// the value came from adds it).
+impl From<String> for JobError {
+    fn from(message: String) -> Self {
+        JobError::plain(message)
+    }
+}
+
+impl From<&str> for JobError {
+    fn from(message: &str) -> Self {
+        JobError::plain(message.to_string())
+    }
+}
+
+impl From<crate::job::expr::ExprError> for JobError {
+    fn from(e: crate::job::expr::ExprError) -> Self {
+        JobError::plain(String::from(e))
+    }
+}
+
+/// The message alone, for callers that still carry text (the origin,
+/// if any, is the caller's to add).
+impl From<JobError> for String {
+    fn from(e: JobError) -> Self {
+        e.message
+    }
+}
+
 /// `origin: message`, on one line.
 fn render(origin: Option<&Origin>, message: &str) -> String {
     match origin {

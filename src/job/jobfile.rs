@@ -135,12 +135,12 @@ pub fn read_jobfile_from(
 }
 
 /// Reads all of `input`, refusing more than `limit` bytes.
-pub fn read_at_most(input: &mut dyn std::io::Read, limit: u64) -> Result<Vec<u8>, String> {
+pub fn read_at_most(input: &mut dyn std::io::Read, limit: u64) -> Result<Vec<u8>, JobError> {
     let mut buf = Vec::new();
     std::io::Read::read_to_end(&mut std::io::Read::take(input, limit + 1), &mut buf)
         .map_err(|e| io_reason(&e))?;
     if buf.len() as u64 > limit {
-        return Err(format!("is larger than {} MiB", limit >> 20));
+        return Err(format!("is larger than {} MiB", limit >> 20).into());
     }
     Ok(buf)
 }
@@ -151,7 +151,7 @@ pub fn read_at_most(input: &mut dyn std::io::Read, limit: u64) -> Result<Vec<u8>
 /// refused: they are never input files (job files, traces, results),
 /// and some never end. The error is the reason alone, for the caller to
 /// put after the file's name.
-pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, JobError> {
     use crate::sys::ext::{FileTypeExt, OpenOptionsExt};
     use crate::sys::AsRawFd;
     let mut file = std::fs::OpenOptions::new()
@@ -172,20 +172,20 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
     if ft.is_dir() {
         return Err("is a directory".into());
     } else if ft.is_char_device() {
-        return Err(not_regular("a character device"));
+        return Err(not_regular("a character device").into());
     } else if ft.is_block_device() {
-        return Err(not_regular("a block device"));
+        return Err(not_regular("a block device").into());
     } else if ft.is_socket() {
-        return Err(not_regular("a socket"));
+        return Err(not_regular("a socket").into());
     } else if ft.is_fifo() {
         let fd = file.as_raw_fd();
         let anonymous = std::fs::read_link(format!("/proc/self/fd/{fd}"))
             .is_ok_and(|l| l.as_os_str().as_encoded_bytes().starts_with(b"pipe:"));
         if !anonymous {
-            return Err(not_regular("a named pipe (FIFO)"));
+            return Err(not_regular("a named pipe (FIFO)").into());
         }
         if let Err(e) = crate::sys::set_blocking(fd) {
-            return Err(io_reason(&e));
+            return Err(io_reason(&e).into());
         }
     }
     read_at_most(&mut file, limit)
@@ -195,13 +195,8 @@ pub(crate) fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file".into(),
         std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        _ => {
-            let s = e.to_string();
-            match s.find(" (os error") {
-                Some(i) => s[..i].to_lowercase(),
-                None => s,
-            }
-        }
+        _ if e.to_string().contains(" (os error") => crate::sys::error_text(e).to_lowercase(),
+        _ => e.to_string(),
     }
 }
 
@@ -291,7 +286,7 @@ fn parse_into(
                     "an included file may not contain [sections]".to_string(),
                 ));
             }
-            let name = section_name(line).map_err(|m| JobError::at(&origin, m))?;
+            let name = section_name(line).map_err(|m| JobError::at(&origin, m.into()))?;
             budget.take_line(&origin)?;
             sections.push(Section {
                 name: name.to_string(),
@@ -401,7 +396,7 @@ fn include(
         ));
     }
     let text = read_bounded(&inc, budget.bytes).map_err(|why| {
-        let why = if why.starts_with("is larger than") {
+        let why = if why.message.starts_with("is larger than") {
             too_big_message()
         } else {
             format!("cannot read included file '{}': {why}", inc.display())
@@ -416,24 +411,20 @@ fn include(
 }
 
 /// The name inside a `[name]` header; a comment may follow the header.
-fn section_name(line: &str) -> Result<&str, String> {
+fn section_name(line: &str) -> Result<&str, JobError> {
     let Some(end) = line.find(']') else {
-        return Err(format!(
-            "section header '{line}' is missing its closing ']'"
-        ));
+        return Err(format!("section header '{line}' is missing its closing ']'").into());
     };
     let name = line[1..end].trim();
     let rest = line[end + 1..].trim_start();
     if !(rest.is_empty() || rest.starts_with(';') || rest.starts_with('#')) {
-        return Err(format!(
-            "section header '{line}' has text after its closing ']'"
-        ));
+        return Err(format!("section header '{line}' has text after its closing ']'").into());
     }
     if name.is_empty() {
-        return Err("empty section name '[]'".to_string());
+        return Err("empty section name '[]'".to_string().into());
     }
     if name.contains('[') {
-        return Err(format!("section header '{line}' has a stray '['"));
+        return Err(format!("section header '{line}' has a stray '['").into());
     }
     Ok(name)
 }

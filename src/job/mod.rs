@@ -40,16 +40,16 @@ impl Assignment {
     /// A command-line assignment; `value` is expanded like a job file's.
     /// A value that expands to more than `jobfile::MAX_VALUE` bytes, or to
     /// control characters, is refused.
-    pub fn cli(key: &str, value: Option<&str>) -> Result<Self, String> {
+    pub fn cli(key: &str, value: Option<&str>) -> Result<Self, JobError> {
         let (value, unset_vars) = match value {
             Some(v) => {
                 let e = jobfile::expand(v);
                 if e.too_long {
-                    return Err(jobfile::too_long_message(key));
+                    return Err(jobfile::too_long_message(key).into());
                 }
                 let what = format!("the value of '{key}'");
                 if let Some(why) = jobfile::bad_text(&what, &e.text) {
-                    return Err(why);
+                    return Err(why.into());
                 }
                 (Some(e.text), e.unset)
             }
@@ -176,8 +176,12 @@ fn apply_all(
             }
         }
         for (def, a) in resolved.iter().filter(|(d, _)| d.early == pass_early) {
-            options::apply(spec, def, a.value.as_deref())
-                .map_err(|m| JobError::at(&a.origin, m + &jobfile::unset_note(&a.unset_vars)))?;
+            options::apply(spec, def, a.value.as_deref()).map_err(|m| {
+                JobError::at(
+                    &a.origin,
+                    String::from(m) + &jobfile::unset_note(&a.unset_vars),
+                )
+            })?;
             if !spec.set_options.contains(&def.name) {
                 spec.set_options.push(def.name);
             }
@@ -294,7 +298,7 @@ fn finish(
     applied: &Applied,
     list: &mut JobList,
 ) -> Result<(), JobError> {
-    let job = validate::validate(job).map_err(|m| JobError::at(origin, m))?;
+    let job = validate::validate(job).map_err(|m| JobError::at(origin, m.into()))?;
     let clones = u64::from(job.ctl.numjobs);
     let total = list.clones + clones;
     if total > u64::from(MAX_JOBS) {

@@ -4,6 +4,7 @@
 //! checking buffers is `workload`'s.
 
 use super::spec::VerifyPattern;
+use crate::job::JobError;
 
 /// Longest pattern, in bytes (a file is cut to fit).
 pub const MAX_PATTERN: usize = 512;
@@ -15,7 +16,7 @@ pub const OFFSET_BYTES: usize = 8;
 /// `"strings"`, `'file names'` (the file's bytes) and decimal integers
 /// (little-endian; negative numbers take four bytes, others the fewest
 /// bytes that hold them), written next to each other without spaces.
-pub fn parse_pattern(v: &str) -> Result<Vec<u8>, String> {
+pub fn parse_pattern(v: &str) -> Result<Vec<u8>, JobError> {
     let mut out = Vec::new();
     let b = v.as_bytes();
     let mut i = 0;
@@ -31,7 +32,7 @@ pub fn parse_pattern(v: &str) -> Result<Vec<u8>, String> {
                 end += 1;
             }
             if end == start {
-                return Err(format!("'{v}': '0x' must be followed by hex digits"));
+                return Err(format!("'{v}': '0x' must be followed by hex digits").into());
             }
             let digits = &v[start..end];
             let padded;
@@ -49,19 +50,19 @@ pub fn parse_pattern(v: &str) -> Result<Vec<u8>, String> {
             i = end;
         } else if b[i] == b'"' {
             let Some(len) = v[i + 1..].find('"') else {
-                return Err(format!("'{v}': a string is missing its closing '\"'"));
+                return Err(format!("'{v}': a string is missing its closing '\"'").into());
             };
             push_limited(&mut out, &b[i + 1..i + 1 + len], v)?;
             i += len + 2;
         } else if b[i] == b'\'' {
             let Some(len) = v[i + 1..].find('\'') else {
-                return Err(format!("'{v}': a file name is missing its closing \"'\""));
+                return Err(format!("'{v}': a file name is missing its closing \"'\"").into());
             };
             let name = &v[i + 1..i + 1 + len];
             let data = read_pattern_file(name, room.max(1))
                 .map_err(|why| format!("cannot read pattern file '{name}': {why}"))?;
             if data.is_empty() {
-                return Err(format!("pattern file '{name}' is empty"));
+                return Err(format!("pattern file '{name}' is empty").into());
             }
             // A file longer than the room left is cut, as documented.
             out.extend_from_slice(&data[..data.len().min(room)]);
@@ -87,7 +88,8 @@ pub fn parse_pattern(v: &str) -> Result<Vec<u8>, String> {
             return Err(format!(
                 "'{v}': expected 0x<hex>, \"text\", 'file' or a decimal number at '{}'",
                 &v[i..]
-            ));
+            )
+            .into());
         }
     }
     if out.is_empty() {
@@ -100,7 +102,7 @@ pub fn parse_pattern(v: &str) -> Result<Vec<u8>, String> {
 /// a device such as /dev/urandom works and /dev/zero cannot fill memory;
 /// the file is opened without blocking, and FIFOs, sockets and
 /// directories are refused.
-fn read_pattern_file(name: &str, limit: usize) -> Result<Vec<u8>, String> {
+fn read_pattern_file(name: &str, limit: usize) -> Result<Vec<u8>, JobError> {
     use crate::sys::ext::{FileTypeExt, OpenOptionsExt};
     use std::io::Read;
     let reason = |e: std::io::Error| super::jobfile::io_reason(&e);
@@ -123,16 +125,16 @@ fn read_pattern_file(name: &str, limit: usize) -> Result<Vec<u8>, String> {
     Ok(data)
 }
 
-fn push_limited(out: &mut Vec<u8>, bytes: &[u8], v: &str) -> Result<(), String> {
+fn push_limited(out: &mut Vec<u8>, bytes: &[u8], v: &str) -> Result<(), JobError> {
     if out.len() + bytes.len() > MAX_PATTERN {
-        return Err(format!("'{v}' is longer than {MAX_PATTERN} bytes"));
+        return Err(format!("'{v}' is longer than {MAX_PATTERN} bytes").into());
     }
     out.extend_from_slice(bytes);
     Ok(())
 }
 
 /// Parses a `verify_pattern` value.
-pub fn parse_verify_pattern(v: &str) -> Result<VerifyPattern, String> {
+pub fn parse_verify_pattern(v: &str) -> Result<VerifyPattern, JobError> {
     let mut out = VerifyPattern::default();
     let b = v.as_bytes();
     let (mut seg, mut i, mut quote) = (0, 0, None);
@@ -157,12 +159,12 @@ pub fn parse_verify_pattern(v: &str) -> Result<VerifyPattern, String> {
         return Err("the pattern is empty".into());
     }
     if out.bytes.len() > MAX_PATTERN {
-        return Err(format!("'{v}' is longer than {MAX_PATTERN} bytes"));
+        return Err(format!("'{v}' is longer than {MAX_PATTERN} bytes").into());
     }
     Ok(out)
 }
 
-fn push_segment(out: &mut VerifyPattern, seg: &str, whole: &str) -> Result<(), String> {
+fn push_segment(out: &mut VerifyPattern, seg: &str, whole: &str) -> Result<(), JobError> {
     if seg.is_empty() {
         return Ok(());
     }

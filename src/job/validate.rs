@@ -6,6 +6,7 @@
 use super::engine_kind::EngineKind;
 use super::options;
 use super::spec::JobSpec;
+use crate::job::JobError;
 
 /// The error for an engine-specific option used with another engine.
 pub fn engine_mismatch(def: &options::OptDef, engine: EngineKind) -> Option<String> {
@@ -27,13 +28,13 @@ pub fn engine_mismatch(def: &options::OptDef, engine: EngineKind) -> Option<Stri
 }
 
 /// Validates a fully assigned job, returning it or a one-line reason.
-pub fn validate(job: JobSpec) -> Result<JobSpec, String> {
+pub fn validate(job: JobSpec) -> Result<JobSpec, JobError> {
     for name in &job.set_options {
         let Some(def) = options::lookup(name) else {
             continue;
         };
         if let Some(e) = engine_mismatch(def, job.io.ioengine) {
-            return Err(e);
+            return Err(e.into());
         }
     }
     if job.name.is_empty() {

@@ -6,6 +6,7 @@
 //! caller adds the option name and the file:line.
 
 use super::expr::{self, Num};
+use crate::job::JobError;
 
 /// How `k`, `m`, `g` … scale a number: fio's `kb_base`.
 ///
@@ -123,7 +124,7 @@ fn too_large(text: &str) -> String {
 /// A size or count in bytes with an optional unit suffix (`4k`, `1MiB`,
 /// `0x1000`, `1.5g`), or a `( )` arithmetic expression. A value that does
 /// not fit in 64 bits is an error, never a wrapped or saturated number.
-pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
+pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, JobError> {
     let s = s.trim();
     if s.starts_with('(') {
         let v = expr::eval(s, &|suffix| {
@@ -132,41 +133,41 @@ pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
         return num_to_u64(v, 1, s);
     }
     if s.starts_with('-') {
-        return Err(format!("'{s}' must not be negative"));
+        return Err(format!("'{s}' must not be negative").into());
     }
     let (num, suffix) = split_number(s);
     let not_a_size = || {
         format!("'{s}' is not a size (expected a number with an optional k/m/g/t/p suffix, e.g. 4k or 1g)")
     };
     if num.is_empty() {
-        return Err(not_a_size());
+        return Err(not_a_size().into());
     }
     let mult = unit_multiplier(suffix, kb_base).ok_or_else(|| {
         format!("'{s}' has an unknown unit '{suffix}' (expected b, k, m, g, t or p, optionally with i or ib)")
     })?;
     match scale(num, mult.into(), 1) {
         Scaled::Value(v) => Ok(v),
-        Scaled::TooLarge => Err(too_large(s)),
-        Scaled::NotANumber => Err(not_a_size()),
+        Scaled::TooLarge => Err(too_large(s).into()),
+        Scaled::NotANumber => Err(not_a_size().into()),
     }
 }
 
 /// A computed value divided by `div` and rounded, as a `u64`; out of
 /// range is an error naming `text`.
-fn num_to_u64(v: Num, div: u64, text: &str) -> Result<u64, String> {
+fn num_to_u64(v: Num, div: u64, text: &str) -> Result<u64, JobError> {
     match v {
-        Num::Int(i) if i < 0 => Err(format!("'{text}' must not be negative")),
+        Num::Int(i) if i < 0 => Err(format!("'{text}' must not be negative").into()),
         Num::Int(i) => {
             let (d, i) = (i128::from(div), i);
             let q = i / d + i128::from(i % d >= d - i % d);
-            u64::try_from(q).map_err(|_| too_large(text))
+            u64::try_from(q).map_err(|_| too_large(text).into())
         }
         Num::Float(f) => {
             let f = f / div as f64;
             if f < 0.0 {
-                Err(format!("'{text}' must not be negative"))
+                Err(format!("'{text}' must not be negative").into())
             } else if f.round() >= 18_446_744_073_709_551_616.0 {
-                Err(too_large(text))
+                Err(too_large(text).into())
             } else {
                 Ok(f.round() as u64)
             }
@@ -176,7 +177,7 @@ fn num_to_u64(v: Num, div: u64, text: &str) -> Result<u64, String> {
 
 /// A plain integer (no units), possibly in hex or an expression. Values
 /// outside the 64-bit signed range are errors.
-pub fn parse_int(s: &str) -> Result<i64, String> {
+pub fn parse_int(s: &str) -> Result<i64, JobError> {
     let s = s.trim();
     let out_of_range = |negative: bool| {
         if negative {
@@ -188,13 +189,13 @@ pub fn parse_int(s: &str) -> Result<i64, String> {
     if s.starts_with('(') {
         let v = expr::eval(s, &|suffix| suffix.is_empty().then_some(Num::Int(1)))?;
         return match v {
-            Num::Int(i) => i64::try_from(i).map_err(|_| out_of_range(i < 0)),
+            Num::Int(i) => i64::try_from(i).map_err(|_| out_of_range(i < 0).into()),
             Num::Float(f) => {
                 let r = f.round();
                 if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&r) {
                     Ok(r as i64)
                 } else {
-                    Err(out_of_range(r < 0.0))
+                    Err(out_of_range(r < 0.0).into())
                 }
             }
         };
@@ -207,17 +208,17 @@ pub fn parse_int(s: &str) -> Result<i64, String> {
     let magnitude: i128 =
         if let Some(hex) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
             if hex.is_empty() || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
-                return Err(not_whole());
+                return Err(not_whole().into());
             }
             i128::from_str_radix(hex, 16).map_err(|_| out_of_range(neg))?
         } else {
             if body.is_empty() || !body.bytes().all(|c| c.is_ascii_digit()) {
-                return Err(not_whole());
+                return Err(not_whole().into());
             }
             body.parse::<i128>().map_err(|_| out_of_range(neg))?
         };
     let v = if neg { -magnitude } else { magnitude };
-    i64::try_from(v).map_err(|_| out_of_range(neg))
+    i64::try_from(v).map_err(|_| out_of_range(neg).into())
 }
 
 /// Unit of a bare number for a time option.
@@ -259,7 +260,7 @@ pub const MAX_TIME_US: u64 = 100 * 365 * 86_400 * 1_000_000;
 /// A time with an optional unit (`d h m s ms us ns`); a bare number is in
 /// `unit`. Returns microseconds. Inside `( )` bare numbers are
 /// microseconds, as fio documents. Times over 100 years are errors.
-pub fn parse_time_us(s: &str, unit: TimeUnit) -> Result<u64, String> {
+pub fn parse_time_us(s: &str, unit: TimeUnit) -> Result<u64, JobError> {
     let s = s.trim();
     let us = if s.starts_with('(') {
         // Bare numbers are microseconds; units scale only their own number.
@@ -280,7 +281,7 @@ pub fn parse_time_us(s: &str, unit: TimeUnit) -> Result<u64, String> {
         }
     } else {
         if s.starts_with('-') {
-            return Err(format!("'{s}' must not be negative"));
+            return Err(format!("'{s}' must not be negative").into());
         }
         let (num, suffix) = split_number(s);
         let not_a_time = || {
@@ -289,7 +290,7 @@ pub fn parse_time_us(s: &str, unit: TimeUnit) -> Result<u64, String> {
             )
         };
         if num.is_empty() {
-            return Err(not_a_time());
+            return Err(not_a_time().into());
         }
         let mult = if suffix.is_empty() {
             unit.nsec()
@@ -301,11 +302,11 @@ pub fn parse_time_us(s: &str, unit: TimeUnit) -> Result<u64, String> {
         match scale(num, mult.into(), 1_000) {
             Scaled::Value(v) => v,
             Scaled::TooLarge => u64::MAX,
-            Scaled::NotANumber => return Err(not_a_time()),
+            Scaled::NotANumber => return Err(not_a_time().into()),
         }
     };
     if us > MAX_TIME_US {
-        return Err(format!("'{s}' is too long (at most 100 years)"));
+        return Err(format!("'{s}' is too long (at most 100 years)").into());
     }
     Ok(us)
 }
@@ -313,7 +314,7 @@ pub fn parse_time_us(s: &str, unit: TimeUnit) -> Result<u64, String> {
 /// fio booleans: 1 or 0 (also in hex or as an expression); true/false,
 /// yes/no and on/off are accepted as well. Other numbers are rejected, as
 /// fio rejects them (its booleans have the range 0 to 1).
-pub fn parse_bool(s: &str) -> Result<bool, String> {
+pub fn parse_bool(s: &str) -> Result<bool, JobError> {
     let t = s.trim().to_ascii_lowercase();
     match t.as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
@@ -321,14 +322,14 @@ pub fn parse_bool(s: &str) -> Result<bool, String> {
         _ => match parse_int(&t) {
             Ok(0) => Ok(false),
             Ok(1) => Ok(true),
-            Ok(_) => Err(format!("'{s}' is out of range (expected 1 or 0)")),
-            Err(_) => Err(format!("'{s}' is not a boolean (expected 1 or 0)")),
+            Ok(_) => Err(format!("'{s}' is out of range (expected 1 or 0)").into()),
+            Err(_) => Err(format!("'{s}' is not a boolean (expected 1 or 0)").into()),
         },
     }
 }
 
 /// A percentage `0..=100`, written `50` or `50%`; fractions allowed.
-pub fn parse_percent(s: &str) -> Result<f64, String> {
+pub fn parse_percent(s: &str) -> Result<f64, JobError> {
     let t = s.trim();
     let t = t.strip_suffix('%').unwrap_or(t);
     let v: f64 = if t.starts_with('(') {
@@ -340,7 +341,7 @@ pub fn parse_percent(s: &str) -> Result<f64, String> {
             .ok_or_else(|| format!("'{s}' is not a percentage (expected a number from 0 to 100)"))?
     };
     if !(0.0..=100.0).contains(&v) {
-        return Err(format!("'{s}' is out of range (expected 0 to 100)"));
+        return Err(format!("'{s}' is out of range (expected 0 to 100)").into());
     }
     Ok(v)
 }
@@ -352,7 +353,7 @@ pub enum SizeOrPercent {
     Percent(f64),
 }
 
-pub fn parse_size_or_percent(s: &str, kb_base: u64) -> Result<SizeOrPercent, String> {
+pub fn parse_size_or_percent(s: &str, kb_base: u64) -> Result<SizeOrPercent, JobError> {
     let t = s.trim();
     if t.ends_with('%') {
         return parse_percent(t).map(SizeOrPercent::Percent);
@@ -362,13 +363,11 @@ pub fn parse_size_or_percent(s: &str, kb_base: u64) -> Result<SizeOrPercent, Str
 
 /// A range `lo-hi` or `lo:hi` of sizes; a single value gives `lo == hi`.
 /// Swaps the ends when given backwards, as fio does.
-pub fn parse_size_range(s: &str, kb_base: u64) -> Result<(u64, u64), String> {
+pub fn parse_size_range(s: &str, kb_base: u64) -> Result<(u64, u64), JobError> {
     let t = s.trim();
     let parts: Vec<&str> = split_range(t);
     if parts.iter().any(|p| p.trim().is_empty()) {
-        return Err(format!(
-            "'{s}' is not a range (expected LOW-HIGH, e.g. 4k-16k)"
-        ));
+        return Err(format!("'{s}' is not a range (expected LOW-HIGH, e.g. 4k-16k)").into());
     }
     let (lo, hi) = match parts.as_slice() {
         [one] => {
@@ -376,11 +375,7 @@ pub fn parse_size_range(s: &str, kb_base: u64) -> Result<(u64, u64), String> {
             (v, v)
         }
         [a, b] => (parse_size(a, kb_base)?, parse_size(b, kb_base)?),
-        _ => {
-            return Err(format!(
-                "'{s}' is not a range (expected LOW-HIGH, e.g. 4k-16k)"
-            ))
-        }
+        _ => return Err(format!("'{s}' is not a range (expected LOW-HIGH, e.g. 4k-16k)").into()),
     };
     Ok(if lo <= hi { (lo, hi) } else { (hi, lo) })
 }
@@ -408,12 +403,12 @@ fn split_range(s: &str) -> Vec<&str> {
 
 /// Values given per direction: `A` (all), `A,B` (read, write; trim takes
 /// read's), `A,B,C`; an empty field keeps the previous (default) value.
-pub fn split_per_ddir(s: &str) -> Result<[Option<&str>; 3], String> {
+pub fn split_per_ddir(s: &str) -> Result<[Option<&str>; 3], JobError> {
     let parts: Vec<&str> = s.split(',').collect();
     if parts.len() > 3 {
-        return Err(format!(
-            "'{s}' has more than three comma-separated values (read,write,trim)"
-        ));
+        return Err(
+            format!("'{s}' has more than three comma-separated values (read,write,trim)").into(),
+        );
     }
     let f = |i: usize| parts.get(i).map(|p| p.trim()).filter(|p| !p.is_empty());
     Ok(match parts.len() {
@@ -435,7 +430,7 @@ pub struct SplitEntry {
 /// `4k/50:64k/40:1m/` — entries separated by `:`, each `SIZE[/PCT]`. Entries
 /// without a percentage share what is left equally. Sizes may be ranges
 /// written `4k-8k` (with `-`).
-pub fn parse_split(s: &str, kb_base: u64) -> Result<Vec<SplitEntry>, String> {
+pub fn parse_split(s: &str, kb_base: u64) -> Result<Vec<SplitEntry>, JobError> {
     let mut out = Vec::new();
     for part in s.split(':').map(str::trim).filter(|p| !p.is_empty()) {
         let (size, perc) = match part.split_once('/') {
@@ -457,15 +452,13 @@ pub fn parse_split(s: &str, kb_base: u64) -> Result<Vec<SplitEntry>, String> {
         out.push(SplitEntry { lo, hi, perc });
     }
     if out.is_empty() {
-        return Err(format!(
-            "'{s}' is an empty split (expected SIZE/PERCENT:SIZE/PERCENT…)"
-        ));
+        return Err(
+            format!("'{s}' is an empty split (expected SIZE/PERCENT:SIZE/PERCENT…)").into(),
+        );
     }
     let total: f64 = out.iter().map(|e| e.perc).sum();
     if total > 100.0 + 1e-9 {
-        return Err(format!(
-            "'{s}' has shares adding up to {total}%, more than 100%"
-        ));
+        return Err(format!("'{s}' has shares adding up to {total}%, more than 100%").into());
     }
     let unset = out.iter().filter(|e| e.perc == 0.0).count();
     if unset > 0 {
@@ -474,7 +467,7 @@ pub fn parse_split(s: &str, kb_base: u64) -> Result<Vec<SplitEntry>, String> {
             e.perc = each;
         }
     } else if (total - 100.0).abs() > 1e-6 {
-        return Err(format!("'{s}' has shares adding up to {total}%, not 100%"));
+        return Err(format!("'{s}' has shares adding up to {total}%, not 100%").into());
     }
     Ok(out)
 }
@@ -602,7 +595,7 @@ pub fn clip_quoted(line: &str, max: usize) -> std::borrow::Cow<'_, str> {
 }
 
 /// Parses one of a fixed set of words, with an error listing them.
-pub fn parse_choice<T: Copy>(s: &str, choices: &[(&str, T)]) -> Result<T, String> {
+pub fn parse_choice<T: Copy>(s: &str, choices: &[(&str, T)]) -> Result<T, JobError> {
     let t = s.trim();
     choices
         .iter()
@@ -614,7 +607,7 @@ pub fn parse_choice<T: Copy>(s: &str, choices: &[(&str, T)]) -> Result<T, String
             if let Some(near) = near_choice(t, names.iter().copied()) {
                 msg.push_str(&format!(" (did you mean '{near}'?)"));
             }
-            msg
+            msg.into()
         })
 }
 
@@ -638,7 +631,7 @@ pub fn human_bytes(n: u64, base1000: bool) -> String {
 /// A NUMA node list (`numa_cpu_nodes`, `numa_mem_policy`): `all`, or
 /// numbers and ranges. Whether the nodes exist is checked before the run,
 /// so a job file for a larger machine still parses.
-pub fn parse_nodes(v: &str) -> Result<super::spec::Nodes, String> {
+pub fn parse_nodes(v: &str) -> Result<super::spec::Nodes, JobError> {
     if v.trim() == "all" {
         return Ok(super::spec::Nodes::All);
     }
@@ -648,7 +641,7 @@ pub fn parse_nodes(v: &str) -> Result<super::spec::Nodes, String> {
 /// A list of numbers and ranges such as `0,2-3` (CPUs, NUMA nodes, and
 /// the kernel's own lists in sysfs), sorted, without repeats; `what`
 /// names the items in errors.
-pub fn parse_index_list(v: &str, what: &str) -> Result<Vec<usize>, String> {
+pub fn parse_index_list(v: &str, what: &str) -> Result<Vec<usize>, JobError> {
     let mut out = Vec::new();
     for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (a, b) = part.split_once('-').unwrap_or((part, part));
@@ -659,12 +652,12 @@ pub fn parse_index_list(v: &str, what: &str) -> Result<Vec<usize>, String> {
         };
         let (a, b) = (num(a)?, num(b)?);
         if a > b || b >= 4096 {
-            return Err(format!("'{part}' is not a valid {what} range"));
+            return Err(format!("'{part}' is not a valid {what} range").into());
         }
         out.extend(a..=b);
     }
     if out.is_empty() {
-        return Err(format!("'{v}' selects no {what}s"));
+        return Err(format!("'{v}' selects no {what}s").into());
     }
     out.sort_unstable();
     out.dedup();
@@ -728,7 +721,7 @@ mod tests {
         ] {
             assert_eq!(
                 parse_size(v, 1024),
-                Err(format!("'{v}' is too large")),
+                Err(format!("'{v}' is too large").into()),
                 "{v}"
             );
         }
@@ -736,7 +729,10 @@ mod tests {
             parse_size_range("4k-99999999999999999999k", 1024),
             Err("'99999999999999999999k' is too large".into())
         );
-        assert!(parse_size("(0-1)", 1024).unwrap_err().contains("negative"));
+        assert!(parse_size("(0-1)", 1024)
+            .unwrap_err()
+            .message
+            .contains("negative"));
     }
 
     #[test]
@@ -752,7 +748,11 @@ mod tests {
             "(2^70)",
             "(2.0^70)",
         ] {
-            assert_eq!(parse_int(v), Err(format!("'{v}' is too large")), "{v}");
+            assert_eq!(
+                parse_int(v),
+                Err(format!("'{v}' is too large").into()),
+                "{v}"
+            );
         }
         assert_eq!(
             parse_int("(-(2^70))"),
@@ -785,15 +785,17 @@ mod tests {
         ] {
             assert_eq!(
                 parse_time_us(v, TimeUnit::Sec),
-                Err(format!("'{v}' is too long (at most 100 years)")),
+                Err(format!("'{v}' is too long (at most 100 years)").into()),
                 "{v}"
             );
         }
         assert!(parse_time_us("-1", TimeUnit::Sec)
             .unwrap_err()
+            .message
             .contains("negative"));
         assert!(parse_time_us("(0-1s)", TimeUnit::Sec)
             .unwrap_err()
+            .message
             .contains("negative"));
     }
 

@@ -202,6 +202,7 @@ pub enum Entry<'a> {
 }
 
 /// One entry of `jobs` (or of `client_stats`, see `Entry`).
+#[allow(clippy::too_many_lines)]
 pub fn job_entry(r: &JobReport, report: &Report, plus: bool, entry: Entry) -> Value {
     let s: &JobStats = &r.stats;
     let spec = &r.spec;

@@ -448,15 +448,7 @@ fn block(r: &JobReport, report: &Report, summary: bool) -> String {
 
 /// The error text of an errno (`Success` for 0).
 pub fn errno_text(e: i32) -> String {
-    if e == 0 {
-        return "Success".into();
-    }
-    crate::sys::from_errno(e)
-        .to_string()
-        .split(" (os error")
-        .next()
-        .unwrap_or("")
-        .to_string()
+    crate::sys::errno_text(e)
 }
 
 /// Issued, short and dropped I/O per direction; with

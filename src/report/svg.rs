@@ -549,6 +549,7 @@ fn usable(scale: Scale, v: f64) -> bool {
 }
 
 /// A line chart; series with no usable point are listed but not drawn.
+#[allow(clippy::too_many_lines)]
 pub fn line_chart(c: &LineChart) -> String {
     let w = c.width as f64;
     let names: Vec<String> = c.series.iter().map(|s| s.name.clone()).collect();

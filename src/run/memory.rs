@@ -148,7 +148,7 @@ impl BufferMemory {
         consent: Consent<'_>,
     ) -> Result<Self, MemoryError> {
         let size = size.max(1);
-        let page = 4096usize;
+        let page = crate::sys::page_size() as usize;
         if let MemType::Malloc = mem {
             if align <= page {
                 return Self::heap(size, align);
@@ -618,7 +618,7 @@ pub fn planned(job: &super::plan::PlannedJob) -> Planned {
     } else {
         u128::from(s.io.iodepth.max(1))
     };
-    let page = 4096u128;
+    let page = u128::from(crate::sys::page_size());
     let max_bs = s.io.bs.iter().map(|b| b.max()).max().unwrap_or(4096);
     let unit = u128::from(max_bs).div_ceil(page) * page;
     let mut buffers = depth * unit;
@@ -689,7 +689,7 @@ fn readable(n: u64) -> String {
 /// at once (one stonewall phase) would take more than
 /// [`RAM_SHARE_PERCENT`] % of `ram` bytes of memory; one line naming the
 /// phase's largest job and what takes the memory.
-pub fn check_plan(plan: &super::plan::Plan, ram: u64) -> Result<(), String> {
+pub fn check_plan(plan: &super::plan::Plan, ram: u64) -> Result<(), super::error::RunError> {
     if ram == 0 {
         return Ok(());
     }
@@ -710,7 +710,7 @@ pub fn check_plan(plan: &super::plan::Plan, ram: u64) -> Result<(), String> {
         let h = |n: u128| readable(u64::try_from(n).unwrap_or(u64::MAX));
         let (name, p) = largest.unwrap_or(("?", sum));
         if p.random_map > p.buffers + p.locked {
-            return Err(format!(
+            return Err(super::error::RunError::Plan(format!(
                 "job '{name}': no memory for the random map of {} blocks ({}, and the jobs that \
                  run at once would take {}, more than {RAM_SHARE_PERCENT}% of this machine's \
                  {}): set norandommap=1, or softrandommap=1 to go on without it",
@@ -718,9 +718,9 @@ pub fn check_plan(plan: &super::plan::Plan, ram: u64) -> Result<(), String> {
                 h(p.random_map),
                 h(sum.total()),
                 h(u128::from(ram))
-            ));
+            )));
         }
-        return Err(format!(
+        return Err(super::error::RunError::Plan(format!(
             "the jobs that run at once would take {} of memory, more than {RAM_SHARE_PERCENT}% \
              of this machine's {}; each clone of job '{name}' takes {} ({} of buffers: iodepth \
              × largest block size, {} pinned by lockmem, {} of random maps): lower iodepth, bs, \
@@ -731,7 +731,7 @@ pub fn check_plan(plan: &super::plan::Plan, ram: u64) -> Result<(), String> {
             h(p.buffers),
             h(p.locked),
             h(p.random_map)
-        ));
+        )));
     }
     Ok(())
 }
@@ -740,7 +740,7 @@ pub fn check_plan(plan: &super::plan::Plan, ram: u64) -> Result<(), String> {
 /// use: a link, a file on a pseudo-filesystem, or (for the shared
 /// mappings, which write the buffers into it) an existing file iomark
 /// did not create, unless `allow_destroy_data=1`.
-pub fn check_buffer_file(spec: &crate::job::JobSpec) -> Result<(), String> {
+pub fn check_buffer_file(spec: &crate::job::JobSpec) -> Result<(), super::error::Refusal> {
     let (path, shared) = match &spec.buf.mem {
         MemType::Mmap(Some(f)) => (f, false),
         MemType::MmapShared(Some(f)) | MemType::MmapHuge(Some(f)) => (f, true),
@@ -748,11 +748,11 @@ pub fn check_buffer_file(spec: &crate::job::JobSpec) -> Result<(), String> {
     };
     let mem = spec.buf.mem.name();
     let refuse = |why: &str| {
-        format!(
+        super::error::Refusal(format!(
             "job '{}': mem={mem}: refusing to use '{}': {why}",
             spec.name,
             path.display()
-        )
+        ))
     };
     let fs = super::dirs::Dir::of(path)
         .ok()
@@ -887,6 +887,7 @@ mod tests {
         assert_eq!(std::fs::read(&file).unwrap(), vec![7u8; 1 << 16]);
         let locked = LockedMemory::new(1 << 20);
         // Pinning needs RLIMIT_MEMLOCK room (root has it).
+        // SAFETY: geteuid has no precondition.
         if unsafe { libc::geteuid() } == 0 {
             assert!(locked.is_ok(), "{:?}", locked.err());
         }
@@ -896,7 +897,7 @@ mod tests {
     fn rss() -> u64 {
         let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
         let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
-        pages * 4096
+        pages * crate::sys::page_size()
     }
 
     #[test]
@@ -1020,13 +1021,13 @@ mod tests {
         ]);
         let plan = super::super::plan::plan(&[spec]).unwrap();
         assert_eq!(planned(&plan.jobs[0]).buffers, 16 << 20);
-        let e = check_plan(&plan, 64 << 20).unwrap_err();
+        let e = check_plan(&plan, 64 << 20).unwrap_err().to_string();
         assert!(
             e.contains("64.0MiB of memory, more than 75% of this machine's 64.0MiB"),
             "{e}"
         );
         assert!(e.contains("each clone of job 't' takes 16.0MiB"), "{e}");
-        assert_eq!(check_plan(&plan, 1 << 30), Ok(()));
+        assert!(check_plan(&plan, 1 << 30).is_ok());
         let spec = crate::job::test_spec(&[
             ("ioengine", "null"),
             ("size", "1t"),

@@ -106,6 +106,7 @@ mod tests {
         assert!(check_nodes(&online_nodes()).is_ok());
         assert!(parse_nodes("x")
             .unwrap_err()
+            .message
             .contains("not a NUMA node number"));
         assert!(!node_cpus(&online_nodes()).is_empty());
     }

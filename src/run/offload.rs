@@ -78,11 +78,15 @@ fn refuse(spec: &JobSpec, caps: Caps) -> Option<String> {
 /// Does one I/O on a submitter's engine and waits for it.
 fn execute(eng: &mut dyn Engine, w: &Work, comps: &mut Vec<Completion>) -> i64 {
     // The engine has one slot, so the unit is its slot 0.
-    let mut u = IoUnit::new(0, w.buf as *mut u8, w.buf_cap);
+    // SAFETY: `w` describes a unit of the submitting worker's pool (made in
+    // `queue` below from a unit, whose contract `IoUnit::new` holds), and
+    // that unit stays in flight, untouched, until this I/O's completion is
+    // reaped.
+    let mut u = unsafe { IoUnit::new(0, w.buf as *mut u8, w.buf_cap) };
     u.op = w.op;
     u.fd = w.fd;
     u.offset = w.offset;
-    u.len = w.len;
+    u.set_len(w.len);
     u.sfr_flags = w.sfr_flags;
     u.file_data = w.file_data;
     u.prio = w.prio;
@@ -220,9 +224,9 @@ impl Engine for OffloadEngine {
             op: io.op,
             fd: io.fd,
             offset: io.offset,
-            len: io.len,
-            buf: io.buf as usize,
-            buf_cap: io.buf_cap,
+            len: io.len(),
+            buf: io.buf_ptr() as usize,
+            buf_cap: io.buf_cap(),
             sfr_flags: io.sfr_flags,
             file_data: io.file_data,
             prio: io.prio,

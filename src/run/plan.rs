@@ -692,9 +692,9 @@ pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, RunError> {
     share_dedupe_sets(&mut plan);
     super::safety::check(&plan)?;
     for j in jobs {
-        super::memory::check_buffer_file(j).map_err(RunError::Plan)?;
+        super::memory::check_buffer_file(j).map_err(|r| RunError::Plan(r.0))?;
     }
-    super::memory::check_plan(&plan, super::memory::ram_bytes()).map_err(RunError::Plan)?;
+    super::memory::check_plan(&plan, super::memory::ram_bytes())?;
     Ok(plan)
 }
 

@@ -52,12 +52,12 @@ pub enum ProgressMode {
 
 impl ProgressMode {
     /// Parses the value of `--eta`.
-    pub fn parse(v: &str) -> Result<ProgressMode, String> {
+    pub fn parse(v: &str) -> Result<ProgressMode, crate::job::JobError> {
         match v {
             "auto" => Ok(ProgressMode::Auto),
             "always" => Ok(ProgressMode::Always),
             "never" => Ok(ProgressMode::Never),
-            _ => Err(format!("--eta: '{v}' is not one of: auto, always, never")),
+            _ => Err(format!("--eta: '{v}' is not one of: auto, always, never").into()),
         }
     }
 }

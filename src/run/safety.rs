@@ -317,8 +317,9 @@ pub fn pseudo_filesystem(_fd: crate::sys::RawFd) -> Option<&'static str> {
 /// The pseudo-filesystem an open descriptor is on, if it is on one.
 #[cfg(target_os = "linux")]
 pub fn pseudo_filesystem(fd: crate::sys::RawFd) -> Option<&'static str> {
-    // SAFETY: fstatfs fills a zeroed struct.
+    // SAFETY: a C struct of plain data, for which all zero bytes are valid.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: fstatfs fills a zeroed struct.
     if unsafe { libc::fstatfs(fd, &mut st) } != 0 {
         return None;
     }
@@ -841,17 +842,15 @@ fn parse_dev(s: &str) -> Option<Dev> {
 /// with a description ("mounted on /boot").
 fn mounted_devices() -> HashMap<Dev, String> {
     let mut out = HashMap::new();
-    if let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") {
-        for (dev, source, target) in parse_mountinfo(&text) {
-            let what = format!("mounted on {target}");
-            if let Some(d) = dev {
-                out.entry(d).or_insert_with(|| what.clone());
-            }
-            if source.starts_with('/') {
-                if let Ok(m) = std::fs::metadata(&source) {
-                    if m.file_type().is_block_device() {
-                        out.entry(dev_of(m.rdev())).or_insert(what);
-                    }
+    for mount in crate::host::mounts::read() {
+        let what = format!("mounted on {}", mount.point);
+        if let Some(d) = mount.dev {
+            out.entry(d).or_insert_with(|| what.clone());
+        }
+        if mount.source.starts_with('/') {
+            if let Ok(m) = std::fs::metadata(&mount.source) {
+                if m.file_type().is_block_device() {
+                    out.entry(dev_of(m.rdev())).or_insert(what);
                 }
             }
         }
@@ -861,53 +860,12 @@ fn mounted_devices() -> HashMap<Dev, String> {
             let Some(name) = line.split_whitespace().next() else {
                 continue;
             };
-            if let Ok(m) = std::fs::metadata(unescape_octal(name)) {
+            if let Ok(m) = std::fs::metadata(crate::host::mounts::unescape(name)) {
                 if m.file_type().is_block_device() {
                     out.insert(dev_of(m.rdev()), "in use as swap".to_string());
                 }
             }
         }
-    }
-    out
-}
-
-/// Undoes the `\040`-style escapes of /proc mount tables.
-fn unescape_octal(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && i + 4 <= b.len() && b[i + 1..i + 4].iter().all(u8::is_ascii_digit) {
-            let v = (b[i + 1] - b'0') as u32 * 64
-                + (b[i + 2] - b'0') as u32 * 8
-                + (b[i + 3] - b'0') as u32;
-            out.push(v as u8);
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// (device number, mount source, mount point) of each mountinfo line.
-fn parse_mountinfo(text: &str) -> Vec<(Option<Dev>, String, String)> {
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let fields: Vec<&str> = line.split(' ').collect();
-        if fields.len() < 7 {
-            continue;
-        }
-        let dev = parse_dev(fields[2]);
-        let target = unescape_octal(fields[4]);
-        let source = fields
-            .iter()
-            .position(|f| *f == "-")
-            .and_then(|i| fields.get(i + 2))
-            .map(|s| unescape_octal(s))
-            .unwrap_or_default();
-        out.push((dev, source, target));
     }
     out
 }
@@ -1243,23 +1201,13 @@ mod tests {
     }
 
     #[test]
-    fn mountinfo_lines_give_device_source_and_target() {
-        let text = "22 1 252:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n\
-                    30 22 0:45 / /mnt/my\\040disk rw - btrfs /dev/sdb1 rw\n";
-        let m = parse_mountinfo(text);
-        assert_eq!(m[0], (Some((252, 0)), "/dev/vda".into(), "/".into()));
-        assert_eq!(m[1].1, "/dev/sdb1");
-        assert_eq!(m[1].2, "/mnt/my disk");
-    }
-
-    #[test]
     fn the_root_filesystem_device_counts_as_mounted() {
         // Read-only: looks for the device mounted on "/" and checks that
         // it is seen as in use. Skipped where / is not on a block device.
-        let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-        let Some((_, source, _)) = parse_mountinfo(&text)
+        let Some(source) = crate::host::mounts::read()
             .into_iter()
-            .find(|(_, s, t)| t == "/" && s.starts_with("/dev/"))
+            .find(|m| m.point == "/" && m.source.starts_with("/dev/"))
+            .map(|m| m.source)
         else {
             return;
         };

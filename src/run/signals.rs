@@ -123,6 +123,11 @@ fn on_console_event(sig: i32, closing: bool) {
 
 /// Points standard output and error at /dev/null when writing to them
 /// can only fail (poll says error or hang-up). Async-signal-safe.
+///
+/// # Safety
+/// Replaces the process's standard descriptors under every thread: call
+/// only where nothing relies on them being the originals (the signal
+/// handler, before it writes to them).
 #[cfg(unix)]
 unsafe fn guard_std_streams() {
     for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
@@ -131,22 +136,34 @@ unsafe fn guard_std_streams() {
             events: libc::POLLOUT,
             revents: 0,
         };
-        if libc::poll(&mut p, 1, 0) == 1 && p.revents & (libc::POLLERR | libc::POLLHUP) != 0 {
-            let null = libc::open(
-                c"/dev/null".as_ptr(),
-                crate::sys::O_WRONLY | crate::sys::O_CLOEXEC,
-            );
-            if null >= 0 {
-                libc::dup2(null, fd);
-                libc::close(null);
+        // SAFETY: poll on one pollfd the call may write.
+        let polled = unsafe { libc::poll(&mut p, 1, 0) };
+        if polled == 1 && p.revents & (libc::POLLERR | libc::POLLHUP) != 0 {
+            // SAFETY: a NUL-terminated path; the descriptors are plain
+            // numbers, and the caller allows replacing `fd`.
+            unsafe {
+                let null = libc::open(
+                    c"/dev/null".as_ptr(),
+                    crate::sys::O_WRONLY | crate::sys::O_CLOEXEC,
+                );
+                if null >= 0 {
+                    libc::dup2(null, fd);
+                    libc::close(null);
+                }
             }
         }
     }
 }
 
 /// Removes the registered files and exits with 128 + the first signal.
+///
+/// # Safety
+/// As [`unlink_registered`]; and the process ends at once, without
+/// unwinding or running destructors: call only on the signal path, where
+/// nothing is left to flush.
 unsafe fn hard_exit() -> ! {
-    unlink_registered();
+    // SAFETY: the caller ends the run (this function's contract).
+    unsafe { unlink_registered() };
     let first = FIRST.load(Ordering::SeqCst);
     let code = 128
         + if first == 0 {
@@ -154,8 +171,11 @@ unsafe fn hard_exit() -> ! {
         } else {
             first
         };
+    // SAFETY: _exit ends the process; the caller allows that.
     #[cfg(unix)]
-    libc::_exit(code);
+    unsafe {
+        libc::_exit(code)
+    };
     #[cfg(windows)]
     crate::sys::console::exit_now(code)
 }
@@ -163,12 +183,17 @@ unsafe fn hard_exit() -> ! {
 /// Removes the files registered with `set_cleanup` that are still the
 /// files the run created (see the module documentation).
 /// Async-signal-safe: atomics, fstatat and unlinkat only.
+///
+/// # Safety
+/// Removes files the run may still have open: call only when the run
+/// ends (a hard exit, a closing console, `clean_up_now`).
 unsafe fn unlink_registered() {
-    let list = CLEANUP.load(Ordering::SeqCst);
-    if list.is_null() {
+    // SAFETY: lists are leaked, never freed (see `set_cleanup`), so a
+    // non-null pointer refers to a live list.
+    let Some(list) = (unsafe { CLEANUP.load(Ordering::SeqCst).as_ref() }) else {
         return;
-    }
-    for e in (*list).iter() {
+    };
+    for e in list.iter() {
         let ino = e.ino.load(Ordering::SeqCst);
         let dev = e.dev.load(Ordering::SeqCst);
         if ino == 0 || e.ino.load(Ordering::SeqCst) != ino {
@@ -180,16 +205,23 @@ unsafe fn unlink_registered() {
             // run created and deleted through that handle.
             let _ = crate::sys::unlink_at(e.dir, &e.name, false, Some((dev, ino)));
         }
+        // SAFETY: a C struct of plain data, for which all zero bytes are
+        // valid.
         #[cfg(unix)]
-        let mut st: libc::stat = std::mem::zeroed();
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fstatat into a stat buffer with a NUL-terminated name.
         #[cfg(unix)]
-        let found = libc::fstatat(e.dir, e.name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) == 0;
+        let found = unsafe {
+            libc::fstatat(e.dir, e.name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) == 0
+        };
         #[cfg(unix)]
         if found
             && st.st_mode as u32 & crate::sys::S_IFMT == crate::sys::S_IFREG
             && (st.st_dev as u64, st.st_ino as u64) == (dev, ino)
         {
-            libc::unlinkat(e.dir, e.name.as_ptr(), 0);
+            // SAFETY: a NUL-terminated name in a directory the caller
+            // keeps open while it is registered.
+            unsafe { libc::unlinkat(e.dir, e.name.as_ptr(), 0) };
         }
     }
 }

@@ -284,10 +284,21 @@ struct SparseHistogram {
     bins: Vec<(usize, u64)>,
 }
 
-impl TryFrom<SparseHistogram> for Histogram {
-    type Error = String;
+/// A stored histogram that cannot be this build's (a bucket out of range).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadHistogram(pub String);
 
-    fn try_from(w: SparseHistogram) -> Result<Histogram, String> {
+impl From<String> for BadHistogram {
+    fn from(why: String) -> Self {
+        BadHistogram(why)
+    }
+}
+
+impl TryFrom<SparseHistogram> for Histogram {
+    type Error = BadHistogram;
+
+    fn try_from(w: SparseHistogram) -> Result<Histogram, BadHistogram> {
         // Nothing recorded: no buckets (see the type's documentation).
         let mut h = if w.bins.is_empty() {
             Histogram::empty()
@@ -297,10 +308,10 @@ impl TryFrom<SparseHistogram> for Histogram {
         let mut next = 0;
         for (idx, count) in w.bins {
             if idx >= NR {
-                return Err(format!("histogram bucket {idx} out of range (0..{NR})"));
+                return Err(format!("histogram bucket {idx} out of range (0..{NR})").into());
             }
             if idx < next {
-                return Err(format!("histogram bucket {idx} repeated or out of order"));
+                return Err(format!("histogram bucket {idx} repeated or out of order").into());
             }
             h.buckets[idx] = count;
             next = idx + 1;

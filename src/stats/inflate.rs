@@ -22,6 +22,18 @@ const OFFSET_SAMPLE: usize = 40;
 const CHUNK: usize = 1 << 20;
 
 /// The layout of a file's samples, from its first one.
+/// What is wrong with a compressed log (one line, for "cannot inflate
+/// FILE: ...").
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadLog(pub String);
+
+impl From<String> for BadLog {
+    fn from(why: String) -> Self {
+        BadLog(why)
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Layout {
     offset: bool,
@@ -29,13 +41,14 @@ struct Layout {
 }
 
 impl Layout {
-    fn of(first: &[u8]) -> Result<Layout, String> {
+    fn of(first: &[u8]) -> Result<Layout, BadLog> {
         let ddir = u32::from_le_bytes(first[16..20].try_into().expect("4 bytes"));
         if ddir & !(OFFSET_FLAG | PRIO_FLAG) > 2 {
             return Err(format!(
                 "its first sample has direction word {ddir:#x}: not a bandwidth, IOPS or latency \
                  log of fio's format (histogram logs are not compressed by iomark)"
-            ));
+            )
+            .into());
         }
         Ok(Layout {
             offset: ddir & OFFSET_FLAG != 0,
@@ -81,7 +94,7 @@ fn line(out: &mut String, s: &[u8], layout: Layout) {
 /// Inflates `data` (a whole `.fz` file), handing the text to `emit` a
 /// piece at a time; `emit` returns false to stop (its output failed).
 /// Errors say what is wrong with the file.
-pub fn inflate(data: &[u8], emit: &mut dyn FnMut(&str) -> bool) -> Result<(), String> {
+pub fn inflate(data: &[u8], emit: &mut dyn FnMut(&str) -> bool) -> Result<(), BadLog> {
     let mut rest = data;
     let mut layout: Option<Layout> = None;
     let mut pending: Vec<u8> = Vec::new();
@@ -128,7 +141,8 @@ pub fn inflate(data: &[u8], emit: &mut dyn FnMut(&str) -> bool) -> Result<(), St
                 return Err(format!(
                     "it ends in the middle of zlib stream {} (a truncated file?)",
                     streams + 1
-                ));
+                )
+                .into());
             }
         }
         streams += 1;
@@ -138,7 +152,8 @@ pub fn inflate(data: &[u8], emit: &mut dyn FnMut(&str) -> bool) -> Result<(), St
         return Err(format!(
             "it ends with {} bytes that are not a whole sample",
             pending.len()
-        ));
+        )
+        .into());
     }
     Ok(())
 }
@@ -200,13 +215,13 @@ mod tests {
         .unwrap();
         assert_eq!(n, 0);
         let e = inflate(b"0, 1, 0, 4096, 0\n", &mut |_| true).unwrap_err();
-        assert!(e.starts_with("it is not a compressed log"), "{e}");
+        assert!(e.0.starts_with("it is not a compressed log"), "{e}");
         let mut cut = Vec::with_capacity(256);
         let mut z = flate2::Compress::new(flate2::Compression::default(), true);
         z.compress_vec(&[0u8; 64], &mut cut, flate2::FlushCompress::Finish)
             .unwrap();
         cut.truncate(cut.len() - 3);
         let e = inflate(&cut, &mut |_| true).unwrap_err();
-        assert!(e.contains("ends in the middle"), "{e}");
+        assert!(e.0.contains("ends in the middle"), "{e}");
     }
 }

@@ -545,8 +545,9 @@ impl ThreadUsage {
 
     #[cfg(unix)]
     pub fn now() -> Self {
-        // SAFETY: getrusage fills the zeroed struct.
+        // SAFETY: a C struct of plain data, for which all zero bytes are valid.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: getrusage fills the zeroed struct.
         if unsafe { libc::getrusage(RUSAGE_THREAD, &mut ru) } != 0 {
             return ThreadUsage::default();
         }

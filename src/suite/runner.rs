@@ -394,6 +394,7 @@ pub fn run_suite(
 /// failed, and all stop together if so. A stop signal on any rank stops
 /// the pass on every rank: rank 0 reports what it measured, each rank
 /// removes its own test files.
+#[allow(clippy::too_many_lines)]
 pub fn run_suite_on(
     s: &SuiteRun,
     launch: &Launch,

@@ -357,6 +357,7 @@ pub fn main(opts: SweepOpts) -> i32 {
 }
 
 /// `sweep` once the ranks (if any) have joined.
+#[allow(clippy::too_many_lines)]
 fn run(opts: SweepOpts, launch: &crate::launch::Launch) -> i32 {
     let SweepOpts {
         run: flags,

@@ -112,6 +112,25 @@ pub fn errno(e: &io::Error) -> i32 {
     errno_of(e).unwrap_or(libc::EIO)
 }
 
+/// The system's text for an error, without the " (os error N)" that
+/// `io::Error` appends ("No space left on device"). The one place that
+/// turns an errno into words.
+pub fn error_text(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// The system's text for an errno ("Success" for 0).
+pub fn errno_text(errno: i32) -> String {
+    if errno == 0 {
+        return "Success".into();
+    }
+    error_text(&from_errno(errno))
+}
+
 /// [`errno`] without the EIO default.
 pub fn errno_of(e: &io::Error) -> Option<i32> {
     let raw = e.raw_os_error()?;

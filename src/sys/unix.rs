@@ -128,8 +128,9 @@ pub fn stat_of(m: &std::fs::Metadata) -> super::Stat {
 
 /// The metadata of `name` in `dir`, not following a final link.
 pub fn lstat_at(dir: RawFd, name: &CStr) -> io::Result<super::Stat> {
-    // SAFETY: fstatat into a zeroed buffer with a NUL-terminated name.
+    // SAFETY: `stat` is plain data, for which all zero bytes are valid.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstatat into a stat buffer with a NUL-terminated name.
     if unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } != 0 {
         return Err(io::Error::last_os_error());
     }
@@ -182,7 +183,10 @@ pub fn unlink_at(
 pub fn set_blocking(fd: RawFd) -> io::Result<()> {
     // SAFETY: fcntl on an open descriptor.
     let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if fl < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, fl & !libc::O_NONBLOCK) } < 0 {
+    if fl < 0
+        // SAFETY: fcntl on an open descriptor.
+        || unsafe { libc::fcntl(fd, libc::F_SETFL, fl & !libc::O_NONBLOCK) } < 0
+    {
         return Err(io::Error::last_os_error());
     }
     Ok(())
@@ -194,7 +198,8 @@ pub fn set_blocking(fd: RawFd) -> io::Result<()> {
 /// `buf` must be valid for `len` bytes of writes.
 #[inline]
 pub unsafe fn pread(fd: RawFd, buf: *mut u8, len: usize, off: u64) -> isize {
-    libc::pread(fd, buf.cast(), len, off as libc::off_t)
+    // SAFETY: the caller vouches for `buf` and `len`.
+    unsafe { libc::pread(fd, buf.cast(), len, off as libc::off_t) }
 }
 
 /// `pwrite(2)`: bytes written, or -1 with the error in errno.
@@ -203,7 +208,8 @@ pub unsafe fn pread(fd: RawFd, buf: *mut u8, len: usize, off: u64) -> isize {
 /// `buf` must be valid for `len` bytes of reads.
 #[inline]
 pub unsafe fn pwrite(fd: RawFd, buf: *const u8, len: usize, off: u64) -> isize {
-    libc::pwrite(fd, buf.cast(), len, off as libc::off_t)
+    // SAFETY: the caller vouches for `buf` and `len`.
+    unsafe { libc::pwrite(fd, buf.cast(), len, off as libc::off_t) }
 }
 
 /// `lseek(fd, off, SEEK_SET)` then `read(2)`.
@@ -212,10 +218,12 @@ pub unsafe fn pwrite(fd: RawFd, buf: *const u8, len: usize, off: u64) -> isize {
 /// As [`pread`].
 #[inline]
 pub unsafe fn seek_read(fd: RawFd, buf: *mut u8, len: usize, off: u64) -> isize {
-    if libc::lseek(fd, off as libc::off_t, libc::SEEK_SET) < 0 {
+    // SAFETY: a plain call on a descriptor.
+    if unsafe { libc::lseek(fd, off as libc::off_t, libc::SEEK_SET) } < 0 {
         return -1;
     }
-    libc::read(fd, buf.cast(), len)
+    // SAFETY: the caller vouches for `buf` and `len`.
+    unsafe { libc::read(fd, buf.cast(), len) }
 }
 
 /// `lseek(fd, off, SEEK_SET)` then `write(2)`.
@@ -224,10 +232,12 @@ pub unsafe fn seek_read(fd: RawFd, buf: *mut u8, len: usize, off: u64) -> isize 
 /// As [`pwrite`].
 #[inline]
 pub unsafe fn seek_write(fd: RawFd, buf: *const u8, len: usize, off: u64) -> isize {
-    if libc::lseek(fd, off as libc::off_t, libc::SEEK_SET) < 0 {
+    // SAFETY: a plain call on a descriptor.
+    if unsafe { libc::lseek(fd, off as libc::off_t, libc::SEEK_SET) } < 0 {
         return -1;
     }
-    libc::write(fd, buf.cast(), len)
+    // SAFETY: the caller vouches for `buf` and `len`.
+    unsafe { libc::write(fd, buf.cast(), len) }
 }
 
 /// `fsync(2)`: 0, or -1 with the error in errno.
@@ -365,11 +375,13 @@ pub(super) fn errno_to_os_code(errno: i32) -> i32 {
 
 pub(super) fn calendar_impl(secs: i64, utc: bool) -> Option<super::Calendar> {
     let t = secs as libc::time_t;
-    // SAFETY: localtime_r/gmtime_r write into the zeroed tm.
+    // SAFETY: `tm` is plain data, for which all zero bytes are valid.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     let r = if utc {
+        // SAFETY: gmtime_r writes into the tm it is given.
         unsafe { libc::gmtime_r(&t, &mut tm) }
     } else {
+        // SAFETY: localtime_r writes into the tm it is given.
         unsafe { libc::localtime_r(&t, &mut tm) }
     };
     if r.is_null() {
@@ -512,8 +524,9 @@ pub fn stat_path(path: &std::path::Path, follow: bool) -> io::Result<super::Stat
 pub fn free_space(dir: &std::path::Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs fills the zeroed struct for a valid C path.
+    // SAFETY: `statvfs` is plain data, for which all zero bytes are valid.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: statvfs fills the struct for a valid C path.
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         return None;
     }

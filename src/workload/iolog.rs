@@ -174,7 +174,7 @@ pub fn load(name: &str, opts: &LogOpts) -> Result<Trace, TraceError> {
     }
     .map_err(|why| TraceError::Read {
         name: name.to_string(),
-        why,
+        why: why.into(),
     })?;
     parse(name, &bytes, opts)
 }
@@ -183,6 +183,7 @@ pub fn load(name: &str, opts: &LogOpts) -> Result<Trace, TraceError> {
 const BLKTRACE_MAGIC: u32 = 0x6561_7400;
 
 /// Parses trace text (see `load`).
+#[allow(clippy::too_many_lines)]
 pub fn parse(name: &str, data: &[u8], opts: &LogOpts) -> Result<Trace, TraceError> {
     if data.len() >= 4 {
         let m = u32::from_ne_bytes([data[0], data[1], data[2], data[3]]);

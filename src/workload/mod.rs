@@ -214,6 +214,7 @@ impl Workload {
             .sum()
     }
 
+    #[allow(clippy::too_many_lines)]
     pub fn new(spec: &JobSpec, regions: &[Region], limits: Limits, seed: u64) -> Self {
         let io = &spec.io;
         let sizer = BlockSizer::new(io);

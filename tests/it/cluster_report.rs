@@ -68,6 +68,7 @@ const JOBS: &str = "[global]\nioengine=null\nbs=4k\nsize=1m\n\
                     [reader]\nrw=randread\nnumjobs=2\n[writer]\nrw=write\n";
 
 #[test]
+#[allow(clippy::too_many_lines)]
 fn json_has_every_host_then_all_clients_merged_exactly() {
     let hosts = two_hosts(JOBS, false);
     let c = cluster::build(

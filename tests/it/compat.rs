@@ -365,6 +365,7 @@ fn within(a: f64, b: f64, frac: f64) -> bool {
 const DIRS: [&str; 3] = ["read", "write", "trim"];
 
 /// Compares two runs of the same case.
+#[allow(clippy::too_many_lines)]
 fn compare(check: Check, fio: &Outcome, ours: &Outcome) -> Result<(), String> {
     let (a, b) = (&fio_jobs_in_clone_order(fio), jobs(ours));
     if a.len() != b.len() {

@@ -39,6 +39,7 @@ const QUICK: &[&str] = &[
 ];
 
 #[test]
+#[allow(clippy::too_many_lines)]
 fn quick_and_labelled_job_runs_are_recorded() {
     let dir = tempdir();
     let d = dir.path();

@@ -290,6 +290,7 @@ fn iops_text(v: f64) -> String {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)]
 fn a_quick_report_opens_on_crystaldiskmarks_grid_and_says_what_every_chart_shows() {
     let dir = tempdir();
     let o = run_in(

@@ -205,10 +205,12 @@ fn run_on_one_cpu(dir: &Path, args: &[&str]) -> std::process::Output {
     use std::os::unix::process::CommandExt;
     let mut c = iomark();
     c.args(args).current_dir(dir);
+    // SAFETY: a C struct of plain data, for which all zero bytes are valid.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: CPU 0 lies inside the set.
+    unsafe { libc::CPU_SET(0, &mut set) };
     // SAFETY: the closure only calls sched_setaffinity, which is
     // async-signal-safe, on a set built before the fork.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    unsafe { libc::CPU_SET(0, &mut set) };
     unsafe {
         c.pre_exec(move || {
             if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {

@@ -43,6 +43,7 @@ fn memory_backed(dir: &Path) -> bool {
     let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: statfs writes the struct.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: statfs fills the struct for a NUL-terminated path.
     unsafe { libc::statfs(c.as_ptr(), &mut st) };
     st.f_type == libc::TMPFS_MAGIC || st.f_type == 0x858458f6
     // ramfs

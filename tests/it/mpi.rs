@@ -250,10 +250,12 @@ fn a_silent_rank_is_named_and_every_rank_stops_in_bounded_time() {
     }
     let pid = stopped.expect("rank 1 started");
     std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: kill has no memory precondition.
     unsafe { libc::kill(pid, libc::SIGSTOP) };
     let o = child.wait_with_output().unwrap();
     let took = t0.elapsed();
     // Whatever happened, do not leave a stopped process behind.
+    // SAFETY: as above.
     unsafe { libc::kill(pid, libc::SIGKILL) };
     let err = common::stderr(&o);
     assert!(!o.status.success(), "{err}");

@@ -581,6 +581,7 @@ fn a_host_stopped_mid_phase_is_named_and_the_other_ranks_report() {
     let leader = leader.expect("rank 2 started");
     std::thread::sleep(Duration::from_secs(2));
     // The first rank of host imk2: its own rank 3 hangs below rank 0 now.
+    // SAFETY: kill has no memory precondition.
     unsafe { libc::kill(leader, libc::SIGSTOP) };
     let stopped = Instant::now();
     while child.try_wait().unwrap().is_none() && stopped.elapsed() < Duration::from_secs(60) {
@@ -590,6 +591,7 @@ fn a_host_stopped_mid_phase_is_named_and_the_other_ranks_report() {
     eprintln!("host imk2's first rank stopped: mpirun ended {took:?} later");
     let _ = child.kill();
     let o = child.wait_with_output().unwrap();
+    // SAFETY: as above.
     unsafe { libc::kill(leader, libc::SIGKILL) };
     let err = common::stderr(&o);
     assert!(!o.status.success(), "{err}");

@@ -196,6 +196,7 @@ fn current(s: &str) -> Option<String> {
 // A loop device's I/O scheduler.
 #[cfg(target_os = "linux")]
 #[test]
+#[allow(clippy::too_many_lines)]
 fn a_suite_pass_switches_the_scheduler_and_notes_like_the_command_line() {
     use iomark::run::monitor::StatusHook;
     use iomark::run::RunOptions;

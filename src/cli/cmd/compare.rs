@@ -25,6 +25,7 @@ fn finish(a: &mut CompareOpts, pos: Vec<OsString>) -> Result<(), String> {
     Ok(())
 }
 
+#[allow(clippy::too_many_lines)]
 fn options() -> Vec<super::Opt<CompareOpts>> {
     vec![
         opt(

@@ -30,6 +30,7 @@ fn finish(o: &mut SweepOpts, pos: Vec<OsString>) -> Result<(), String> {
     Ok(())
 }
 
+#[allow(clippy::too_many_lines)]
 pub fn spec() -> Spec<SweepOpts> {
     let own = vec![
         opt(

@@ -139,12 +139,12 @@ pub const OPTS: &[OptDef] = &[
         |s, v| {
             let a = size(s, v)?;
             if a != 0 && !a.is_power_of_two() {
-                return Err(format!("'{v}' must be a power of two"));
+                return Err(format!("'{v}' must be a power of two").into());
             }
             if a > MAX_IOMEM_ALIGN {
                 return Err(format!(
                     "'{v}' is more than 1g, the largest buffer alignment iomark accepts"
-                ));
+                ).into());
             }
             s.buf.iomem_align = a;
             Ok(())
@@ -176,11 +176,11 @@ pub const OPTS: &[OptDef] = &[
                 _ => {
                     return Err(format!(
                         "'{kind}' is not one of: malloc, shm, shmhuge, mmap, mmaphuge, mmapshared"
-                    ))
+                    ).into())
                 }
             };
             if file.is_some() && !matches!(mem, M::Mmap(_) | M::MmapHuge(_) | M::MmapShared(_)) {
-                return Err(format!("only the mmap types take a file name, not {kind}"));
+                return Err(format!("only the mmap types take a file name, not {kind}").into());
             }
             s.buf.mem = mem;
             Ok(())
@@ -196,12 +196,12 @@ pub const OPTS: &[OptDef] = &[
         |s, v| {
             let h = size(s, v)?;
             if h == 0 || h % 4096 != 0 {
-                return Err(format!("'{v}' is not a multiple of 4096"));
+                return Err(format!("'{v}' is not a multiple of 4096").into());
             }
             if h > MAX_HUGEPAGE_SIZE {
                 return Err(format!(
                     "'{v}' is more than 16g, the largest huge page size there is"
-                ));
+                ).into());
             }
             s.buf.hugepage_size = h;
             Ok(())
@@ -226,7 +226,7 @@ mod tests {
     use crate::job::options::{apply, lookup};
     use crate::job::spec::{DedupeMode, JobSpec};
 
-    fn set(opts: &[(&str, &str)]) -> Result<JobSpec, String> {
+    fn set(opts: &[(&str, &str)]) -> Result<JobSpec, crate::job::JobError> {
         let mut s = JobSpec::default();
         for (k, v) in opts {
             apply(&mut s, lookup(k).unwrap(), Some(v))?;

@@ -150,7 +150,7 @@ pub const OPTS: &[OptDef] = &[
                 return Err(format!(
                     "expected at most 3 comma-separated lists (read,write,verify), got {}",
                     parts.len()
-                ));
+                ).into());
             }
             let mut lists = [None, None, None];
             for (i, part) in parts.iter().enumerate() {
@@ -280,7 +280,7 @@ pub const OPTS: &[OptDef] = &[
                 _ => {
                     return Err(format!(
                         "'{v}' is not a valid unit base (expected 1024 or 1000)"
-                    ))
+                    ).into())
                 }
             };
             Ok(())
@@ -303,7 +303,7 @@ pub const OPTS: &[OptDef] = &[
                 _ => {
                     return Err(format!(
                         "'{v}' is not a valid unit base (expected 0, 1 or 8)"
-                    ))
+                    ).into())
                 }
             };
             Ok(())
@@ -403,7 +403,7 @@ pub const OPTS: &[OptDef] = &[
         |s, v| {
             let n = crate::job::value::parse_int(v)?;
             if !(-20..=19).contains(&n) {
-                return Err(format!("'{v}' is out of range (expected -20 to 19)"));
+                return Err(format!("'{v}' is out of range (expected -20 to 19)").into());
             }
             s.ctl.nice = n as i32;
             Ok(())

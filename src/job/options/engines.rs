@@ -6,6 +6,7 @@ use super::{boolean, opt, size, uint_in, Category::*, Kind, OptDef};
 use crate::job::engine_kind::EngineKind;
 use crate::job::spec::{Placement, PlidSelect, StatType};
 use crate::job::value::parse_choice;
+use crate::job::JobError;
 
 /// io_uring and its passthrough variant share their ring options.
 const URING: &[EngineKind] = &[EngineKind::IoUring, EngineKind::IoUringCmd];
@@ -119,7 +120,7 @@ pub const OPTS: &[OptDef] = &[
                 -1 => -1,
                 0 => 0,
                 n if n > 0 => 1,
-                _ => return Err(format!("'{v}' must be -1, 0 or 1")),
+                _ => return Err(format!("'{v}' must be -1, 0 or 1").into()),
             };
             Ok(())
         },
@@ -343,7 +344,7 @@ pub const OPTS: &[OptDef] = &[
 ];
 
 /// `pi_chk`: GUARD, REFTAG and APPTAG, comma-separated, as PRCHK bits.
-fn parse_pi_chk(v: &str) -> Result<u32, String> {
+fn parse_pi_chk(v: &str) -> Result<u32, JobError> {
     use crate::job::spec::pi_chk_bits as bits;
     let mut out = 0;
     for w in v.split(',').map(str::trim).filter(|w| !w.is_empty()) {
@@ -360,20 +361,20 @@ fn parse_pi_chk(v: &str) -> Result<u32, String> {
 }
 
 /// `plids`: numbers and ranges, comma-separated (`0,2-4`), in order.
-fn parse_id_list(v: &str) -> Result<Vec<u16>, String> {
+fn parse_id_list(v: &str) -> Result<Vec<u16>, JobError> {
     let mut out = Vec::new();
     for part in v.split(',').map(str::trim) {
-        let num = |t: &str| -> Result<u16, String> {
+        let num = |t: &str| -> Result<u16, JobError> {
             t.trim()
                 .parse::<u16>()
-                .map_err(|_| format!("'{t}' is not an identifier (0 to 65535)"))
+                .map_err(|_| format!("'{t}' is not an identifier (0 to 65535)").into())
         };
         let (lo, hi) = match part.split_once('-') {
             Some((a, b)) => (num(a)?, num(b)?),
             None => (num(part)?, num(part)?),
         };
         if lo > hi {
-            return Err(format!("'{part}' is an empty range"));
+            return Err(format!("'{part}' is an empty range").into());
         }
         out.extend(lo..=hi);
         if out.len() > 128 {
@@ -388,7 +389,7 @@ mod tests {
     use crate::job::options::{apply, lookup};
     use crate::job::spec::*;
 
-    fn set(spec: &mut JobSpec, k: &str, v: Option<&str>) -> Result<(), String> {
+    fn set(spec: &mut JobSpec, k: &str, v: Option<&str>) -> Result<(), crate::job::JobError> {
         apply(spec, lookup(k).unwrap(), v)
     }
 

@@ -4,6 +4,7 @@
 use super::{boolean, opt, size, uint_in, unsupported, Category::*, Kind, OptDef};
 use crate::job::spec::{FadviseHint, FallocateMode, FileService};
 use crate::job::value::{parse_choice, parse_size_or_percent, parse_size_range, SizeOrPercent};
+use crate::job::JobError;
 
 /// Splits a ':'-separated list, honouring `\:` as a literal colon.
 pub fn split_colon_list(v: &str) -> Vec<String> {
@@ -27,24 +28,24 @@ pub fn split_colon_list(v: &str) -> Vec<String> {
         .collect()
 }
 
-fn parse_file_service(v: &str) -> Result<FileService, String> {
+fn parse_file_service(v: &str) -> Result<FileService, JobError> {
     let (kind, arg) = match v.split_once(':') {
         Some((k, a)) => (k.trim(), Some(a.trim())),
         None => (v.trim(), None),
     };
-    let count = |a: Option<&str>| -> Result<u32, String> {
+    let count = |a: Option<&str>| -> Result<u32, JobError> {
         match a {
             Some(a) => Ok(uint_in(a, 1, u32::MAX as u64)? as u32),
             None => Ok(1),
         }
     };
-    let float = |a: Option<&str>, def: f64| -> Result<f64, String> {
+    let float = |a: Option<&str>, def: f64| -> Result<f64, JobError> {
         match a {
             Some(a) => a
                 .parse::<f64>()
                 .ok()
                 .filter(|x| x.is_finite())
-                .ok_or_else(|| format!("'{a}' is not a number")),
+                .ok_or_else(|| format!("'{a}' is not a number").into()),
             None => Ok(def),
         }
     };
@@ -59,7 +60,7 @@ fn parse_file_service(v: &str) -> Result<FileService, String> {
         _ => {
             return Err(format!(
                 "'{v}' is not one of: random, roundrobin, sequential, zipf, pareto, normal, gauss (optionally with :N)"
-            ))
+            ).into())
         }
     })
 }
@@ -79,7 +80,7 @@ pub const OPTS: &[OptDef] = &[
     }),
     opt("ioscheduler", Files, Kind::Str, "I/O scheduler the disks under the job's files switch to for the run (the previous one is restored after)", |s, v| {
         if v.is_empty() || v.contains(char::is_whitespace) {
-            return Err(format!("'{v}' is not a scheduler name (like none, mq-deadline, kyber, bfq)"));
+            return Err(format!("'{v}' is not a scheduler name (like none, mq-deadline, kyber, bfq)").into());
         }
         s.file.ioscheduler = Some(v.to_string());
         Ok(())

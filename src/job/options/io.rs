@@ -8,6 +8,7 @@ use crate::job::spec::{
 use crate::job::value::{
     parse_choice, parse_percent, parse_size_range, parse_split, split_per_ddir,
 };
+use crate::job::JobError;
 
 const RW_CHOICES: &[(&str, &str)] = &[
     ("read", "sequential reads"),
@@ -25,14 +26,15 @@ const RW_CHOICES: &[(&str, &str)] = &[
 
 /// Parses one direction's distribution: `random`, `zipf:T[:C]`,
 /// `pareto:H[:C]`, `normal:D[:C]`, `zoned:A/R:…`, `zoned_abs:A/SIZE:…`.
-fn parse_distribution(v: &str, kb: u64) -> Result<RandomDistribution, String> {
+#[allow(clippy::too_many_lines)]
+fn parse_distribution(v: &str, kb: u64) -> Result<RandomDistribution, JobError> {
     let v = v.trim();
     // The name ends at the first ':' (or '=', as in zoned_abs=… in fio's docs).
     let (kind, arg) = match v.find([':', '=']) {
         Some(i) => (v[..i].trim(), Some(v[i + 1..].trim())),
         None => (v, None),
     };
-    let value_and_center = |example: &str| -> Result<(f64, Option<f64>), String> {
+    let value_and_center = |example: &str| -> Result<(f64, Option<f64>), JobError> {
         let a = arg.ok_or_else(|| format!("'{v}' needs a value, e.g. {example}"))?;
         let (x, c) = match a.split_once(':') {
             Some((x, c)) => (x.trim(), Some(c.trim())),
@@ -49,7 +51,7 @@ fn parse_distribution(v: &str, kb: u64) -> Result<RandomDistribution, String> {
             Some(c) => {
                 let c = finite(c)?;
                 if !(0.0..=1.0).contains(&c) {
-                    return Err(format!("the centre in '{v}' must be between 0 and 1"));
+                    return Err(format!("the centre in '{v}' must be between 0 and 1").into());
                 }
                 Some(c)
             }
@@ -62,21 +64,21 @@ fn parse_distribution(v: &str, kb: u64) -> Result<RandomDistribution, String> {
         "zipf" => {
             let (theta, center) = value_and_center("zipf:1.2")?;
             if theta <= 0.0 || theta == 1.0 {
-                return Err(format!("zipf theta must be positive and not 1 (got '{v}')"));
+                return Err(format!("zipf theta must be positive and not 1 (got '{v}')").into());
             }
             RandomDistribution::Zipf { theta, center }
         }
         "pareto" => {
             let (h, center) = value_and_center("pareto:0.2")?;
             if !(h > 0.0 && h < 1.0) {
-                return Err(format!("pareto power must be between 0 and 1 (got '{v}')"));
+                return Err(format!("pareto power must be between 0 and 1 (got '{v}')").into());
             }
             RandomDistribution::Pareto { h, center }
         }
         "normal" | "gauss" => {
             let (dev, center) = value_and_center("normal:10")?;
             if !(0.0..=100.0).contains(&dev) {
-                return Err(format!("normal deviation must be 0 to 100 (got '{v}')"));
+                return Err(format!("normal deviation must be 0 to 100 (got '{v}')").into());
             }
             RandomDistribution::Normal { dev, center }
         }
@@ -93,18 +95,16 @@ fn parse_distribution(v: &str, kb: u64) -> Result<RandomDistribution, String> {
                 zones.push((p, r.trim().to_string()));
             }
             if zones.is_empty() || (access_total - 100.0).abs() > 1e-6 {
-                return Err(format!(
-                    "zone access percentages in '{v}' must add up to 100"
-                ));
+                return Err(format!("zone access percentages in '{v}' must add up to 100").into());
             }
             if zones.len() > 256 {
-                return Err(format!("'{v}' has more than 256 zones"));
+                return Err(format!("'{v}' has more than 256 zones").into());
             }
             if kind == "zoned" {
                 // A zone without a range ("20/") covers what the others
                 // leave of the file.
                 if zones.iter().filter(|(_, r)| r.is_empty()).count() > 1 {
-                    return Err(format!("only one zone in '{v}' may leave out its range"));
+                    return Err(format!("only one zone in '{v}' may leave out its range").into());
                 }
                 let given: f64 = zones
                     .iter()
@@ -124,14 +124,14 @@ fn parse_distribution(v: &str, kb: u64) -> Result<RandomDistribution, String> {
                     zs.push((p, r));
                 }
                 if range_total > 100.0 + 1e-6 {
-                    return Err(format!("zone ranges in '{v}' add up to more than 100%"));
+                    return Err(format!("zone ranges in '{v}' add up to more than 100%").into());
                 }
                 RandomDistribution::Zoned(zs)
             } else {
                 let mut zs = Vec::new();
                 for (p, r) in zones {
                     if r.is_empty() {
-                        return Err(format!("zone '{p}/' in '{v}' needs a size"));
+                        return Err(format!("zone '{p}/' in '{v}' needs a size").into());
                     }
                     zs.push((p, crate::job::value::parse_size(&r, kb)?));
                 }
@@ -141,13 +141,14 @@ fn parse_distribution(v: &str, kb: u64) -> Result<RandomDistribution, String> {
         _ => {
             return Err(format!(
                 "'{v}' is not one of: random, zipf:T, pareto:H, normal:D, zoned:…, zoned_abs:…"
-            ))
+            )
+            .into())
         }
     })
 }
 
 /// `rw` with its optional `:N` suffix.
-fn parse_rw(s: &mut crate::job::spec::JobSpec, v: &str) -> Result<(), String> {
+fn parse_rw(s: &mut crate::job::spec::JobSpec, v: &str) -> Result<(), JobError> {
     let (pat, nr) = match v.split_once(':') {
         Some((p, n)) => (p, Some(n.trim())),
         None => (v, None),
@@ -161,12 +162,12 @@ fn parse_rw(s: &mut crate::job::spec::JobSpec, v: &str) -> Result<(), String> {
             };
             let m = size(s, mag)?;
             if m == 0 {
-                return Err(format!("'{v}': the ':N' modifier must not be zero"));
+                return Err(format!("'{v}': the ':N' modifier must not be zero").into());
             }
             if neg && rw.is_random() {
-                return Err(format!(
-                    "'{v}': a negative ':N' only applies to sequential patterns"
-                ));
+                return Err(
+                    format!("'{v}': a negative ':N' only applies to sequential patterns").into(),
+                );
             }
             let m = i64::try_from(m).map_err(|_| format!("'{v}': ':N' is too large"))?;
             if neg {
@@ -183,13 +184,13 @@ fn parse_rw(s: &mut crate::job::spec::JobSpec, v: &str) -> Result<(), String> {
 }
 
 /// A number from 0 to 1.
-fn unit_fraction(v: &str) -> Result<f64, String> {
+fn unit_fraction(v: &str) -> Result<f64, JobError> {
     let f: f64 = v
         .trim()
         .parse()
         .map_err(|_| format!("'{v}' is not a number"))?;
     if !(0.0..=1.0).contains(&f) {
-        return Err(format!("'{v}' is out of range (expected 0 to 1)"));
+        return Err(format!("'{v}' is out of range (expected 0 to 1)").into());
     }
     Ok(f)
 }
@@ -441,7 +442,7 @@ mod tests {
     use crate::job::options::{apply, lookup};
     use crate::job::spec::*;
 
-    fn set(spec: &mut JobSpec, k: &str, v: &str) -> Result<(), String> {
+    fn set(spec: &mut JobSpec, k: &str, v: &str) -> Result<(), crate::job::JobError> {
         apply(spec, lookup(k).unwrap(), Some(v))
     }
 

@@ -4,8 +4,9 @@
 
 use super::{boolean, opt, size, uint, unsupported, Category::*, Kind, OptDef};
 use crate::job::spec::{Ddir, REPLAY_SKIP_SYNC};
+use crate::job::JobError;
 
-fn name(v: &str) -> Result<Option<String>, String> {
+fn name(v: &str) -> Result<Option<String>, JobError> {
     if v.is_empty() {
         return Err("needs a file name".into());
     }
@@ -77,7 +78,7 @@ pub const OPTS: &[OptDef] = &[
         |s, v| {
             let a = size(s, v)?;
             if a != 0 && !a.is_power_of_two() {
-                return Err(format!("'{v}' must be a power of two"));
+                return Err(format!("'{v}' must be a power of two").into());
             }
             s.log.replay_align = a;
             Ok(())
@@ -114,7 +115,7 @@ pub const OPTS: &[OptDef] = &[
                     other => {
                         return Err(format!(
                             "unknown kind '{other}' (expected read, write, trim or sync)"
-                        ))
+                        ).into())
                     }
                 };
             }
@@ -153,7 +154,7 @@ mod tests {
     use crate::job::options::{apply, lookup};
     use crate::job::spec::{Ddir, JobSpec, REPLAY_SKIP_SYNC};
 
-    fn set(opts: &[(&str, &str)]) -> Result<JobSpec, String> {
+    fn set(opts: &[(&str, &str)]) -> Result<JobSpec, crate::job::JobError> {
         let mut s = JobSpec::default();
         for (k, v) in opts {
             apply(&mut s, lookup(k).unwrap(), Some(v))?;
@@ -197,6 +198,6 @@ mod tests {
             assert!(set(&[(k, v)]).is_err(), "{k}={v} accepted");
         }
         let e = set(&[("merge_blktrace_file", "x")]).unwrap_err();
-        assert!(e.contains("not supported"), "{e}");
+        assert!(e.message.contains("not supported"), "{e}");
     }
 }

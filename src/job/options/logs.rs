@@ -4,10 +4,10 @@
 use super::{boolean, opt, size, uint_in, Category::*, Kind, OptDef};
 
 /// A log prefix: empty (bare option) means "use the job name".
-fn prefix(v: &str) -> Result<Option<String>, String> {
+fn prefix(v: &str) -> Result<Option<String>, crate::job::JobError> {
     let v = v.trim();
     if v.contains('/') && v.ends_with('/') {
-        return Err(format!("'{v}' names a directory, not a log file prefix"));
+        return Err(format!("'{v}' names a directory, not a log file prefix").into());
     }
     Ok(Some(v.to_string()))
 }
@@ -100,7 +100,7 @@ pub const OPTS: &[OptDef] = &[
 mod tests {
     use crate::job::spec::JobSpec;
 
-    fn set(name: &str, v: Option<&str>) -> Result<JobSpec, String> {
+    fn set(name: &str, v: Option<&str>) -> Result<JobSpec, crate::job::JobError> {
         let mut s = JobSpec::default();
         let d = crate::job::options::lookup(name).unwrap();
         crate::job::options::apply(&mut s, d, v)?;

@@ -7,6 +7,7 @@
 //! clear error naming it instead of being ignored. Options are split by
 //! family into the files beside this one.
 
+use crate::job::JobError;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -32,7 +33,7 @@ mod unsupported;
 mod verify;
 
 /// Sets a field of the spec from the option's text value.
-pub type Setter = fn(&mut JobSpec, &str) -> Result<(), String>;
+pub type Setter = fn(&mut JobSpec, &str) -> Result<(), JobError>;
 
 /// The value type, for help output and for bare-key handling.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -153,7 +154,7 @@ pub struct OptDef {
     pub set: Setter,
 }
 
-fn reject(_: &mut JobSpec, _: &str) -> Result<(), String> {
+fn reject(_: &mut JobSpec, _: &str) -> Result<(), JobError> {
     Err("not supported".into())
 }
 
@@ -370,12 +371,9 @@ pub fn unknown_option_message(name: &str) -> String {
 }
 
 /// Applies one assignment to `spec`. `value` is `None` for a bare key.
-pub fn apply(spec: &mut JobSpec, def: &OptDef, value: Option<&str>) -> Result<(), String> {
+pub fn apply(spec: &mut JobSpec, def: &OptDef, value: Option<&str>) -> Result<(), JobError> {
     if let Support::No(reason) = def.support {
-        return Err(format!(
-            "option '{}' is not supported by iomark: {reason}",
-            def.name
-        ));
+        return Err(format!("option '{}' is not supported by iomark: {reason}", def.name).into());
     }
     let value = match value {
         Some(v) if v.trim().is_empty() && def.kind != Kind::Str => {
@@ -383,7 +381,8 @@ pub fn apply(spec: &mut JobSpec, def: &OptDef, value: Option<&str>) -> Result<()
                 "option '{}' needs a value ({}), not an empty one",
                 def.name,
                 def.kind.describe()
-            ));
+            )
+            .into());
         }
         Some(v) => v,
         None if def.kind == Kind::OptStr => "",
@@ -393,11 +392,13 @@ pub fn apply(spec: &mut JobSpec, def: &OptDef, value: Option<&str>) -> Result<()
                 "option '{}' needs a value ({})",
                 def.name,
                 def.kind.describe()
-            ));
+            )
+            .into());
         }
     };
-    (def.set)(spec, value)
-        .map_err(|e| crate::job::value::clip_value(format!("option '{}': {e}", def.name), value))
+    (def.set)(spec, value).map_err(|e| {
+        crate::job::value::clip_value(format!("option '{}': {e}", def.name), value).into()
+    })
 }
 
 /// The names of options that are implemented, for tests and docs.
@@ -407,7 +408,7 @@ pub fn supported_names() -> Vec<&'static str> {
 
 /// Builds a spec with every option's default applied; used to check that
 /// the defaults in the table agree with `JobSpec::default()`.
-pub fn spec_from_table_defaults() -> Result<JobSpec, String> {
+pub fn spec_from_table_defaults() -> Result<JobSpec, JobError> {
     let mut spec = JobSpec::default();
     for d in all().filter(|d| d.is_supported() && !d.default.is_empty()) {
         (d.set)(&mut spec, d.default).map_err(|e| format!("default of '{}': {e}", d.name))?;
@@ -417,28 +418,28 @@ pub fn spec_from_table_defaults() -> Result<JobSpec, String> {
 
 // Shared helpers for setters.
 
-pub(crate) fn size(s: &JobSpec, v: &str) -> Result<u64, String> {
+pub(crate) fn size(s: &JobSpec, v: &str) -> Result<u64, JobError> {
     super::value::parse_size(v, s.kb_base())
 }
 
-pub(crate) fn boolean(v: &str) -> Result<bool, String> {
+pub(crate) fn boolean(v: &str) -> Result<bool, JobError> {
     super::value::parse_bool(v)
 }
 
-pub(crate) fn uint(v: &str) -> Result<u64, String> {
+pub(crate) fn uint(v: &str) -> Result<u64, JobError> {
     let n = super::value::parse_int(v)?;
-    u64::try_from(n).map_err(|_| format!("'{v}' must not be negative"))
+    u64::try_from(n).map_err(|_| format!("'{v}' must not be negative").into())
 }
 
-pub(crate) fn uint_in(v: &str, lo: u64, hi: u64) -> Result<u64, String> {
+pub(crate) fn uint_in(v: &str, lo: u64, hi: u64) -> Result<u64, JobError> {
     let n = uint(v)?;
     if n < lo || n > hi {
-        return Err(format!("'{v}' is out of range (expected {lo} to {hi})"));
+        return Err(format!("'{v}' is out of range (expected {lo} to {hi})").into());
     }
     Ok(n)
 }
 
-pub(crate) fn time_us(v: &str, unit: TimeUnit) -> Result<u64, String> {
+pub(crate) fn time_us(v: &str, unit: TimeUnit) -> Result<u64, JobError> {
     super::value::parse_time_us(v, unit)
 }
 
@@ -446,8 +447,8 @@ pub(crate) fn time_us(v: &str, unit: TimeUnit) -> Result<u64, String> {
 pub(crate) fn per_ddir<T: Copy>(
     cur: &mut [T; 3],
     v: &str,
-    f: impl Fn(&str) -> Result<T, String>,
-) -> Result<(), String> {
+    f: impl Fn(&str) -> Result<T, JobError>,
+) -> Result<(), JobError> {
     let parts = super::value::split_per_ddir(v)?;
     for (i, p) in parts.iter().enumerate() {
         if let Some(p) = p {

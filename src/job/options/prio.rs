@@ -14,11 +14,12 @@ use crate::job::engine_kind::EngineKind;
 use crate::job::ioprio::{MAX_CLASS, MAX_HINT, MAX_LEVEL};
 use crate::job::spec::PrioSplit;
 use crate::job::value::{parse_size, split_per_ddir};
+use crate::job::JobError;
 
 const URING_AIO: &[EngineKind] = &[EngineKind::IoUring, EngineKind::Libaio];
 
 /// Sets the read and write values of `cur` from `READ[,WRITE[,TRIM]]`.
-fn per_rw(cur: &mut [u32; 2], v: &str, lo: u32, hi: u32) -> Result<(), String> {
+fn per_rw(cur: &mut [u32; 2], v: &str, lo: u32, hi: u32) -> Result<(), JobError> {
     let mut all = [cur[0], cur[1], 0];
     per_ddir(&mut all, v, |p| {
         uint_in(p, lo.into(), hi.into()).map(|n| n as u32)
@@ -79,7 +80,7 @@ pub const OPTS: &[OptDef] = &[
 /// `BS/PCT/CLASS/LEVEL/HINT`, separated by `:`. Entries with no share
 /// (`BS`, `BS/`, `BS/0`) are left out; the shares of one block size may
 /// not add up to more than 100. An empty value removes the option.
-pub fn parse_bssplit(v: &str, kb_base: u64) -> Result<Option<[Vec<PrioSplit>; 2]>, String> {
+pub fn parse_bssplit(v: &str, kb_base: u64) -> Result<Option<[Vec<PrioSplit>; 2]>, JobError> {
     if v.trim().is_empty() {
         return Ok(None);
     }
@@ -93,7 +94,7 @@ pub fn parse_bssplit(v: &str, kb_base: u64) -> Result<Option<[Vec<PrioSplit>; 2]
     Ok(Some(out))
 }
 
-fn parse_bssplit_list(s: &str, kb_base: u64) -> Result<Vec<PrioSplit>, String> {
+fn parse_bssplit_list(s: &str, kb_base: u64) -> Result<Vec<PrioSplit>, JobError> {
     let mut out: Vec<PrioSplit> = Vec::new();
     for entry in s.split(':').map(str::trim).filter(|e| !e.is_empty()) {
         let e = parse_entry(entry, kb_base).map_err(|m| format!("entry '{entry}': {m}"))?;
@@ -109,23 +110,24 @@ fn parse_bssplit_list(s: &str, kb_base: u64) -> Result<Vec<PrioSplit>, String> {
             return Err(format!(
                 "the shares of block size {} add up to {total}%, more than 100%",
                 e.bs
-            ));
+            )
+            .into());
         }
     }
     Ok(out)
 }
 
-fn parse_entry(entry: &str, kb_base: u64) -> Result<PrioSplit, String> {
+fn parse_entry(entry: &str, kb_base: u64) -> Result<PrioSplit, JobError> {
     let fields: Vec<&str> = entry.split('/').map(str::trim).collect();
     let bs = parse_size(fields[0], kb_base)?;
     if bs == 0 {
         return Err("the block size must be larger than zero".into());
     }
-    let num = |i: usize, what: &str, hi: u32| -> Result<u32, String> {
+    let num = |i: usize, what: &str, hi: u32| -> Result<u32, JobError> {
         let f = fields[i].strip_suffix('%').unwrap_or(fields[i]);
         uint_in(f, 0, hi.into())
             .map(|n| n as u32)
-            .map_err(|e| format!("{what}: {e}"))
+            .map_err(|e| format!("{what}: {e}").into())
     };
     let perc = match fields.get(1) {
         None => 0,
@@ -155,7 +157,7 @@ mod tests {
     use crate::job::options::{apply, lookup};
     use crate::job::spec::JobSpec;
 
-    fn set(s: &mut JobSpec, k: &str, v: &str) -> Result<(), String> {
+    fn set(s: &mut JobSpec, k: &str, v: &str) -> Result<(), JobError> {
         apply(s, lookup(k).unwrap(), Some(v))
     }
 
@@ -253,10 +255,13 @@ mod tests {
         ] {
             let mut s = JobSpec::default();
             let e = set(&mut s, "cmdprio_bssplit", bad).unwrap_err();
-            assert!(e.starts_with("option 'cmdprio_bssplit': "), "{bad}: {e}");
+            assert!(
+                e.message.starts_with("option 'cmdprio_bssplit': "),
+                "{bad}: {e}"
+            );
         }
         let mut s = JobSpec::default();
         let e = set(&mut s, "cmdprio_bssplit", "4k/60:4k/50").unwrap_err();
-        assert!(e.contains("add up to 110%"), "{e}");
+        assert!(e.message.contains("add up to 110%"), "{e}");
     }
 }

@@ -4,28 +4,28 @@
 use super::{boolean, opt, per_ddir, time_us, uint_in, Category::*, Kind, OptDef};
 use crate::job::spec::SteadyState;
 use crate::job::value::{parse_percent, TimeUnit};
+use crate::job::JobError;
 
-fn parse_percentile_list(v: &str) -> Result<Vec<f64>, String> {
+fn parse_percentile_list(v: &str) -> Result<Vec<f64>, JobError> {
     let mut out = Vec::new();
     for p in v.split(':').map(str::trim).filter(|p| !p.is_empty()) {
         let x: f64 = p
             .parse()
             .map_err(|_| format!("'{p}' is not a percentile"))?;
         if !(0.0..=100.0).contains(&x) {
-            return Err(format!(
-                "percentile '{p}' is out of range (expected 0 to 100)"
-            ));
+            return Err(format!("percentile '{p}' is out of range (expected 0 to 100)").into());
         }
         out.push(x);
     }
     if out.is_empty() {
-        return Err(format!("'{v}' lists no percentiles"));
+        return Err(format!("'{v}' lists no percentiles").into());
     }
     if out.len() > 20 {
         return Err(format!(
             "'{v}' lists {} percentiles; at most 20 are allowed",
             out.len()
-        ));
+        )
+        .into());
     }
     out.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     Ok(out)
@@ -39,7 +39,7 @@ fn percentile_precision(v: &str) -> u32 {
         .unwrap_or(0)
 }
 
-fn parse_steadystate(v: &str) -> Result<Option<SteadyState>, String> {
+fn parse_steadystate(v: &str) -> Result<Option<SteadyState>, JobError> {
     let v = v.trim();
     if v.is_empty() || v == "0" || v == "none" {
         return Ok(None);
@@ -56,7 +56,7 @@ fn parse_steadystate(v: &str) -> Result<Option<SteadyState>, String> {
         .filter(|x: &f64| x.is_finite())
         .ok_or_else(|| format!("'{limit}' is not a number (in '{v}')"))?;
     if num < 0.0 {
-        return Err(format!("the limit in '{v}' must not be negative"));
+        return Err(format!("the limit in '{v}' must not be negative").into());
     }
     Ok(Some(match kind.trim() {
         "iops" => SteadyState::Iops {
@@ -76,9 +76,7 @@ fn parse_steadystate(v: &str) -> Result<Option<SteadyState>, String> {
             percent,
         },
         other => {
-            return Err(format!(
-                "'{other}' is not one of: iops, iops_slope, bw, bw_slope"
-            ))
+            return Err(format!("'{other}' is not one of: iops, iops_slope, bw, bw_slope").into())
         }
     }))
 }

@@ -127,7 +127,7 @@ pub const OPTS: &[OptDef] = &[
                     _ => {
                         return Err(format!(
                             "'{f}' is not one of: wait_before, write, wait_after"
-                        ))
+                        ).into())
                     }
                 };
             }

@@ -8,6 +8,7 @@ use crate::job::engine_kind::EngineKind;
 use crate::job::spec::*;
 use crate::job::validate::engine_mismatch;
 use crate::job::value::{SizeOrPercent, SplitEntry};
+use crate::job::JobError;
 
 type Check = fn(&JobSpec) -> bool;
 
@@ -500,7 +501,7 @@ const STR_BAD: &[(&str, &str)] = &[
     ("cmdprio_bssplit", "4k/200"),
 ];
 
-fn set(spec: &mut JobSpec, name: &str, value: &str) -> Result<(), String> {
+fn set(spec: &mut JobSpec, name: &str, value: &str) -> Result<(), JobError> {
     apply(spec, lookup(name).expect("option in table"), Some(value))
 }
 
@@ -595,14 +596,16 @@ fn unsupported_options_name_themselves_and_their_reason() {
     let e = apply(&mut JobSpec::default(), d, Some("10")).unwrap_err();
     assert_eq!(
         e,
-        "option 'trim_percentage' is not supported by iomark: iomark does not trim written blocks to check they read back as zeroes"
+        "option 'trim_percentage' is not supported by iomark: iomark does not trim written blocks to check they read back as zeroes".into()
     );
     let d = lookup("proto").unwrap();
     let e = apply(&mut JobSpec::default(), d, Some("tcp")).unwrap_err();
-    assert!(e.starts_with("option 'protocol' is not supported by iomark: it belongs to the net"));
+    assert!(e
+        .message
+        .starts_with("option 'protocol' is not supported by iomark: it belongs to the net"));
     for d in all().filter(|d| !d.is_supported()) {
         let e = apply(&mut JobSpec::default(), d, Some("1")).unwrap_err();
-        assert!(e.contains(&format!("'{}'", d.name)), "{e}");
+        assert!(e.message.contains(&format!("'{}'", d.name)), "{e}");
     }
 }
 

@@ -202,7 +202,7 @@ pub const OPTS: &[OptDef] = &[
             let ms = size(s, v)?;
             let max = crate::job::value::MAX_TIME_US / 1000;
             if ms > max {
-                return Err(format!("'{v}' is out of range (expected at most {max} ms)"));
+                return Err(format!("'{v}' is out of range (expected at most {max} ms)").into());
             }
             s.time.rate_cycle_ms = ms.max(1);
             Ok(())

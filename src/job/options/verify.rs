@@ -5,6 +5,7 @@
 use super::{boolean, opt, size, uint, Category::*, Kind, OptDef};
 use crate::job::spec::VerifyKind;
 use crate::job::value::parse_choice;
+use crate::job::JobError;
 
 const METHODS: &[(&str, VerifyKind)] = &[
     ("0", VerifyKind::None),
@@ -110,7 +111,7 @@ pub const OPTS: &[OptDef] = &[
         |s, v| {
             let n = size(s, v)?;
             if n < 40 {
-                return Err(format!("'{v}' is below the 40-byte header"));
+                return Err(format!("'{v}' is below the 40-byte header").into());
             }
             s.verify.verify_offset = n;
             Ok(())
@@ -124,7 +125,7 @@ pub const OPTS: &[OptDef] = &[
         |s, v| {
             let n = size(s, v)?;
             if n < 80 {
-                return Err(format!("'{v}' is below the minimum of 80"));
+                return Err(format!("'{v}' is below the minimum of 80").into());
             }
             s.verify.verify_interval = n;
             Ok(())
@@ -192,11 +193,12 @@ pub const OPTS: &[OptDef] = &[
 ];
 
 /// The write-state options: iomark does not keep a state, so only "off".
-fn state_off(v: &str, what: &str) -> Result<(), String> {
+fn state_off(v: &str, what: &str) -> Result<(), JobError> {
     if boolean(v)? {
         return Err(format!(
             "iomark does not {what} the write state of a stopped job; only 0 is accepted"
-        ));
+        )
+        .into());
     }
     Ok(())
 }
@@ -206,7 +208,7 @@ mod tests {
     use crate::job::options::{apply, lookup};
     use crate::job::spec::{JobSpec, VerifyKind};
 
-    fn set(k: &str, v: &str) -> Result<JobSpec, String> {
+    fn set(k: &str, v: &str) -> Result<JobSpec, crate::job::JobError> {
         let mut s = JobSpec::default();
         apply(&mut s, lookup(k).unwrap(), Some(v))?;
         Ok(s)
@@ -234,9 +236,9 @@ mod tests {
             assert!(set(k, v).is_err(), "{k}={v} accepted");
         }
         let e = set("verify_state_load", "1").unwrap_err();
-        assert!(e.contains("only 0 is accepted"), "{e}");
+        assert!(e.message.contains("only 0 is accepted"), "{e}");
         assert_eq!(set("verify_state_save", "0").unwrap(), JobSpec::default());
         let e = set("verify_async_cpus", "0").unwrap_err();
-        assert!(e.contains("not supported"), "{e}");
+        assert!(e.message.contains("not supported"), "{e}");
     }
 }

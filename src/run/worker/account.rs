@@ -61,7 +61,7 @@ impl Completions for Worker<'_> {
     #[inline]
     fn settle(&mut self, q: &mut IoQueue, idx: u32, result: i64) -> Option<i64> {
         let u = q.unit(idx);
-        if !short::is_short(u.op, u.len, result) {
+        if !short::is_short(u.op, u.len(), result) {
             return Some(self.reassemble(q, idx, result));
         }
         match self.short_transfer(q, idx, result) {
@@ -88,7 +88,7 @@ impl Completions for Worker<'_> {
         }
         let bytes = result as u64;
         let (len, offset, start_ns, issue_ns, prio) =
-            (u.len, u.offset, u.start_ns, u.issue_ns, u.prio);
+            (u.len(), u.offset, u.start_ns, u.issue_ns, u.prio);
         self.count_done(di, bytes);
         self.verify_completed(q, idx, bytes);
         if !self.phase.measuring {

@@ -64,12 +64,7 @@ pub(super) fn error_fate(
 
 /// The lower-case text of an errno ("no space left on device").
 pub(super) fn errno_name(e: i32) -> String {
-    crate::sys::from_errno(e)
-        .to_string()
-        .split(" (os error")
-        .next()
-        .unwrap_or("")
-        .to_lowercase()
+    crate::sys::error_text(&crate::sys::from_errno(e)).to_lowercase()
 }
 
 /// See the module docs.

@@ -133,8 +133,7 @@ impl Worker<'_> {
             None => false,
         };
         if next.op == Op::Write && !stamped && self.filler.per_write() {
-            // SAFETY: the unit's buffer holds `len` <= buf_cap bytes.
-            let buf = unsafe { u.data() };
+            let buf = u.data();
             if retry {
                 self.filler.fill_write_again(buf, next.offset);
             } else {

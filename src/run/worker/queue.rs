@@ -143,13 +143,13 @@ impl IoQueue {
             "unit pool too small"
         );
         let list = (0..units)
-            // SAFETY: each unit's slice lies inside the pool allocation.
             .map(|i| {
-                let mut u = IoUnit::new(
-                    i,
-                    unsafe { pool.ptr.add(i as usize * unit_size) },
-                    unit_size as u64,
-                );
+                // SAFETY: each unit's slice lies inside the pool allocation
+                // (asserted above), units' slices do not overlap, and the
+                // queue keeps the pool (`_pool`) as long as its units.
+                let mut u = unsafe {
+                    IoUnit::new(i, pool.ptr.add(i as usize * unit_size), unit_size as u64)
+                };
                 u.prio = prio.own();
                 u
             })
@@ -232,11 +232,11 @@ impl IoQueue {
         u.fd = f.fd;
         u.file_data = f.data;
         u.offset = next.offset;
-        u.len = next.len;
+        u.set_len(next.len);
         u.start_ns = now;
         u.issue_ns = now;
         u.result = 0;
-        u.moved = 0;
+        debug_assert_eq!(u.moved(), 0, "a short transfer left unrewound");
         u.sfr_flags = self.sfr_flags;
         // Without per-I/O priorities every unit keeps the job's (set in
         // `new`): nothing to do per I/O.
@@ -248,7 +248,7 @@ impl IoQueue {
         }
         if next.op == Op::SyncFileRange {
             u.offset = 0;
-            u.len = 0;
+            u.set_len(0);
         }
     }
 
@@ -464,7 +464,7 @@ impl IoQueue {
         let end = next.offset + next.len;
         self.busy.iter().enumerate().any(|(i, b)| {
             let u = &self.units[i];
-            *b && u.file == next.file && u.offset < end && next.offset < u.offset + u.len
+            *b && u.file == next.file && u.offset < end && next.offset < u.offset + u.len()
         })
     }
 }
@@ -513,7 +513,7 @@ mod tests {
             let result = if self.fail_reads && io.op == Op::Read {
                 -(libc::EIO as i64)
             } else {
-                io.len as i64
+                io.len() as i64
             };
             self.queued.push(Completion {
                 idx: io.idx,

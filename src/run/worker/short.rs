@@ -40,15 +40,11 @@ impl Worker<'_> {
             let got = result as u64;
             let u = q.unit_mut(idx);
             if got == 0 {
-                self.err.note_eof(u.len);
+                self.err.note_eof(u.len());
                 restore(u);
                 return Short::Account(-(libc::EIO as i64));
             }
-            u.moved += got;
-            u.offset += got;
-            // SAFETY: got < len, so the rest lies inside the unit's buffer.
-            u.buf = unsafe { u.buf.add(got as usize) };
-            u.len -= got;
+            u.advance(got);
             if u.op == Op::Read && at_end_of_file(u.fd, u.offset) {
                 // Accounted as one short I/O of what it moved.
                 let moved = restore(u);
@@ -62,7 +58,7 @@ impl Worker<'_> {
                 Queued::Completed => {
                     let u = q.unit(idx);
                     result = u.result;
-                    if !is_short(u.op, u.len, result) {
+                    if !is_short(u.op, u.len(), result) {
                         return Short::Account(self.reassemble(q, idx, result));
                     }
                 }
@@ -80,7 +76,7 @@ impl Worker<'_> {
     #[inline]
     pub(super) fn reassemble(&mut self, q: &mut IoQueue, idx: u32, result: i64) -> i64 {
         let u = q.unit_mut(idx);
-        if u.moved == 0 {
+        if u.moved() == 0 {
             return result;
         }
         let moved = restore(u);
@@ -102,12 +98,7 @@ impl Worker<'_> {
 /// Puts the unit back at its first offset and length; returns the bytes
 /// its earlier parts moved.
 fn restore(u: &mut crate::engine::IoUnit) -> u64 {
-    let moved = std::mem::take(&mut u.moved);
-    u.offset -= moved;
-    // SAFETY: undoes the advances made inside the same buffer.
-    u.buf = unsafe { u.buf.sub(moved as usize) };
-    u.len += moved;
-    moved
+    u.rewind()
 }
 
 /// Whether `offset` is at or past the end of the regular file open on

@@ -244,8 +244,7 @@ impl VerifyState {
             numberio,
             time_ns: now.saturating_sub(self.t0),
         };
-        // SAFETY: the unit's buffer holds `len` <= buf_cap bytes.
-        self.v.stamp(unsafe { u.data() }, next.offset, s);
+        self.v.stamp(u.data(), next.offset, s);
         // The write's latency starts once its contents are ready.
         let t = clock.now();
         u.start_ns = t;
@@ -270,11 +269,11 @@ impl VerifyState {
     fn completed(&mut self, u: &IoUnit, bytes: u64, workload: &Workload) -> Check {
         let i = u.idx as usize;
         match u.op {
-            Op::Write if self.log_writes && bytes == u.len => {
+            Op::Write if self.log_writes && bytes == u.len() => {
                 self.history.add(Piece::new(
                     u.file,
                     u.offset,
-                    u.len as u32,
+                    u.len() as u32,
                     self.unit_numberio[i],
                 ));
                 self.backlog
@@ -294,7 +293,7 @@ impl VerifyState {
         bytes: u64,
         path: &std::path::Path,
     ) -> Result<(), Failure> {
-        let (offset, len) = (u.offset, u.len);
+        let (offset, len) = (u.offset, u.len());
         if bytes < len {
             return Err(Failure::Short(format!(
                 "verify: short read in '{}' at offset {offset}: {bytes} of {len} bytes",
@@ -308,8 +307,7 @@ impl VerifyState {
                 _ => None,
             },
         };
-        // SAFETY: the unit's buffer holds `len` <= buf_cap bytes.
-        let buf = unsafe { u.data() };
+        let buf = u.data();
         let fatal = self.fatal;
         let mut bad: Vec<Mismatch> = Vec::new();
         let n = self.v.check(buf, &exp, |m| {

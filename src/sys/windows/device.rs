@@ -156,6 +156,7 @@ fn volumes() -> Vec<(Vec<u16>, Vec<u32>)> {
         // trailing backslash.
         let dev = OsString::from(from_wide(&name[..end.saturating_sub(1)]));
         out.push((guid, disks_of(Path::new(&dev))));
+        // SAFETY: a search handle and a buffer of the length given.
         if unsafe { fs::FindNextVolumeW(h, name.as_mut_ptr(), name.len() as u32) } == 0 {
             break;
         }

@@ -167,7 +167,8 @@ impl AsRawFd for std::fs::File {
 
 impl FromRawFd for std::fs::File {
     unsafe fn from_raw_fd(fd: RawFd) -> Self {
-        std::fs::File::from_raw_handle(handle(fd))
+        // SAFETY: the caller hands over an open handle it owns.
+        unsafe { std::fs::File::from_raw_handle(handle(fd)) }
     }
 }
 
@@ -408,6 +409,7 @@ pub fn open_at(dir: RawFd, name: &CStr, flags: i32, _mode: u32) -> io::Result<Ow
 fn is_link(fd: RawFd) -> bool {
     // SAFETY: a zeroed plain-data struct filled by the call.
     let mut tag: fs::FILE_ATTRIBUTE_TAG_INFO = unsafe { std::mem::zeroed() };
+    // SAFETY: the call fills `tag`, of the size given.
     let ok = unsafe {
         fs::GetFileInformationByHandleEx(
             handle(fd),
@@ -466,6 +468,7 @@ pub fn fstat(fd: RawFd) -> io::Result<super::Stat> {
     }
     // SAFETY: a zeroed plain-data struct filled by the call.
     let mut info: fs::BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
+    // SAFETY: the call fills `info` for an open handle.
     if unsafe { fs::GetFileInformationByHandle(h, &mut info) } == 0 {
         return Err(io::Error::last_os_error());
     }
@@ -639,9 +642,14 @@ pub fn set_blocking(_fd: RawFd) -> io::Result<()> {
 /// One positioned transfer on a synchronous handle: bytes moved, or -1
 /// with the error in the thread's last error. Reading at or past the end
 /// moves 0 bytes, as `pread` does.
+///
+/// # Safety
+/// `buf` must be valid for `len` bytes (of writes when reading, of reads
+/// when writing) until the call returns.
 unsafe fn transfer(fd: RawFd, buf: *mut u8, len: usize, off: Option<u64>, write: bool) -> isize {
     let len = len.min(u32::MAX as usize & !4095) as u32;
-    let mut ov: OVERLAPPED = std::mem::zeroed();
+    // SAFETY: a C struct of plain data, for which all zero bytes are valid.
+    let mut ov: OVERLAPPED = unsafe { std::mem::zeroed() };
     let ovp = match off {
         Some(o) => {
             ov.Anonymous.Anonymous.Offset = o as u32;
@@ -651,10 +659,14 @@ unsafe fn transfer(fd: RawFd, buf: *mut u8, len: usize, off: Option<u64>, write:
         None => std::ptr::null_mut(),
     };
     let mut done: u32 = 0;
-    let ok = if write {
-        fs::WriteFile(handle(fd), buf, len, &mut done, ovp)
-    } else {
-        fs::ReadFile(handle(fd), buf, len, &mut done, ovp)
+    // SAFETY: the caller vouches for `buf` and `len`; `done` and the
+    // OVERLAPPED live until the synchronous call returns.
+    let ok = unsafe {
+        if write {
+            fs::WriteFile(handle(fd), buf, len, &mut done, ovp)
+        } else {
+            fs::ReadFile(handle(fd), buf, len, &mut done, ovp)
+        }
     };
     if ok == 0 {
         if !write && last_error_is(wf::ERROR_HANDLE_EOF) {
@@ -671,7 +683,8 @@ unsafe fn transfer(fd: RawFd, buf: *mut u8, len: usize, off: Option<u64>, write:
 /// `buf` must be valid for `len` bytes of writes.
 #[inline]
 pub unsafe fn pread(fd: RawFd, buf: *mut u8, len: usize, off: u64) -> isize {
-    transfer(fd, buf, len, Some(off), false)
+    // SAFETY: the caller keeps this function's contract, which is transfer's.
+    unsafe { transfer(fd, buf, len, Some(off), false) }
 }
 
 /// `pwrite`: bytes written, or -1 with the error in the last error.
@@ -680,7 +693,9 @@ pub unsafe fn pread(fd: RawFd, buf: *mut u8, len: usize, off: u64) -> isize {
 /// `buf` must be valid for `len` bytes of reads.
 #[inline]
 pub unsafe fn pwrite(fd: RawFd, buf: *const u8, len: usize, off: u64) -> isize {
-    transfer(fd, buf as *mut u8, len, Some(off), true)
+    // SAFETY: the caller keeps this function's contract; a write only
+    // reads the buffer.
+    unsafe { transfer(fd, buf as *mut u8, len, Some(off), true) }
 }
 
 /// Moves the file pointer, then reads at it (the `sync` engine).
@@ -689,10 +704,14 @@ pub unsafe fn pwrite(fd: RawFd, buf: *const u8, len: usize, off: u64) -> isize {
 /// As [`pread`].
 #[inline]
 pub unsafe fn seek_read(fd: RawFd, buf: *mut u8, len: usize, off: u64) -> isize {
-    if fs::SetFilePointerEx(handle(fd), off as i64, std::ptr::null_mut(), fs::FILE_BEGIN) == 0 {
+    // SAFETY: a plain call on a handle (no new position asked back).
+    if unsafe { fs::SetFilePointerEx(handle(fd), off as i64, std::ptr::null_mut(), fs::FILE_BEGIN) }
+        == 0
+    {
         return -1;
     }
-    transfer(fd, buf, len, None, false)
+    // SAFETY: the caller keeps this function's contract, which is transfer's.
+    unsafe { transfer(fd, buf, len, None, false) }
 }
 
 /// Moves the file pointer, then writes at it.
@@ -701,10 +720,15 @@ pub unsafe fn seek_read(fd: RawFd, buf: *mut u8, len: usize, off: u64) -> isize 
 /// As [`pwrite`].
 #[inline]
 pub unsafe fn seek_write(fd: RawFd, buf: *const u8, len: usize, off: u64) -> isize {
-    if fs::SetFilePointerEx(handle(fd), off as i64, std::ptr::null_mut(), fs::FILE_BEGIN) == 0 {
+    // SAFETY: a plain call on a handle (no new position asked back).
+    if unsafe { fs::SetFilePointerEx(handle(fd), off as i64, std::ptr::null_mut(), fs::FILE_BEGIN) }
+        == 0
+    {
         return -1;
     }
-    transfer(fd, buf as *mut u8, len, None, true)
+    // SAFETY: the caller keeps this function's contract; a write only
+    // reads the buffer.
+    unsafe { transfer(fd, buf as *mut u8, len, None, true) }
 }
 
 /// `FlushFileBuffers`: 0, or -1 with the error in the last error.
@@ -746,6 +770,7 @@ pub fn ftruncate(fd: RawFd, len: u64) -> isize {
 fn system_info() -> windows_sys::Win32::System::SystemInformation::SYSTEM_INFO {
     // SAFETY: GetSystemInfo fills the zeroed struct.
     let mut si = unsafe { std::mem::zeroed() };
+    // SAFETY: GetSystemInfo fills the struct it is given.
     unsafe { windows_sys::Win32::System::SystemInformation::GetSystemInfo(&mut si) };
     si
 }
@@ -761,6 +786,7 @@ pub fn ram_bytes() -> u64 {
     // SAFETY: the struct's length is set as the call requires.
     let mut m: MEMORYSTATUSEX = unsafe { std::mem::zeroed() };
     m.dwLength = std::mem::size_of::<MEMORYSTATUSEX>() as u32;
+    // SAFETY: the call fills `m`, whose length field is set.
     if unsafe { GlobalMemoryStatusEx(&mut m) } == 0 {
         return 0;
     }
@@ -812,8 +838,10 @@ pub(super) fn calendar_impl(secs: i64, utc: bool) -> Option<super::Calendar> {
     // SAFETY: localtime_s/gmtime_s fill the zeroed tm.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     let r = if utc {
+        // SAFETY: gmtime_s fills the tm it is given.
         unsafe { libc::gmtime_s(&mut tm, &t) }
     } else {
+        // SAFETY: localtime_s fills the tm it is given.
         unsafe { libc::localtime_s(&mut tm, &t) }
     };
     if r != 0 {
@@ -835,6 +863,8 @@ fn ioctl_out<T: Copy>(fd: RawFd, code: u32, input: &[u8]) -> Option<T> {
     // SAFETY: T is plain data; the call writes at most size_of::<T>().
     let mut out: T = unsafe { std::mem::zeroed() };
     let mut got = 0u32;
+    // SAFETY: `out` is writable for size_of::<T>() bytes and `got` lives
+    // until the synchronous call returns.
     let ok = unsafe {
         DeviceIoControl(
             handle(fd),
@@ -924,7 +954,8 @@ pub fn map_anon(len: usize) -> io::Result<*mut u8> {
 /// `p` must come from [`map_anon`] and not be used afterwards.
 pub unsafe fn unmap(p: *mut u8, _len: usize) {
     use windows_sys::Win32::System::Memory as m;
-    m::VirtualFree(p.cast(), 0, m::MEM_RELEASE);
+    // SAFETY: the caller hands back a mapping of map_anon's.
+    unsafe { m::VirtualFree(p.cast(), 0, m::MEM_RELEASE) };
 }
 
 /// Pins pages in memory (`VirtualLock`).
