@@ -847,8 +847,9 @@ fn first_job_settings(doc: &Value) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
-fn from_bundle(v: &Value, source: &str) -> Result<Dataset, String> {
-    let mut d = Dataset {
+/// A bundle's run-wide fields: everything but its tests.
+fn bundle_header(v: &Value, source: &str) -> Dataset {
+    Dataset {
         source: source.to_string(),
         kind: s(&v["kind"]),
         title: s(&v["title"]),
@@ -878,7 +879,11 @@ fn from_bundle(v: &Value, source: &str) -> Result<Dataset, String> {
         kernel: s(&v["environment"]["host"]["kernel"]),
         target: TargetInfo::of(&v["environment"]),
         ..Dataset::default()
-    };
+    }
+}
+
+fn from_bundle(v: &Value, source: &str) -> Result<Dataset, String> {
+    let mut d = bundle_header(v, source);
     if let Some(e) = v.get("error").and_then(Value::as_str) {
         d.notes.push(format!("The run stopped early: {e}"));
     }

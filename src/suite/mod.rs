@@ -418,7 +418,6 @@ fn record(
 /// Runs a benchmark: table on stdout as tests finish, JSON and HTML
 /// reports, test files removed; returns the exit code. Under MPI every
 /// rank runs it on its own test file; rank 0 alone prints and reports.
-#[allow(clippy::too_many_lines)]
 pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     let name = format!("iomark-{}.fio", b.kind);
     let (to_stdout, all, run_opts) = match prepare_bench(&b, flags, &name) {
