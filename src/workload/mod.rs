@@ -550,9 +550,12 @@ impl Workload {
         }
         let random = self.is_random_io(ddir);
         let len = self.sizer.pick(&mut self.rng_bs, ddir, random);
+        // A random file started over is asked again (a sequential one
+        // gives its turn back to the chooser), as in fio.
+        let mut again = None;
         loop {
             // Time-based jobs go round again until the time is up.
-            let Some(fi) = self.choose_file() else {
+            let Some(fi) = again.take().or_else(|| self.choose_file()) else {
                 return Err(Exhausted::PassDone);
             };
             if !self.zbd.is_empty() && ddir == Ddir::Write && !self.rw.is_random() {
@@ -595,6 +598,17 @@ impl Workload {
                         offset,
                         len,
                     });
+                }
+                // A skewed file choice starts a finished file over (one
+                // that has no room even from its start is done).
+                None if self.chooser.restarts_files()
+                    && self.zbd.is_empty()
+                    && !self.files[fi].is_fresh(ddir) =>
+                {
+                    self.files[fi].reset();
+                    if random {
+                        again = Some(fi);
+                    }
                 }
                 None => self.chooser.file_done(fi),
             }
