@@ -316,7 +316,7 @@ impl Workload {
             loop_ios: 0,
             loop_limit: 0,
             loop_ios_limit: 0,
-            loops: u64::from(io.loops.max(1)),
+            loops: io.loops.max(1),
             loop_cap: u64::MAX,
             reseed: io.randrepeat.then_some(seed),
             total_bytes: 0,
