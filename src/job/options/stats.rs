@@ -217,7 +217,13 @@ pub const OPTS: &[OptDef] = &[
     })
     .default("0"),
     opt("max_latency", Stats, Kind::Time(TimeUnit::Usec), "Fail the job if an I/O takes longer than this (read,write,trim allowed)", |s, v| {
-        per_ddir(&mut s.stat.max_latency_us, v, |p| time_us(p, TimeUnit::Usec))
+        per_ddir(&mut s.stat.max_latency_us, v, |p| {
+            // As in fio, a limit below a microsecond is one microsecond,
+            // not none.
+            let us = time_us(p, TimeUnit::Usec)?;
+            let nonzero = !p.trim().starts_with('(') && p.chars().any(|c| matches!(c, '1'..='9'));
+            Ok(if us == 0 && nonzero { 1 } else { us })
+        })
     })
     .default("0"),
 ];
