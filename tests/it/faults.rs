@@ -546,15 +546,16 @@ fn fill_device_as_root_writes_into_the_reserve_until_enospc_as_fio() {
             "[fill]\nfilename={}\nrw=write\nbs=64k\nfill_device=1\n",
             fs.file("fill").display()
         );
+        let (_, user_free) = nix_free(&fs.mount.dir);
         let d = run(tool, fs.dir.path(), &job, &[]);
         let j = &jobs(&d)[0];
         assert_eq!(j["error"], 0, "{tool:?}: {}", d.stderr);
         let bytes = j["write"]["io_bytes"].as_u64().unwrap();
         let ios = j["write"]["total_ios"].as_u64().unwrap();
-        // A 32 MiB ext4 keeps 5 % for root: more than 95 % of what is
-        // free to users was written, and the filesystem is full.
-        let st = nix_free(&fs.mount.dir);
-        assert!(st.0 < 64 << 10, "{tool:?}: {} bytes still free", st.0);
+        // A 32 MiB ext4 keeps 5 % for root: more than what was free to
+        // users was written, and none is left to them.
+        assert!(bytes > user_free, "{tool:?}: {bytes} of {user_free}");
+        assert_eq!(nix_free(&fs.mount.dir).1, 0, "{tool:?}");
         done.push((tool, bytes, ios));
     }
     if let [(_, b1, n1), (_, b2, n2)] = done[..] {
