@@ -252,4 +252,15 @@ mod tests {
         );
         assert!(parse_steadystate("speed:5").is_err());
     }
+
+    #[test]
+    fn max_latency_below_a_microsecond_is_one() {
+        use crate::job::options::{apply, lookup};
+        let mut s = crate::job::JobSpec::default();
+        let def = lookup("max_latency").unwrap();
+        apply(&mut s, def, Some("1ns")).unwrap();
+        assert_eq!(s.stat.max_latency_us, [1, 1, 1]);
+        apply(&mut s, def, Some("0")).unwrap();
+        assert_eq!(s.stat.max_latency_us, [0, 0, 0]);
+    }
 }
