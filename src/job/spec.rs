@@ -332,6 +332,15 @@ pub enum CpusPolicy {
     Split,
 }
 
+/// The option that gave a direction its block sizes, in order of
+/// precedence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum BsFrom {
+    Bs,
+    Range,
+    Split,
+}
+
 /// Block size choice for one direction.
 #[derive(Clone, Debug, PartialEq)]
 pub enum BlockSizes {
@@ -522,6 +531,10 @@ pub struct IoOpts {
     pub rw_sequencer: RwSequencer,
     pub rwmixread: f64,
     pub bs: [BlockSizes; 3],
+    /// Which option set each direction's `bs`: a split (`bssplit`) wins
+    /// over a range (`bsrange`), which wins over `bs`, wherever they stand,
+    /// as in fio.
+    pub bs_from: [BsFrom; 3],
     pub blockalign: [Option<u64>; 3],
     pub bs_unaligned: bool,
     pub bs_is_seq_rand: bool,
@@ -564,6 +577,7 @@ impl Default for IoOpts {
             rwmixread: 50.0,
             bs: [bs.clone(), bs.clone(), bs],
             blockalign: [None; 3],
+            bs_from: [BsFrom::Bs; 3],
             bs_unaligned: false,
             bs_is_seq_rand: false,
             norandommap: false,

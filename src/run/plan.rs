@@ -163,6 +163,7 @@ pub fn resolve_replay(job: &mut PlannedJob) -> Result<(), RunError> {
     job.limits = Limits {
         bytes,
         io_size: None,
+        size: bytes,
     };
     job.files = files;
     job.spec = Arc::new(s);
@@ -670,6 +671,7 @@ pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, RunError> {
                 limits: Limits {
                     bytes: 0,
                     io_size: None,
+                    size: 0,
                 },
                 worker_index: plan.jobs.len() as u32,
                 wait_for,

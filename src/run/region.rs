@@ -267,6 +267,7 @@ fn limits(spec: &JobSpec, size: u64, total: u64, bs: u64) -> Result<Limits, RunE
     Ok(Limits {
         bytes: io_size.unwrap_or(size),
         io_size,
+        size,
     })
 }
 

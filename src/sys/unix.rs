@@ -519,8 +519,9 @@ pub fn stat_path(path: &std::path::Path, follow: bool) -> io::Result<super::Stat
     Ok(stat_of(&m))
 }
 
-/// The bytes an unprivileged user may still write on the filesystem
-/// holding `dir` (statvfs).
+/// The free bytes of the filesystem holding `dir` (statvfs), the blocks
+/// reserved for root included: what a writer running as root may still
+/// fill (an unprivileged one meets ENOSPC at the reserve).
 pub fn free_space(dir: &std::path::Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
@@ -530,7 +531,7 @@ pub fn free_space(dir: &std::path::Path) -> Option<u64> {
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         return None;
     }
-    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+    Some((st.f_bfree as u64).saturating_mul(st.f_frsize as u64))
 }
 
 /// Whether this process runs under Wine: never on Unix itself.

@@ -245,8 +245,10 @@ impl BlockPicker {
         self.n
     }
 
+    /// A rank in `0..n` before scattering (0 the most likely for zipf and
+    /// pareto, the middle for normal).
     #[inline]
-    fn rank(&self, rng: &mut Rng) -> u64 {
+    pub fn rank(&self, rng: &mut Rng) -> u64 {
         let n = self.n;
         match &self.shape {
             Shape::Uniform => rng.below(n),

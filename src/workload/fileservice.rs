@@ -3,7 +3,10 @@
 //! is closed and the next unopened one takes its place).
 //!
 //! The chooser knows nothing about offsets; the workload tells it when a
-//! file has nothing left in this pass. Open and close requests are queued
+//! file has nothing left in this pass. With a skewed choice (zipf, pareto,
+//! normal) a finished file is started over instead, as fio does, so the
+//! skew shapes how much each file gets: the workload asks
+//! `restarts_files`. Open and close requests are queued
 //! as events for the worker, in vectors sized once.
 
 use super::dist::BlockPicker;
@@ -31,7 +34,7 @@ pub struct FileChooser {
     cur: usize,
     /// I/Os left before switching (roundrobin:N, random:N).
     left: u32,
-    picker: Option<BlockPicker>,
+    picker: Option<FilePicker>,
     events: Vec<FileEvent>,
 }
 
@@ -55,7 +58,7 @@ impl FileChooser {
             }),
             _ => None,
         };
-        let picker = dist.map(|d| BlockPicker::new(&d, nfiles as u64, 1, seed));
+        let picker = dist.map(|d| FilePicker::new(&d, nfiles, seed));
         let mut c = FileChooser {
             kind,
             nfiles,
@@ -111,6 +114,12 @@ impl FileChooser {
     /// Open/close requests since the last call.
     pub fn events(&mut self) -> &mut Vec<FileEvent> {
         &mut self.events
+    }
+
+    /// Whether a file with nothing left starts over instead of finishing
+    /// (a skewed choice: the job ends with its byte or I/O count).
+    pub fn restarts_files(&self) -> bool {
+        self.picker.is_some()
     }
 
     pub fn all_done(&self) -> bool {
@@ -193,6 +202,40 @@ impl FileChooser {
     }
 }
 
+/// Ranges per file: a skewed choice draws over `nfiles << FILE_SHIFT`
+/// ranges, unscattered, and the file is the range's top bits, as fio's
+/// `file_service_type` distributions do; zipf and pareto start their
+/// hottest range at a random place (so the hot share of the first file
+/// varies with where it falls), normal at the middle.
+const FILE_SHIFT: u32 = 10;
+
+#[derive(Clone, Debug)]
+struct FilePicker {
+    shape: BlockPicker,
+    ranges: u64,
+    rotate: u64,
+}
+
+impl FilePicker {
+    fn new(dist: &RandomDistribution, nfiles: usize, seed: u64) -> Self {
+        let ranges = (nfiles.max(1) as u64) << FILE_SHIFT;
+        let rotate = match dist {
+            RandomDistribution::Normal { .. } => 0,
+            _ => Rng::stream(seed, 0xF1E5).below(ranges),
+        };
+        FilePicker {
+            shape: BlockPicker::new(dist, ranges, 1, seed),
+            ranges,
+            rotate,
+        }
+    }
+
+    #[inline]
+    fn pick(&self, rng: &mut Rng) -> u64 {
+        ((self.shape.rank(rng) + self.rotate) % self.ranges) >> FILE_SHIFT
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,6 +288,38 @@ mod tests {
         c.file_done(1);
         let next: Vec<usize> = (0..4).map(|_| c.choose(&mut rng).unwrap()).collect();
         assert_eq!(next, [2, 0, 2, 0]);
+    }
+
+    /// Per-file shares of `n` choices.
+    fn shares(kind: FileService, nfiles: usize, n: usize, seed: u64) -> Vec<f64> {
+        let mut c = FileChooser::new(kind, nfiles, 0, seed);
+        let mut rng = Rng::new(seed);
+        let mut counts = vec![0usize; nfiles];
+        for _ in 0..n {
+            counts[c.choose(&mut rng).unwrap()] += 1;
+        }
+        let mut v: Vec<f64> = counts.iter().map(|c| *c as f64 / n as f64).collect();
+        v.sort_by(|a, b| b.total_cmp(a));
+        v
+    }
+
+    #[test]
+    fn skewed_choices_favour_files_as_fio_does() {
+        // fio 3.33, eight files: zipf:1.2 gives the hottest file 85-91 %,
+        // pareto:0.9 splits most between two files, normal:20 between the
+        // middle two.
+        for seed in 1..6 {
+            let z = shares(FileService::Zipf(1.2), 8, 20_000, seed);
+            assert!(z[0] > 0.45 && z[0] + z[1] > 0.85, "zipf {z:?}");
+            let p = shares(FileService::Pareto(0.9), 8, 20_000, seed);
+            assert!(p[0] + p[1] > 0.8, "pareto {p:?}");
+            let g = shares(FileService::Normal(20.0), 8, 20_000, seed);
+            assert!(g[0] + g[1] > 0.6 && g[0] + g[1] < 0.95, "normal {g:?}");
+        }
+        let c = FileChooser::new(FileService::Zipf(1.2), 8, 0, 1);
+        assert!(c.restarts_files());
+        let c = FileChooser::new(FileService::Random(1), 8, 0, 1);
+        assert!(!c.restarts_files());
     }
 
     #[test]

@@ -146,6 +146,9 @@ pub struct Limits {
     /// `io_size`, when given: passes continue after the loops until the
     /// job has issued this much.
     pub io_size: Option<u64>,
+    /// `size` (capped by the regions): with an engine that queues, no loop
+    /// issues more than this (`cap_each_loop`).
+    pub size: u64,
 }
 
 pub struct Workload {
@@ -170,7 +173,18 @@ pub struct Workload {
     time_based: bool,
     loop_bytes: u64,
     loop_ios: u64,
+    /// What this loop may still issue (see `start_loop`).
+    loop_limit: u64,
+    loop_ios_limit: u64,
+    /// `loops`, at least 1.
+    loops: u64,
+    /// Bytes any one loop may issue (`cap_each_loop`; else no cap).
+    loop_cap: u64,
+    /// Seed the random streams start again from at each loop
+    /// (`randrepeat`).
+    reseed: Option<u64>,
     total_bytes: u64,
+    total_ios: u64,
     pass_ios: u64,
     max_bs: u64,
     fsync_every: u64,
@@ -301,7 +315,13 @@ impl Workload {
             time_based: spec.time.time_based,
             loop_bytes: 0,
             loop_ios: 0,
+            loop_limit: 0,
+            loop_ios_limit: 0,
+            loops: io.loops.max(1),
+            loop_cap: u64::MAX,
+            reseed: io.randrepeat.then_some(seed),
             total_bytes: 0,
+            total_ios: 0,
             pass_ios: 0,
             max_bs,
             fsync_every: spec.sync.fsync,
@@ -387,29 +407,92 @@ impl Workload {
         self.replay.as_mut()?.due_ns(now)
     }
 
-    /// Starts a loop (the first, or one from `loops`): the loop's byte and
-    /// I/O counts restart and every file starts over.
+    /// With an engine that queues its I/O, each loop (and extra pass)
+    /// stops at `size` bytes, as fio's does; with one that completes I/O
+    /// as it is issued, only the job's total stops a loop (fio counts the
+    /// bytes a loop issued only for queued I/O).
+    pub fn cap_each_loop(&mut self) {
+        let io = self.limits.size;
+        // A random overwrite without a map may go on to io_size.
+        let norandommap_writes =
+            self.rw.is_random() && self.rw.has(Ddir::Write) && !self.cfg.use_map;
+        self.loop_cap = if norandommap_writes {
+            io.max(self.limits.io_size.unwrap_or(0))
+        } else {
+            io
+        };
+    }
+
+    /// Starts a loop (the first, or one from `loops`): every file starts
+    /// over and, with `randrepeat`, every random stream too (a later loop
+    /// repeats the first one's choices, as in fio). As in fio, the loops
+    /// share the job's amount (`loops` times `size` or `io_size`, and
+    /// `loops` times `number_ios`): a loop goes on until its files have
+    /// nothing left or the job's amount is reached, so a first loop whose
+    /// files never run out does it all.
     pub fn start_loop(&mut self) {
+        self.new_round();
+    }
+
+    /// A verify round (write then read back, again until the size is
+    /// reached): the round may issue `size` (or `io_size`) bytes.
+    pub fn start_verify_round(&mut self) {
         self.loop_bytes = 0;
         self.loop_ios = 0;
+        self.loop_limit = self.limits.bytes;
+        self.loop_ios_limit = if self.number_ios == 0 {
+            u64::MAX
+        } else {
+            self.number_ios
+        };
         self.reset_files();
     }
 
-    /// Whether another pass is due after the loops: `io_size` is set and
-    /// at least a maximum-size block of it is still to do.
+    fn new_round(&mut self) {
+        self.loop_bytes = 0;
+        self.loop_ios = 0;
+        let job_bytes = self.limits.bytes.saturating_mul(self.loops);
+        self.loop_limit = job_bytes
+            .saturating_sub(self.total_bytes)
+            .min(self.loop_cap);
+        self.loop_ios_limit = if self.number_ios == 0 {
+            u64::MAX
+        } else {
+            (self.number_ios * self.loops).saturating_sub(self.total_ios)
+        };
+        if self.passes > 0 && !self.time_based {
+            if let Some(seed) = self.reseed {
+                self.seed_streams(seed);
+            }
+        }
+        self.reset_files();
+    }
+
+    fn seed_streams(&mut self, seed: u64) {
+        self.rng_dir = Rng::stream(seed, STREAM_DIR);
+        self.rng_off = Rng::stream(seed, STREAM_OFF);
+        self.rng_bs = Rng::stream(seed, STREAM_BS);
+        self.rng_mix = Rng::stream(seed, STREAM_MIX);
+        self.rng_file = Rng::stream(seed, STREAM_FILE);
+    }
+
+    /// Whether another pass is due after the loops: `io_size` is set, the
+    /// job's I/O count is not reached and at least a maximum-size block
+    /// of `io_size` is still to do.
     pub fn wants_extra_pass(&self) -> bool {
         let Some(io_size) = self.limits.io_size else {
             return false;
         };
-        if self.number_ios > 0 && self.loop_ios >= self.number_ios {
+        if self.number_ios > 0 && self.total_ios >= self.number_ios * self.loops {
             return false;
         }
         self.total_bytes < io_size && io_size - self.total_bytes >= self.max_bs
     }
 
-    /// Starts an extra pass: the files start over, the loop's counts stay.
+    /// Starts an extra pass: like a loop, within what is left of the
+    /// job's amount.
     pub fn start_extra_pass(&mut self) {
-        self.reset_files();
+        self.new_round();
     }
 
     /// How many times the files started over so far.
@@ -473,8 +556,7 @@ impl Workload {
             // `io_size`) bytes, as fio's do: the worker starts the next.
             return self.limits.bytes == 0 || self.loop_bytes < self.limits.bytes;
         }
-        self.loop_bytes < self.limits.bytes
-            && (self.number_ios == 0 || self.loop_ios < self.number_ios)
+        self.loop_bytes < self.loop_limit && self.loop_ios < self.loop_ios_limit
     }
 
     /// The next I/O (or sync) to issue, or why there is none.
@@ -551,9 +633,12 @@ impl Workload {
         }
         let random = self.is_random_io(ddir);
         let len = self.sizer.pick(&mut self.rng_bs, ddir, random);
+        // A random file started over is asked again (a sequential one
+        // gives its turn back to the chooser), as in fio.
+        let mut again = None;
         loop {
             // Time-based jobs go round again until the time is up.
-            let Some(fi) = self.choose_file() else {
+            let Some(fi) = again.take().or_else(|| self.choose_file()) else {
                 return Err(Exhausted::PassDone);
             };
             if !self.zbd.is_empty() && ddir == Ddir::Write && !self.rw.is_random() {
@@ -597,6 +682,17 @@ impl Workload {
                         len,
                     });
                 }
+                // A skewed file choice starts a finished file over (one
+                // that has no room even from its start is done).
+                None if self.chooser.restarts_files()
+                    && self.zbd.is_empty()
+                    && !self.files[fi].is_fresh(ddir) =>
+                {
+                    self.files[fi].reset();
+                    if random {
+                        again = Some(fi);
+                    }
+                }
                 None => self.chooser.file_done(fi),
             }
         }
@@ -629,6 +725,7 @@ impl Workload {
                 self.loop_bytes += io.len;
                 self.total_bytes += io.len;
                 self.loop_ios += 1;
+                self.total_ios += 1;
             }
             self.pass_ios += 1;
             if io.op == Op::Write {
@@ -710,6 +807,7 @@ mod tests {
         Limits {
             bytes,
             io_size: None,
+            size: bytes,
         }
     }
 
@@ -844,6 +942,7 @@ mod tests {
         let lim = Limits {
             bytes: 1536 << 10,
             io_size: Some(1536 << 10),
+            size: 1 << 20,
         };
         let mut w = Workload::new(&s, &one(1 << 20), lim, 1);
         w.start_loop();

@@ -114,6 +114,11 @@ impl FileTarget {
         self.zone_hi = 0;
     }
 
+    /// Whether direction `d` has done nothing since the last reset.
+    pub fn is_fresh(&self, d: Ddir) -> bool {
+        self.fresh[d.idx()]
+    }
+
     fn end(&self) -> u64 {
         self.region.start + self.region.len
     }

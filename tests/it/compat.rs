@@ -113,6 +113,15 @@ const CASES: &[Case] = &[
     case("number_ios-per-loop", "--rw=write --size=1m --number_ios=100 --loops=2", Exact),
     case("number_ios-stops-io_size", "--rw=write --size=1m --number_ios=100 --io_size=3m", Exact),
     case("loops", "--rw=randread --size=1m --loops=3", Exact),
+    // The loops share the job's amount: a first loop whose random map
+    // never fills does all of it, over one map (distinct blocks = I/Os).
+    case("loops-number_ios-one-map", "--rw=randwrite --size=4m --number_ios=300 --loops=3 --fallocate=none --end_fsync=1", Alloc(0.0)),
+    case("loops-io_limit-one-map", "--rw=randwrite --size=4m --io_limit=2m --loops=3 --fallocate=none --end_fsync=1", Alloc(0.0)),
+    case("loops-seq-number_ios", "--rw=write --size=4m --number_ios=300 --loops=3 --fallocate=none --end_fsync=1", Alloc(0.0)),
+    // With a queueing engine each loop stops at size and, with randrepeat,
+    // repeats the first loop's offsets: a second loop adds no blocks.
+    case("loops-libaio-repeat", "--ioengine=libaio --rw=randwrite --size=1m --norandommap --loops=3 --fallocate=none --end_fsync=1", Alloc(0.15)),
+    case("loops-psync-norandommap", "--rw=randwrite --size=1m --norandommap --loops=3 --fallocate=none --end_fsync=1", Alloc(0.1)),
     case("offset-increment-shared-file", "--rw=write --size=1m --numjobs=3 --filename=shared --offset_increment=256k", Exact),
     case("offset-grows-files", "--rw=write --size=1m --numjobs=2 --offset=512k", Exact),
     case("filesize-with-size-cap", "--rw=write --size=200k --filesize=100k --nrfiles=4", Exact),
@@ -125,6 +134,9 @@ const CASES: &[Case] = &[
     case("bsrange-unaligned", "--ioengine=null --rw=write --bsrange=1k-9k --bs_unaligned=1 --size=64m", Mix(0.03)),
     case("bsrange-per-direction", "--ioengine=null --rw=rw --bsrange=3k-10k,1k-9k --bs_unaligned=1 --size=64m", Mix(0.04)),
     case("bsrange-per-direction-rand", "--ioengine=null --rw=randrw --bsrange=4k-10k,4k-9k --size=64m", Mix(0.04)),
+    // A range or split wins over bs wherever bs stands.
+    case("bssplit-then-bs", "[global]\nioengine=null\nbssplit=4k/50:16k/50\nrw=randwrite\nsize=64m\n[t]\nbs=4k\n", Ios(0.03)),
+    case("bsrange-then-bs", "--ioengine=null --rw=write --bsrange=4k-16k --bs=8k --size=64m", Ios(0.03)),
     case("bssplit-rand", "--ioengine=null --rw=randwrite --bssplit=4k/50:12k/50 --size=64m", Ios(0.03)),
     case("blockalign", "--rw=randwrite --bs=8k --blockalign=4k --size=1m", Exact),
     case("percentage_random", "--rw=randread --percentage_random=50 --size=1m", Exact),
@@ -781,4 +793,56 @@ fn trim_on_a_regular_file_punches_holes_where_fio_fails() {
     let d = tempdir();
     let fio = run_tool(Command::new("fio"), d.path(), job).expect("fio runs");
     assert_eq!(num(&jobs(&fio)[1]["error"]), libc::ENOTTY as f64);
+}
+
+/// Per-file data I/O counts of an iolog v3 in `dir`, largest first.
+fn per_file_counts(dir: &Path) -> Vec<u64> {
+    let text = std::fs::read_to_string(dir.join("trace.log")).unwrap_or_default();
+    let mut by_file: BTreeMap<String, u64> = BTreeMap::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() >= 4 && matches!(f[2], "read" | "write") {
+            *by_file.entry(f[1].to_string()).or_default() += 1;
+        }
+    }
+    let mut v: Vec<u64> = by_file.into_values().collect();
+    v.sort_unstable_by(|a, b| b.cmp(a));
+    v
+}
+
+#[test]
+fn skewed_file_choice_restarts_files_as_fio_does() {
+    require_fio!();
+    // fio starts a finished file over when the file choice is skewed, so
+    // the hot files take most of the job; compared over three seeds (the
+    // two tools draw differently): the mean share of the hottest file (and
+    // of the two hottest), and the job's total.
+    for (kind, top) in [("zipf:1.2", 1), ("pareto:0.9", 2), ("normal:20", 2)] {
+        let mut share = [Vec::new(), Vec::new()];
+        for seed in [1009, 2003, 3001] {
+            let job = format!(
+                "--rw=write --bs=4k --nrfiles=8 --filesize=256k --file_service_type={kind} \
+                 --randrepeat=0 --randseed={seed} --write_iolog=trace.log"
+            );
+            let (d1, d2) = (tempdir(), tempdir());
+            run_tool(Command::new("fio"), d1.path(), &job).expect("fio runs");
+            run_tool(iomark(), d2.path(), &job).expect("iomark runs");
+            for (i, d) in [d1.path(), d2.path()].into_iter().enumerate() {
+                let c = per_file_counts(d);
+                assert_eq!(c.iter().sum::<u64>(), 512, "{kind} seed {seed}: {c:?}");
+                share[i].push(c.iter().take(top).sum::<u64>() as f64 / 512.0);
+            }
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let (f, o) = (mean(&share[0]), mean(&share[1]));
+        eprintln!(
+            "{kind}: top {top} share fio {share0:?} iomark {share1:?}",
+            share0 = share[0],
+            share1 = share[1]
+        );
+        assert!(
+            (f - o).abs() < 0.1 && o > 0.5,
+            "{kind}: the {top} hottest files' mean share: fio {f:.3}, iomark {o:.3}"
+        );
+    }
 }

@@ -532,3 +532,45 @@ fn enoent_for_a_target_deleted_mid_run() {
         assert_eq!(jobs(&d)[0]["read"]["io_bytes"], 2 << 20, "{:?}", d.tool);
     }
 }
+
+#[test]
+fn fill_device_as_root_writes_into_the_reserve_until_enospc_as_fio() {
+    // As root, fio writes until ENOSPC, the root reserve included; the
+    // job ends cleanly (no error). Same filesystem size, same I/O.
+    let mut done = Vec::new();
+    for tool in tools() {
+        let Some(fs) = Ext4::new(32 << 20, "rw") else {
+            return;
+        };
+        let job = format!(
+            "[fill]\nfilename={}\nrw=write\nbs=64k\nfill_device=1\n",
+            fs.file("fill").display()
+        );
+        let (_, user_free) = nix_free(&fs.mount.dir);
+        let d = run(tool, fs.dir.path(), &job, &[]);
+        let j = &jobs(&d)[0];
+        assert_eq!(j["error"], 0, "{tool:?}: {}", d.stderr);
+        let bytes = j["write"]["io_bytes"].as_u64().unwrap();
+        let ios = j["write"]["total_ios"].as_u64().unwrap();
+        // A 32 MiB ext4 keeps 5 % for root: more than what was free to
+        // users was written, and none is left to them.
+        assert!(bytes > user_free, "{tool:?}: {bytes} of {user_free}");
+        assert_eq!(nix_free(&fs.mount.dir).1, 0, "{tool:?}");
+        done.push((tool, bytes, ios));
+    }
+    if let [(_, b1, n1), (_, b2, n2)] = done[..] {
+        assert_eq!((b1, n1), (b2, n2), "iomark vs fio (bytes, writes)");
+    }
+    eprintln!("fill_device: {done:?}");
+}
+
+/// Free bytes of the filesystem at `dir` (all, then those for users).
+fn nix_free(dir: &Path) -> (u64, u64) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
+    // SAFETY: statvfs fills the zeroed struct for a valid C path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+    let b = st.f_frsize as u64;
+    (st.f_bfree as u64 * b, st.f_bavail as u64 * b)
+}

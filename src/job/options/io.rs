@@ -3,7 +3,8 @@
 use super::{boolean, opt, per_ddir, size, uint, uint_in, Category::*, Kind, OptDef};
 use crate::job::engine_kind::EngineKind;
 use crate::job::spec::{
-    BlockSizes, RandomDistribution, RandomGenerator, RwPattern, RwSequencer, SubmitMode, ZoneMode,
+    BlockSizes, BsFrom, RandomDistribution, RandomGenerator, RwPattern, RwSequencer, SubmitMode,
+    ZoneMode,
 };
 use crate::job::value::{
     parse_choice, parse_percent, parse_size_range, parse_split, split_per_ddir,
@@ -223,7 +224,10 @@ pub const OPTS: &[OptDef] = &[
                 if b == 0 {
                     return Err("the block size must be larger than zero".into());
                 }
-                cur[i] = BlockSizes::Range { lo: b, hi: b };
+                // A range or split given anywhere wins over bs.
+                if s.io.bs_from[i] == BsFrom::Bs {
+                    cur[i] = BlockSizes::Range { lo: b, hi: b };
+                }
             }
         }
         s.io.bs = cur;
@@ -239,7 +243,11 @@ pub const OPTS: &[OptDef] = &[
                 if lo == 0 {
                     return Err("the block size must be larger than zero".into());
                 }
-                s.io.bs[i] = BlockSizes::Range { lo, hi };
+                // A split given anywhere wins over a range.
+                if s.io.bs_from[i] <= BsFrom::Range {
+                    s.io.bs[i] = BlockSizes::Range { lo, hi };
+                    s.io.bs_from[i] = BsFrom::Range;
+                }
             }
         }
         Ok(())
@@ -254,6 +262,7 @@ pub const OPTS: &[OptDef] = &[
                     return Err("block sizes must be larger than zero".into());
                 }
                 s.io.bs[i] = BlockSizes::Split(split);
+                s.io.bs_from[i] = BsFrom::Split;
             }
         }
         Ok(())
@@ -477,6 +486,25 @@ mod tests {
         set(&mut s, "bssplit", "4k/50:64k/50").unwrap();
         assert!(matches!(s.io.bs[0], BlockSizes::Split(_)));
         assert!(set(&mut s, "bs", "0").is_err());
+    }
+
+    #[test]
+    fn a_split_or_range_wins_over_bs_wherever_it_stands() {
+        let r = |lo, hi| BlockSizes::Range { lo, hi };
+        let mut s = JobSpec::default();
+        set(&mut s, "bsrange", "4k-16k").unwrap();
+        set(&mut s, "bs", "8k").unwrap();
+        assert_eq!(s.io.bs, [r(4096, 16384), r(4096, 16384), r(4096, 16384)]);
+        set(&mut s, "bssplit", ",4k/50:16k/50").unwrap();
+        set(&mut s, "bsrange", "1k-2k").unwrap();
+        assert_eq!(s.io.bs[0], r(1024, 2048));
+        assert!(matches!(s.io.bs[1], BlockSizes::Split(_)));
+        assert_eq!(s.io.bs_from, [BsFrom::Range, BsFrom::Split, BsFrom::Range]);
+        // Per direction: bs still sets a direction nothing else set.
+        let mut s = JobSpec::default();
+        set(&mut s, "bsrange", ",4k-16k").unwrap();
+        set(&mut s, "bs", "8k").unwrap();
+        assert_eq!(s.io.bs, [r(8192, 8192), r(4096, 16384), r(8192, 8192)]);
     }
 
     #[test]

@@ -215,7 +215,13 @@ pub const OPTS: &[OptDef] = &[
     })
     .default("0"),
     opt("max_latency", Stats, Kind::Time(TimeUnit::Usec), "Fail the job if an I/O takes longer than this (read,write,trim allowed)", |s, v| {
-        per_ddir(&mut s.stat.max_latency_us, v, |p| time_us(p, TimeUnit::Usec))
+        per_ddir(&mut s.stat.max_latency_us, v, |p| {
+            // As in fio, a limit below a microsecond is one microsecond,
+            // not none.
+            let us = time_us(p, TimeUnit::Usec)?;
+            let nonzero = !p.trim().starts_with('(') && p.chars().any(|c| matches!(c, '1'..='9'));
+            Ok(if us == 0 && nonzero { 1 } else { us })
+        })
     })
     .default("0"),
 ];
@@ -243,5 +249,16 @@ mod tests {
             })
         );
         assert!(parse_steadystate("speed:5").is_err());
+    }
+
+    #[test]
+    fn max_latency_below_a_microsecond_is_one() {
+        use crate::job::options::{apply, lookup};
+        let mut s = crate::job::JobSpec::default();
+        let def = lookup("max_latency").unwrap();
+        apply(&mut s, def, Some("1ns")).unwrap();
+        assert_eq!(s.stat.max_latency_us, [1, 1, 1]);
+        apply(&mut s, def, Some("0")).unwrap();
+        assert_eq!(s.stat.max_latency_us, [0, 0, 0]);
     }
 }

@@ -273,7 +273,7 @@ impl Worker<'_> {
     fn verify_rounds(&mut self, q: &mut IoQueue) {
         let target = self.job.limits.bytes;
         while self.done.bytes[0] + self.done.bytes[1] < target && !self.err.failed() {
-            self.workload.start_loop();
+            self.workload.start_verify_round();
             q.restart_prio();
             self.file_events(q);
             if !self.pass_did_io(q) {

@@ -213,6 +213,10 @@ fn io(job: &PlannedJob) -> Result<Io, SetupError> {
     let buffers = buffers(job, depth)?;
     let (mut engine, caps) = start_engine(job, engine, offload, depth, &buffers.pool)?;
     let mut workload = workload(job)?;
+    if !caps.sync && !offload {
+        // fio ends a loop at `size` bytes only for I/O an engine queued.
+        workload.cap_each_loop();
+    }
     let files = open_files(job, engine.as_mut(), &workload, caps)?;
     if job.files.iter().any(|f| f.zbd.is_some()) {
         let zones = crate::run::zoned::zone_files(job).map_err(SetupError::Zones)?;
