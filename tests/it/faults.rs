@@ -568,9 +568,11 @@ fn fill_device_as_root_writes_into_the_reserve_until_enospc_as_fio() {
 fn nix_free(dir: &Path) -> (u64, u64) {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
-    // SAFETY: statvfs fills the zeroed struct for a valid C path.
+    // SAFETY: statvfs is plain data; all zeroes is a valid value.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+    // SAFETY: a NUL-terminated path and a struct to fill, both live.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+    assert_eq!(rc, 0);
     let b = st.f_frsize as u64;
     (st.f_bfree as u64 * b, st.f_bavail as u64 * b)
 }
