@@ -18,7 +18,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::stats;
+use super::{stats, ReadError};
 
 /// The four figures compared and tabulated for every item.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -529,38 +529,35 @@ fn s(v: &Value) -> String {
 
 /// Parses the text of a result file (see the module doc for what it
 /// accepts).
-pub fn parse_text(text: &str, source: &str) -> Result<Dataset, String> {
-    let start = text
-        .find('{')
-        .ok_or_else(|| format!("{source}: no JSON document in the file"))?;
+pub fn parse_text(text: &str, source: &str) -> Result<Dataset, ReadError> {
+    let no_json = || ReadError::malformed(source, "no JSON document in the file");
+    let start = text.find('{').ok_or_else(no_json)?;
     let mut last: Option<Value> = None;
     let stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
     for doc in stream {
         match doc {
             Ok(v) => last = Some(v),
             Err(e) if last.is_some() && e.is_eof() => break,
-            Err(e) => return Err(format!("{source}: not valid JSON: {e}")),
+            Err(e) => return Err(ReadError::malformed(source, format!("not valid JSON: {e}"))),
         }
     }
-    let v = last.ok_or_else(|| format!("{source}: no JSON document in the file"))?;
+    let v = last.ok_or_else(no_json)?;
     from_value(&v, source)
 }
 
-pub fn load(path: &Path) -> Result<Dataset, String> {
-    let bytes = crate::job::jobfile::read_bounded(path, super::MAX_INPUT_BYTES)
-        .map_err(|why| format!("cannot read '{}': {why}", path.display()))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| format!("cannot read '{}': it is not UTF-8 text", path.display()))?;
+pub fn load(path: &Path) -> Result<Dataset, ReadError> {
+    let text = super::read_text(path)?;
     parse_text(&text, &path.display().to_string())
 }
 
-pub fn from_value(v: &Value, source: &str) -> Result<Dataset, String> {
+pub fn from_value(v: &Value, source: &str) -> Result<Dataset, ReadError> {
     if v.get("tests").is_some_and(Value::is_array) && v.get("kind").is_some() {
         return from_bundle(v, source);
     }
     if jobs_of(v).is_none() {
-        return Err(format!(
-            "{source}: not a fio/iomark JSON result (no \"jobs\" array) nor an iomark results file"
+        return Err(ReadError::malformed(
+            source,
+            "not a fio/iomark JSON result (no \"jobs\" array) nor an iomark results file",
         ));
     }
     let mut d = Dataset {
@@ -882,7 +879,7 @@ fn bundle_header(v: &Value, source: &str) -> Dataset {
     }
 }
 
-fn from_bundle(v: &Value, source: &str) -> Result<Dataset, String> {
+fn from_bundle(v: &Value, source: &str) -> Result<Dataset, ReadError> {
     let mut d = bundle_header(v, source);
     if let Some(e) = v.get("error").and_then(Value::as_str) {
         d.notes.push(format!("The run stopped early: {e}"));

@@ -16,6 +16,7 @@
 //! The report groups the logs of one job (same directory, prefix and
 //! number) and names the group by the job.
 
+use super::ReadError;
 use std::path::Path;
 
 use crate::stats::histogram::{bucket_start, bucket_value, NR};
@@ -106,10 +107,13 @@ impl Log {
     }
 }
 
-fn bad_line(file: &str, i: usize, line: &str) -> String {
+fn bad_line(file: &str, i: usize, line: &str) -> ReadError {
     let shown: String = line.chars().take(60).collect();
     let more = if shown.len() < line.len() { "…" } else { "" };
-    format!("{file}:{}: not a log line: '{shown}{more}'", i + 1)
+    ReadError::malformed(
+        format!("{file}:{}", i + 1),
+        format!("not a log line: '{shown}{more}'"),
+    )
 }
 
 /// The bins per line of a histogram log: 1856 >> coarseness.
@@ -148,7 +152,7 @@ pub fn bin_percentiles(bins: &[u64], step: usize) -> Option<[f64; 4]> {
     Some(out)
 }
 
-fn parse_hist(text: &str, file: &str, name: LogName) -> Result<Log, String> {
+fn parse_hist(text: &str, file: &str, name: LogName) -> Result<Log, ReadError> {
     let mut log = empty(file, name);
     let mut step = 0;
     for (i, line) in text.lines().enumerate() {
@@ -165,20 +169,21 @@ fn parse_hist(text: &str, file: &str, name: LogName) -> Result<Log, String> {
         if f.len() < 4 || f[1] > 2 {
             return Err(bad());
         }
+        let at = || format!("{file}:{}", i + 1);
         let s = hist_step(f.len() - 3).ok_or_else(|| {
-            format!(
-                "{file}:{}: {} histogram bins; fio's histogram logs have {NR} (or that \
-                 divided by 2, 4, … 64 with log_hist_coarseness)",
-                i + 1,
-                f.len() - 3
+            ReadError::malformed(
+                at(),
+                format!(
+                    "{} histogram bins; fio's histogram logs have {NR} (or that \
+                     divided by 2, 4, … 64 with log_hist_coarseness)",
+                    f.len() - 3
+                ),
             )
         })?;
         if step != 0 && s != step {
-            return Err(format!(
-                "{file}:{}: {} bins where earlier lines had {}",
-                i + 1,
-                f.len() - 3,
-                NR / step
+            return Err(ReadError::malformed(
+                at(),
+                format!("{} bins where earlier lines had {}", f.len() - 3, NR / step),
             ));
         }
         step = s;
@@ -187,7 +192,7 @@ fn parse_hist(text: &str, file: &str, name: LogName) -> Result<Log, String> {
         }
     }
     if step == 0 {
-        return Err(format!("{file}: the log is empty"));
+        return Err(ReadError::malformed(file, "the log is empty"));
     }
     log.hist_step = step;
     Ok(log)
@@ -206,15 +211,16 @@ fn empty(file: &str, name: LogName) -> Log {
 
 /// Parses a log file's text; `file` is its path (its name says what it
 /// holds).
-pub fn parse(text: &str, file: &str) -> Result<Log, String> {
+pub fn parse(text: &str, file: &str) -> Result<Log, ReadError> {
     let base = Path::new(file)
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
     let name = name_of(&base).ok_or_else(|| {
-        format!(
-            "{file}: not a fio log (expected NAME_bw.N.log, NAME_iops.N.log, \
-             NAME_[c|s]lat.N.log or NAME_clat_hist.N.log)"
+        ReadError::malformed(
+            file,
+            "not a fio log (expected NAME_bw.N.log, NAME_iops.N.log, \
+             NAME_[c|s]lat.N.log or NAME_clat_hist.N.log)",
         )
     })?;
     let mut log = if name.kind == LogKind::Histogram {
@@ -240,7 +246,7 @@ pub fn parse(text: &str, file: &str) -> Result<Log, String> {
             log.dirs[d].push((t / 1000.0, v));
         }
         if log.dirs.iter().all(Vec::is_empty) {
-            return Err(format!("{file}: the log is empty"));
+            return Err(ReadError::malformed(file, "the log is empty"));
         }
         log
     };
@@ -264,11 +270,8 @@ fn from_first_sample(log: &mut Log) {
     }
 }
 
-pub fn load(path: &Path) -> Result<Log, String> {
-    let bytes = crate::job::jobfile::read_bounded(path, super::MAX_INPUT_BYTES)
-        .map_err(|why| format!("cannot read '{}': {why}", path.display()))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| format!("cannot read '{}': it is not UTF-8 text", path.display()))?;
+pub fn load(path: &Path) -> Result<Log, ReadError> {
+    let text = super::read_text(path)?;
     parse(&text, &path.display().to_string())
 }
 
@@ -478,7 +481,9 @@ mod tests {
         // An empty interval draws no point; a wrong bin count is refused.
         let e = parse(&hist_line(250, 0, &[], 0), "h_clat_hist.1.log").unwrap();
         assert!(e.hist[0].is_empty());
-        let err = parse("250, 0, 4096, 1, 2, 3\n", "h_clat_hist.1.log").unwrap_err();
+        let err = parse("250, 0, 4096, 1, 2, 3\n", "h_clat_hist.1.log")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("3 histogram bins"), "{err}");
     }
 

@@ -705,7 +705,7 @@ fn write_results(
         let html = match crate::results::dataset::from_value(&doc, &json_path.display().to_string())
         {
             Ok(ds) => html::report_page(&b.title, &[ds]),
-            Err(e) => return Err(fail(cmd, &e)),
+            Err(e) => return Err(fail(cmd, &e.to_string())),
         };
         out.file("JSON results: ", json_path, &text);
         out.file("HTML report:  ", html_path, &html);
