@@ -506,8 +506,10 @@ fn runs_of(result: &RunResult, parts: Vec<JobPart>) -> Vec<JobRun> {
                 .find(|j| j.job.job_index == p.job as usize)?;
             let mut job = planned.job.clone();
             job.clone = p.clone;
+            let failed = p.outcome.error != 0 || p.outcome.error_msg.is_some();
             Some(JobRun {
                 job,
+                error_clone: failed.then_some(p.error_clone),
                 outcome: p.outcome,
                 clones: p.clones,
             })
@@ -551,4 +553,40 @@ fn rank_clients(result: &RunResult, part: &HostPart, hosts: &Hosts) -> Vec<(Clie
             (c, rr)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_host_keeps_the_failing_clone_not_the_lowest() {
+        let result = crate::run::session::testing::run_text(
+            "[j]\nioengine=null\nsize=64k\nbs=4k\n",
+            Some(1000),
+        );
+        let part = |clone: u32, error: i32| JobPart {
+            job: 0,
+            clone,
+            clones: 1,
+            error_clone: clone,
+            outcome: Outcome {
+                error,
+                error_msg: (error != 0).then(|| "read-only file system".to_string()),
+                ..Outcome::default()
+            },
+        };
+        // Ranks 2 and 3 of one host (one clone each); rank 3's failed.
+        let mut host = part(2, 0);
+        host.absorb(part(3, libc::EROFS));
+        let runs = runs_of(&result, vec![host]);
+        assert_eq!(runs.len(), 1);
+        assert_eq!((runs[0].job.clone, runs[0].clones), (2, 2));
+        assert_eq!(runs[0].error_clone, Some(3));
+        assert_eq!(runs[0].outcome.error, libc::EROFS);
+        // A clean host names no failing clone.
+        let mut clean = part(2, 0);
+        clean.absorb(part(3, 0));
+        assert_eq!(runs_of(&result, vec![clean])[0].error_clone, None);
+    }
 }

@@ -285,17 +285,6 @@ impl Launched {
     /// One line per job that failed: `job 'x': message`, with its host
     /// and clone under MPI.
     pub fn job_errors(&self) -> Vec<String> {
-        let line = |j: &crate::run::JobRun, host: Option<&str>| {
-            let o = &j.outcome;
-            let m = o
-                .error_msg
-                .clone()
-                .or_else(|| (o.error != 0).then(|| format!("error {}", o.error)))?;
-            Some(match host {
-                Some(h) => format!("job '{}' on {h} (clone {}): {m}", j.job.name(), j.job.clone),
-                None => format!("job '{}': {m}", j.job.name()),
-            })
-        };
         match &self.merged {
             Some(m) => m
                 .hosts
@@ -304,14 +293,14 @@ impl Launched {
                     h.result
                         .jobs
                         .iter()
-                        .filter_map(|j| line(j, Some(&h.hostname)))
+                        .filter_map(|j| error_line(j, Some(&h.hostname)))
                 })
                 .collect(),
             None => self
                 .result
                 .jobs
                 .iter()
-                .filter_map(|j| line(j, None))
+                .filter_map(|j| error_line(j, None))
                 .collect(),
         }
     }
@@ -382,5 +371,57 @@ impl Launched {
             return 128 + crate::sys::SIGINT;
         }
         i32::from(self.failed() || self.interrupted())
+    }
+}
+
+/// The line naming a job's error (none when it ran clean): under MPI with
+/// its host, and the rank and global clone that failed (the clones of a
+/// host's ranks are merged; the failing one is named, not the lowest).
+fn error_line(j: &crate::run::JobRun, host: Option<&str>) -> Option<String> {
+    let o = &j.outcome;
+    let m = o
+        .error_msg
+        .clone()
+        .or_else(|| (o.error != 0).then(|| format!("error {}", o.error)))?;
+    Some(match host {
+        Some(h) => {
+            let c = j.error_clone.unwrap_or(j.job.clone);
+            let rank = c / j.job.spec.ctl.numjobs.max(1);
+            format!(
+                "job '{}' on {h} (rank {rank}, clone {c}): {m}",
+                j.job.name()
+            )
+        }
+        None => format!("job '{}': {m}", j.job.name()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_names_the_rank_and_clone_that_failed() {
+        let text = "[j]\nioengine=null\nsize=64k\nbs=4k\nnumjobs=2\n";
+        let mut r = crate::run::session::testing::run_text(text, Some(1000));
+        let mut j = r.jobs.remove(0);
+        assert_eq!(error_line(&j, Some("h1")), None, "a clean job has no line");
+        j.outcome.error = libc::EROFS;
+        j.outcome.error_msg = Some("read-only file system".into());
+        // Clones 2..=5 of ranks 1 and 2 merged; clone 5 (rank 2) failed.
+        j.job.clone = 2;
+        j.error_clone = Some(5);
+        assert_eq!(
+            error_line(&j, Some("h1")).unwrap(),
+            "job 'j' on h1 (rank 2, clone 5): read-only file system"
+        );
+        j.error_clone = None;
+        assert!(error_line(&j, Some("h1"))
+            .unwrap()
+            .contains("(rank 1, clone 2)"));
+        assert_eq!(
+            error_line(&j, None).unwrap(),
+            "job 'j': read-only file system"
+        );
     }
 }

@@ -55,6 +55,10 @@ pub struct JobRun {
     /// How many clones `outcome` stands for: 1, or more for the clones of
     /// a job on the ranks of one host, merged (a run over many hosts).
     pub clones: u32,
+    /// The global clone whose error `outcome` holds, where that is not
+    /// `job.clone` (clones of several ranks merged: the failing one, not
+    /// the lowest).
+    pub error_clone: Option<u32>,
 }
 
 /// What a session found and decided before its run, carried in the
@@ -613,6 +617,7 @@ impl<'a> Runner<'a> {
                         job,
                         outcome,
                         clones: 1,
+                        error_clone: None,
                     }
                 })
             })

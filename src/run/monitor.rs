@@ -261,6 +261,7 @@ impl Monitor {
                         ..Outcome::default()
                     },
                     clones: 1,
+                    error_clone: None,
                 });
             }
         }
