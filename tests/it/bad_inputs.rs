@@ -60,6 +60,15 @@ const CASES: &[Case] = &[
         "unknown option '--outputformat' (did you mean '--output-format'?)",
     ),
     cli(&["-x"], "unknown option '-x' (see iomark --help)"),
+    // A drive path whose colon would split it into two names.
+    cli(
+        &["--name=a", r"--filename=C:\tmp\y", "--parse-only"],
+        r"option 'filename': 'C:\tmp\y' looks like a Windows drive path, but ':' separates names here; escape the drive's colon: C\:\tmp\y",
+    ),
+    file(
+        "[a]\ndirectory=D:\\data\n",
+        r"job.fio:2: option 'directory': 'D:\data' looks like a Windows drive path, but ':' separates names here; escape the drive's colon: D\:\data",
+    ),
     // The closest name as spelled: an alias, not the option it stands for.
     cli(
         &["--name=a", "--blocksiz=4k"],

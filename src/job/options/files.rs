@@ -28,6 +28,38 @@ pub fn split_colon_list(v: &str) -> Vec<String> {
         .collect()
 }
 
+/// A list of paths whose colon was not escaped before a backslash, as in
+/// `C:\tmp\y`: split at that colon it would be two names, `C` and
+/// `\tmp\y`, while a one-letter name followed by one starting with `\`
+/// is a drive path in every real case. Refused with the escaped form.
+fn refuse_unescaped_drive(v: &str) -> Result<(), JobError> {
+    let b = v.as_bytes();
+    let mut piece_start = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' if b.get(i + 1) == Some(&b':') => i += 2,
+            b':' => {
+                let piece = v[piece_start..i].trim();
+                let one_letter = piece.len() == 1 && piece.as_bytes()[0].is_ascii_alphabetic();
+                if one_letter && b.get(i + 1) == Some(&b'\\') {
+                    let escaped = format!("{}\\:{}", &v[..i], &v[i + 1..]);
+                    return Err(format!(
+                        "'{}' looks like a Windows drive path, but ':' separates names here; \
+                         escape the drive's colon: {escaped}",
+                        v.trim()
+                    )
+                    .into());
+                }
+                piece_start = i + 1;
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    Ok(())
+}
+
 fn parse_file_service(v: &str) -> Result<FileService, JobError> {
     let (kind, arg) = match v.split_once(':') {
         Some((k, a)) => (k.trim(), Some(a.trim())),
@@ -67,6 +99,7 @@ fn parse_file_service(v: &str) -> Result<FileService, JobError> {
 
 pub const OPTS: &[OptDef] = &[
     opt("filename", Files, Kind::Str, "File or device to do I/O to; several are separated by ':'", |s, v| {
+        refuse_unescaped_drive(v)?;
         let names = split_colon_list(v);
         if names.is_empty() {
             return Err("needs at least one file name".into());
@@ -86,6 +119,7 @@ pub const OPTS: &[OptDef] = &[
         Ok(())
     }),
     opt("directory", Files, Kind::Str, "Directory for the job's files, prefixed even to an absolute filename (as fio does); several are separated by ':', one per clone", |s, v| {
+        refuse_unescaped_drive(v)?;
         let dirs = split_colon_list(v);
         if dirs.is_empty() {
             return Err("needs a directory".into());
@@ -297,3 +331,33 @@ pub const OPTS: &[OptDef] = &[
     })
     .default("0"),
 ];
+
+#[cfg(test)]
+mod drive_path_tests {
+    use super::*;
+
+    #[test]
+    fn an_unescaped_drive_path_is_refused_with_its_escaped_form() {
+        let e = refuse_unescaped_drive(r"C:\tmp\y").unwrap_err().to_string();
+        assert!(e.contains(r"escape the drive's colon: C\:\tmp\y"), "{e}");
+        let e = refuse_unescaped_drive(r"/data/a:d:\x")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(r"/data/a:d\:\x"), "{e}");
+        // Escaped, a list of Unix paths, a one-letter file, a device name.
+        for ok in [
+            r"C\:\tmp\y",
+            "/a:/b",
+            "C:/tmp/y",
+            "x:y",
+            r"\\.\PhysicalDrive0",
+            r"\\.\X\:",
+        ] {
+            assert!(refuse_unescaped_drive(ok).is_ok(), "{ok}");
+        }
+        assert_eq!(
+            split_colon_list(r"C\:\tmp\y"),
+            vec![r"C:\tmp\y".to_string()]
+        );
+    }
+}
