@@ -339,10 +339,27 @@ fn parse_args(args: Vec<OsString>, stdin: &mut dyn std::io::Read) -> Result<Comm
         } else {
             crate::job::jobfile::read_jobfile(&f)
         }
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| near_command(&f).unwrap_or_else(|| e.to_string()))?;
         run.sources.files.push((f, sections));
     }
     Ok(Command::Run(Box::new(run)))
+}
+
+/// For a job file that does not exist and is named like a mistyped
+/// command (`iomark quik`), the line that says so and names the command.
+fn near_command(f: &std::path::Path) -> Option<String> {
+    let name = f.to_str()?;
+    if f.exists() || name.contains(['/', '\\', '.']) {
+        return None;
+    }
+    let commands = SUBCOMMANDS.iter().copied().chain(["help", "completions"]);
+    match options::closest(&name.to_ascii_lowercase(), commands) {
+        Some((d, c)) if d <= 2 => Some(format!(
+            "'{}' is neither a command nor a job file (did you mean 'iomark {c}'?)",
+            crate::job::value::excerpt(name)
+        )),
+        _ => None,
+    }
 }
 
 /// A job option given as `--NAME[=VALUE]` (or `--NAME VALUE`).

@@ -60,6 +60,13 @@ const CASES: &[Case] = &[
         "unknown option '--outputformat' (did you mean '--output-format'?)",
     ),
     cli(&["-x"], "unknown option '-x' (see iomark --help)"),
+    // A mistyped command (no job file of that name either).
+    cli(
+        &["quik"],
+        "'quik' is neither a command nor a job file (did you mean 'iomark quick'?)",
+    ),
+    cli(&["histroy"], "'histroy' is neither a command nor a job file (did you mean 'iomark history'?)"),
+    cli(&["./quik"], "cannot read job file './quik': no such file"),
     // A drive path whose colon would split it into two names.
     cli(
         &["--name=a", r"--filename=C:\tmp\y", "--parse-only"],
