@@ -206,6 +206,13 @@ pub fn import(o: ImportOpts) -> i32 {
     let mut runs = Vec::new();
     for path in files {
         match history::run::load(&path) {
+            Ok(r) if r.tests.is_empty() => {
+                let why = format!(
+                    "'{}' holds no test result (no job with I/O to record); nothing imported",
+                    path.display()
+                );
+                return fail("history import", &why);
+            }
             Ok(mut r) => {
                 r.source = std::fs::canonicalize(&path)
                     .unwrap_or(path)

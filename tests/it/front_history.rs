@@ -348,6 +348,27 @@ fn fio_json_imports_as_one_run() {
 }
 
 #[test]
+fn a_file_with_no_test_is_not_imported() {
+    let dir = tempdir();
+    let d = dir.path();
+    // A result of jobs that did no I/O: well-formed, nothing to keep.
+    std::fs::write(
+        d.join("none.json"),
+        r#"{"fio version": "fio-3.33", "jobs": []}"#,
+    )
+    .unwrap();
+    let o = hist(d, &["history", "import", "none.json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert_eq!(
+        stderr(&o).trim_end(),
+        "iomark history import: 'none.json' holds no test result (no job with I/O to \
+         record); nothing imported"
+    );
+    // Refused before the history is opened: none was made.
+    assert!(!history_db(d).exists());
+}
+
+#[test]
 fn a_trend_with_a_step_has_its_change_point_and_its_chart_renders() {
     let dir = tempdir();
     let d = dir.path();
