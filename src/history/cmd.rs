@@ -92,11 +92,26 @@ pub fn list(o: ListOpts) -> i32 {
         select: sel,
         json: as_json,
     } = o;
-    let runs = match open(sel.db.as_deref(), false)
-        .and_then(|s| s.runs(&sel.filter).map_err(|e| e.to_string()))
-    {
-        Ok(r) => r,
-        Err(e) => return fail("history", &e),
+    // A history not made yet lists as an empty one (same exit status and
+    // JSON shape), with a note on standard error saying where it will be.
+    let missing = history::db_path(sel.db.as_deref())
+        .ok()
+        .filter(|p| !p.exists());
+    let runs = match missing {
+        Some(p) => {
+            crate::run::output::stderr_line(&format!(
+                "iomark history: there is no results history at '{}' yet (quick, suite and \
+                 sweep record their runs there)",
+                p.display()
+            ));
+            Vec::new()
+        }
+        None => match open(sel.db.as_deref(), false)
+            .and_then(|s| s.runs(&sel.filter).map_err(|e| e.to_string()))
+        {
+            Ok(r) => r,
+            Err(e) => return fail("history", &e),
+        },
     };
     if as_json {
         let v: Vec<serde_json::Value> = runs.iter().map(run_json).collect();

@@ -348,6 +348,25 @@ fn fio_json_imports_as_one_run() {
 }
 
 #[test]
+fn a_history_not_made_yet_lists_as_an_empty_one() {
+    let dir = tempdir();
+    let d = dir.path();
+    let o = hist(d, &["history", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(json_out(&o), serde_json::json!({"runs": []}));
+    assert!(
+        stderr(&o).contains("there is no results history at"),
+        "{}",
+        stderr(&o)
+    );
+    let o = hist(d, &["history"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "no run in the history matches\n");
+    // Listing made nothing.
+    assert!(!history_db(d).exists());
+}
+
+#[test]
 fn a_file_with_no_test_is_not_imported() {
     let dir = tempdir();
     let d = dir.path();
