@@ -318,11 +318,16 @@ impl Ready {
         self.opts.run.status = Some(hook);
     }
 
-    /// Prints the warnings and notes on stderr, one line each. Whoever
+    /// Prints the warnings and notes on stderr, one line each, each text
+    /// once (the jobs of one file on tmpfs share one warning). Whoever
     /// runs a job list calls this once (a suite once for all its passes).
     pub fn announce(&self) {
+        let mut shown: Vec<&str> = Vec::new();
         for w in &self.context.warnings {
-            output::stderr_line(&format!("iomark: warning: {}", w.message));
+            if !shown.contains(&w.message.as_str()) {
+                output::stderr_line(&format!("iomark: warning: {}", w.message));
+                shown.push(&w.message);
+            }
         }
     }
 

@@ -205,7 +205,8 @@ pub fn pass_metrics(doc: &Value) -> (Params, Vec<(String, Metrics)>) {
 
 /// The warnings and notes a run found as it ran: each kind and job once
 /// (the cache warnings known before the run were announced up front).
-struct Announced(Vec<(String, String)>);
+/// A text already printed for another job is not printed again.
+struct Announced(Vec<(String, String)>, Vec<String>);
 
 impl Announced {
     fn new(known: &[crate::host::Warning]) -> Announced {
@@ -214,6 +215,7 @@ impl Announced {
                 .iter()
                 .map(|w| (w.kind.to_string(), w.job.clone()))
                 .collect(),
+            known.iter().map(|w| w.message.clone()).collect(),
         )
     }
 
@@ -232,10 +234,11 @@ impl Announced {
                 "cpu-overcommit" | "note" => "note",
                 _ => "warning",
             };
-            output::stderr_line(&format!(
-                "iomark: {word}: {}",
-                w["message"].as_str().unwrap_or("")
-            ));
+            let message = w["message"].as_str().unwrap_or("").to_string();
+            if !self.1.contains(&message) {
+                output::stderr_line(&format!("iomark: {word}: {message}"));
+                self.1.push(message);
+            }
             self.0.push((kind, job));
         }
     }

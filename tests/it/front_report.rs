@@ -218,6 +218,24 @@ fn a_memory_filesystem_is_named_in_the_warnings() {
         v["iomark"]["environment"]["targets"][0]["memory_backed"],
         true
     );
+    // quick's eight tests on one file there: one warning line, not one
+    // per test.
+    let o = run_in(
+        dir.path(),
+        &[
+            "quick",
+            "--size=4m",
+            "--runtime=100ms",
+            "--passes=1",
+            "--no-report",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines = stderr(&o)
+        .lines()
+        .filter(|l| l.contains("is on tmpfs"))
+        .count();
+    assert_eq!(lines, 1, "{}", stderr(&o));
 }
 
 /// The cells' text of a table row, text nodes joined by spaces (so
