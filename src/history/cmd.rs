@@ -338,6 +338,26 @@ pub fn delete(o: StoreOpts) -> i32 {
     }
 }
 
+/// What `trend` without `--test` says: the tests it could draw.
+fn tests_to_name(runs: &[Run]) -> String {
+    let mut keys: Vec<&str> = Vec::new();
+    for t in runs.iter().flat_map(|r| &r.tests) {
+        if !keys.contains(&t.key.as_str()) {
+            keys.push(&t.key);
+        }
+    }
+    const SHOWN: usize = 24;
+    match keys.len() {
+        0 => "name the test with --test (the history has no test yet)".into(),
+        n if n <= SHOWN => format!("name the test with --test; the history has {n}: {}", keys.join(", ")),
+        n => format!(
+            "name the test with --test; the history has {n}: {}, … ({} more: iomark history --test TEXT)",
+            keys[..SHOWN].join(", "),
+            n - SHOWN
+        ),
+    }
+}
+
 /// `iomark trend`.
 pub fn trend(o: TrendOpts) -> i32 {
     let TrendOpts {
@@ -348,10 +368,10 @@ pub fn trend(o: TrendOpts) -> i32 {
         json: as_json,
     } = o;
     let Some(want) = sel.filter.test.clone() else {
-        return fail(
-            "trend",
-            "name the test with --test (iomark history --test TEXT lists them)",
-        );
+        let why = open(sel.db.as_deref(), false)
+            .and_then(|s| s.runs(&sel.filter).map_err(|e| e.to_string()))
+            .map_or_else(|e| e, |runs| tests_to_name(&runs));
+        return fail("trend", &why);
     };
     let runs = match open(sel.db.as_deref(), false)
         .and_then(|s| s.runs(&sel.filter).map_err(|e| e.to_string()))

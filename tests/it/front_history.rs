@@ -431,4 +431,10 @@ fn a_trend_with_a_step_has_its_change_point_and_its_chart_renders() {
         assert_eq!(o.status.code(), Some(1));
         assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     }
+    // Without --test it names the tests it could draw.
+    let o = hist(d, &["trend"]);
+    assert_eq!(
+        stderr(&o).trim_end(),
+        "iomark trend: name the test with --test; the history has 1: t/read"
+    );
 }
