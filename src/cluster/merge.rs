@@ -578,12 +578,12 @@ mod tests {
         };
         // Ranks 2 and 3 of one host (one clone each); rank 3's failed.
         let mut host = part(2, 0);
-        host.absorb(part(3, libc::EROFS));
+        host.absorb(part(3, 30)); // EROFS
         let runs = runs_of(&result, vec![host]);
         assert_eq!(runs.len(), 1);
         assert_eq!((runs[0].job.clone, runs[0].clones), (2, 2));
         assert_eq!(runs[0].error_clone, Some(3));
-        assert_eq!(runs[0].outcome.error, libc::EROFS);
+        assert_eq!(runs[0].outcome.error, 30);
         // A clean host names no failing clone.
         let mut clean = part(2, 0);
         clean.absorb(part(3, 0));

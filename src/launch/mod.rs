@@ -406,7 +406,7 @@ mod tests {
         let mut r = crate::run::session::testing::run_text(text, Some(1000));
         let mut j = r.jobs.remove(0);
         assert_eq!(error_line(&j, Some("h1")), None, "a clean job has no line");
-        j.outcome.error = libc::EROFS;
+        j.outcome.error = 30; // EROFS
         j.outcome.error_msg = Some("read-only file system".into());
         // Clones 2..=5 of ranks 1 and 2 merged; clone 5 (rank 2) failed.
         j.job.clone = 2;
