@@ -624,6 +624,35 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, RunError> {
 /// and `filename_format` may name `$rank`, `$hostname` and `$clientuid`
 /// (the rank).
 pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, RunError> {
+    let plan = build(jobs, place)?;
+    super::safety::check(&plan)?;
+    for j in jobs {
+        super::memory::check_buffer_file(j).map_err(|r| RunError::Plan(r.0))?;
+    }
+    super::memory::check_plan(&plan, super::memory::ram_bytes())?;
+    Ok(plan)
+}
+
+/// The regular files that already exist among the files `jobs` would
+/// use at `place`, each once, without the safety checks: a preset's
+/// runner asks so that it can say, in its own words, that a test file
+/// was left behind before the checks refuse it in a job file's words.
+pub fn existing_regular_files(
+    jobs: &[JobSpec],
+    place: &Placement,
+) -> Result<Vec<PathBuf>, RunError> {
+    let plan = build(jobs, place)?;
+    let mut out: Vec<PathBuf> = Vec::new();
+    for f in plan.jobs.iter().flat_map(|j| &j.files) {
+        if f.kind == TargetKind::Regular && !out.contains(&f.path) {
+            out.push(f.path.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// The plan of `jobs` at `place`, not yet checked for safety.
+fn build(jobs: &[JobSpec], place: &Placement) -> Result<Plan, RunError> {
     let tagged;
     let jobs = if place.tag.is_empty() {
         jobs
@@ -692,11 +721,6 @@ pub fn plan_at(jobs: &[JobSpec], place: &Placement) -> Result<Plan, RunError> {
         crate::engine::preflight(&spec)?;
     }
     share_dedupe_sets(&mut plan);
-    super::safety::check(&plan)?;
-    for j in jobs {
-        super::memory::check_buffer_file(j).map_err(|r| RunError::Plan(r.0))?;
-    }
-    super::memory::check_plan(&plan, super::memory::ram_bytes())?;
     Ok(plan)
 }
 

@@ -470,6 +470,21 @@ fn prepare_bench(
     let to_stdout = report_to_stdout(flags).map_err(|e| fail_all(&e))?;
     // Validate the whole job file before anything else.
     let sections = pipeline::sections(&b.jobfile, name).map_err(|e| fail_all(&e))?;
+    // A test file left behind (an interrupted run, another program): said
+    // in this command's words before the checks of the run refuse it in
+    // a job file's (whose advice, allow_destroy_data=1, is no option
+    // here).
+    let existing = pipeline::existing_files(launch, &sections, name)
+        .first()
+        .map(|f| runner::existing_file_message(f));
+    match launch.agree(
+        "every rank to check its test files",
+        existing.map_or(Ok(()), Err),
+    ) {
+        Ok(()) => {}
+        Err(Refused::Say(e)) => return Err(fail(cmd, &e)),
+        Err(Refused::Quiet) => return Err(1),
+    }
     // The progress line (one per pass, naming test and pass) goes to
     // standard error, beside the notices: standard output has the table.
     let run_opts = RunOptions {
@@ -488,19 +503,7 @@ fn prepare_bench(
         Err(Refused::Quiet) => return Err(1),
         Err(Refused::Say(e)) => return Err(fail_all(&e)),
     };
-    let existing = pipeline::plan_files(all.plan())
-        .1
-        .first()
-        .map(|f| runner::existing_file_message(f));
-    let existing = launch.agree(
-        "every rank to check its test files",
-        existing.map_or(Ok(()), Err),
-    );
-    match existing {
-        Ok(()) => Ok((to_stdout, all, run_opts)),
-        Err(Refused::Say(e)) => Err(fail(cmd, &e)),
-        Err(Refused::Quiet) => Err(1),
-    }
+    Ok((to_stdout, all, run_opts))
 }
 
 /// Where the table goes, with the report files opened now (written at

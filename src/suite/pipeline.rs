@@ -74,6 +74,20 @@ pub fn prepare_on(
     Ok(launch.prepare(list, opts)?)
 }
 
+/// The regular files that already exist among those the jobs of
+/// `sections` would use on this rank (none when they cannot be planned:
+/// preparing them says why).
+pub fn existing_files(launch: &Launch, sections: &[Section], name: &str) -> Vec<PathBuf> {
+    let src = job::JobSources {
+        files: vec![(PathBuf::from(name), sections.to_vec())],
+        ..Default::default()
+    };
+    let Ok(list) = crate::workload::checked_jobs(&src) else {
+        return Vec::new();
+    };
+    crate::run::plan::existing_regular_files(&list.jobs, &launch.place()).unwrap_or_default()
+}
+
 /// Files a plan would create (missing now) and regular files it would
 /// use that already exist, each once.
 pub fn plan_files(plan: &Plan) -> (Vec<PathBuf>, Vec<PathBuf>) {

@@ -153,15 +153,31 @@ fn quick_prints_the_table_and_leaves_reports_but_no_test_file() {
 
 #[test]
 fn quick_will_not_use_a_file_it_did_not_create() {
-    let dir = tempdir();
-    let mine = dir.path().join("iomark-quick.tmp");
-    std::fs::write(&mine, b"precious").unwrap();
-    let o = run_in(dir.path(), &["quick", "--size=8m", "--runtime=100ms"]);
-    assert_eq!(o.status.code(), Some(1));
-    let err = stderr(&o);
-    assert!(err.contains("already exists"), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert_eq!(std::fs::read(&mine).unwrap(), b"precious");
+    // Each preset command names the file in its own words, with advice
+    // it can follow: allow_destroy_data=1 is a job file's option, which
+    // these commands do not take.
+    for (args, file) in [
+        (&["quick"][..], "iomark-quick.tmp"),
+        (&["sweep", "--rw=randread"][..], "iomark-sweep.tmp"),
+        (&["suite", "ars"][..], "ars-4k-randwrite-qd1.0.0"),
+    ] {
+        let dir = tempdir();
+        let mine = dir.path().join(file);
+        std::fs::write(&mine, b"precious").unwrap();
+        let mut a = args.to_vec();
+        a.extend(["--size=8m", "--runtime=100ms"]);
+        let o = run_in(dir.path(), &a);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let err = stderr(&o);
+        let want = format!("iomark {}: test file '{file}' already exists", args[0]);
+        assert!(err.starts_with(&want), "{args:?}: {err}");
+        assert!(err.contains("delete it"), "{err}");
+        assert!(!err.contains("allow_destroy_data"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(std::fs::read(&mine).unwrap(), b"precious");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "{args:?} left {left:?}");
+    }
 }
 
 #[test]
