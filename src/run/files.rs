@@ -997,13 +997,9 @@ pub fn invalidate(job: &PlannedJob, files: &[OpenedFile]) {
         }
         match pf.kind {
             TargetKind::Regular | TargetKind::Missing => {
-                // SAFETY: advisory call on an open descriptor. Elsewhere
-                // there is no call to drop a file's cached pages: the
-                // page-cache warnings say so.
-                #[cfg(any(target_os = "linux", target_os = "freebsd"))]
-                unsafe {
-                    libc::posix_fadvise(of.fd, 0, 0, libc::POSIX_FADV_DONTNEED);
-                }
+                // Where there is no call to drop a file's cached pages,
+                // the page-cache warnings say so.
+                crate::sys::drop_file_cache(of.fd);
             }
             #[cfg(target_os = "linux")]
             TargetKind::Block => {

@@ -258,6 +258,75 @@ pub fn fdatasync(fd: RawFd) -> isize {
     r as isize
 }
 
+/// Drops a regular file's clean cached pages (`POSIX_FADV_DONTNEED`).
+/// The kernel skips a page (a large folio: many) that something else
+/// holds at that instant, and says nothing; where Linux can count a
+/// file's cached pages (`cachestat`, 6.5 and later), the drop is asked
+/// again, at most three times, while some remain. Another reader of the
+/// same file may bring pages back at once: the retries are bounded and
+/// do not wait. Elsewhere (no call to drop a file's pages), nothing.
+pub fn drop_file_cache(fd: RawFd) {
+    #[cfg(any(target_os = "linux", target_os = "freebsd"))]
+    for attempt in 0..4 {
+        if attempt > 0 {
+            // SAFETY: a plain call.
+            unsafe { libc::sched_yield() };
+        }
+        // SAFETY: advisory call on an open descriptor.
+        unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
+        if cached_pages(fd).is_none_or(|n| n == 0) {
+            break;
+        }
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "freebsd")))]
+    let _ = fd;
+}
+
+/// How many of a file's pages are in the page cache (Linux 6.5's
+/// `cachestat`); None where the kernel cannot say.
+#[cfg(any(target_os = "linux", target_os = "freebsd"))]
+fn cached_pages(fd: RawFd) -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        // The range and result of cachestat(2) (include/uapi/linux/mman.h).
+        #[repr(C)]
+        struct Range {
+            off: u64,
+            len: u64,
+        }
+        #[repr(C)]
+        #[derive(Default)]
+        struct Stat {
+            nr_cache: u64,
+            nr_dirty: u64,
+            nr_writeback: u64,
+            nr_evicted: u64,
+            nr_recently_evicted: u64,
+        }
+        // The number every architecture but alpha gives the call.
+        const SYS_CACHESTAT: libc::c_long = 451;
+        let range = Range { off: 0, len: 0 };
+        let mut st = Stat::default();
+        // SAFETY: both structures live across the call and have the
+        // kernel's layout; len 0 means to the end of the file.
+        let r = unsafe {
+            libc::syscall(
+                SYS_CACHESTAT,
+                fd,
+                &range as *const Range,
+                &mut st as *mut Stat,
+                0u32,
+            )
+        };
+        (r == 0).then_some(st.nr_cache)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = fd;
+        None
+    }
+}
+
 /// `ftruncate(2)`: 0, or -1 with the error in errno.
 pub fn ftruncate(fd: RawFd, len: u64) -> isize {
     // SAFETY: a plain call on a descriptor.

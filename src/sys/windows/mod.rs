@@ -731,6 +731,10 @@ pub unsafe fn seek_write(fd: RawFd, buf: *const u8, len: usize, off: u64) -> isi
     unsafe { transfer(fd, buf as *mut u8, len, None, true) }
 }
 
+/// Windows has no call to drop a file's cached pages (the page-cache
+/// warnings say so): nothing.
+pub fn drop_file_cache(_fd: RawFd) {}
+
 /// `FlushFileBuffers`: 0, or -1 with the error in the last error.
 pub fn fsync(fd: RawFd) -> isize {
     // SAFETY: a plain call on a handle.
