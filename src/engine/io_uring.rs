@@ -1,7 +1,9 @@
-//! `io_uring`: Linux io_uring through the `io-uring` crate. Reads and
-//! writes are pushed to the submission ring by `queue` and submitted with
-//! one `io_uring_enter` per batch by `commit`; `reap` drains the
-//! completion ring, waiting in the kernel only for the minimum asked.
+//! `io_uring`: Linux io_uring through the `io-uring` crate, on the ring
+//! driver shared with `io_uring_cmd` ([`super::ring`]). Reads and writes
+//! are pushed to the submission ring by `queue` and submitted with one
+//! `io_uring_enter` per batch by `commit`; `reap` drains the completion
+//! ring, waiting in the kernel only for the minimum asked. This file
+//! builds the entries and explains a ring the kernel refuses.
 //!
 //! Options: `fixedbufs` (the worker's buffer pool is registered once and
 //! I/O uses READ_FIXED/WRITE_FIXED), `registerfiles` (descriptors are
@@ -20,9 +22,10 @@
 
 use std::io;
 
-use io_uring::{opcode, squeue, types, IoUring, Probe};
+use io_uring::{cqueue, opcode, squeue, types, IoUring, Probe};
 
 use super::file::sync_op;
+use super::ring::{self, with_fd};
 use super::{Caps, Completion, Engine, EngineError, EngineKind, IoUnit, Op, Queued};
 use crate::job::JobSpec;
 
@@ -54,16 +57,6 @@ fn errno_symbol(e: &io::Error) -> String {
         _ => return format!("errno {n}"),
     };
     name.to_string()
-}
-
-/// The ring a job's iodepth asks for: rounded up to a power of two, as
-/// the kernel does (saturating, so an absurd depth is still "too large").
-fn ring_entries(spec: &JobSpec) -> u32 {
-    spec.io
-        .iodepth
-        .max(1)
-        .checked_next_power_of_two()
-        .unwrap_or(u32::MAX)
 }
 
 /// Why the ring for `spec` could not be set up, as one line naming the
@@ -104,24 +97,14 @@ fn setup_error(spec: &JobSpec, entries: u32, e: &io::Error) -> String {
     }
 }
 
-/// Sets up the ring a job runs on (its depth, `hipri`, `sqthread_poll`).
-fn build_ring(spec: &JobSpec) -> Result<IoUring, EngineError> {
-    let e = &spec.engine;
-    let entries = ring_entries(spec);
-    let mut b = IoUring::builder();
-    if e.hipri {
-        b.setup_iopoll();
-    }
-    if e.sqthread_poll {
-        b.setup_sqpoll(1000);
-        if let Some(cpu) = e.sqthread_poll_cpu {
-            b.setup_sqpoll_cpu(cpu);
-        }
-    }
-    b.setup_cqsize(entries.saturating_mul(2));
-    b.build(entries).map_err(|err| EngineError::Setup {
+/// The job's ring (64-byte submission, 16-byte completion entries).
+type Ring = ring::Ring<squeue::Entry, cqueue::Entry>;
+
+/// Sets up the ring a job runs on, or says why the kernel refused it.
+fn build_ring(spec: &JobSpec) -> Result<Ring, EngineError> {
+    Ring::new(spec).map_err(|err| EngineError::Setup {
         errno: crate::sys::errno_of(&err).unwrap_or(libc::EIO),
-        msg: setup_error(spec, entries, &err),
+        msg: setup_error(spec, ring::entries(spec), &err),
     })
 }
 
@@ -141,42 +124,20 @@ pub fn preflight(spec: &JobSpec) -> Result<(), EngineError> {
 }
 
 pub struct IoUringEngine {
-    ring: IoUring,
+    /// First: dropping it waits for the requests that point into `iovecs`.
+    ring: Ring,
     fixed_bufs: bool,
-    fixed_files: bool,
     iopoll: bool,
     vectored: bool,
     /// One iovec per unit for READV/WRITEV.
     iovecs: Vec<libc::iovec>,
     rw_flags: i32,
-    force_async: u32,
-    counter: u32,
-    /// Pushed to the submission ring, not yet submitted.
-    queued: u32,
-    /// Submitted, not yet reaped.
-    inflight: u32,
-    /// Completions taken while `commit` waited for room.
-    stash: Vec<Completion>,
     nonvectored: i32,
 }
 
 // SAFETY: the iovecs point into the worker's buffer pool, which outlives
 // the engine; the engine is used by one thread at a time.
 unsafe impl Send for IoUringEngine {}
-
-/// Builds a submission entry with either a registered file index or a
-/// plain descriptor (the crate's two fd types are distinct types).
-macro_rules! with_fd {
-    ($self:ident, $io:ident, |$fd:ident| $body:expr) => {
-        if $self.fixed_files {
-            let $fd = types::Fixed($io.file);
-            $body
-        } else {
-            let $fd = types::Fd($io.fd);
-            $body
-        }
-    };
-}
 
 impl IoUringEngine {
     pub fn new(spec: &JobSpec) -> Result<Self, EngineError> {
@@ -192,16 +153,10 @@ impl IoUringEngine {
         Ok(IoUringEngine {
             ring,
             fixed_bufs: e.fixedbufs,
-            fixed_files: e.registerfiles || e.sqthread_poll,
             iopoll: e.hipri,
             vectored: false,
             iovecs: Vec::new(),
             rw_flags,
-            force_async: e.force_async,
-            counter: 0,
-            queued: 0,
-            inflight: 0,
-            stash: Vec::new(),
             nonvectored: e.nonvectored,
         })
     }
@@ -215,7 +170,7 @@ impl IoUringEngine {
         let prio = io.prio.value;
         let write = io.op == Op::Write;
         if self.fixed_bufs {
-            return with_fd!(self, io, |fd| if write {
+            return with_fd!(self.ring.fixed_files(), io, |fd| if write {
                 opcode::WriteFixed::new(fd, io.buf, len, 0)
                     .offset(off)
                     .rw_flags(flags)
@@ -234,7 +189,7 @@ impl IoUringEngine {
             iov.iov_base = io.buf as *mut libc::c_void;
             iov.iov_len = io.len as usize;
             let iov = iov as *const libc::iovec;
-            return with_fd!(self, io, |fd| if write {
+            return with_fd!(self.ring.fixed_files(), io, |fd| if write {
                 opcode::Writev::new(fd, iov, 1)
                     .offset(off)
                     .rw_flags(flags)
@@ -248,7 +203,7 @@ impl IoUringEngine {
                     .build()
             });
         }
-        with_fd!(self, io, |fd| if write {
+        with_fd!(self.ring.fixed_files(), io, |fd| if write {
             opcode::Write::new(fd, io.buf, len)
                 .offset(off)
                 .rw_flags(flags)
@@ -261,23 +216,6 @@ impl IoUringEngine {
                 .ioprio(prio)
                 .build()
         })
-    }
-
-    /// Moves up to `max - out.len()` completions from the ring to `out`.
-    fn drain_cq(&mut self, max: u32, out: &mut Vec<Completion>) {
-        let mut cq = self.ring.completion();
-        while out.len() < max as usize {
-            match cq.next() {
-                Some(c) => {
-                    out.push(Completion {
-                        idx: c.user_data() as u32,
-                        result: c.result() as i64,
-                    });
-                    self.inflight -= 1;
-                }
-                None => break,
-            }
-        }
     }
 }
 
@@ -295,7 +233,7 @@ impl Engine for IoUringEngine {
 
     fn init(&mut self, depth: u32, pool: (*mut u8, usize)) -> io::Result<()> {
         let depth = depth.max(1) as usize;
-        self.stash = Vec::with_capacity(depth);
+        self.ring.init(depth, self.fixed_bufs.then_some(pool))?;
         self.vectored = match self.nonvectored {
             0 => true,
             n if n > 0 => false,
@@ -320,39 +258,11 @@ impl Engine for IoUringEngine {
                 depth
             ];
         }
-        if self.fixed_bufs {
-            let iov = libc::iovec {
-                iov_base: pool.0 as *mut libc::c_void,
-                iov_len: pool.1,
-            };
-            // SAFETY: the pool outlives the engine (the worker drops the
-            // engine first), so the registered memory stays valid.
-            unsafe { self.ring.submitter().register_buffers(&[iov]) }.map_err(|e| {
-                io::Error::new(
-                    e.kind(),
-                    format!(
-                        "fixedbufs: cannot register {} bytes of buffers: {e}{}",
-                        pool.1,
-                        if crate::sys::errno_of(&e) == Some(libc::EFAULT) {
-                            " (the kernel registers only anonymous or shared memory, not a shared mapping of a file: use mem=malloc, shm, mmap or mmap:FILE)"
-                        } else {
-                            ""
-                        }
-                    ),
-                )
-            })?;
-        }
         Ok(())
     }
 
     fn files_opened(&mut self, fds: &[std::os::fd::RawFd]) -> io::Result<()> {
-        if self.fixed_files {
-            self.ring
-                .submitter()
-                .register_files(fds)
-                .map_err(|e| io::Error::new(e.kind(), format!("registerfiles: {e}")))?;
-        }
-        Ok(())
+        self.ring.register_files(fds)
     }
 
     #[inline]
@@ -365,134 +275,44 @@ impl Engine for IoUringEngine {
                 } else {
                     types::FsyncFlags::empty()
                 };
-                with_fd!(self, io, |fd| opcode::Fsync::new(fd).flags(flags).build())
+                with_fd!(self.ring.fixed_files(), io, |fd| opcode::Fsync::new(fd)
+                    .flags(flags)
+                    .build())
             }
             Op::SyncFileRange if !self.iopoll => {
                 let (off, len, f) = (io.offset, io.len as u32, io.sfr_flags);
-                with_fd!(self, io, |fd| opcode::SyncFileRange::new(fd, len)
-                    .offset(off)
-                    .flags(f)
-                    .build())
+                with_fd!(self.ring.fixed_files(), io, |fd| {
+                    opcode::SyncFileRange::new(fd, len)
+                        .offset(off)
+                        .flags(f)
+                        .build()
+                })
             }
             _ => {
                 // Trims (and syncs on a polled ring) run synchronously
                 // once nothing is queued or in flight.
-                if self.queued + self.inflight > 0 {
+                if !self.ring.idle() {
                     return Queued::Busy;
                 }
                 io.result = sync_op(io);
                 return Queued::Completed;
             }
         };
-        let mut entry = entry.user_data(io.idx as u64);
-        if self.force_async > 0 {
-            self.counter += 1;
-            if self.counter >= self.force_async {
-                self.counter = 0;
-                entry = entry.flags(squeue::Flags::ASYNC);
-            }
-        }
         // SAFETY: the buffer, iovec and descriptor stay valid until the
         // completion is reaped.
-        let pushed = unsafe { self.ring.submission().push(&entry) };
-        if pushed.is_err() {
-            return Queued::Busy;
-        }
-        self.queued += 1;
-        Queued::Queued
+        unsafe { self.ring.push(entry, io.idx) }
     }
 
     fn commit(&mut self) -> io::Result<u32> {
-        let total = self.queued;
-        while self.queued > 0 {
-            match self.ring.submit() {
-                // With sqthread_poll the kernel's thread may have taken
-                // every request before this call looked: none is left.
-                Ok(0) if self.ring.submission().is_empty() => {
-                    self.inflight += self.queued;
-                    self.queued = 0;
-                }
-                Ok(0) => return Err(io::Error::other("io_uring accepted none of the requests")),
-                Ok(n) => {
-                    let n = (n as u32).min(self.queued);
-                    self.queued -= n;
-                    self.inflight += n;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e)
-                    if matches!(
-                        crate::sys::errno_of(&e),
-                        Some(libc::EBUSY) | Some(libc::EAGAIN)
-                    ) && self.inflight > 0 =>
-                {
-                    // The completion ring is full: keep its entries for
-                    // the next reap, then submit again.
-                    let mut tmp = std::mem::take(&mut self.stash);
-                    let room = tmp.capacity() as u32;
-                    self.drain_cq(room, &mut tmp);
-                    self.stash = tmp;
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(total)
+        self.ring.commit()
     }
 
     fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<u32> {
-        out.clear();
-        let max = max.max(1);
-        while out.len() < max as usize {
-            match self.stash.pop() {
-                Some(c) => out.push(c),
-                None => break,
-            }
-        }
-        let min = min.min(out.len() as u32 + self.inflight);
-        let mut polled = false;
-        loop {
-            self.drain_cq(max, out);
-            let have = out.len() as u32;
-            if have >= max || self.inflight == 0 {
-                return Ok(have);
-            }
-            let want = if have >= min {
-                // A polled ring completes only inside io_uring_enter, so a
-                // zero-minimum reap on one enters the kernel once.
-                if have > 0 || !self.iopoll || polled {
-                    return Ok(have);
-                }
-                polled = true;
-                0
-            } else {
-                (min - have) as usize
-            };
-            match self.ring.submit_and_wait(want) {
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
+        self.ring.reap(min, max, out)
     }
 
     fn pending(&self) -> u32 {
-        self.queued
-    }
-}
-
-impl Drop for IoUringEngine {
-    fn drop(&mut self) {
-        // Wait for requests still in the kernel: their buffers belong to
-        // the worker's pool, freed after the engine.
-        let mut spins = 0;
-        while self.inflight > 0 && spins < 10_000 {
-            if self.ring.submit_and_wait(1).is_err() {
-                spins += 1;
-            }
-            let mut cq = self.ring.completion();
-            for _ in cq.by_ref() {
-                self.inflight -= 1;
-            }
-        }
+        self.ring.pending()
     }
 }
 
@@ -509,14 +329,14 @@ mod tests {
     #[test]
     fn a_ring_too_large_names_the_deepest_iodepth() {
         let s = spec(65536);
-        assert_eq!(ring_entries(&s), 65536);
+        assert_eq!(ring::entries(&s), 65536);
         let m = setup_error(&s, 65536, &crate::sys::from_errno(libc::EINVAL));
         assert!(m.contains("iodepth=65536 is too deep"), "{m}");
         assert!(m.contains("use iodepth=32768 or less"), "{m}");
         assert!(!m.contains("not available"), "{m}");
         // 20000 rounds up to 32768: the largest ring there is.
-        assert_eq!(ring_entries(&spec(20000)), MAX_ENTRIES);
-        assert_eq!(ring_entries(&spec(u32::MAX)), u32::MAX);
+        assert_eq!(ring::entries(&spec(20000)), MAX_ENTRIES);
+        assert_eq!(ring::entries(&spec(u32::MAX)), u32::MAX);
     }
 
     #[test]

@@ -16,6 +16,10 @@
 //! whose `ioprio` is set with EINVAL, so `cmdprio*` is refused with this
 //! engine (`job::validate`).
 //!
+//! The ring itself (set-up, submission, completion) is the driver shared
+//! with `io_uring` ([`super::ring`]); this file builds the NVMe commands
+//! and turns their status into outcomes.
+//!
 //! Options: those of the ring as for `io_uring` (`fixedbufs`: buffers
 //! registered once, commands flagged to use them; `registerfiles`,
 //! `sqthread_poll`, `sqthread_poll_cpu`, `hipri`, `nonvectored`: 0 sends
@@ -46,14 +50,16 @@ use std::io;
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 
-use io_uring::{cqueue, opcode, squeue, types, IoUring};
+use io_uring::{cqueue, opcode, squeue, types};
 
+use super::ring;
 use super::{Caps, Completion, Engine, EngineError, EngineKind, IoUnit, Op, OpenFile, Queued};
 use crate::host::nvme::{self, Cmd, Namespace};
 use crate::job::spec::{pi_chk_bits, Placement, PlidSelect};
 use crate::job::JobSpec;
 
-type Ring = IoUring<squeue::Entry128, cqueue::Entry32>;
+/// The job's ring (128-byte submission, 32-byte completion entries).
+type Ring = ring::Ring<squeue::Entry128, cqueue::Entry32>;
 
 /// Status codes of iomark's own PI checks (outside the NVMe status space).
 const PI_GUARD: u16 = 0xf001;
@@ -94,25 +100,7 @@ struct InFlight {
 /// Sets up the ring (its depth, `hipri`, `sqthread_poll`) with big
 /// entries.
 fn build_ring(spec: &JobSpec) -> Result<Ring, EngineError> {
-    let e = &spec.engine;
-    let entries = spec
-        .io
-        .iodepth
-        .max(1)
-        .checked_next_power_of_two()
-        .unwrap_or(u32::MAX);
-    let mut b = IoUring::<squeue::Entry128, cqueue::Entry32>::builder();
-    if e.hipri {
-        b.setup_iopoll();
-    }
-    if e.sqthread_poll {
-        b.setup_sqpoll(1000);
-        if let Some(cpu) = e.sqthread_poll_cpu {
-            b.setup_sqpoll_cpu(cpu);
-        }
-    }
-    b.setup_cqsize(entries.saturating_mul(2));
-    b.build(entries).map_err(|err| EngineError::Setup {
+    Ring::new(spec).map_err(|err| EngineError::Setup {
         errno: err.raw_os_error().unwrap_or(libc::EIO),
         msg: format!(
             "ioengine=io_uring_cmd: io_uring_setup with 128-byte submission and 32-byte \
@@ -174,16 +162,11 @@ fn read_scheme(path: &str) -> Result<Vec<(u64, u64, u16)>, String> {
 }
 
 pub struct IoUringCmdEngine {
+    /// First: dropping it waits for the commands that point into the
+    /// vectors below.
     ring: Ring,
     fixed_bufs: bool,
-    fixed_files: bool,
-    iopoll: bool,
     vectored: bool,
-    force_async: u32,
-    counter: u32,
-    queued: u32,
-    inflight: u32,
-    stash: Vec<Completion>,
     /// Per unit: its iovec, its deallocate range, its metadata buffer
     /// (`md_size` bytes each), what is in flight, its last NVMe status.
     iovecs: Vec<libc::iovec>,
@@ -208,15 +191,8 @@ impl IoUringCmdEngine {
         Ok(IoUringCmdEngine {
             ring: build_ring(spec)?,
             fixed_bufs: e.fixedbufs,
-            fixed_files: e.registerfiles || e.sqthread_poll,
-            iopoll: e.hipri,
             // fio's default (-1) sends plain commands, as does 1
             vectored: e.nonvectored == 0,
-            force_async: e.force_async,
-            counter: 0,
-            queued: 0,
-            inflight: 0,
-            stash: Vec::new(),
             iovecs: Vec::new(),
             ranges: Vec::new(),
             md: Vec::new(),
@@ -435,21 +411,6 @@ impl IoUringCmdEngine {
         0
     }
 
-    /// Moves up to `max - out.len()` completions from the ring to `out`.
-    fn drain_cq(&mut self, max: u32, out: &mut Vec<Completion>) {
-        while out.len() < max as usize {
-            let Some(c) = self.ring.completion().next() else {
-                break;
-            };
-            self.inflight -= 1;
-            let idx = c.user_data() as u32;
-            out.push(Completion {
-                idx,
-                result: self.result(idx as usize, c.result()),
-            });
-        }
-    }
-
     /// A command's outcome as bytes done or `-errno`, keeping the status.
     fn result(&mut self, idx: usize, res: i32) -> i64 {
         let status = match res {
@@ -628,7 +589,7 @@ impl Engine for IoUringCmdEngine {
 
     fn init(&mut self, depth: u32, pool: (*mut u8, usize)) -> io::Result<()> {
         let depth = depth.max(1) as usize;
-        self.stash = Vec::with_capacity(depth);
+        self.ring.init(depth, self.fixed_bufs.then_some(pool))?;
         self.iovecs = vec![
             libc::iovec {
                 iov_base: std::ptr::null_mut(),
@@ -640,23 +601,6 @@ impl Engine for IoUringCmdEngine {
         self.md = vec![0; depth * self.md_size];
         self.units = vec![InFlight::default(); depth];
         self.status = vec![0; depth];
-        if self.fixed_bufs {
-            let iov = libc::iovec {
-                iov_base: pool.0.cast(),
-                iov_len: pool.1,
-            };
-            // SAFETY: the pool outlives the engine (the worker drops the
-            // engine first), so the registered memory stays valid.
-            unsafe { self.ring.submitter().register_buffers(&[iov]) }.map_err(|e| {
-                io::Error::new(
-                    e.kind(),
-                    format!(
-                        "fixedbufs: cannot register {} bytes of buffers: {e}",
-                        pool.1
-                    ),
-                )
-            })?;
-        }
         Ok(())
     }
 
@@ -674,13 +618,7 @@ impl Engine for IoUringCmdEngine {
     }
 
     fn files_opened(&mut self, fds: &[RawFd]) -> io::Result<()> {
-        if self.fixed_files {
-            self.ring
-                .submitter()
-                .register_files(fds)
-                .map_err(|e| io::Error::new(e.kind(), format!("registerfiles: {e}")))?;
-        }
-        Ok(())
+        self.ring.register_files(fds)
     }
 
     #[inline]
@@ -700,93 +638,27 @@ impl Engine for IoUringCmdEngine {
                 e.build()
             }
         };
-        let entry = if self.fixed_files {
+        let entry = if self.ring.fixed_files() {
             build(opcode::UringCmd80::new(types::Fixed(io.file), op))
         } else {
             build(opcode::UringCmd80::new(types::Fd(io.fd), op))
         };
-        let mut entry = entry.user_data(io.idx as u64);
-        if self.force_async > 0 {
-            self.counter += 1;
-            if self.counter >= self.force_async {
-                self.counter = 0;
-                entry = entry.flags(squeue::Flags::ASYNC);
-            }
-        }
         // SAFETY: the command's buffers (data, iovec, metadata, range)
         // stay valid until the completion is reaped.
-        if unsafe { self.ring.submission().push(&entry) }.is_err() {
-            return Queued::Busy;
-        }
-        self.queued += 1;
-        Queued::Queued
+        unsafe { self.ring.push(entry, io.idx) }
     }
 
     fn commit(&mut self) -> io::Result<u32> {
-        let total = self.queued;
-        while self.queued > 0 {
-            match self.ring.submit() {
-                // With sqthread_poll the kernel's thread may have taken
-                // every request before this call looked: none is left.
-                Ok(0) if self.ring.submission().is_empty() => {
-                    self.inflight += self.queued;
-                    self.queued = 0;
-                }
-                Ok(0) => return Err(io::Error::other("io_uring accepted none of the requests")),
-                Ok(n) => {
-                    let n = (n as u32).min(self.queued);
-                    self.queued -= n;
-                    self.inflight += n;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e)
-                    if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::EAGAIN))
-                        && self.inflight > 0 =>
-                {
-                    let mut tmp = std::mem::take(&mut self.stash);
-                    let room = tmp.capacity() as u32;
-                    self.drain_cq(room, &mut tmp);
-                    self.stash = tmp;
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(total)
+        self.ring.commit()
     }
 
     fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<u32> {
-        out.clear();
-        let max = max.max(1);
-        while out.len() < max as usize {
-            match self.stash.pop() {
-                Some(c) => out.push(c),
-                None => break,
-            }
+        let reaped = self.ring.reap(min, max, out);
+        // The ring gives the kernel's result: the NVMe status (or -errno).
+        for c in out.iter_mut() {
+            c.result = self.result(c.idx as usize, c.result as i32);
         }
-        let min = min.min(out.len() as u32 + self.inflight);
-        let mut polled = false;
-        loop {
-            self.drain_cq(max, out);
-            let have = out.len() as u32;
-            if have >= max || self.inflight == 0 {
-                break;
-            }
-            let want = if have >= min {
-                if have > 0 || !self.iopoll || polled {
-                    break;
-                }
-                polled = true;
-                0
-            } else {
-                (min - have) as usize
-            };
-            match self.ring.submit_and_wait(want) {
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(out.len() as u32)
+        reaped
     }
 
     fn error_detail(&self, idx: u32) -> Option<String> {
@@ -800,23 +672,7 @@ impl Engine for IoUringCmdEngine {
     }
 
     fn pending(&self) -> u32 {
-        self.queued
-    }
-}
-
-impl Drop for IoUringCmdEngine {
-    fn drop(&mut self) {
-        // Wait for commands still in the kernel: their buffers belong to
-        // the worker's pool and to this engine.
-        let mut spins = 0;
-        while self.inflight > 0 && spins < 10_000 {
-            if self.ring.submit_and_wait(1).is_err() {
-                spins += 1;
-            }
-            while self.ring.completion().next().is_some() {
-                self.inflight -= 1;
-            }
-        }
+        self.ring.pending()
     }
 }
 

@@ -42,6 +42,8 @@ pub mod platform;
 #[cfg(unix)]
 pub mod posixaio;
 pub mod registry;
+#[cfg(target_os = "linux")]
+mod ring;
 pub mod sync;
 #[cfg(windows)]
 pub mod windowsaio;

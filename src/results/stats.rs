@@ -274,12 +274,28 @@ pub struct RatioInterval {
     pub noise: Noise,
 }
 
-fn log_stats(v: &[f64]) -> Option<(usize, f64, f64)> {
-    let l: Vec<f64> = v
-        .iter()
+/// The natural logarithms of the positive, finite values of `v`, in
+/// their order.
+fn logs(v: &[f64]) -> Vec<f64> {
+    v.iter()
         .filter(|x| x.is_finite() && **x > 0.0)
         .map(|x| x.ln())
-        .collect();
+        .collect()
+}
+
+/// The geometric mean of the positive values of `v` (NaN when there is
+/// none): exp of the mean of their logarithms.
+pub fn gmean(v: &[f64]) -> f64 {
+    let l = logs(v);
+    if l.is_empty() {
+        f64::NAN
+    } else {
+        (l.iter().sum::<f64>() / l.len() as f64).exp()
+    }
+}
+
+fn log_stats(v: &[f64]) -> Option<(usize, f64, f64)> {
+    let l = logs(v);
     if l.is_empty() {
         return None;
     }

@@ -37,17 +37,10 @@ pub struct TscCal {
     mult: u64,
 }
 
-/// CLOCK_MONOTONIC now, in ns (one clock for every process of a host).
-#[cfg(unix)]
-pub fn mono_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+/// CLOCK_MONOTONIC now, in ns (one clock for every process of a host);
+/// the performance counter (`QueryPerformanceCounter`) on Windows.
+pub use crate::sys::mono_ns;
+use crate::sys::wall_ns;
 
 #[cfg(target_arch = "x86_64")]
 #[inline]
@@ -60,31 +53,6 @@ fn rdtsc() -> u64 {
 #[inline]
 fn rdtsc() -> u64 {
     0
-}
-
-/// The performance counter (`QueryPerformanceCounter`) on Windows.
-#[cfg(windows)]
-pub fn mono_ns() -> u64 {
-    crate::sys::mono_ns()
-}
-
-#[cfg(windows)]
-fn wall_ns() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0)
-}
-
-#[cfg(unix)]
-fn wall_ns() -> u64 {
-    let mut tv = libc::timeval {
-        tv_sec: 0,
-        tv_usec: 0,
-    };
-    // SAFETY: gettimeofday writes the timeval; the timezone may be null.
-    unsafe { libc::gettimeofday(&mut tv, std::ptr::null_mut()) };
-    tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000
 }
 
 /// Whether the kernel uses the TSC and the CPU says it is invariant.

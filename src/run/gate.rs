@@ -63,7 +63,7 @@ impl StartGate {
             self.release();
         }
         while self.open.load(Ordering::Acquire) == 0 {
-            futex_wait(&self.open, 0);
+            crate::sys::wait_on(&self.open, 0);
         }
         self.start_ns.load(Ordering::Acquire)
     }
@@ -75,50 +75,9 @@ impl StartGate {
         let now = self.base.elapsed().as_nanos() as u64;
         self.start_ns.store(now, Ordering::Release);
         self.open.store(1, Ordering::Release);
-        futex_wake_all(&self.open);
+        crate::sys::wake_all(&self.open);
     }
 }
-
-#[cfg(target_os = "linux")]
-fn futex_wait(word: &AtomicU32, expected: u32) {
-    // SAFETY: FUTEX_WAIT reads the aligned u32 behind `word`, which lives
-    // as long as this call; a spurious or early return is handled by the
-    // caller's loop.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-            expected,
-            std::ptr::null::<libc::timespec>(),
-        );
-    }
-}
-
-#[cfg(target_os = "linux")]
-fn futex_wake_all(word: &AtomicU32) {
-    // SAFETY: FUTEX_WAKE only uses the address as a key.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-            i32::MAX,
-        );
-    }
-}
-
-/// Elsewhere the waiters poll the word (the gate opens once per group;
-/// every clone reads the same start instant whenever it wakes).
-#[cfg(not(target_os = "linux"))]
-fn futex_wait(word: &AtomicU32, expected: u32) {
-    if word.load(Ordering::Acquire) == expected {
-        std::thread::sleep(std::time::Duration::from_micros(50));
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn futex_wake_all(_word: &AtomicU32) {}
 
 #[cfg(test)]
 mod tests {

@@ -21,7 +21,7 @@
 //!   existing file is refused unless iomark created it or
 //!   `allow_destroy_data=1` (checked before the run, see [`check_plan`]).
 
-use crate::sys::{AsRawFd, OwnedFd};
+use crate::sys::{Area, AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -36,15 +36,12 @@ pub const RAM_SHARE_PERCENT: u64 = 75;
 
 enum Backing {
     Heap(std::alloc::Layout),
-    /// A mapping of `len` bytes (anonymous, shared, huge or of a file).
-    Map(usize),
-    /// An attached System V segment.
-    #[cfg_attr(windows, allow(dead_code))]
-    Shm,
-    /// A view of a file or of the paging file (Windows' `mem=mmap`),
-    /// unmapped when taken or dropped.
-    #[cfg(windows)]
-    View(Option<crate::sys::View>),
+    /// A mapping (anonymous, shared, huge or of a file; on Windows
+    /// committed pages or a view) or an attached System V segment,
+    /// released when dropped.
+    Area(Area),
+    /// Released (while the memory is dropped).
+    Released,
 }
 
 /// A zeroed, aligned area for `size` bytes of buffers.
@@ -163,18 +160,16 @@ impl BufferMemory {
             len = len.div_ceil(h) * h;
         }
         let mut made = None;
-        let (base, backing, fresh) = match mem {
-            MemType::Malloc => (anonymous(mem, len)?, Backing::Map(len), true),
-            MemType::Shm | MemType::ShmHuge => {
-                let (b, k) = shm_segment(mem, len, is_huge)?;
-                (b, k, true)
-            }
+        let (area, fresh) = match mem {
+            MemType::Malloc => (padded(mem, len)?, true),
+            MemType::Shm | MemType::ShmHuge => (shm_segment(mem, len, is_huge)?, true),
             MemType::Mmap(file) | MemType::MmapHuge(file) | MemType::MmapShared(file) => {
                 let file = file.as_ref().map(|f| (f, consent));
-                let (b, k) = mapping(mem, file, len, is_huge, &mut made)?;
-                (b, k, file.is_none())
+                (mapping(mem, file, len, is_huge, &mut made)?, file.is_none())
             }
         };
+        let base = area.ptr();
+        let backing = Backing::Area(area);
         let off = base.align_offset(align);
         // SAFETY: `len` leaves room for the offset.
         let ptr = unsafe { base.add(off) };
@@ -217,74 +212,50 @@ impl BufferMemory {
 }
 
 /// `mem=shm`, `shmhuge`: a private System V segment of `len` bytes.
-#[cfg(unix)]
-fn shm_segment(
-    mem: &MemType,
-    len: usize,
-    is_huge: bool,
-) -> Result<(*mut u8, Backing), MemoryError> {
-    let flags = libc::IPC_CREAT | 0o600 | if is_huge { SHM_HUGETLB } else { 0 };
-    // SAFETY: plain System V calls; the segment is marked for
-    // removal once attached, so it goes when detached.
-    unsafe {
-        let id = libc::shmget(libc::IPC_PRIVATE, len, flags);
-        if id < 0 {
-            return Err(MemoryError::ShmGet {
-                mem: mem.name(),
-                len,
-                source: std::io::Error::last_os_error(),
-                huge: is_huge,
-            });
-        }
-        let p = libc::shmat(id, std::ptr::null(), 0);
-        libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut());
-        if p as isize == -1 {
-            return Err(MemoryError::ShmAttach {
-                mem: mem.name(),
-                source: std::io::Error::last_os_error(),
-            });
-        }
-        Ok((p as *mut u8, Backing::Shm))
+fn shm_segment(mem: &MemType, len: usize, is_huge: bool) -> Result<Area, MemoryError> {
+    if !crate::sys::HAS_SHM {
+        return Err(MemoryError::Platform(mem.name()));
     }
-}
-
-/// A private anonymous mapping of `len` bytes (zeroed, untouched).
-#[cfg(unix)]
-fn anonymous(mem: &MemType, len: usize) -> Result<*mut u8, MemoryError> {
-    // SAFETY: a new mapping; checked below.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | MAP_NORESERVE,
-            -1,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(MemoryError::Map {
+    Area::shm(len, is_huge).map_err(|e| match e {
+        crate::sys::ShmError::Get(source) => MemoryError::ShmGet {
             mem: mem.name(),
             len,
-            source: std::io::Error::last_os_error(),
-            huge: false,
-        });
-    }
-    Ok(p as *mut u8)
+            source,
+            huge: is_huge,
+        },
+        crate::sys::ShmError::Attach(source) => MemoryError::ShmAttach {
+            mem: mem.name(),
+            source,
+        },
+    })
+}
+
+/// `mem=malloc` aligned beyond a page: `len` bytes of zeroed address
+/// space, whose padding is never touched.
+fn padded(mem: &MemType, len: usize) -> Result<Area, MemoryError> {
+    Area::reserve(len).map_err(|source| MemoryError::Map {
+        mem: mem.name(),
+        len,
+        source,
+        huge: false,
+    })
 }
 
 /// `mem=mmap`, `mmaphuge`, `mmapshared`: an anonymous mapping of `len`
 /// bytes, or one of `file`: private for `mmap` (over an anonymous area
-/// where the file is shorter), shared for the others. A file the job
-/// creates is noted in `made`.
-#[cfg(unix)]
+/// where the file is shorter, where the system can), shared for the
+/// others. A file the job creates is noted in `made`. Huge pages are
+/// refused before the run where the system has none, and here again.
 fn mapping(
     mem: &MemType,
     file: Option<(&PathBuf, Consent<'_>)>,
     len: usize,
     is_huge: bool,
     made: &mut Option<MadeFile>,
-) -> Result<(*mut u8, Backing), MemoryError> {
+) -> Result<Area, MemoryError> {
+    if is_huge && !crate::sys::HAS_HUGE_MAPS {
+        return Err(MemoryError::Platform(mem.name()));
+    }
     let shared = matches!(mem, MemType::MmapShared(_) | MemType::MmapHuge(_));
     let map_err = |source: std::io::Error| MemoryError::Map {
         mem: mem.name(),
@@ -293,80 +264,22 @@ fn mapping(
         huge: is_huge,
     };
     let Some((path, consent)) = file else {
-        let mut flags = libc::MAP_ANONYMOUS;
-        flags |= if shared {
-            libc::MAP_SHARED
-        } else {
-            libc::MAP_PRIVATE
-        };
-        if is_huge {
-            flags |= MAP_HUGETLB;
-        }
-        // SAFETY: a new anonymous mapping; checked below.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, PROT_RW, flags, -1, 0) };
-        if p == libc::MAP_FAILED {
-            return Err(map_err(std::io::Error::last_os_error()));
-        }
-        return Ok((p as *mut u8, Backing::Map(len)));
+        return Area::anonymous(len, shared, is_huge).map_err(map_err);
     };
     let (fd, file_len) = open_backing(path, len, mem, consent, made)?;
-    // SAFETY: mappings of an open descriptor (or over an area this
-    // function just mapped, MAP_FIXED); each checked. The file stays
-    // mapped after its descriptor is closed.
-    let p = unsafe {
-        if shared {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                PROT_RW,
-                libc::MAP_SHARED,
-                fd.as_raw_fd(),
-                0,
-            )
-        } else {
-            // The file's own pages where it has any, zeroed anonymous
-            // memory beyond: nothing past its end is ever mapped.
-            let area = anonymous(mem, len)? as *mut libc::c_void;
-            let over = (file_len.min(len as u64) as usize).div_ceil(4096) * 4096;
-            let over = over.min(len);
-            if over > 0 {
-                let flags = libc::MAP_PRIVATE | libc::MAP_FIXED;
-                let q = libc::mmap(area, over, PROT_RW, flags, fd.as_raw_fd(), 0);
-                if q == libc::MAP_FAILED {
-                    let e = std::io::Error::last_os_error();
-                    libc::munmap(area, len);
-                    return Err(map_err(e));
-                }
-            }
-            area
-        }
-    };
-    if p == libc::MAP_FAILED {
-        return Err(map_err(std::io::Error::last_os_error()));
+    if !shared && file_len < len as u64 && !crate::sys::PRIVATE_MAP_PAST_END {
+        return Err(MemoryError::BackingRefused {
+            mem: mem.name(),
+            path: path.clone(),
+            why: format!(
+                "it holds {file_len} bytes, fewer than the {len} the buffers take, and Windows \
+                 cannot map a file privately past its end without extending it (name a larger \
+                 file, or a new one)"
+            ),
+        });
     }
-    Ok((p as *mut u8, Backing::Map(len)))
+    Area::of_file(fd.as_raw_fd(), file_len, len, shared).map_err(map_err)
 }
-
-/// Huge pages for segments and mappings: Linux's flags (the huge memory
-/// types are refused elsewhere before the run, `engine::platform`).
-#[cfg(target_os = "linux")]
-const SHM_HUGETLB: libc::c_int = libc::SHM_HUGETLB;
-#[cfg(target_os = "linux")]
-const MAP_HUGETLB: libc::c_int = libc::MAP_HUGETLB;
-#[cfg(all(unix, not(target_os = "linux")))]
-const SHM_HUGETLB: libc::c_int = 0;
-/// No swap reserved for the alignment padding (FreeBSD has no flag:
-/// it never reserves).
-#[cfg(not(target_os = "freebsd"))]
-#[cfg(unix)]
-const MAP_NORESERVE: libc::c_int = libc::MAP_NORESERVE;
-#[cfg(target_os = "freebsd")]
-const MAP_NORESERVE: libc::c_int = 0;
-#[cfg(all(unix, not(target_os = "linux")))]
-const MAP_HUGETLB: libc::c_int = 0;
-
-#[cfg(unix)]
-const PROT_RW: libc::c_int = libc::PROT_READ | libc::PROT_WRITE;
 
 /// What a failure with huge pages (`huge`) adds to its message.
 fn hint(huge: bool) -> &'static str {
@@ -477,100 +390,15 @@ fn create_or_open(
     }
 }
 
-/// Windows: committed, zeroed pages (`VirtualAlloc`) for buffers with
-/// more than a page of alignment.
-#[cfg(windows)]
-fn anonymous(mem: &MemType, len: usize) -> Result<*mut u8, MemoryError> {
-    crate::sys::map_anon(len).map_err(|source| MemoryError::Map {
-        mem: mem.name(),
-        len,
-        source,
-        huge: false,
-    })
-}
-
-#[cfg(windows)]
-fn shm_segment(
-    mem: &MemType,
-    _len: usize,
-    _is_huge: bool,
-) -> Result<(*mut u8, Backing), MemoryError> {
-    Err(MemoryError::Platform(mem.name()))
-}
-
-/// Windows: `mem=mmap` and `mmapshared` are a view of a new section of
-/// the paging file (zeroed), or of `file`: private (copy-on-write,
-/// `FILE_MAP_COPY`: the file never changes) for `mmap`, shared for
-/// `mmapshared`. A private file shorter than the buffers is refused:
-/// Windows cannot map past a file's end without extending it. Huge
-/// pages are refused before the run (`run::platform`), and here again.
-#[cfg(windows)]
-fn mapping(
-    mem: &MemType,
-    file: Option<(&PathBuf, Consent<'_>)>,
-    len: usize,
-    is_huge: bool,
-    made: &mut Option<MadeFile>,
-) -> Result<(*mut u8, Backing), MemoryError> {
-    use crate::sys::{MapAccess, View};
-    if is_huge {
-        return Err(MemoryError::Platform(mem.name()));
-    }
-    let map_err = |source| MemoryError::Map {
-        mem: mem.name(),
-        len,
-        source,
-        huge: false,
-    };
-    let Some((path, consent)) = file else {
-        let view = View::map(None, 0, len, MapAccess::Write).map_err(map_err)?;
-        return Ok((view.ptr(), Backing::View(Some(view))));
-    };
-    let shared = matches!(mem, MemType::MmapShared(_));
-    let (fd, file_len) = open_backing(path, len, mem, consent, made)?;
-    if !shared && file_len < len as u64 {
-        return Err(MemoryError::BackingRefused {
-            mem: mem.name(),
-            path: path.clone(),
-            why: format!(
-                "it holds {file_len} bytes, fewer than the {len} the buffers take, and Windows \
-                 cannot map a file privately past its end without extending it (name a larger \
-                 file, or a new one)"
-            ),
-        });
-    }
-    let access = if shared {
-        MapAccess::Write
-    } else {
-        MapAccess::Copy
-    };
-    // The section keeps the file open after its handle closes.
-    let view = View::map(Some(fd.as_raw_fd()), 0, len, access).map_err(map_err)?;
-    Ok((view.ptr(), Backing::View(Some(view))))
-}
-
 impl Drop for BufferMemory {
     fn drop(&mut self) {
-        // SAFETY: releases what `new` obtained, the way it was obtained.
-        unsafe {
-            match self.backing {
-                Backing::Heap(layout) => std::alloc::dealloc(self.base, layout),
-                #[cfg(unix)]
-                Backing::Map(len) => {
-                    libc::munmap(self.base as *mut libc::c_void, len);
-                }
-                #[cfg(windows)]
-                Backing::Map(len) => crate::sys::unmap(self.base, len),
-                #[cfg(unix)]
-                Backing::Shm => {
-                    libc::shmdt(self.base as *const libc::c_void);
-                }
-                #[cfg(windows)]
-                Backing::Shm => {}
-                // Unmapped: a file cannot be removed while it is mapped.
-                #[cfg(windows)]
-                Backing::View(ref mut v) => drop(v.take()),
-            }
+        match std::mem::replace(&mut self.backing, Backing::Released) {
+            // SAFETY: the heap memory `heap` allocated with this layout.
+            Backing::Heap(layout) => unsafe { std::alloc::dealloc(self.base, layout) },
+            // Released before the file goes: Windows cannot remove a
+            // file while it is mapped.
+            Backing::Area(area) => drop(area),
+            Backing::Released => {}
         }
         // The buffer file the job created goes, as fio removes it (only
         // while its name still is that file).
@@ -780,79 +608,19 @@ pub fn check_buffer_file(spec: &crate::job::JobSpec) -> Result<(), super::error:
     }
 }
 
-/// `lockmem`: this many bytes pinned with mlock(2) while the job runs.
+/// `lockmem`: this many bytes pinned (mlock(2), `VirtualLock`) while
+/// the job runs.
 pub struct LockedMemory {
-    ptr: *mut std::ffi::c_void,
-    len: usize,
+    _area: Area,
 }
 
-// SAFETY: the mapping is owned and never accessed through the pointer.
-unsafe impl Send for LockedMemory {}
-
-#[cfg(windows)]
-impl LockedMemory {
-    /// `VirtualLock` of committed pages (within the process's working
-    /// set limits).
-    pub fn new(len: usize) -> Result<Self, MemoryError> {
-        let ptr =
-            crate::sys::map_anon(len).map_err(|source| MemoryError::LockMap { len, source })?;
-        if let Err(e) = crate::sys::lock(ptr, len) {
-            // SAFETY: the pages just mapped.
-            unsafe { crate::sys::unmap(ptr, len) };
-            return Err(MemoryError::Lock { len, source: e });
-        }
-        Ok(LockedMemory {
-            ptr: ptr.cast(),
-            len,
-        })
-    }
-}
-
-#[cfg(windows)]
-impl Drop for LockedMemory {
-    fn drop(&mut self) {
-        // SAFETY: the pages made in `new`.
-        unsafe { crate::sys::unmap(self.ptr.cast(), self.len) };
-    }
-}
-
-#[cfg(unix)]
 impl LockedMemory {
     pub fn new(len: usize) -> Result<Self, MemoryError> {
-        // SAFETY: a new anonymous mapping, then locked; undone in Drop.
-        unsafe {
-            let ptr = libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            );
-            if ptr == libc::MAP_FAILED {
-                return Err(MemoryError::LockMap {
-                    len,
-                    source: std::io::Error::last_os_error(),
-                });
-            }
-            if libc::mlock(ptr, len) != 0 {
-                let e = std::io::Error::last_os_error();
-                libc::munmap(ptr, len);
-                return Err(MemoryError::Lock { len, source: e });
-            }
-            Ok(LockedMemory { ptr, len })
-        }
-    }
-}
-
-#[cfg(unix)]
-impl Drop for LockedMemory {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in `new`.
-        unsafe {
-            libc::munlock(self.ptr, self.len);
-            libc::munmap(self.ptr, self.len);
-        }
+        let mut area =
+            Area::committed(len).map_err(|source| MemoryError::LockMap { len, source })?;
+        area.lock()
+            .map_err(|source| MemoryError::Lock { len, source })?;
+        Ok(LockedMemory { _area: area })
     }
 }
 
@@ -916,7 +684,10 @@ mod tests {
         for mem in [MemType::Mmap(None), MemType::MmapShared(None)] {
             for align in [4096, 1 << 20] {
                 let mut m = BufferMemory::new(3 << 16, align, &mem, 0).unwrap();
-                assert!(matches!(m.backing, Backing::View(_)), "{mem:?}");
+                assert!(
+                    matches!(&m.backing, Backing::Area(a) if a.is_view()),
+                    "{mem:?}"
+                );
                 assert_eq!(m.ptr as usize % align, 0, "{mem:?} {align}");
                 assert!(m.as_mut_slice().iter().all(|b| *b == 0));
                 m.as_mut_slice().fill(0x5a);
@@ -935,7 +706,7 @@ mod tests {
         // Private: zeroed buffers, the file unchanged.
         let mut m =
             BufferMemory::new(64 << 10, 4096, &MemType::Mmap(Some(file.clone())), 0).unwrap();
-        assert!(matches!(m.backing, Backing::View(_)));
+        assert!(matches!(&m.backing, Backing::Area(a) if a.is_view()));
         assert!(m.as_mut_slice().iter().all(|b| *b == 0));
         m.as_mut_slice().fill(0xa5);
         drop(m);

@@ -728,16 +728,9 @@ fn apply_placement(job: &PlannedJob) {
         }),
         (None, None) => None,
     };
-    #[cfg(target_os = "linux")]
+    // Linux's (elsewhere the planner refused these options, `run::platform`).
     if let Some(cpus) = cpus {
-        // SAFETY: cpu_set_t is plain data; sched_setaffinity(0) applies to this thread.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            for c in cpus {
-                libc::CPU_SET(c, &mut set);
-            }
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-        }
+        crate::sys::pin_thread(&cpus);
     }
     if let Some(p) = &ctl.numa_mem_policy {
         if let Err(e) = numa::set_mem_policy(p) {
@@ -747,15 +740,7 @@ fn apply_placement(job: &PlannedJob) {
             ));
         }
     }
-    // Elsewhere the planner refused these options (`run::platform`).
-    #[cfg(not(target_os = "linux"))]
-    let _ = cpus;
-    #[cfg(target_os = "linux")]
     if ctl.nice != 0 {
-        // SAFETY: setpriority on this thread's id.
-        unsafe {
-            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-            libc::setpriority(libc::PRIO_PROCESS, tid, ctl.nice);
-        }
+        crate::sys::set_thread_nice(ctl.nice);
     }
 }

@@ -67,24 +67,8 @@ pub fn set_mem_policy(p: &MemPolicy) -> std::io::Result<()> {
         MemPolicyMode::Interleave => 3,
         MemPolicyMode::Local => 4,
     };
-    let (ptr, maxnode) = if nodes.is_empty() {
-        (std::ptr::null(), 0)
-    } else {
-        (mask.as_ptr(), mask.len() * BITS)
-    };
-    // SAFETY: the mask outlives the call; maxnode counts its bits.
-    #[cfg(target_os = "linux")]
-    if unsafe { libc::syscall(libc::SYS_set_mempolicy, mode, ptr, maxnode) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // Refused before the run elsewhere (`engine::platform`).
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = (mode, ptr, maxnode);
-        return Err(crate::sys::from_errno(libc::EINVAL));
-    }
-    #[cfg(target_os = "linux")]
-    Ok(())
+    // Linux's (refused before the run elsewhere, `engine::platform`).
+    crate::sys::set_mempolicy(mode, (!nodes.is_empty()).then_some(&mask[..]))
 }
 
 #[cfg(test)]

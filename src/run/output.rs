@@ -131,12 +131,7 @@ pub fn finish_stdout() -> io::Result<()> {
         return Ok(());
     }
     io::stdout().lock().flush()?;
-    #[cfg(unix)]
-    let out = libc::STDOUT_FILENO;
-    #[cfg(windows)]
-    let out = crate::sys::fd_of(std::os::windows::io::AsRawHandle::as_raw_handle(
-        &io::stdout(),
-    ));
+    let out = crate::sys::stdout_fd();
     let regular = crate::sys::fstat(out).is_ok_and(|st| st.is_file());
     if regular && crate::sys::fsync(out) != 0 {
         return Err(io::Error::last_os_error());

@@ -65,93 +65,34 @@ pub const STOP_SIGNALS: [i32; 4] = [
     crate::sys::SIGPIPE,
 ];
 
-/// `si_code` of a signal sent by a process (kill, raise).
-#[cfg(target_os = "linux")]
-const SI_USER: i32 = libc::SI_USER;
-#[cfg(any(target_os = "macos", target_os = "freebsd"))]
-const SI_USER: i32 = 0x10001;
-
-#[cfg(unix)]
-extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
-    // SAFETY: the handler only makes async-signal-safe calls (poll, open,
-    // dup2, close, fstatat, unlinkat, getpid, _exit) and touches atomics;
-    // errno is restored for the code it interrupted.
-    unsafe {
-        let errno = *crate::sys::errno_location();
-        guard_std_streams();
-        let own_write = sig == crate::sys::SIGPIPE
-            && !info.is_null()
-            && (*info).si_code == SI_USER
-            && (*info).si_pid() == libc::getpid();
-        if !own_write {
-            let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
-            let n = COUNT.fetch_add(1, Ordering::SeqCst) + 1;
-            if n >= 4
-                || (n == 3 && !REPORTING.load(Ordering::SeqCst))
-                || ENDING.load(Ordering::SeqCst)
-            {
-                hard_exit();
-            }
-        }
-        *crate::sys::errno_location() = errno;
+/// A stop signal (on Windows a console control event: Ctrl-C and
+/// Ctrl-Break are SIGINT; the console closed, log-off and shutdown are
+/// SIGHUP, `closing`), counted as the module documentation says. On Unix
+/// it runs in signal context: it only makes async-signal-safe calls
+/// (poll, open, dup2, close, fstatat, unlinkat, _exit) and touches
+/// atomics. When `closing`, the process ends once this returns, so it
+/// waits (up to 4 s, within the system's 5 s) for the run to write its
+/// report and exit, then removes the test files the run created.
+fn on_stop(ev: crate::sys::StopEvent) {
+    // SAFETY: a stop handler, before anything here writes to the streams.
+    unsafe { crate::sys::guard_std_streams() };
+    // A SIGPIPE raised by one of iomark's own writes: the writer decides.
+    if ev.sig == crate::sys::SIGPIPE && ev.from_self {
+        return;
     }
-}
-
-/// Windows: a console control event (Ctrl-C, Ctrl-Break: SIGINT; the
-/// console closed, log-off, shutdown: SIGHUP), on a thread the system
-/// starts. Counted as a signal is; for the closing events the process
-/// ends when this returns, so it waits (up to 4 s, within the system's
-/// 5 s) for the run to write its report and exit, then removes the test
-/// files the run created.
-#[cfg(windows)]
-fn on_console_event(sig: i32, closing: bool) {
-    let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+    let _ = FIRST.compare_exchange(0, ev.sig, Ordering::SeqCst, Ordering::SeqCst);
     let n = COUNT.fetch_add(1, Ordering::SeqCst) + 1;
-    if n >= 4 || (n == 3 && !REPORTING.load(Ordering::SeqCst)) {
-        // SAFETY: removes only the registered files, then exits.
+    if n >= 4 || (n == 3 && !REPORTING.load(Ordering::SeqCst)) || ENDING.load(Ordering::SeqCst) {
+        // SAFETY: the signal path ends the run.
         unsafe { hard_exit() }
     }
-    if closing {
+    if ev.closing {
         let until = std::time::Instant::now() + std::time::Duration::from_secs(4);
         while std::time::Instant::now() < until {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        // SAFETY: as above.
+        // SAFETY: the process ends when this returns.
         unsafe { unlink_registered() };
-    }
-}
-
-/// Points standard output and error at /dev/null when writing to them
-/// can only fail (poll says error or hang-up). Async-signal-safe.
-///
-/// # Safety
-/// Replaces the process's standard descriptors under every thread: call
-/// only where nothing relies on them being the originals (the signal
-/// handler, before it writes to them).
-#[cfg(unix)]
-unsafe fn guard_std_streams() {
-    for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
-        let mut p = libc::pollfd {
-            fd,
-            events: libc::POLLOUT,
-            revents: 0,
-        };
-        // SAFETY: poll on one pollfd the call may write.
-        let polled = unsafe { libc::poll(&mut p, 1, 0) };
-        if polled == 1 && p.revents & (libc::POLLERR | libc::POLLHUP) != 0 {
-            // SAFETY: a NUL-terminated path; the descriptors are plain
-            // numbers, and the caller allows replacing `fd`.
-            unsafe {
-                let null = libc::open(
-                    c"/dev/null".as_ptr(),
-                    crate::sys::O_WRONLY | crate::sys::O_CLOEXEC,
-                );
-                if null >= 0 {
-                    libc::dup2(null, fd);
-                    libc::close(null);
-                }
-            }
-        }
     }
 }
 
@@ -171,13 +112,7 @@ unsafe fn hard_exit() -> ! {
         } else {
             first
         };
-    // SAFETY: _exit ends the process; the caller allows that.
-    #[cfg(unix)]
-    unsafe {
-        libc::_exit(code)
-    };
-    #[cfg(windows)]
-    crate::sys::console::exit_now(code)
+    crate::sys::exit_now(code)
 }
 
 /// Removes the files registered with `set_cleanup` that are still the
@@ -199,30 +134,10 @@ unsafe fn unlink_registered() {
         if ino == 0 || e.ino.load(Ordering::SeqCst) != ino {
             continue;
         }
-        #[cfg(windows)]
-        {
-            // Opened without following a link, checked to be the file the
-            // run created and deleted through that handle.
-            let _ = crate::sys::unlink_at(e.dir, &e.name, false, Some((dev, ino)));
-        }
-        // SAFETY: a C struct of plain data, for which all zero bytes are
-        // valid.
-        #[cfg(unix)]
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: fstatat into a stat buffer with a NUL-terminated name.
-        #[cfg(unix)]
-        let found = unsafe {
-            libc::fstatat(e.dir, e.name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) == 0
-        };
-        #[cfg(unix)]
-        if found
-            && st.st_mode as u32 & crate::sys::S_IFMT == crate::sys::S_IFREG
-            && (st.st_dev as u64, st.st_ino as u64) == (dev, ino)
-        {
-            // SAFETY: a NUL-terminated name in a directory the caller
-            // keeps open while it is registered.
-            unsafe { libc::unlinkat(e.dir, e.name.as_ptr(), 0) };
-        }
+        // Not following a link, and only while the name is still the
+        // file the run created (on Windows deleted through a handle on
+        // that very file).
+        let _ = crate::sys::unlink_at(e.dir, &e.name, false, Some((dev, ino)));
     }
 }
 
@@ -245,21 +160,7 @@ pub fn clean_up_now() {
 /// Installs the handlers (idempotent).
 pub fn install() {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        #[cfg(windows)]
-        crate::sys::console::install(on_console_event);
-        // SAFETY: installing a handler that is async-signal-safe (above).
-        #[cfg(unix)]
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as *const () as usize;
-            sa.sa_flags = libc::SA_RESTART | libc::SA_SIGINFO;
-            libc::sigemptyset(&mut sa.sa_mask);
-            for sig in STOP_SIGNALS {
-                libc::sigaction(sig, &sa, ptr::null_mut());
-            }
-        }
-    });
+    ONCE.call_once(|| crate::sys::on_stop_signals(&STOP_SIGNALS, on_stop));
 }
 
 /// Standard output is closed (a write failed with EPIPE): stop as on
@@ -378,7 +279,6 @@ mod tests {
     use super::*;
 
     #[test]
-    #[cfg(unix)]
     fn a_sigpipe_from_our_own_write_is_not_a_stop_request() {
         install();
         let before = COUNT.load(Ordering::SeqCst);
@@ -401,7 +301,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg(unix)]
     fn the_hard_exit_removes_only_the_files_the_run_created_through_their_directory() {
         use crate::sys::ext::MetadataExt;
         use crate::sys::AsRawFd;

@@ -200,25 +200,6 @@ pub enum HookError {
     },
 }
 
-/// The system's shell running the command line `cmd`, as fio's
-/// `system()` does: `/bin/sh -c` on Unix, `cmd.exe /C` on Windows (the
-/// line passed as it is: cmd.exe parses it itself).
-fn shell(cmd: &str) -> std::process::Command {
-    #[cfg(windows)]
-    {
-        use std::os::windows::process::CommandExt;
-        let mut c = std::process::Command::new("cmd.exe");
-        c.arg("/C").raw_arg(cmd);
-        c
-    }
-    #[cfg(not(windows))]
-    {
-        let mut c = std::process::Command::new("/bin/sh");
-        c.arg("-c").arg(cmd);
-        c
-    }
-}
-
 /// Runs `exec_prerun`/`exec_postrun` (`what`) through the system's shell
 /// ([`shell`]), its output and errors going to `JOB.WHAT.txt` in the
 /// current directory.
@@ -244,7 +225,9 @@ fn exec_hook(job: &str, what: &'static str, cmd: &str) -> Result<(), HookError> 
         out: out_name.clone(),
         source,
     })?;
-    let status = shell(cmd)
+    // The system's shell, as fio's `system()`: `/bin/sh -c` on Unix,
+    // `cmd.exe /C` on Windows.
+    let status = crate::sys::shell(cmd)
         .stdin(std::process::Stdio::null())
         .stdout(out)
         .stderr(err)

@@ -198,7 +198,7 @@ impl Recorder {
                 if fake {
                     super::live::FAKE_UNIX_S * 1000
                 } else {
-                    let unix = clock_ms(id);
+                    let unix = crate::sys::clock_ms(id);
                     unix.saturating_sub(clock().saturating_sub(now) / 1_000_000)
                 }
             });
@@ -434,26 +434,4 @@ impl Recorder {
             None => self.depth,
         }
     }
-}
-
-/// `clock_gettime(id)` in ms (0 when the clock does not exist).
-#[cfg(windows)]
-fn clock_ms(_id: i32) -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
-#[cfg(unix)]
-fn clock_ms(id: i32) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec.
-    if unsafe { libc::clock_gettime(id as libc::clockid_t, &mut ts) } != 0 {
-        return 0;
-    }
-    ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
 }

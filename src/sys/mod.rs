@@ -46,6 +46,32 @@ pub const OS_NAME: &str = if cfg!(target_os = "linux") {
     std::env::consts::OS
 };
 
+/// A stop request as the stop handler sees it: a signal (Unix), or a
+/// console control event (Windows: Ctrl-C and Ctrl-Break as SIGINT, the
+/// console closed, log-off and shutdown as SIGHUP).
+#[derive(Clone, Copy, Debug)]
+pub struct StopEvent {
+    pub sig: i32,
+    /// The process sent the signal to itself (`kill`, `raise`: a SIGPIPE
+    /// of one of its own writes).
+    pub from_self: bool,
+    /// The system ends the process once the handler returns.
+    pub closing: bool,
+}
+
+/// A stop handler ([`on_stop_signals`]); on Unix it runs in signal
+/// context and must be async-signal-safe.
+pub type StopHandler = fn(StopEvent);
+
+/// Why a System V shared memory segment could not be had.
+#[derive(Debug)]
+pub enum ShmError {
+    /// Getting the segment (`shmget`) failed.
+    Get(io::Error),
+    /// Attaching it (`shmat`) failed.
+    Attach(io::Error),
+}
+
 /// File type bits of [`Stat::fmt`], with the values POSIX gives them on
 /// every platform (so that a type has one name in messages).
 pub const S_IFMT: u32 = 0o170000;

@@ -7,6 +7,16 @@ use std::io;
 
 pub use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 
+mod area;
+mod proc;
+mod stop;
+pub use area::{Area, HAS_HUGE_MAPS, HAS_SHM, PRIVATE_MAP_PAST_END};
+pub use proc::{
+    clock_ms, mono_ns, pin_thread, set_mempolicy, set_thread_nice, shell, stdout_fd, wait_on,
+    wake_all, wall_ns,
+};
+pub use stop::{exit_now, guard_std_streams, on_stop_signals};
+
 /// Opens relative to the current directory (`openat`'s `AT_FDCWD`).
 pub const AT_FDCWD: RawFd = libc::AT_FDCWD;
 

@@ -101,20 +101,6 @@ pub struct Needed {
     pub from: &'static str,
 }
 
-/// The geometric mean of positive values.
-fn gmean(v: &[f64]) -> f64 {
-    let l: Vec<f64> = v
-        .iter()
-        .filter(|x| x.is_finite() && **x > 0.0)
-        .map(|x| x.ln())
-        .collect();
-    if l.is_empty() {
-        f64::NAN
-    } else {
-        (l.iter().sum::<f64>() / l.len() as f64).exp()
-    }
-}
-
 /// The verdict of an interval against the threshold.
 pub fn verdict_of(metric: &MetricDef, iv: &RatioInterval, threshold_pct: f64) -> Verdict {
     let t = threshold_pct / 100.0;
@@ -148,7 +134,7 @@ pub fn judge(
     let interval = stats::ratio_interval(base.0, new.0, rules.alpha);
     let change = match &interval {
         Some(iv) => iv.change,
-        None => gmean(new.0) / gmean(base.0) - 1.0,
+        None => stats::gmean(new.0) / stats::gmean(base.0) - 1.0,
     };
     let (verdict, needed) = match &interval {
         Some(iv) => (verdict_of(metric, iv, rules.threshold), None),

@@ -52,3 +52,29 @@ pub fn exit_now(code: i32) -> ! {
     unsafe { TerminateProcess(GetCurrentProcess(), code as u32) };
     std::process::abort()
 }
+
+/// Calls `handler` on the console's control events (the first call
+/// counts): Ctrl-C and Ctrl-Break as SIGINT; closing the console,
+/// logging off and shutting down as SIGHUP with `closing` set. The
+/// `signals` are Unix's; Windows has only these events.
+pub fn on_stop_signals(_signals: &[i32], handler: crate::sys::StopHandler) {
+    static STOP: OnceLock<crate::sys::StopHandler> = OnceLock::new();
+    if STOP.set(handler).is_ok() {
+        install(|sig, closing| {
+            if let Some(h) = STOP.get() {
+                h(crate::sys::StopEvent {
+                    sig,
+                    from_self: false,
+                    closing,
+                });
+            }
+        });
+    }
+}
+
+/// Nothing to do on Windows: a console handler runs on a thread of its
+/// own, and writing to a closed console fails without a signal.
+///
+/// # Safety
+/// None on Windows; Unix's form replaces the standard descriptors.
+pub unsafe fn guard_std_streams() {}

@@ -15,14 +15,22 @@ use windows_sys::Win32::Foundation::HANDLE;
 use windows_sys::Win32::Storage::FileSystem as fs;
 use windows_sys::Win32::System::IO::{DeviceIoControl, IO_STATUS_BLOCK, OVERLAPPED};
 
+mod area;
 pub mod console;
 mod device;
 mod errors;
 mod map;
+mod proc;
 
+pub use area::{Area, HAS_HUGE_MAPS, HAS_SHM, PRIVATE_MAP_PAST_END};
+pub use console::{exit_now, guard_std_streams, on_stop_signals};
 pub use device::{device_holds, device_in_use, dio_alignment, is_device_path, is_physical_drive};
 pub(super) use errors::{errno_to_os_code, os_code_to_errno};
 pub use map::{alloc_granularity, MapAccess, View};
+pub use proc::{
+    clock_ms, pin_thread, set_mempolicy, set_thread_nice, shell, stdout_fd, wait_on, wake_all,
+    wall_ns,
+};
 
 /// A descriptor: a `HANDLE`'s value in 32 bits. Kernel handles have 32
 /// significant bits on 64-bit Windows (Microsoft documents that they may
