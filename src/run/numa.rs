@@ -81,7 +81,7 @@ pub fn set_mem_policy(p: &MemPolicy) -> std::io::Result<()> {
     #[cfg(not(target_os = "linux"))]
     {
         let _ = (mode, ptr, maxnode);
-        return Err(crate::sys::from_errno(libc::EINVAL));
+        Err(crate::sys::from_errno(libc::EINVAL))
     }
     #[cfg(target_os = "linux")]
     Ok(())
