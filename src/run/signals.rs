@@ -203,7 +203,7 @@ unsafe fn unlink_registered() {
         {
             // Opened without following a link, checked to be the file the
             // run created and deleted through that handle.
-            let _ = crate::sys::unlink_at(e.dir, &e.name, false, Some((dev, ino)));
+            let _ = crate::sys::unlink_at(e.dir, &e.name, false, Some((dev, ino).into()));
         }
         // SAFETY: a C struct of plain data, for which all zero bytes are
         // valid.
