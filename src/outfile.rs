@@ -13,7 +13,13 @@
 //! - A name iomark makes up or opens during a run ([`Named::Iomark`]:
 //!   logs, traces, dumps, charts, fresh report names): never through a
 //!   link (`O_NOFOLLOW`), never a device or FIFO.
-//! - Either way, never into a regular file with other hard links.
+//! - Either way, never into a regular file with other hard links (the
+//!   link count of the open file: `fstat`, `GetFileInformationByHandle`
+//!   on Windows), nor through a reparse point of another kind (Windows).
+//! - On Windows, a name Windows keeps for a device ([`crate::sys::names`]:
+//!   `COM1`, `con.txt`, `nul.dat`) is refused, in the file's name or in a
+//!   directory's; `NUL` itself is the null device, which discards what is
+//!   written, as `/dev/null` does on Unix.
 //!
 //! Either way a missing file is created exclusively (`O_CREAT|O_EXCL`)
 //! in its directory's handle, and an existing file is only truncated by
@@ -21,7 +27,6 @@
 //! [`OutFile::remove`] removes what was opened only while its name still
 //! is that file.
 
-use crate::sys::ext::MetadataExt;
 use crate::sys::ext::OsStrExt;
 use crate::sys::{AsRawFd, OwnedFd};
 use std::ffi::CString;
@@ -52,8 +57,8 @@ pub struct OutName {
     /// The handle of its directory and its name there (None for a file
     /// reached through a link the user named: never removed).
     at: Option<(OwnedFd, CString)>,
-    /// Device and inode of the file opened.
-    id: (u64, u64),
+    /// Who the file opened is (device, inode, birth time).
+    id: crate::sys::Ident,
     /// The open created it.
     pub created: bool,
     /// A regular file (not a device, FIFO or /proc file).
@@ -76,6 +81,16 @@ fn open_at(dir: i32, name: &CString, flags: i32) -> io::Result<File> {
 /// Opens `path` for writing (see the module documentation); `append`
 /// keeps what is there and writes at its end.
 pub fn open(path: &Path, named: Named, append: bool) -> io::Result<OutFile> {
+    #[cfg(windows)]
+    if let Some(r) = crate::sys::names::reserved_in(path) {
+        if r.is_null_device() {
+            return null_device();
+        }
+        return Err(other(format!(
+            "{}; name the file otherwise (NUL alone discards the output)",
+            r.reason()
+        )));
+    }
     let dir_path = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -129,6 +144,15 @@ pub fn open(path: &Path, named: Named, append: bool) -> io::Result<OutFile> {
     existing(file, None, named, append, path)
 }
 
+/// Windows' null device (`NUL`): what is written is discarded; nothing
+/// is created, truncated or removed.
+#[cfg(windows)]
+fn null_device() -> io::Result<OutFile> {
+    let c = cstr(br"\\.\NUL")?;
+    let file = open_at(crate::sys::AT_FDCWD, &c, crate::sys::O_WRONLY)?;
+    finish(file, None, false, true)
+}
+
 /// Whether the link `name` in `dir` leads to one of this process's own
 /// descriptors (`/dev/stdout` → `/proc/self/fd/1`, `/dev/fd/N`).
 #[cfg(windows)]
@@ -167,7 +191,15 @@ fn existing(
             path.display()
         )));
     }
-    if m.is_file() && m.nlink() > 1 {
+    #[cfg(windows)]
+    if let Some(why) = crate::sys::reparse_point(file.as_raw_fd()) {
+        return Err(other(format!(
+            "'{}' is {why}, which iomark does not write through",
+            path.display()
+        )));
+    }
+    // The open file's own count (std's metadata has none on Windows).
+    if m.is_file() && crate::sys::fstat(file.as_raw_fd())?.nlink > 1 {
         return Err(other(format!(
             "'{}' has other hard links, so writing it would change another file too",
             path.display()
@@ -186,7 +218,7 @@ fn finish(
     let _ = crate::sys::set_blocking(file.as_raw_fd());
     let m = file.metadata()?;
     let regular = m.is_file();
-    let id = crate::sys::fstat(file.as_raw_fd()).map_or((m.dev(), m.ino()), |st| (st.dev, st.ino));
+    let id = crate::sys::Ident::of(&crate::sys::fstat(file.as_raw_fd())?);
     Ok(OutFile {
         file,
         name: OutName {

@@ -337,7 +337,7 @@ fn remove_empty_made_dirs() -> Vec<(u64, u64)> {
             continue;
         }
         // Only an empty directory can be removed.
-        if crate::sys::unlink_at(pfd, &m.name, true, Some(m.id)).is_ok() {
+        if crate::sys::unlink_at(pfd, &m.name, true, Some(m.id.into())).is_ok() {
             removed.push(m.id);
             made.remove(k);
         }

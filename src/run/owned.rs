@@ -21,10 +21,29 @@ use super::dirs;
 use super::safety::FileId;
 
 /// A name in a directory, the directory known by device and inode.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug)]
 pub struct NameKey {
     dir: (u64, u64),
     name: CString,
+    /// The directory's full path (Windows, not part of the key): where a
+    /// file made there is looked for again when its identity has no
+    /// creation time (see [`created_this_run`]).
+    #[cfg(windows)]
+    dir_path: Option<std::sync::Arc<std::path::Path>>,
+}
+
+impl PartialEq for NameKey {
+    fn eq(&self, other: &NameKey) -> bool {
+        (self.dir, &self.name) == (other.dir, &other.name)
+    }
+}
+
+impl Eq for NameKey {}
+
+impl std::hash::Hash for NameKey {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (self.dir, &self.name).hash(h)
+    }
 }
 
 impl NameKey {
@@ -32,7 +51,27 @@ impl NameKey {
         NameKey {
             dir: dirs::ident(dir),
             name: name.to_owned(),
+            #[cfg(windows)]
+            dir_path: (dir != crate::sys::AT_FDCWD)
+                .then(|| crate::sys::final_path(dir))
+                .flatten()
+                .map(Into::into),
         }
+    }
+
+    /// Where the file made under this name is (Windows: for
+    /// [`created_this_run`]'s second look).
+    fn made_at(&self) -> Option<std::path::PathBuf> {
+        #[cfg(windows)]
+        {
+            let name = crate::sys::os_name(&self.name);
+            match &self.dir_path {
+                Some(d) => Some(d.join(name)),
+                None => Some(std::path::PathBuf::from(name)),
+            }
+        }
+        #[cfg(unix)]
+        None
     }
 }
 
@@ -53,7 +92,7 @@ pub enum NameState {
 #[derive(Default)]
 struct Registry {
     /// Each file made, with the run token it was marked with.
-    ids: HashMap<FileId, Option<std::sync::Arc<str>>>,
+    ids: HashMap<FileId, Made>,
     names: HashMap<NameKey, bool>,
     busy: HashSet<NameKey>,
 }
@@ -63,6 +102,15 @@ static CHANGED: std::sync::Condvar = std::sync::Condvar::new();
 
 fn registry() -> std::sync::MutexGuard<'static, Option<Registry>> {
     REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A file the run made: the token it was marked with, and where it was
+/// made (for an identity without a creation time, see
+/// [`created_this_run`]).
+#[derive(Clone)]
+struct Made {
+    token: Option<std::sync::Arc<str>>,
+    at: Option<std::path::PathBuf>,
 }
 
 /// Holds a name while iomark tries to create it (see [`creating`]).
@@ -101,7 +149,8 @@ impl Drop for Creating {
         let r = g.get_or_insert_with(Registry::default);
         r.busy.remove(&self.key);
         if let Some((id, token)) = self.made.take() {
-            r.ids.insert(id, token);
+            let at = self.key.made_at();
+            r.ids.insert(id, Made { token, at });
             r.names.insert(self.key.clone(), true);
         }
         CHANGED.notify_all();
@@ -109,14 +158,38 @@ impl Drop for Creating {
 }
 
 /// Whether iomark created this file during this run.
+///
+/// A file's identity is its device and inode (volume serial number and
+/// file index on Windows) and its creation time. Where the system gives
+/// no creation time (Wine reports the Unix change time, which every
+/// write moves, so iomark takes none there), a deleted file's inode
+/// number can be a new file's: then the file made must still be where
+/// it was made, with that inode. The caller holds the file it asks
+/// about open, so an inode found at the place made is that very file,
+/// not a deleted one's number reused.
 pub fn created_this_run(id: &FileId) -> bool {
-    registry().as_ref().is_some_and(|r| r.ids.contains_key(id))
+    made_with(id).is_some()
 }
 
 /// The run token iomark marked the file `id` with when it created it
 /// during this run (None: it did not create it).
 fn made_with(id: &FileId) -> Option<Option<std::sync::Arc<str>>> {
-    registry().as_ref().and_then(|r| r.ids.get(id).cloned())
+    let made = registry().as_ref().and_then(|r| r.ids.get(id).cloned())?;
+    if id.born.is_some() {
+        return Some(made.token);
+    }
+    let Some(at) = &made.at else {
+        return Some(made.token);
+    };
+    let there = crate::sys::stat_path(at, false).is_ok_and(|st| FileId::of_stat(&st) == *id);
+    if there {
+        return Some(made.token);
+    }
+    // Gone (or another file now): the inode number may be anyone's.
+    if let Some(r) = registry().as_mut() {
+        r.ids.remove(id);
+    }
+    None
 }
 
 /// What the run did with the name `key` so far.
@@ -193,27 +266,37 @@ pub fn check_removable(
     ))
 }
 
+/// What `unlink_at` answers when the name is no longer the file meant.
+#[cfg(unix)]
+const STALE: i32 = libc::ESTALE;
+#[cfg(windows)]
+const STALE: i32 = libc::EEXIST;
+
 /// Removes `name` from `dir` if [`check_removable`] allows it; Ok(true)
 /// when it was removed, Ok(false) when nothing was there.
 pub fn remove(dir: RawFd, name: &CStr, approved: Option<&FileId>) -> Result<bool, String> {
     let Some(id) = check_removable(dir, name, approved)? else {
         return Ok(false);
     };
-    if let Err(e) = crate::sys::unlink_at(dir, name, false, None) {
-        if crate::sys::errno_of(&e) == Some(libc::ENOENT) {
-            return Ok(false);
+    // Still that file (on Windows looked at and deleted through one
+    // handle).
+    if let Err(e) = crate::sys::unlink_at(dir, name, false, Some(id.ident())) {
+        match crate::sys::errno_of(&e) {
+            Some(libc::ENOENT) => return Ok(false),
+            Some(e) if e == libc::EEXIST || e == STALE => {
+                return Err("it was replaced by another file meanwhile".into())
+            }
+            _ => return Err(crate::job::jobfile::io_reason(&e)),
         }
-        return Err(crate::job::jobfile::io_reason(&e));
     }
     note_removed(&NameKey::new(dir, name), &id);
     Ok(true)
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod tests {
     use super::*;
 
-    #[cfg(unix)]
     fn make(dir: RawFd, name: &CStr) -> FileId {
         let key = NameKey::new(dir, name);
         let mut c = creating(key);
@@ -223,6 +306,44 @@ mod tests {
         super::super::safety::mark_created(fd.as_raw_fd(), Some("t0k"));
         c.made(id, Some("t0k"));
         id
+    }
+
+    /// A file the run made, deleted by someone else, and a user's file
+    /// that gets its inode number (file index): the user's file is not
+    /// the run's. Where the system gives a creation time (Linux, NTFS)
+    /// the identity differs by it; where it gives none (Wine), the file
+    /// made is no longer where it was made. The reuse itself is up to
+    /// the filesystem: new files are made until one gets the number, and
+    /// the same identity is also asked for directly (what a reused
+    /// number looks like), so the test never depends on the reuse.
+    #[test]
+    fn a_deleted_files_number_given_to_a_users_file_is_not_the_runs() {
+        let t = tempfile::tempdir().unwrap();
+        let d = dirs::Dir::of(&t.path().join("x")).unwrap();
+        let fd = d.get(false).unwrap();
+        let name = CString::new("made.dat").unwrap();
+        let id = make(fd.as_raw_fd(), &name);
+        assert!(created_this_run(&id));
+        // Deleted behind iomark's back (not through `remove`).
+        std::fs::remove_file(t.path().join("made.dat")).unwrap();
+        let reused = FileId {
+            born: id.born.map(|b| b + std::time::Duration::from_millis(1)),
+            ..id
+        };
+        assert!(!created_this_run(&reused), "{reused:?}");
+        let mut seen_reuse = false;
+        for i in 0..200 {
+            let p = t.path().join(format!("user{i}.db"));
+            std::fs::write(&p, b"precious").unwrap();
+            let f = std::fs::File::open(&p).unwrap();
+            let now = FileId::of_fd(f.as_raw_fd()).unwrap();
+            if (now.dev, now.ino) == (id.dev, id.ino) {
+                seen_reuse = true;
+                assert!(!created_this_run(&now), "user{i}.db: {now:?}");
+                break;
+            }
+        }
+        eprintln!("inode number reused by a new file: {seen_reuse}");
     }
 
     #[test]

@@ -241,6 +241,15 @@ fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), RunError> {
     if crate::sys::is_device_path(path) {
         return probe_windows_device(path);
     }
+    // `COM1`, `con.txt`: Windows opens a device for these names.
+    #[cfg(windows)]
+    if let Some(r) = crate::sys::names::reserved_in(path) {
+        return Err(RunError::Plan(format!(
+            "refusing '{}': {}; name it otherwise",
+            crate::job::value::excerpt(&path.to_string_lossy()),
+            r.reason()
+        )));
+    }
     let access = |e| access_error(path, e);
     let dir = super::dirs::Dir::of(path).map_err(access)?;
     let name = super::dirs::file_name(path).map_err(|_| {
@@ -259,6 +268,8 @@ fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), RunError> {
     };
     let at = |follow| super::dirs::stat_at(crate::sys::AsRawFd::as_raw_fd(&*fd), &name, follow);
     let link = at(false).is_ok_and(|m| m.file_type().is_symlink());
+    #[cfg(windows)]
+    refuse_reparse_point(crate::sys::AsRawFd::as_raw_fd(&*fd), &name, path)?;
     match at(true) {
         Ok(m) => {
             let id = FileId::at(crate::sys::AsRawFd::as_raw_fd(&*fd), &name, true, &m)
@@ -281,6 +292,41 @@ fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), RunError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((TargetKind::Missing, 0, missing)),
         Err(e) => Err(access(e)),
     }
+}
+
+/// Refuses a target that is a reparse point (a symbolic link, a
+/// junction, or a point a filter keeps: cloud files, deduplication)
+/// unless it is a link that leads to a file iomark created (it carries
+/// iomark's mark, or this run made it): on Windows iomark does not go
+/// through reparse points to other files.
+#[cfg(windows)]
+fn refuse_reparse_point(
+    dir: crate::sys::RawFd,
+    name: &std::ffi::CStr,
+    path: &Path,
+) -> Result<(), RunError> {
+    use crate::sys::AsRawFd;
+    let flags = crate::sys::O_PATH | crate::sys::O_NOFOLLOW;
+    let Ok(point) = super::dirs::open_at(dir, name, flags, 0) else {
+        return Ok(());
+    };
+    let Some(tag) = crate::sys::reparse_tag(point.as_raw_fd()) else {
+        return Ok(());
+    };
+    let own = crate::sys::is_name_surrogate(tag)
+        && super::dirs::open_at(dir, name, crate::sys::O_RDONLY, 0).is_ok_and(|f| {
+            super::safety::marked(f.as_raw_fd())
+                || FileId::of_fd(f.as_raw_fd()).is_ok_and(|id| super::safety::created_this_run(&id))
+        });
+    if own {
+        return Ok(());
+    }
+    Err(RunError::Plan(format!(
+        "refusing '{}': it is {}, and on Windows iomark goes through reparse points only to \
+         files it created (name the file itself)",
+        crate::job::value::excerpt(&path.to_string_lossy()),
+        crate::sys::reparse_kind(tag)
+    )))
 }
 
 /// A disk or volume on Windows (`\\.\PhysicalDriveN`, `\\.\X:`,

@@ -186,6 +186,15 @@ impl FileId {
         }
     }
 
+    /// Device, inode and birth time, as a removal checks them.
+    pub fn ident(&self) -> crate::sys::Ident {
+        crate::sys::Ident {
+            dev: self.dev,
+            ino: self.ino,
+            born: self.born,
+        }
+    }
+
     /// The type in words ("a regular file", "a FIFO", ...).
     pub fn kind(&self) -> &'static str {
         kind_name(self.fmt)

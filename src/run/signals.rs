@@ -137,7 +137,7 @@ unsafe fn unlink_registered() {
         // Not following a link, and only while the name is still the
         // file the run created (on Windows deleted through a handle on
         // that very file).
-        let _ = crate::sys::unlink_at(e.dir, &e.name, false, Some((dev, ino)));
+        let _ = crate::sys::unlink_at(e.dir, &e.name, false, Some((dev, ino).into()));
     }
 }
 

@@ -57,6 +57,8 @@ impl JobLink {
 }
 
 thread_local! {
+    // Already const: clippy 1.96 says otherwise for Windows targets.
+    #[allow(clippy::missing_const_for_thread_local)]
     static TIMED: Cell<bool> = const { Cell::new(false) };
 }
 

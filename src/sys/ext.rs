@@ -73,15 +73,17 @@ mod windows {
     }
 
     /// The Unix fields of metadata: a mode made of the file type bits
-    /// (and 0o644), one link, no devices. Identity (`dev`, `ino`) is not
-    /// in `std::fs::Metadata` on Windows: code that compares identities
-    /// uses [`super::super::fstat`] on a handle instead; here both are 0.
+    /// (and 0o644), no devices. Identity (`dev`, `ino`) and the link
+    /// count are not in `std::fs::Metadata` on Windows: code that
+    /// compares identities or counts links uses [`super::super::fstat`]
+    /// on a handle instead (`GetFileInformationByHandle`); here `dev`
+    /// and `ino` are 0, and there is no `nlink`, so that no code can take
+    /// a made-up count for the file's.
     pub trait MetadataExt {
         fn dev(&self) -> u64;
         fn ino(&self) -> u64;
         fn rdev(&self) -> u64;
         fn mode(&self) -> u32;
-        fn nlink(&self) -> u64;
         fn size(&self) -> u64;
         fn uid(&self) -> u32;
     }
@@ -109,9 +111,6 @@ mod windows {
             } else {
                 0o644
             }
-        }
-        fn nlink(&self) -> u64 {
-            1
         }
         fn size(&self) -> u64 {
             self.len()

@@ -26,6 +26,7 @@ mod unix;
 pub use unix::*;
 
 pub mod ext;
+pub mod names;
 
 #[cfg(windows)]
 mod windows;
@@ -128,6 +129,69 @@ impl Stat {
     }
     pub fn is_empty(&self) -> bool {
         self.size == 0
+    }
+}
+
+/// Who a file is, as a removal by name checks it: the device (volume
+/// serial number) and inode (file index) holding it, and its birth time
+/// where the filesystem records one (an inode number or file index freed
+/// by a deletion can be the next new file's; the birth time tells them
+/// apart).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Ident {
+    pub dev: u64,
+    pub ino: u64,
+    pub born: Option<std::time::SystemTime>,
+}
+
+impl Ident {
+    pub fn of(st: &Stat) -> Ident {
+        Ident {
+            dev: st.dev,
+            ino: st.ino,
+            born: st.born,
+        }
+    }
+
+    /// Whether `other` is the same file: the same device and inode, and
+    /// the same birth time where both know it.
+    pub fn same(&self, other: &Ident) -> bool {
+        (self.dev, self.ino) == (other.dev, other.ino)
+            && match (self.born, other.born) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            }
+    }
+}
+
+/// A device and inode alone (no birth time known).
+impl From<(u64, u64)> for Ident {
+    fn from((dev, ino): (u64, u64)) -> Ident {
+        Ident {
+            dev,
+            ino,
+            born: None,
+        }
+    }
+}
+
+/// Whether a Windows reparse tag is a name surrogate: the point stands
+/// for another file or directory (symbolic links, junctions).
+pub fn is_name_surrogate(tag: u32) -> bool {
+    tag & 0x2000_0000 != 0
+}
+
+/// A Windows reparse point in words, from its tag: "a symbolic link (a
+/// reparse point)", "a junction (a reparse point)", or "a reparse point
+/// (tag 0x9000001A)" for the points filters keep (cloud files,
+/// deduplication, ...).
+pub fn reparse_kind(tag: u32) -> String {
+    match tag {
+        0xA000_000C => "a symbolic link (a reparse point)".into(),
+        0xA000_0003 => "a junction (a reparse point)".into(),
+        0x8000_001B => "an app execution alias (a reparse point)".into(),
+        t if is_name_surrogate(t) => format!("a link (a reparse point, tag {t:#010X})"),
+        t => format!("a reparse point (tag {t:#010X})"),
     }
 }
 
@@ -275,6 +339,43 @@ mod tests {
             assert_eq!(errno(&from_errno(e)), e, "{e}");
         }
         assert_eq!(errno(&io::Error::other("x")), libc::EIO);
+    }
+
+    #[test]
+    fn reparse_points_in_words() {
+        assert_eq!(
+            reparse_kind(0xA000_000C),
+            "a symbolic link (a reparse point)"
+        );
+        assert_eq!(reparse_kind(0xA000_0003), "a junction (a reparse point)");
+        assert_eq!(
+            reparse_kind(0x9000_001A),
+            "a reparse point (tag 0x9000001A)"
+        );
+        assert_eq!(
+            reparse_kind(0xA000_001D),
+            "a link (a reparse point, tag 0xA000001D)"
+        );
+        assert!(is_name_surrogate(0xA000_000C) && is_name_surrogate(0xA000_0003));
+        assert!(!is_name_surrogate(0x8000_0013) && !is_name_surrogate(0x9000_001A));
+    }
+
+    #[test]
+    fn an_identity_with_a_birth_time_is_another_file_when_it_differs() {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+        let a = Ident {
+            dev: 1,
+            ino: 7,
+            born: Some(t),
+        };
+        // The index of a deleted file given to a new one: another file.
+        let b = Ident {
+            born: Some(t + std::time::Duration::from_nanos(100)),
+            ..a
+        };
+        assert!(a.same(&a) && !a.same(&b));
+        // Where one side knows no birth time, device and inode decide.
+        assert!(a.same(&Ident::from((1, 7))) && !a.same(&Ident::from((1, 8))));
     }
 
     #[test]

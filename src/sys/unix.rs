@@ -165,7 +165,8 @@ pub fn mkdir_at(dir: RawFd, name: &CStr, mode: u32) -> io::Result<()> {
 }
 
 /// Removes `name` from `dir` (an empty directory with `rmdir`) if it is
-/// still the file `expect` (device, inode) says, not following a link.
+/// still the file `expect` (device, inode; `fstatat` has no birth time)
+/// says, not following a link.
 /// Between the look and the removal the name could change (POSIX has no
 /// removal by handle); callers hold the directory's handle, so the name
 /// is in the directory they checked.
@@ -173,11 +174,11 @@ pub fn unlink_at(
     dir: RawFd,
     name: &CStr,
     rmdir: bool,
-    expect: Option<(u64, u64)>,
+    expect: Option<super::Ident>,
 ) -> io::Result<()> {
     if let Some(id) = expect {
         let st = lstat_at(dir, name)?;
-        if (st.dev, st.ino) != id {
+        if !id.same(&super::Ident::of(&st)) {
             return Err(io::Error::from_raw_os_error(libc::ESTALE));
         }
     }

@@ -622,3 +622,110 @@ fn links_are_not_followed_to_make_directories(d: &Path) {
     );
     assert_eq!(std::fs::read_dir(&victims).unwrap().count(), 0);
 }
+
+/// `--output` into a file that has another hard link: refused in one
+/// line, before anything is written, and the other name's file keeps
+/// its bytes (on Windows the link count is the handle's,
+/// `GetFileInformationByHandle`; Wine keeps Unix hard links).
+#[test]
+fn output_into_a_file_with_another_hard_link_is_refused() {
+    let dir = tempdir();
+    let d = dir.path();
+    let other = d.join("notes.txt");
+    std::fs::write(&other, b"24 bytes of user notes.\n").unwrap();
+    std::fs::hard_link(&other, d.join("report.txt")).unwrap();
+    let before = hash(&other);
+    let o = run_in(
+        d,
+        &[
+            "--name=h",
+            "--ioengine=null",
+            "--rw=read",
+            "--size=64k",
+            "--output=report.txt",
+        ],
+    );
+    let line = one_line_error(&o);
+    assert!(
+        line.contains("report.txt") && line.contains("has other hard links"),
+        "{line}"
+    );
+    assert_eq!(hash(&other), before);
+    assert_eq!(std::fs::read(&other).unwrap(), b"24 bytes of user notes.\n");
+}
+
+/// Windows' device names: `--output=NUL` (and a trace written to `NUL`)
+/// discards what is written, as `/dev/null` does on Linux, and makes no
+/// file; any other device name, or `NUL` with an extension, as an output
+/// or as a job's file or directory is refused in one line naming it
+/// and why, with no file made.
+#[cfg(windows)]
+#[test]
+fn nul_discards_and_other_windows_device_names_are_refused() {
+    let dir = tempdir();
+    let d = dir.path();
+    let null_job = ["--name=n", "--ioengine=null", "--rw=read", "--size=64k"];
+    let run = |extra: &[&str]| {
+        let mut args = null_job.to_vec();
+        args.extend_from_slice(extra);
+        run_in(d, &args)
+    };
+    let names = || -> Vec<String> {
+        std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    for out in ["--output=NUL", "--output=nul", "--output=.\\Nul"] {
+        let o = run(&[out, "--output-format=json"]);
+        assert!(o.status.success(), "{out}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{out}");
+        assert!(names().is_empty(), "{out}: {:?}", names());
+    }
+    let o = run(&["--write_iolog=NUL"]);
+    assert!(o.status.success(), "write_iolog=NUL: {}", stderr(&o));
+    assert!(names().is_empty(), "write_iolog=NUL: {:?}", names());
+
+    for (out, words) in [
+        (
+            "--output=con.txt",
+            "'con.txt' is the Windows device CON (the console)",
+        ),
+        (
+            "--output=nul.json",
+            "'nul.json' is the Windows device NUL (the null device)",
+        ),
+        (
+            "--output=COM1",
+            "'COM1' is the name of a Windows device (a serial port)",
+        ),
+        (
+            "--output=lpt1\\r.json",
+            "'lpt1' is the name of a Windows device",
+        ),
+    ] {
+        let line = one_line_error(&run(&[out]));
+        assert!(line.contains(words), "{out}: {line}");
+        assert!(names().is_empty(), "{out}: {:?}", names());
+    }
+    for (file, words) in [
+        ("COM1", "refusing 'COM1': 'COM1' is the name of a Windows device (a serial port), not a file name"),
+        ("aux.dat", "'aux.dat' is the Windows device AUX"),
+        ("prn\\data.bin", "'prn' is the name of a Windows device (the printer), not a directory name"),
+        ("Nul", "'Nul' is the name of a Windows device (the null device)"),
+    ] {
+        let o = run_in(
+            d,
+            &[
+                "--name=w",
+                "--ioengine=psync",
+                "--rw=write",
+                "--size=64k",
+                &format!("--filename={file}"),
+            ],
+        );
+        let line = one_line_error(&o);
+        assert!(line.contains(words), "{file}: {line}");
+        assert!(names().is_empty(), "{file}: {:?}", names());
+    }
+}

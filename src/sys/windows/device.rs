@@ -5,7 +5,6 @@
 //! is mounted on them or on a volume of theirs, and what they hold
 //! (partitions, a filesystem).
 
-use std::ffi::OsString;
 use std::path::Path;
 
 use windows_sys::Win32::Foundation as wf;
@@ -135,7 +134,7 @@ fn mount_points(volume_guid: &[u16]) -> Vec<String> {
     }
     buf.split(|c| *c == 0)
         .filter(|s| !s.is_empty())
-        .map(|s| OsString::from(from_wide(s)).to_string_lossy().into_owned())
+        .map(|s| from_wide(s).to_string_lossy().into_owned())
         .collect()
 }
 
@@ -154,7 +153,7 @@ fn volumes() -> Vec<(Vec<u16>, Vec<u32>)> {
         let guid: Vec<u16> = name[..=end.min(name.len() - 1)].to_vec();
         // The volume device itself is the GUID path without the
         // trailing backslash.
-        let dev = OsString::from(from_wide(&name[..end.saturating_sub(1)]));
+        let dev = from_wide(&name[..end.saturating_sub(1)]);
         out.push((guid, disks_of(Path::new(&dev))));
         // SAFETY: a search handle and a buffer of the length given.
         if unsafe { fs::FindNextVolumeW(h, name.as_mut_ptr(), name.len() as u32) } == 0 {

@@ -415,6 +415,14 @@ pub fn open_at(dir: RawFd, name: &CStr, flags: i32, _mode: u32) -> io::Result<Ow
 /// Whether the open handle is a symbolic link or junction itself (only
 /// possible when it was opened without following it).
 fn is_link(fd: RawFd) -> bool {
+    reparse_tag(fd).is_some_and(super::is_name_surrogate)
+}
+
+/// The reparse tag of the open handle when it is a reparse point itself
+/// (`FILE_ATTRIBUTE_REPARSE_POINT`; only seen on a handle opened without
+/// following it, `O_NOFOLLOW`): symbolic links, junctions, and the
+/// points filters keep (cloud files, deduplication, ...).
+pub fn reparse_tag(fd: RawFd) -> Option<u32> {
     // SAFETY: a zeroed plain-data struct filled by the call.
     let mut tag: fs::FILE_ATTRIBUTE_TAG_INFO = unsafe { std::mem::zeroed() };
     // SAFETY: the call fills `tag`, of the size given.
@@ -426,10 +434,32 @@ fn is_link(fd: RawFd) -> bool {
             std::mem::size_of::<fs::FILE_ATTRIBUTE_TAG_INFO>() as u32,
         )
     };
-    ok != 0
-        && tag.FileAttributes & fs::FILE_ATTRIBUTE_REPARSE_POINT != 0
-        // Name surrogates: symbolic links, junctions (mount points).
-        && tag.ReparseTag & 0x2000_0000 != 0
+    (ok != 0 && tag.FileAttributes & fs::FILE_ATTRIBUTE_REPARSE_POINT != 0)
+        .then_some(tag.ReparseTag)
+}
+
+/// What the open handle is when it is a reparse point itself, in words
+/// ("a symbolic link (a reparse point)"), or None.
+pub fn reparse_point(fd: RawFd) -> Option<String> {
+    reparse_tag(fd).map(super::reparse_kind)
+}
+
+/// The full path of an open file or directory (`GetFinalPathNameByHandleW`).
+pub fn final_path(fd: RawFd) -> Option<PathBuf> {
+    let mut buf = vec![0u16; 1024];
+    loop {
+        // SAFETY: the call writes at most `buf.len()` wide characters.
+        let n = unsafe {
+            fs::GetFinalPathNameByHandleW(handle(fd), buf.as_mut_ptr(), buf.len() as u32, 0)
+        } as usize;
+        if n == 0 {
+            return None;
+        }
+        if n < buf.len() {
+            return Some(PathBuf::from(OsString::from_wide(&buf[..n])));
+        }
+        buf.resize(n + 1, 0);
+    }
 }
 
 /// Closes a handle this process opened.
@@ -562,13 +592,14 @@ pub fn mkdir_at(dir: RawFd, name: &CStr, _mode: u32) -> io::Result<()> {
 
 /// Removes `name` from `dir` (an empty directory with `rmdir`), through a
 /// handle on it: it is opened without following a link, checked to be
-/// the file `expect` (volume, file index) names, and deleted through
-/// that very handle, so nothing else can be removed in its place.
+/// the file `expect` (volume, file index, creation time) names, and
+/// deleted through that very handle, so nothing else can be removed in
+/// its place.
 pub fn unlink_at(
     dir: RawFd,
     name: &CStr,
     rmdir: bool,
-    expect: Option<(u64, u64)>,
+    expect: Option<super::Ident>,
 ) -> io::Result<()> {
     let mut n = native(O_PATH | O_NOFOLLOW | O_DELETE);
     n.options |= if rmdir {
@@ -584,7 +615,7 @@ pub fn unlink_at(
     };
     if let Some(id) = expect {
         let st = fstat(fd.0)?;
-        if (st.dev, st.ino) != id {
+        if !id.same(&super::Ident::of(&st)) {
             // The name is no longer the file checked.
             return Err(super::from_errno(libc::EEXIST));
         }
