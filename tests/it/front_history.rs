@@ -718,3 +718,41 @@ fn names_read_back_are_shown_escaped() {
         stdout(&o)
     );
 }
+
+/// Windows: with HOME, XDG_DATA_HOME and IOMARK_HISTORY_DB unset, quick
+/// records in the local application-data folder and history lists it
+/// (the run is deleted again, leaving the user's history as it was).
+#[cfg(windows)]
+#[test]
+fn without_home_the_history_is_in_the_local_application_data_folder() {
+    let dir = tempdir();
+    let d = dir.path();
+    let label = format!("appdata-{}", std::process::id());
+    let bare = |args: &[&str]| {
+        output_of(
+            Command::new(env!("CARGO_BIN_EXE_iomark"))
+                .env_remove("IOMARK_HISTORY_DB")
+                .env_remove("HOME")
+                .env_remove("XDG_DATA_HOME")
+                .args(args)
+                .current_dir(d),
+        )
+    };
+    let mut a: Vec<&str> = QUICK.to_vec();
+    a.extend(["--label", label.as_str(), "--no-report"]);
+    let o = bare(&a);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("History:      run #"), "{out}");
+    assert!(
+        out.contains("AppData\\Local\\iomark\\history.sqlite"),
+        "{out}"
+    );
+    let o = bare(&["history", "--json", "--label", label.as_str()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_out(&o);
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{v}");
+    let id = runs[0]["id"].to_string();
+    assert!(bare(&["history", "delete", &id]).status.success());
+}
