@@ -74,16 +74,35 @@ impl Default for TrendOpts {
     }
 }
 
-/// Opens the history; `create`: also when it does not exist yet.
-fn open(db: Option<&std::path::Path>, create: bool) -> Result<Store, String> {
+/// How a command uses the history.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// Reads it (read-only, never changed); it must exist.
+    Read,
+    /// Writes it; `create`: also when it does not exist yet.
+    Write { create: bool },
+}
+
+/// Whether no history was made at `path` yet: nothing there, or an
+/// empty file (a link there is not this: it is refused when opened).
+fn not_made(path: &std::path::Path) -> bool {
+    std::fs::symlink_metadata(path).map_or(true, |m| m.is_file() && m.len() == 0)
+}
+
+/// Opens the history.
+fn open(db: Option<&std::path::Path>, access: Access) -> Result<Store, String> {
     let path = history::db_path(db).map_err(|e| e.to_string())?;
-    if !create && !path.exists() {
+    if access != (Access::Write { create: true }) && not_made(&path) {
         return Err(format!(
             "there is no results history at '{}' yet (quick, suite and sweep record their runs there)",
             path.display()
         ));
     }
-    Store::open(&path).map_err(|e| e.to_string())
+    match access {
+        Access::Read => Store::open_read(&path),
+        Access::Write { .. } => Store::open(&path),
+    }
+    .map_err(|e| e.to_string())
 }
 
 /// `iomark history [list]`.
@@ -96,7 +115,7 @@ pub fn list(o: ListOpts) -> i32 {
     // JSON shape), with a note on standard error saying where it will be.
     let missing = history::db_path(sel.db.as_deref())
         .ok()
-        .filter(|p| !p.exists());
+        .filter(|p| not_made(p));
     let runs = match missing {
         Some(p) => {
             crate::run::output::stderr_line(&format!(
@@ -106,7 +125,7 @@ pub fn list(o: ListOpts) -> i32 {
             ));
             Vec::new()
         }
-        None => match open(sel.db.as_deref(), false)
+        None => match open(sel.db.as_deref(), Access::Read)
             .and_then(|s| s.runs(&sel.filter).map_err(|e| e.to_string()))
         {
             Ok(r) => r,
@@ -158,15 +177,17 @@ fn list_text(runs: &[Run], with_tests: bool) -> String {
     if runs.is_empty() {
         return "no run in the history matches\n".into();
     }
+    // Names as read back from the history, shown escaped: one line a run.
+    let shown = |v: &str| crate::job::error::printable(v).into_owned();
     let lw = runs
         .iter()
-        .map(|r| r.label.as_deref().unwrap_or("-").chars().count())
+        .map(|r| shown(r.label.as_deref().unwrap_or("-")).chars().count())
         .max()
         .unwrap_or(5)
         .clamp(5, 16);
     let dw = runs
         .iter()
-        .map(|r| r.device_shown().chars().count())
+        .map(|r| shown(&r.device_shown()).chars().count())
         .max()
         .unwrap_or(6)
         .clamp(6, 26);
@@ -175,8 +196,9 @@ fn list_text(runs: &[Run], with_tests: bool) -> String {
         "run", "time", "label", "kind", "host", "device"
     );
     let cut = |v: &str, n: usize| -> String {
+        let v = shown(v);
         if v.chars().count() <= n {
-            v.to_string()
+            v
         } else {
             let mut t: String = v.chars().take(n - 1).collect();
             t.push('…');
@@ -241,7 +263,7 @@ pub fn import(o: ImportOpts) -> i32 {
             Err(e) => return fail("history import", &e),
         }
     }
-    let mut store = match open(sel.db.as_deref(), true) {
+    let mut store = match open(sel.db.as_deref(), Access::Write { create: true }) {
         Ok(s) => s,
         Err(e) => return fail("history import", &e),
     };
@@ -251,12 +273,13 @@ pub fn import(o: ImportOpts) -> i32 {
             Ok(rec) if rec.new => out.push_str(&format!(
                 "#{}  {}  ({} tests)\n",
                 rec.id,
-                r.source,
+                crate::job::error::printable(&r.source),
                 r.tests.len()
             )),
             Ok(rec) => out.push_str(&format!(
                 "#{}  {}  (already in the history)\n",
-                rec.id, r.source
+                rec.id,
+                crate::job::error::printable(&r.source)
             )),
             Err(e) => return fail("history import", &e.to_string()),
         }
@@ -264,7 +287,7 @@ pub fn import(o: ImportOpts) -> i32 {
     out.push_str(&format!(
         "{} file(s) in {}\n",
         runs.len(),
-        store.path().display()
+        crate::job::error::printable(&store.path().display().to_string())
     ));
     print("history import", &out)
 }
@@ -276,11 +299,19 @@ pub fn export(o: ExportOpts) -> i32 {
         format,
         output,
     } = o;
-    let runs = match open(sel.db.as_deref(), false)
+    let runs = match open(sel.db.as_deref(), Access::Read)
         .and_then(|s| s.runs(&sel.filter).map_err(|e| e.to_string()))
     {
         Ok(r) => r,
         Err(e) => return fail("history export", &e),
+    };
+    // On a terminal, names read back from the history are shown escaped
+    // (into a file or a pipe they go as they are, in the format's quoting).
+    let to_terminal = output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let runs = if to_terminal {
+        runs.iter().map(printable_run).collect()
+    } else {
+        runs
     };
     let text = export::render(&runs, format);
     match output {
@@ -292,10 +323,42 @@ pub fn export(o: ExportOpts) -> i32 {
     }
 }
 
+/// `r` with every text read back from the history shown escaped (see
+/// `job::error::printable`), for a terminal.
+fn printable_run(r: &Run) -> Run {
+    let p = |v: &String| crate::job::error::printable(v).into_owned();
+    let mut r = r.clone();
+    for v in [
+        &mut r.kind,
+        &mut r.title,
+        &mut r.host,
+        &mut r.kernel,
+        &mut r.tool,
+        &mut r.version,
+        &mut r.target.path,
+        &mut r.target.device,
+        &mut r.target.model,
+        &mut r.target.serial,
+        &mut r.target.firmware,
+        &mut r.target.fs_type,
+        &mut r.target.mount_options,
+    ] {
+        *v = p(v);
+    }
+    r.label = r.label.as_ref().map(p);
+    for t in &mut r.tests {
+        t.key = p(&t.key);
+        t.name = p(&t.name);
+        t.dir = p(&t.dir);
+        t.settings = t.settings.iter().map(|(k, v)| (p(k), p(v))).collect();
+    }
+    r
+}
+
 /// `iomark history check`.
 pub fn check(o: StoreOpts) -> i32 {
     let sel = o.select;
-    let store = match open(sel.db.as_deref(), false) {
+    let store = match open(sel.db.as_deref(), Access::Read) {
         Ok(s) => s,
         Err(e) => return fail("history check", &e),
     };
@@ -307,7 +370,7 @@ pub fn check(o: StoreOpts) -> i32 {
             "history check",
             &format!(
                 "{}: ok ({n} runs, schema version {v})\n",
-                store.path().display()
+                crate::job::error::printable(&store.path().display().to_string())
             ),
         ),
         Ok((p, _, _)) => fail(
@@ -321,7 +384,7 @@ pub fn check(o: StoreOpts) -> i32 {
 /// `iomark history delete ID…`.
 pub fn delete(o: StoreOpts) -> i32 {
     let StoreOpts { select: sel, ids } = o;
-    let mut store = match open(sel.db.as_deref(), false) {
+    let mut store = match open(sel.db.as_deref(), Access::Write { create: false }) {
         Ok(s) => s,
         Err(e) => return fail("history delete", &e),
     };
@@ -368,12 +431,12 @@ pub fn trend(o: TrendOpts) -> i32 {
         json: as_json,
     } = o;
     let Some(want) = sel.filter.test.clone() else {
-        let why = open(sel.db.as_deref(), false)
+        let why = open(sel.db.as_deref(), Access::Read)
             .and_then(|s| s.runs(&sel.filter).map_err(|e| e.to_string()))
             .map_or_else(|e| e, |runs| tests_to_name(&runs));
         return fail("trend", &why);
     };
-    let runs = match open(sel.db.as_deref(), false)
+    let runs = match open(sel.db.as_deref(), Access::Read)
         .and_then(|s| s.runs(&sel.filter).map_err(|e| e.to_string()))
     {
         Ok(r) => r,

@@ -4,8 +4,11 @@
 //! found, drawn as a trend and compared.
 //!
 //! - Where: `--history-db PATH`, else `IOMARK_HISTORY_DB`, else
-//!   `$XDG_DATA_HOME/iomark/history.sqlite`, else
-//!   `~/.local/share/iomark/history.sqlite` ([`db_path`]).
+//!   `iomark/history.sqlite` in the user's data folder ([`db_path`]):
+//!   `$XDG_DATA_HOME`, else `~/.local/share` (Linux and other Unix
+//!   systems); the local application-data folder (`%LOCALAPPDATA%`) on
+//!   Windows; `~/Library/Application Support` on macOS (these two from
+//!   the `dirs` crate).
 //! - What: per run its label, time, host, kernel, target (device, model,
 //!   serial, firmware, filesystem, mount options), tool and version, job
 //!   file and its digest, and per test its defining settings, its
@@ -19,6 +22,18 @@
 //!   mode with a busy timeout, and each run is written in one immediate
 //!   transaction: two writers at once wait for each other, and a writer
 //!   killed midway leaves no partial run (SQLite rolls it back).
+//! - Whose: iomark's databases carry SQLite's `application_id`
+//!   [`APPLICATION_ID`] ("iomk"). Before SQLite opens anything, the file
+//!   is looked at ([`examine`]): a file that is not SQLite, another
+//!   application's database, a history of a newer schema, a link, or a
+//!   `-wal`, `-shm` or `-journal` beside it that is a link, has other
+//!   hard links or is not a regular file, is refused in one line and
+//!   left as it is. A history made before the mark (no `application_id`,
+//!   iomark's tables) is recognised, and marked by the next writer.
+//! - Readers (`history`, `trend`, `compare @label`, `history check`,
+//!   `export`) open it read-only ([`Store::open_read`]): they never
+//!   migrate, create tables or switch the journal mode; on read-only
+//!   media (where no `-shm` can be made) they read it as immutable.
 //!
 //! - Commands: the `history` and `trend` requests and their runner
 //!   ([`cmd`]); `cli` parses into them.
@@ -37,12 +52,20 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
+use crate::sys::ext::MetadataExt;
+
 pub use run::{Run, TargetInfo, TestRun};
 
 use crate::results::dataset::Metrics;
 
 /// The environment variable naming the history database.
 pub const ENV_DB: &str = "IOMARK_HISTORY_DB";
+
+/// SQLite's `application_id` of an iomark history: the bytes "iomk".
+pub const APPLICATION_ID: i32 = 0x696f_6d6b;
+
+/// The files SQLite keeps beside a database.
+pub const BESIDE: &[&str] = &["-wal", "-shm", "-journal"];
 
 /// How long a writer waits for another to finish before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -130,7 +153,7 @@ pub const MIGRATIONS: &[&str] = &[
 /// What went wrong with the history.
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
-    #[error("no place for the results history: set {ENV_DB}, XDG_DATA_HOME or HOME, or give --history-db")]
+    #[error("no place for the results history: {}", NO_PATH_HINT)]
     NoPath,
     #[error("results history '{path}': {why}")]
     Open { path: PathBuf, why: String },
@@ -142,10 +165,19 @@ pub enum HistoryError {
     },
     #[error("results history '{path}': {why}")]
     Sql { path: PathBuf, why: String },
+    #[error("'{path}' is not an iomark results history ({why}): it is left as it is; name another file with --history-db")]
+    NotOurs { path: PathBuf, why: String },
 }
 
-/// Where the history is: `flag` (`--history-db`), else the environment
-/// (see the module doc).
+/// What to do when no data folder is found.
+#[cfg(not(any(windows, target_os = "macos")))]
+const NO_PATH_HINT: &str = "set IOMARK_HISTORY_DB, XDG_DATA_HOME or HOME, or give --history-db";
+#[cfg(any(windows, target_os = "macos"))]
+const NO_PATH_HINT: &str =
+    "the user's data folder is not known; set IOMARK_HISTORY_DB or give --history-db";
+
+/// Where the history is: `flag` (`--history-db`), else the environment,
+/// else the user's data folder (see the module doc).
 pub fn db_path(flag: Option<&Path>) -> Result<PathBuf, HistoryError> {
     if let Some(p) = flag {
         return Ok(p.to_path_buf());
@@ -154,12 +186,247 @@ pub fn db_path(flag: Option<&Path>) -> Result<PathBuf, HistoryError> {
     if let Some(p) = var(ENV_DB) {
         return Ok(PathBuf::from(p));
     }
-    let data = match (var("XDG_DATA_HOME"), var("HOME")) {
-        (Some(x), _) if Path::new(&x).is_absolute() => PathBuf::from(x),
-        (_, Some(h)) => PathBuf::from(h).join(".local/share"),
-        _ => return Err(HistoryError::NoPath),
-    };
+    let data = data_dir().ok_or(HistoryError::NoPath)?;
     Ok(data.join("iomark").join("history.sqlite"))
+}
+
+/// The user's data folder on Windows (the local application-data
+/// folder, which stays on this machine) and macOS
+/// (`~/Library/Application Support`), as the system says.
+#[cfg(any(windows, target_os = "macos"))]
+fn data_dir() -> Option<PathBuf> {
+    dirs::data_local_dir()
+}
+
+/// The user's data folder elsewhere: `$XDG_DATA_HOME` when absolute,
+/// else `$HOME/.local/share`.
+#[cfg(not(any(windows, target_os = "macos")))]
+fn data_dir() -> Option<PathBuf> {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    xdg_data_dir(var("XDG_DATA_HOME"), var("HOME"))
+}
+
+/// The XDG data folder from `XDG_DATA_HOME` and `HOME`.
+#[cfg_attr(any(windows, target_os = "macos"), allow(dead_code))]
+fn xdg_data_dir(
+    xdg: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    match (xdg, home) {
+        (Some(x), _) if Path::new(&x).is_absolute() => Some(PathBuf::from(x)),
+        (_, Some(h)) => Some(PathBuf::from(h).join(".local/share")),
+        _ => None,
+    }
+}
+
+/// What is at a history's path, as [`examine`] found it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// Nothing yet.
+    Missing,
+    /// An empty file: nothing in it to lose.
+    Empty,
+    /// An iomark history (its `application_id`).
+    Ours,
+    /// A history made before iomark marked its histories: no
+    /// `application_id`, iomark's tables.
+    Unmarked,
+}
+
+/// `path` with `suffix` appended to its name (`h.sqlite-wal`).
+pub fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// A file SQLite keeps beside the history: refused when it is a link,
+/// has other hard links or is not a regular file (SQLite would write
+/// another file through it), as every file iomark writes.
+fn check_beside(p: &Path) -> Result<(), String> {
+    let m = match std::fs::symlink_metadata(p) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(format!(
+                "cannot look at '{}': {}",
+                p.display(),
+                crate::job::jobfile::io_reason(&e)
+            ))
+        }
+    };
+    let why = if m.file_type().is_symlink() {
+        "is a symbolic link"
+    } else if !m.is_file() {
+        "is not a regular file"
+    } else if m.nlink() > 1 {
+        "has other hard links"
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "'{}' {why}, and SQLite would write through it into another file; nothing was opened \
+         (iomark writes its files only where no link is)",
+        p.display()
+    ))
+}
+
+/// The first bytes of `path` (up to `buf.len()`); how many.
+fn read_head(path: &Path, buf: &mut [u8]) -> std::io::Result<usize> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// An SQLite URI naming `path`, with `query` (`immutable=1`).
+fn uri(path: &Path, query: &str) -> String {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    let mut out = String::from("file:");
+    if cfg!(windows) && bytes.get(1) == Some(&b':') {
+        out.push_str("///");
+    }
+    for &b in bytes {
+        match b {
+            b'\\' if cfg!(windows) => out.push('/'),
+            b if b.is_ascii_alphanumeric() || b"/-._~:".contains(&b) => out.push(b as char),
+            b => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out.push('?');
+    out.push_str(query);
+    out
+}
+
+/// The columns of each table the first migration makes.
+fn first_schema() -> rusqlite::Result<Vec<(String, Vec<String>)>> {
+    let c = Connection::open_in_memory()?;
+    c.execute_batch(MIGRATIONS[0])?;
+    tables_of(&c)
+}
+
+/// The tables of a database (not SQLite's own), by name, with their
+/// columns.
+fn tables_of(c: &Connection) -> rusqlite::Result<Vec<(String, Vec<String>)>> {
+    let names: Vec<String> = c
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%' \
+             ORDER BY name",
+        )?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    names
+        .into_iter()
+        .map(|n| {
+            let cols = c
+                .prepare("SELECT name FROM pragma_table_info(?1)")?
+                .query_map([&n], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            Ok((n, cols))
+        })
+        .collect()
+}
+
+/// Whether the SQLite file at `path` (no `application_id`) is a history
+/// made before iomark marked them: iomark's tables, each with at least
+/// the first schema's columns, and a schema version this iomark knows.
+/// Read as immutable: nothing is written, no file made beside it.
+fn unmarked(path: &Path, known: i64) -> rusqlite::Result<bool> {
+    use rusqlite::OpenFlags as F;
+    let c = Connection::open_with_flags(
+        uri(path, "immutable=1"),
+        F::SQLITE_OPEN_READ_ONLY | F::SQLITE_OPEN_URI | F::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    let version: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if !(1..=known).contains(&version) {
+        return Ok(false);
+    }
+    let found = tables_of(&c)?;
+    let want = first_schema()?;
+    Ok(found.len() == want.len()
+        && found
+            .iter()
+            .zip(&want)
+            .all(|((fname, fcols), (wname, wcols))| {
+                fname == wname && wcols.iter().all(|w| fcols.contains(w))
+            }))
+}
+
+/// Looks at the file at `path`, and at the files SQLite keeps beside it,
+/// before SQLite opens anything: what is there, or why iomark must not
+/// open it (see the module documentation). `known`: the schema versions
+/// this iomark knows.
+pub fn examine(path: &Path, known: i64) -> Result<Found, HistoryError> {
+    let open_err = |why: String| HistoryError::Open {
+        path: path.to_path_buf(),
+        why,
+    };
+    let not_ours = |why: &str| HistoryError::NotOurs {
+        path: path.to_path_buf(),
+        why: why.to_string(),
+    };
+    for suffix in BESIDE {
+        check_beside(&beside(path, suffix)).map_err(open_err)?;
+    }
+    let m = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Missing),
+        Err(e) => return Err(open_err(crate::job::jobfile::io_reason(&e))),
+    };
+    if m.file_type().is_symlink() {
+        return Err(open_err(
+            "it is a symbolic link; name the history file itself (iomark writes its files only \
+             where no link is)"
+                .into(),
+        ));
+    }
+    if !m.is_file() {
+        return Err(open_err("not a regular file".into()));
+    }
+    if m.len() == 0 {
+        return Ok(Found::Empty);
+    }
+    let mut head = [0u8; 100];
+    let n = read_head(path, &mut head).map_err(|e| {
+        open_err(format!(
+            "cannot read it: {}",
+            crate::job::jobfile::io_reason(&e)
+        ))
+    })?;
+    if n < head.len() || !head.starts_with(b"SQLite format 3\0") {
+        return Err(not_ours("not an SQLite database"));
+    }
+    let be = |at: usize| i32::from_be_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
+    let (version, app) = (i64::from(be(60)), be(68));
+    if app == APPLICATION_ID {
+        if version > known {
+            return Err(HistoryError::Newer {
+                path: path.to_path_buf(),
+                found: version,
+                known,
+            });
+        }
+        return Ok(Found::Ours);
+    }
+    if app != 0 {
+        return Err(not_ours(&format!(
+            "an SQLite database of another application: application_id {:#010x}",
+            app as u32
+        )));
+    }
+    match unmarked(path, known) {
+        Ok(true) => Ok(Found::Unmarked),
+        Ok(false) => Err(not_ours("an SQLite database without iomark's tables")),
+        Err(e) => Err(not_ours(&format!(
+            "an SQLite database iomark cannot read: {e}"
+        ))),
+    }
 }
 
 /// An open history database.
@@ -212,8 +479,10 @@ impl Store {
         }
     }
 
-    /// Opens (creating it and its directory when missing) and migrates
-    /// the history at `path`.
+    /// Opens (creating it and its directory when missing), marks and
+    /// migrates the history at `path`, for writing; a file that is not an
+    /// iomark history is refused before anything is written (see the
+    /// module documentation).
     pub fn open(path: &Path) -> Result<Store, HistoryError> {
         Self::open_with(path, MIGRATIONS)
     }
@@ -224,22 +493,28 @@ impl Store {
             path: path.to_path_buf(),
             why,
         };
-        match std::fs::metadata(path) {
-            Ok(m) if !m.is_file() => return Err(open_err("not a regular file".into())),
-            Ok(_) => {}
-            Err(_) => {
-                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(dir).map_err(|e| {
-                        open_err(format!(
-                            "cannot create '{}': {}",
-                            dir.display(),
-                            crate::job::jobfile::io_reason(&e)
-                        ))
-                    })?;
-                }
+        let found = examine(path, migrations.len() as i64)?;
+        if found == Found::Missing {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    open_err(format!(
+                        "cannot create '{}': {}",
+                        dir.display(),
+                        crate::job::jobfile::io_reason(&e)
+                    ))
+                })?;
             }
+        } else if std::fs::symlink_metadata(path).is_ok_and(|m| m.nlink() > 1) {
+            return Err(open_err(
+                "it has other hard links, so writing it would change another file too".into(),
+            ));
         }
-        let conn = Connection::open(path).map_err(|e| open_err(e.to_string()))?;
+        use rusqlite::OpenFlags as F;
+        let flags = F::SQLITE_OPEN_READ_WRITE
+            | F::SQLITE_OPEN_CREATE
+            | F::SQLITE_OPEN_NO_MUTEX
+            | F::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| open_err(e.to_string()))?;
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
@@ -248,6 +523,9 @@ impl Store {
             .conn
             .busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| store.err(e))?;
+        // The mark is the first thing written: a file another process
+        // sees half made is either empty or marked.
+        store.mark(migrations, found)?;
         // Two processes opening a new database at once both try to switch
         // it to WAL; SQLite answers one of them "busy" at once, without
         // its busy handler (it would deadlock otherwise), so wait here.
@@ -269,6 +547,120 @@ impl Store {
             .map_err(|e| store.err(e))?;
         store.migrate(migrations)?;
         Ok(store)
+    }
+
+    /// Opens the history at `path` to read it: read-only, never
+    /// migrated, marked or switched to another journal mode. On media
+    /// where SQLite cannot make its `-shm` (read-only mounts and
+    /// directories) it is read as immutable, unless a `-wal` beside it
+    /// holds changes not yet in it.
+    pub fn open_read(path: &Path) -> Result<Store, HistoryError> {
+        Self::open_read_with(path, MIGRATIONS.len() as i64)
+    }
+
+    fn open_read_with(path: &Path, known: i64) -> Result<Store, HistoryError> {
+        let open_err = |why: String| HistoryError::Open {
+            path: path.to_path_buf(),
+            why,
+        };
+        if matches!(examine(path, known)?, Found::Missing | Found::Empty) {
+            return Err(open_err("no run is recorded in it yet".into()));
+        }
+        use rusqlite::OpenFlags as F;
+        let flags = F::SQLITE_OPEN_READ_ONLY | F::SQLITE_OPEN_NO_MUTEX | F::SQLITE_OPEN_NOFOLLOW;
+        let version_of = |conn: Connection| -> rusqlite::Result<(Connection, i64)> {
+            conn.busy_timeout(BUSY_TIMEOUT)?;
+            let v = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            Ok((conn, v))
+        };
+        let (conn, version) = match Connection::open_with_flags(path, flags).and_then(version_of) {
+            Ok(x) => x,
+            Err(first) => {
+                let wal = beside(path, "-wal");
+                if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+                    return Err(open_err(first.to_string()));
+                }
+                Connection::open_with_flags(uri(path, "immutable=1"), flags | F::SQLITE_OPEN_URI)
+                    .and_then(version_of)
+                    .map_err(|_| open_err(first.to_string()))?
+            }
+        };
+        if version > known {
+            return Err(HistoryError::Newer {
+                path: path.to_path_buf(),
+                found: version,
+                known,
+            });
+        }
+        if version < known {
+            return Err(open_err(format!(
+                "its schema is version {version}, older than this iomark's ({known}); the next \
+                 run recorded there updates it"
+            )));
+        }
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Marks a new, empty or unmarked history as iomark's (and makes a
+    /// new one), in one transaction, before anything else is written; a
+    /// marked one of a newer schema is refused.
+    fn mark(&mut self, migrations: &[&str], found: Found) -> Result<(), HistoryError> {
+        let known = migrations.len() as i64;
+        let err = sql_err(&self.path);
+        let newer = |found: i64| HistoryError::Newer {
+            path: self.path.clone(),
+            found,
+            known,
+        };
+        let state = |c: &Connection| -> rusqlite::Result<(i32, i64, i64)> {
+            let app = c.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+            let version = c.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            let objects = c.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+            Ok((app, version, objects))
+        };
+        let (app, version, _) = retry_busy(|| state(&self.conn)).map_err(err)?;
+        if app == APPLICATION_ID {
+            return if version > known {
+                Err(newer(version))
+            } else {
+                Ok(())
+            };
+        }
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        // Another process may have made it meanwhile: look again, locked.
+        let (app, version, objects) = state(&tx).map_err(err)?;
+        if app == APPLICATION_ID {
+            return if version > known {
+                Err(newer(version))
+            } else {
+                Ok(())
+            };
+        }
+        let fresh = app == 0 && version == 0 && objects == 0;
+        let unmarked = app == 0 && found == Found::Unmarked;
+        if !(fresh || unmarked) {
+            return Err(HistoryError::NotOurs {
+                path,
+                why: "it changed while iomark looked at it".into(),
+            });
+        }
+        if fresh {
+            for (i, step) in migrations.iter().enumerate() {
+                tx.execute_batch(step).map_err(err)?;
+                tx.pragma_update(None, "user_version", i as i64 + 1)
+                    .map_err(err)?;
+            }
+        }
+        tx.pragma_update(None, "application_id", APPLICATION_ID)
+            .map_err(err)?;
+        tx.commit().map_err(err)
     }
 
     fn migrate(&mut self, migrations: &[&str]) -> Result<(), HistoryError> {
@@ -483,6 +875,7 @@ impl Store {
                     jobfile_digest: r.get(17)?,
                     source: format!("history #{}", r.get::<_, i64>(0)?),
                     interrupted: r.get(19)?,
+                    wine: false,
                     digest: text(20)?,
                     tests: Vec::new(),
                 })
@@ -852,12 +1245,211 @@ mod tests {
         }
     }
 
+    /// SHA-256 of a file's bytes.
+    fn sha(p: &Path) -> String {
+        run::digest(&std::fs::read(p).unwrap())
+    }
+
+    /// The files SQLite keeps beside `p` that exist.
+    fn beside_files(p: &Path) -> Vec<PathBuf> {
+        BESIDE
+            .iter()
+            .map(|s| beside(p, s))
+            .filter(|b| std::fs::symlink_metadata(b).is_ok())
+            .collect()
+    }
+
+    /// An SQLite file made by `sql`.
+    fn sqlite_file(p: &Path, sql: &str) {
+        let c = Connection::open(p).unwrap();
+        c.execute_batch(sql).unwrap();
+    }
+
+    #[test]
+    fn files_that_are_not_iomarks_history_are_refused_and_left_as_they_are() {
+        let d = tempfile::tempdir().unwrap();
+        let text = d.path().join("notes.txt");
+        std::fs::write(&text, "not a database\n").unwrap();
+        let other = d.path().join("other.sqlite");
+        sqlite_file(&other, "CREATE TABLE t (x); INSERT INTO t VALUES (1);");
+        // Another application's, even with tables of the same names.
+        let app = d.path().join("app.sqlite");
+        sqlite_file(
+            &app,
+            &format!("PRAGMA application_id = 42; {}", MIGRATIONS[0]),
+        );
+        // An empty SQLite database (a header, no table).
+        let bare = d.path().join("bare.sqlite");
+        sqlite_file(&bare, "PRAGMA user_version = 0; VACUUM;");
+        // An iomark history of a newer schema, in WAL mode.
+        let newer = d.path().join("newer.sqlite");
+        drop(Store::open(&newer).unwrap());
+        sqlite_file(&newer, "PRAGMA user_version = 9;");
+        for (p, why) in [
+            (&text, "not an SQLite database"),
+            (&other, "without iomark's tables"),
+            (&app, "application_id 0x0000002a"),
+            (&bare, "without iomark's tables"),
+            (&newer, "newer iomark (schema version 9"),
+        ] {
+            assert!(std::fs::metadata(p).unwrap().len() > 0);
+            let before = sha(p);
+            let there = beside_files(p);
+            let w = Store::open(p)
+                .err()
+                .expect("a writer refuses it")
+                .to_string();
+            let r = Store::open_read(p)
+                .err()
+                .expect("a reader refuses it")
+                .to_string();
+            for e in [&w, &r] {
+                assert!(e.contains(why), "{}: {e}", p.display());
+                assert!(e.contains("left as it is"), "{e}");
+                assert!(!e.contains('\n'), "{e}");
+            }
+            assert_eq!(sha(p), before, "{} unchanged", p.display());
+            assert_eq!(
+                beside_files(p),
+                there,
+                "nothing made beside {}",
+                p.display()
+            );
+        }
+    }
+
+    #[test]
+    fn readers_change_nothing_and_writers_mark_their_history() {
+        let d = tempfile::tempdir().unwrap();
+        // A history recorded before the mark: read, it stays as it is.
+        let old = d.path().join("old.sqlite");
+        std::fs::write(
+            &old,
+            include_bytes!("../../tests/fixtures/history/recorded.sqlite"),
+        )
+        .unwrap();
+        let before = sha(&old);
+        let app = |p: &Path| -> i32 {
+            let c =
+                Connection::open_with_flags(p, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+            c.query_row("PRAGMA application_id", [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(examine(&old, 1).unwrap(), Found::Unmarked);
+        let r = Store::open_read(&old).unwrap();
+        assert_eq!(r.runs(&Filter::default()).unwrap().len(), 2);
+        assert!(r.check().unwrap().is_empty());
+        drop(r);
+        assert_eq!(sha(&old), before, "read, the file is as it was");
+        assert_eq!(app(&old), 0);
+        // A writer marks it, keeping its runs.
+        let w = Store::open(&old).unwrap();
+        assert_eq!(w.count().unwrap(), 2);
+        drop(w);
+        assert_eq!(app(&old), APPLICATION_ID);
+        assert_eq!(examine(&old, 1).unwrap(), Found::Ours);
+        // A new history is marked from its first byte; an empty file is
+        // not made one by a reader.
+        let new = d.path().join("new.sqlite");
+        drop(Store::open(&new).unwrap());
+        assert_eq!(app(&new), APPLICATION_ID);
+        let empty = d.path().join("empty.sqlite");
+        std::fs::write(&empty, "").unwrap();
+        assert!(Store::open_read(&empty).is_err());
+        assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+        assert!(beside_files(&empty).is_empty());
+    }
+
+    /// A link planted where SQLite keeps its `-wal`, `-shm` or
+    /// `-journal`: refused, naming the file and why, before SQLite opens
+    /// anything; the file it leads to is unchanged.
+    #[cfg(unix)]
+    #[test]
+    fn links_beside_the_history_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("h.sqlite");
+        Store::open(&db)
+            .unwrap()
+            .record(&run("d1", "a", 1))
+            .unwrap();
+        let victim = d.path().join("victim.txt");
+        std::fs::write(&victim, "someone else's file\n").unwrap();
+        let before = sha(&victim);
+        let db_before = sha(&db);
+        for suffix in BESIDE {
+            let at = beside(&db, suffix);
+            for (how, why) in [
+                ("hard", "has other hard links"),
+                ("soft", "is a symbolic link"),
+            ] {
+                if how == "hard" {
+                    std::fs::hard_link(&victim, &at).unwrap();
+                } else {
+                    std::os::unix::fs::symlink(&victim, &at).unwrap();
+                }
+                let w = Store::open(&db).err().expect("writer refused").to_string();
+                let r = Store::open_read(&db)
+                    .err()
+                    .expect("reader refused")
+                    .to_string();
+                for e in [w, r] {
+                    assert!(e.contains(&format!("'{}' {why}", at.display())), "{e}");
+                }
+                std::fs::remove_file(&at).unwrap();
+                assert_eq!(sha(&victim), before, "{suffix} {how}");
+            }
+        }
+        assert_eq!(sha(&db), db_before);
+        // The history itself through a link: refused too.
+        let link = d.path().join("link.sqlite");
+        std::os::unix::fs::symlink(&db, &link).unwrap();
+        assert!(Store::open(&link)
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("symbolic link"));
+        assert_eq!(Store::open(&db).unwrap().count().unwrap(), 1);
+    }
+
     #[test]
     fn the_path_follows_the_flag_then_the_environment() {
         assert_eq!(
             db_path(Some(Path::new("/x/h.db"))).unwrap(),
             PathBuf::from("/x/h.db")
         );
+        // The XDG folders (Linux and other Unix systems).
+        let os = |s: &str| Some(std::ffi::OsString::from(s));
+        assert_eq!(
+            xdg_data_dir(os("/d"), os("/home/u")),
+            Some(PathBuf::from("/d"))
+        );
+        assert_eq!(
+            xdg_data_dir(os("rel"), os("/home/u")),
+            Some(PathBuf::from("/home/u/.local/share")),
+            "a relative XDG_DATA_HOME is ignored"
+        );
+        assert_eq!(xdg_data_dir(None, None), None);
+    }
+
+    /// On Windows and macOS the data folder comes from the system, not
+    /// from HOME or XDG_DATA_HOME.
+    #[cfg(any(windows, target_os = "macos"))]
+    #[test]
+    fn the_data_folder_is_the_systems() {
+        let d = data_dir().expect("a data folder");
+        if cfg!(windows) {
+            assert!(
+                d.ends_with("AppData\\Local") || d.to_string_lossy().contains("Local"),
+                "{}",
+                d.display()
+            );
+        } else {
+            assert!(
+                d.ends_with("Library/Application Support"),
+                "{}",
+                d.display()
+            );
+        }
     }
 
     #[test]

@@ -64,6 +64,9 @@ pub struct Run {
     /// SHA-256 of the result document (the same result is kept once).
     pub digest: String,
     pub interrupted: bool,
+    /// Measured under Wine (its results carry the `wine` warning; not
+    /// kept in the history).
+    pub wine: bool,
     pub tests: Vec<TestRun>,
 }
 
@@ -118,13 +121,14 @@ pub fn from_text(text: &str, source: &str) -> Result<Run, String> {
     Ok(run)
 }
 
-/// Reads a run from a file.
+/// Reads a run from a file, document by document and job by job (a
+/// file of hundreds of megabytes is never held whole); its digest is
+/// that of the file's bytes, as [`from_text`] gives.
 pub fn load(path: &std::path::Path) -> Result<Run, String> {
-    let bytes = crate::job::jobfile::read_bounded(path, crate::results::MAX_INPUT_BYTES)
-        .map_err(|why| format!("cannot read '{}': {why}", path.display()))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| format!("cannot read '{}': it is not UTF-8 text", path.display()))?;
-    from_text(&text, &path.display().to_string())
+    let (d, digest) = dataset::load_with_digest(path)?;
+    let mut run = from_dataset(d);
+    run.digest = digest;
+    Ok(run)
 }
 
 /// A run from a parsed document (bundle or fio-format), read as every
@@ -147,6 +151,8 @@ pub fn from_dataset(d: dataset::Dataset) -> Run {
             for b in &item.bins {
                 add_bins(&mut bins, b);
             }
+            // Held for every test of a run: no spare room.
+            bins.shrink_to_fit();
             TestRun {
                 key: item.key,
                 name: item.name,
@@ -164,6 +170,7 @@ pub fn from_dataset(d: dataset::Dataset) -> Run {
         })
         .collect();
     let jobfile = if bundle { d.jobfile } else { None };
+    let wine = d.warnings.iter().any(|w| w.key.starts_with("wine/"));
     let tool = if bundle || d.kind == "iomark" {
         "iomark"
     } else {
@@ -185,6 +192,7 @@ pub fn from_dataset(d: dataset::Dataset) -> Run {
         jobfile,
         digest: String::new(),
         interrupted: d.interrupted,
+        wine,
         tests,
     }
 }
@@ -282,6 +290,39 @@ mod tests {
         assert_eq!(t.bins, vec![(10.0, 6), (30.0, 4)]);
         assert_eq!(t.value.lat_p99_ns, 30.0);
         assert_eq!(r.digest.len(), 64);
+    }
+
+    /// A file read as a stream (import) gives the run its text gives:
+    /// the same digest, tests, figures and bins; for a fio status stream
+    /// with a notice before it, the last document.
+    #[test]
+    fn a_file_read_as_a_stream_is_the_run_its_text_is() {
+        let d = tempfile::tempdir().unwrap();
+        let later = DOC
+            .replace("1700000000", "1700000100")
+            .replace("\"a\"", "\"b\"");
+        for (name, text) in [
+            (
+                "bundle.json",
+                include_str!("../../tests/fixtures/history/bundle.json").to_string(),
+            ),
+            (
+                "job.json",
+                include_str!("../../tests/fixtures/history/job.json").to_string(),
+            ),
+            ("stream.json", format!("note: a notice\n{DOC}\n{later}\n")),
+        ] {
+            let p = d.path().join(name);
+            std::fs::write(&p, &text).unwrap();
+            let src = p.display().to_string();
+            let streamed = load(&p).unwrap();
+            let whole = from_text(&text, &src).unwrap();
+            assert_eq!(streamed, whole, "{name}");
+            assert_eq!(streamed.digest, digest(text.as_bytes()));
+            assert!(!streamed.tests.is_empty(), "{name}");
+        }
+        let s = load(&d.path().join("stream.json")).unwrap();
+        assert_eq!((s.time, s.tests[0].key.as_str()), (1700000100, "b/read"));
     }
 
     #[test]

@@ -236,13 +236,20 @@ fn pct(v: f64) -> String {
 
 /// The terminal summary.
 pub fn text(title: &str, metric: &Metric, all: &[Series]) -> String {
-    let mut s = format!("iomark trend: {title}, {}\n", metric.title());
+    // Names as read back from the history, shown escaped: one line each.
+    use crate::job::error::printable;
+    let mut s = format!("iomark trend: {}, {}\n", printable(title), metric.title());
     for sr in all {
-        let _ = writeln!(s, "\n{} ({} run(s))", sr.device, sr.points.len());
+        let _ = writeln!(
+            s,
+            "\n{} ({} run(s))",
+            printable(&sr.device),
+            sr.points.len()
+        );
         let lw = sr
             .points
             .iter()
-            .map(|p| p.label.chars().count())
+            .map(|p| printable(&p.label).chars().count())
             .max()
             .unwrap_or(5)
             .clamp(5, 20);
@@ -273,7 +280,7 @@ pub fn text(title: &str, metric: &Metric, all: &[Series]) -> String {
                 "  {:>5}  {:<16}  {:<lw$}  {:>14}  {range}",
                 format!("#{}", p.id),
                 super::time::short_local(p.time),
-                p.label,
+                printable(&p.label),
                 metric.text(p.value),
             );
         }

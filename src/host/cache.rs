@@ -114,15 +114,17 @@ pub fn memory_served(spec: &JobSpec, env: &Environment) -> bool {
     moves_data(spec) && (on_memory(spec, env) || page_cached(spec, env).is_some())
 }
 
+/// What the warning of a run under Wine says.
+pub const WINE_WARNING: &str = "running under Wine: the figures are Linux's I/O through \
+     Wine's emulation of Windows calls (unbuffered I/O included), not Windows figures";
+
 /// The warning every run under Wine carries: its figures are not
 /// Windows figures.
 pub fn wine_warning() -> Option<Warning> {
     crate::sys::under_wine().then(|| Warning {
         kind: "wine",
         job: String::new(),
-        message: "running under Wine: the figures are Linux's I/O through Wine's emulation \
-                  of Windows calls (unbuffered I/O included), not Windows figures"
-            .to_string(),
+        message: WINE_WARNING.to_string(),
     })
 }
 

@@ -30,7 +30,7 @@ pub mod zones;
 
 use std::path::{Path, PathBuf};
 
-pub use cache::{cache_warnings, memory_served, wine_warning, Warning};
+pub use cache::{cache_warnings, memory_served, wine_warning, Warning, WINE_WARNING};
 pub use target::{schedulers, target, Target};
 
 use crate::job::spec::JobSpec;

@@ -132,6 +132,28 @@ pub fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
+/// `s` for a terminal, on one line: every control character (line
+/// breaks, tabs, NUL, escapes) written as `\n`, `\r`, `\t`, `\0` or
+/// `\x1b`, so that a name read back from a file (a job name, a label, a
+/// host) can neither drive the terminal nor forge a line of a table.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return s.into();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\0' => out.push_str("\\0"),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,5 +166,14 @@ mod tests {
         );
         assert_eq!(e.to_string(), "a\\nb.fio:3: 'x\\ny\\0\\u{1b}[2J' is bad");
         assert_eq!(one_line("plain ünïcode\ttab"), "plain ünïcode\ttab");
+    }
+
+    #[test]
+    fn printable_text_has_no_control_character() {
+        assert_eq!(printable("plain ünïcode"), "plain ünïcode");
+        assert_eq!(
+            printable("a\u{1b}[2J\0b\nc\td\u{7f}\u{9b}"),
+            "a\\x1b[2J\\0b\\nc\\td\\x7f\\x9b"
+        );
     }
 }

@@ -152,9 +152,15 @@ pub fn read_at_most(input: &mut dyn std::io::Read, limit: u64) -> Result<Vec<u8>
 /// and some never end. The error is the reason alone, for the caller to
 /// put after the file's name.
 pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, JobError> {
+    read_at_most(&mut open_readable(path)?, limit)
+}
+
+/// Opens `path` to read it as `read_bounded` does: a regular file or an
+/// anonymous pipe, nothing else.
+pub fn open_readable(path: &Path) -> Result<std::fs::File, JobError> {
     use crate::sys::ext::{FileTypeExt, OpenOptionsExt};
     use crate::sys::AsRawFd;
-    let mut file = std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(crate::sys::O_NONBLOCK | crate::sys::O_CLOEXEC)
         .open(path)
@@ -188,7 +194,7 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, JobError> {
             return Err(io_reason(&e).into());
         }
     }
-    read_at_most(&mut file, limit)
+    Ok(file)
 }
 
 pub(crate) fn io_reason(e: &std::io::Error) -> String {

@@ -414,8 +414,13 @@ impl TargetInfo {
 /// global options overlaid with the job's own, less
 /// [`SETTINGS_NOT_DEFINING`].
 pub fn settings_of(job: &Value, global: &Value) -> BTreeMap<String, String> {
+    settings_from(global, &job["job options"])
+}
+
+/// The defining settings of global options overlaid with a job's own.
+fn settings_from(global: &Value, options: &Value) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    for src in [global, &job["job options"]] {
+    for src in [global, options] {
         if let Some(m) = src.as_object() {
             for (k, v) in m {
                 if !SETTINGS_NOT_DEFINING.contains(&k.as_str()) {
@@ -527,13 +532,318 @@ fn s(v: &Value) -> String {
     }
 }
 
+/// One job entry of a document as a data set needs it: its name, host
+/// (client/server output), job options and each direction's figures.
+#[derive(Clone, Debug)]
+struct JobEntry {
+    jobname: String,
+    hostname: String,
+    options: Value,
+    dirs: Vec<(&'static str, Metrics, Detail)>,
+}
+
+impl JobEntry {
+    fn of(job: &Value) -> JobEntry {
+        JobEntry {
+            jobname: s(&job["jobname"]),
+            hostname: job.get("hostname").map(s).unwrap_or_default(),
+            options: job.get("job options").cloned().unwrap_or(Value::Null),
+            dirs: ["read", "write", "trim"]
+                .into_iter()
+                .filter_map(|d| dir_metrics(&job[d]).map(|(m, det)| (d, m, det)))
+                .collect(),
+        }
+    }
+}
+
+/// A fio/iomark document or a results bundle, read so that it is never
+/// held whole: each job entry (`jobs`, `client_stats`) is reduced to what
+/// a data set takes of it as it is read, and each pass of a bundle
+/// (`runs`) is read the same way; everything else is kept as it is.
+#[derive(Clone, Debug, Default)]
+pub struct Doc {
+    rest: serde_json::Map<String, Value>,
+    jobs: Option<Vec<JobEntry>>,
+    client_stats: Option<Vec<JobEntry>>,
+    /// A bundle's passes.
+    runs: Option<Vec<Doc>>,
+    /// A bundle pass's result.
+    result: Option<Box<Doc>>,
+}
+
+impl Doc {
+    /// A parsed document, read the same way.
+    pub fn of(v: &Value) -> Doc {
+        serde::Deserialize::deserialize(v).unwrap_or_default()
+    }
+
+    /// The top-level value `k` (Null when absent).
+    fn get(&self, k: &str) -> &Value {
+        self.rest.get(k).unwrap_or(&Value::Null)
+    }
+
+    /// A value by JSON pointer from the top (not into the job entries).
+    fn pointer(&self, p: &str) -> Option<&Value> {
+        let p = p.strip_prefix('/')?;
+        let (first, more) = p.split_once('/').unwrap_or((p, ""));
+        let v = self.rest.get(first)?;
+        if more.is_empty() {
+            Some(v)
+        } else {
+            v.pointer(&format!("/{more}"))
+        }
+    }
+
+    /// The job entries: `jobs`, or `client_stats` in fio's client/server
+    /// output.
+    fn entries(&self) -> Option<&Vec<JobEntry>> {
+        self.jobs.as_ref().or(self.client_stats.as_ref())
+    }
+}
+
+/// Visitor methods that take any value but the one wanted as "none".
+macro_rules! none_for_others {
+    () => {
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            while map
+                .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                .is_some()
+            {}
+            Ok(Default::default())
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+    };
+}
+
+/// `jobs` or `client_stats`: an array read entry by entry (anything
+/// else is none).
+struct Entries(Option<Vec<JobEntry>>);
+
+impl<'de> serde::Deserialize<'de> for Entries {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Option<Vec<JobEntry>>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("job entries")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(job) = seq.next_element::<Value>()? {
+                    out.push(JobEntry::of(&job));
+                }
+                Ok(Some(out))
+            }
+            none_for_others!();
+        }
+        d.deserialize_any(V).map(Entries)
+    }
+}
+
+/// A bundle's `runs`: an array of passes, each read as a [`Doc`]
+/// (anything else is none).
+struct Passes(Option<Vec<Doc>>);
+
+impl<'de> serde::Deserialize<'de> for Passes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Option<Vec<Doc>>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("passes")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(p) = seq.next_element::<Doc>()? {
+                    out.push(p);
+                }
+                Ok(Some(out))
+            }
+            none_for_others!();
+        }
+        d.deserialize_any(V).map(Passes)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Doc {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Doc;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON document")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {
+                let mut doc = Doc::default();
+                while let Some(k) = map.next_key::<String>()? {
+                    match k.as_str() {
+                        "jobs" => doc.jobs = map.next_value::<Entries>()?.0,
+                        "client_stats" => doc.client_stats = map.next_value::<Entries>()?.0,
+                        "runs" => doc.runs = map.next_value::<Passes>()?.0,
+                        "result" => doc.result = Some(Box::new(map.next_value::<Doc>()?)),
+                        _ => {
+                            let v = map.next_value::<Value>()?;
+                            doc.rest.insert(k, v);
+                        }
+                    }
+                }
+                Ok(doc)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Doc, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Doc::default())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Doc, E> {
+                Ok(Doc::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Doc, E> {
+                Ok(Doc::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Doc, E> {
+                Ok(Doc::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Doc, E> {
+                Ok(Doc::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Doc, E> {
+                Ok(Doc::default())
+            }
+            fn visit_unit<E>(self) -> Result<Doc, E> {
+                Ok(Doc::default())
+            }
+            fn visit_none<E>(self) -> Result<Doc, E> {
+                Ok(Doc::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The bytes read through it go into a SHA-256 too.
+struct Hashing<R> {
+    inner: R,
+    sha: sha2::Sha256,
+}
+
+impl<R: std::io::Read> std::io::Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        sha2::Digest::update(&mut self.sha, &buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Reads a results file as [`load`] does, but without the details
+/// reports draw (percentiles, timelines: `Item::detail` is None), with
+/// the hex SHA-256 of all its bytes: what the results history keeps.
+pub fn load_with_digest(path: &Path) -> Result<(Dataset, String), ReadError> {
+    read_stream(path, true)
+}
+
+/// Reads a results file document by document and job entry by job entry
+/// (a file of hundreds of megabytes is never held whole); `lean`: without
+/// the details reports draw, each job entry's bins moved into its items.
+fn read_stream(path: &Path, lean: bool) -> Result<(Dataset, String), ReadError> {
+    use std::io::{BufRead, Read};
+    let source = path.display().to_string();
+    let unreadable = |why: String| ReadError::Unreadable {
+        path: source.clone(),
+        why,
+    };
+    let file = crate::job::jobfile::open_readable(path).map_err(|e| unreadable(e.to_string()))?;
+    let mut input = std::io::BufReader::with_capacity(
+        1 << 16,
+        Hashing {
+            inner: file.take(super::MAX_INPUT_BYTES + 1),
+            sha: <sha2::Sha256 as sha2::Digest>::new(),
+        },
+    );
+    let io = |e: std::io::Error| unreadable(crate::job::jobfile::io_reason(&e));
+    let no_json = || ReadError::malformed(&source, "no JSON document in the file");
+    // Notices before the document (as fio prints) are passed over.
+    loop {
+        let buf = input.fill_buf().map_err(io)?;
+        if buf.is_empty() {
+            return Err(no_json());
+        }
+        match buf.iter().position(|b| *b == b'{') {
+            Some(i) => {
+                input.consume(i);
+                break;
+            }
+            None => {
+                let n = buf.len();
+                input.consume(n);
+            }
+        }
+    }
+    let mut last: Option<Doc> = None;
+    {
+        let stream = serde_json::Deserializer::from_reader(&mut input).into_iter::<Doc>();
+        for doc in stream {
+            match doc {
+                Ok(v) => last = Some(v),
+                Err(e) if e.is_io() => return Err(unreadable(e.to_string())),
+                Err(e) if last.is_some() && e.is_eof() => break,
+                Err(e) => {
+                    return Err(ReadError::malformed(
+                        &source,
+                        format!("not valid JSON: {e}"),
+                    ))
+                }
+            }
+        }
+    }
+    std::io::copy(&mut input, &mut std::io::sink()).map_err(io)?;
+    let h = input.into_inner();
+    if h.inner.limit() == 0 {
+        return Err(unreadable(format!(
+            "it is larger than {} bytes",
+            super::MAX_INPUT_BYTES
+        )));
+    }
+    let digest = sha2::Digest::finalize(h.sha);
+    let hex = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let doc = last.ok_or_else(no_json)?;
+    Ok((from_doc(doc, &source, lean)?, hex))
+}
+
 /// Parses the text of a result file (see the module doc for what it
 /// accepts).
 pub fn parse_text(text: &str, source: &str) -> Result<Dataset, ReadError> {
     let no_json = || ReadError::malformed(source, "no JSON document in the file");
     let start = text.find('{').ok_or_else(no_json)?;
-    let mut last: Option<Value> = None;
-    let stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+    let mut last: Option<Doc> = None;
+    let stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Doc>();
     for doc in stream {
         match doc {
             Ok(v) => last = Some(v),
@@ -542,19 +852,23 @@ pub fn parse_text(text: &str, source: &str) -> Result<Dataset, ReadError> {
         }
     }
     let v = last.ok_or_else(no_json)?;
-    from_value(&v, source)
+    from_doc(v, source, false)
 }
 
 pub fn load(path: &Path) -> Result<Dataset, ReadError> {
-    let text = super::read_text(path)?;
-    parse_text(&text, &path.display().to_string())
+    read_stream(path, false).map(|(d, _)| d)
 }
 
 pub fn from_value(v: &Value, source: &str) -> Result<Dataset, ReadError> {
-    if v.get("tests").is_some_and(Value::is_array) && v.get("kind").is_some() {
-        return from_bundle(v, source);
+    from_doc(Doc::of(v), source, false)
+}
+
+/// The data set of a document; `lean`: see [`read_stream`].
+fn from_doc(mut v: Doc, source: &str, lean: bool) -> Result<Dataset, ReadError> {
+    if v.get("tests").is_array() && v.rest.contains_key("kind") {
+        return from_bundle(&v, source);
     }
-    if jobs_of(v).is_none() {
+    if v.entries().is_none() {
         return Err(ReadError::malformed(
             source,
             "not a fio/iomark JSON result (no \"jobs\" array) nor an iomark results file",
@@ -562,40 +876,42 @@ pub fn from_value(v: &Value, source: &str) -> Result<Dataset, ReadError> {
     }
     let mut d = Dataset {
         source: source.to_string(),
-        kind: if v.get("iomark version").is_some() || v.get("iomark").is_some() {
+        kind: if v.rest.contains_key("iomark version") || v.rest.contains_key("iomark") {
             "iomark".into()
         } else {
             "fio".into()
         },
-        version: s(&v["fio version"]),
-        time: s(&v["time"]),
+        version: s(v.get("fio version")),
+        time: s(v.get("time")),
         environment: v.pointer("/iomark/environment").cloned(),
         label: v.pointer("/iomark/label").map(s).unwrap_or_default(),
         host: v
             .pointer("/iomark/environment/host/hostname")
             .map(s)
             .unwrap_or_default(),
-        interrupted: v
-            .get("interrupted")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
+        interrupted: v.get("interrupted").as_bool().unwrap_or(false),
         ..Dataset::default()
     };
     d.tool_version = if d.kind == "iomark" {
-        s(&v["iomark version"])
+        s(v.get("iomark version"))
     } else {
         d.version.clone()
     };
-    d.timestamp = v["timestamp"].as_i64().unwrap_or(0);
-    d.kernel = s(&v["iomark"]["environment"]["host"]["kernel"]);
-    d.target = TargetInfo::of(&v["iomark"]["environment"]);
+    d.timestamp = v.get("timestamp").as_i64().unwrap_or(0);
+    d.kernel = s(&v.get("iomark")["environment"]["host"]["kernel"]);
+    d.target = TargetInfo::of(&v.get("iomark")["environment"]);
     d.title = Path::new(source)
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_else(|| source.to_string());
     d.warnings = warning_texts(v.pointer("/iomark/warnings"));
+    if lean {
+        d.items = lean_items(&mut v);
+        return Ok(d);
+    }
+    let v = &v;
     let run = format!("the run in {}", d.title);
-    d.items = items_of_doc(v)
+    d.items = items_of(v)
         .into_iter()
         .map(|(mut item, mut detail)| {
             detail.pass_label = run.clone();
@@ -663,6 +979,9 @@ fn lat_detail(o: &Value) -> (Pairs, Pairs) {
         })
         .unwrap_or_default();
     bins.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // Held for every job entry of a document: no spare room.
+    p.shrink_to_fit();
+    bins.shrink_to_fit();
     (p, bins)
 }
 
@@ -716,7 +1035,7 @@ pub fn dir_metrics(d: &Value) -> Option<(Metrics, Detail)> {
 /// A job that syncs its writes: its latency figures become those of a
 /// write plus the sync that makes it durable (`iomark.sync_writes`),
 /// which is what a table about synchronous writes is about.
-fn sync_write_latency(doc: &Value, job_index: usize, m: &mut Metrics, detail: &mut Detail) {
+fn sync_write_latency(doc: &Doc, job_index: usize, m: &mut Metrics, detail: &mut Detail) {
     let Some(list) = doc.pointer("/iomark/sync_writes").and_then(Value::as_array) else {
         return;
     };
@@ -739,7 +1058,7 @@ fn sync_write_latency(doc: &Value, job_index: usize, m: &mut Metrics, detail: &m
     detail.bins.clear();
 }
 
-fn timeline_of(doc: &Value, job_index: usize, dir: &str) -> Option<Series> {
+fn timeline_of(doc: &Doc, job_index: usize, dir: &str) -> Option<Series> {
     let j = doc.pointer(&format!("/iomark/timeline/jobs/{job_index}"))?;
     let t: Vec<f64> = j["t_ms"]
         .as_array()?
@@ -777,13 +1096,14 @@ pub fn jobs_of(doc: &Value) -> Option<&Vec<Value>> {
 /// The job entries of a document with the names they are shown by
 /// (`#N` for repeated names, `@host` for client/server entries), each with
 /// its index.
-fn named_jobs(doc: &Value) -> Vec<(usize, String, &Value)> {
+fn named_jobs(doc: &Doc) -> Vec<(usize, String, &JobEntry)> {
     let mut seen: Vec<String> = Vec::new();
     let mut out = Vec::new();
-    for (ji, job) in jobs_of(doc).into_iter().flatten().enumerate() {
-        let name = match job.get("hostname").map(s) {
-            Some(h) if !h.is_empty() => format!("{}@{h}", s(&job["jobname"])),
-            _ => s(&job["jobname"]),
+    for (ji, job) in doc.entries().into_iter().flatten().enumerate() {
+        let name = if job.hostname.is_empty() {
+            job.jobname.clone()
+        } else {
+            format!("{}@{}", job.jobname, job.hostname)
         };
         let n = seen.iter().filter(|x| **x == name).count();
         seen.push(name.clone());
@@ -800,17 +1120,18 @@ fn named_jobs(doc: &Value) -> Vec<(usize, String, &Value)> {
 /// Every job direction of a fio/iomark document that did I/O, each with
 /// one sample; keys are `jobname/dir`, with `#N` for repeated names.
 pub fn items_of_doc(doc: &Value) -> Vec<(Item, Detail)> {
-    let global = doc.get("global options").cloned().unwrap_or(Value::Null);
+    items_of(&Doc::of(doc))
+}
+
+fn items_of(doc: &Doc) -> Vec<(Item, Detail)> {
+    let global = doc.get("global options");
     let mut out = Vec::new();
     for (ji, shown, job) in named_jobs(doc) {
-        let p = Params::from_options(&global, &job["job options"]);
-        let settings = settings_of(job, &global);
-        for dir in ["read", "write", "trim"] {
-            let Some((m, mut detail)) = dir_metrics(&job[dir]) else {
-                continue;
-            };
+        let p = Params::from_options(global, &job.options);
+        let settings = settings_from(global, &job.options);
+        for (dir, m, detail) in &job.dirs {
+            let (dir, mut m, mut detail) = (*dir, *m, detail.clone());
             detail.timeline = timeline_of(doc, ji, dir);
-            let mut m = m;
             if dir == "write" {
                 sync_write_latency(doc, ji, &mut m, &mut detail);
             }
@@ -834,32 +1155,73 @@ pub fn items_of_doc(doc: &Value) -> Vec<(Item, Detail)> {
     out
 }
 
+/// The items of a document for the results history: each job entry
+/// taken out of it (its bins moved, not copied), without the details
+/// reports draw.
+fn lean_items(doc: &mut Doc) -> Vec<Item> {
+    let names: Vec<(usize, String)> = named_jobs(doc)
+        .into_iter()
+        .map(|(ji, shown, _)| (ji, shown))
+        .collect();
+    let entries = doc
+        .jobs
+        .take()
+        .or_else(|| doc.client_stats.take())
+        .unwrap_or_default();
+    let global = doc.get("global options").clone();
+    let mut out = Vec::new();
+    for ((ji, shown), job) in names.into_iter().zip(entries) {
+        let p = Params::from_options(&global, &job.options);
+        let settings = settings_from(&global, &job.options);
+        for (dir, mut m, mut detail) in job.dirs {
+            if dir == "write" {
+                sync_write_latency(doc, ji, &mut m, &mut detail);
+            }
+            out.push(Item {
+                key: format!("{shown}/{dir}"),
+                name: shown.clone(),
+                dir: dir.to_string(),
+                params: p.clone(),
+                samples: vec![m],
+                detail: None,
+                pass_timelines: Vec::new(),
+                settings: settings.clone(),
+                lat_kind: detail.lat_kind,
+                bins: vec![detail.bins],
+            });
+        }
+    }
+    out
+}
+
 /// The settings of the job whose name sorts first in a document.
-fn first_job_settings(doc: &Value) -> BTreeMap<String, String> {
-    let global = doc.get("global options").cloned().unwrap_or(Value::Null);
+fn first_job_settings(doc: &Doc) -> BTreeMap<String, String> {
+    let global = doc.get("global options");
     named_jobs(doc)
         .into_iter()
         .min_by(|a, b| a.1.cmp(&b.1))
-        .map(|(_, _, job)| settings_of(job, &global))
+        .map(|(_, _, job)| settings_from(global, &job.options))
         .unwrap_or_default()
 }
 
 /// A bundle's run-wide fields: everything but its tests.
-fn bundle_header(v: &Value, source: &str) -> Dataset {
+fn bundle_header(doc: &Doc, source: &str) -> Dataset {
+    let v = &doc.rest;
     Dataset {
         source: source.to_string(),
-        kind: s(&v["kind"]),
-        title: s(&v["title"]),
-        version: s(&v["iomark version"]),
-        time: s(&v["time"]),
+        kind: s(doc.get("kind")),
+        title: s(doc.get("title")),
+        version: s(doc.get("iomark version")),
+        time: s(doc.get("time")),
         environment: v.get("environment").cloned(),
         label: v.get("label").map(s).unwrap_or_default(),
-        host: v
+        host: doc
             .pointer("/environment/host/hostname")
             .map(s)
             .unwrap_or_default(),
         warnings: warning_texts(v.get("warnings")),
-        notes: v["notes"]
+        notes: doc
+            .get("notes")
             .as_array()
             .map(|a| a.iter().map(s).collect())
             .unwrap_or_default(),
@@ -871,21 +1233,34 @@ fn bundle_header(v: &Value, source: &str) -> Dataset {
             .and_then(Value::as_bool)
             .unwrap_or(false),
         bundle: true,
-        timestamp: v["timestamp"].as_i64().unwrap_or(0),
-        tool_version: s(&v["iomark version"]),
-        kernel: s(&v["environment"]["host"]["kernel"]),
-        target: TargetInfo::of(&v["environment"]),
+        timestamp: doc.get("timestamp").as_i64().unwrap_or(0),
+        tool_version: s(doc.get("iomark version")),
+        kernel: s(&doc.get("environment")["host"]["kernel"]),
+        target: TargetInfo::of(doc.get("environment")),
         ..Dataset::default()
     }
 }
 
-fn from_bundle(v: &Value, source: &str) -> Result<Dataset, ReadError> {
+fn from_bundle(v: &Doc, source: &str) -> Result<Dataset, ReadError> {
     let mut d = bundle_header(v, source);
-    if let Some(e) = v.get("error").and_then(Value::as_str) {
+    if let Some(e) = v.get("error").as_str() {
         d.notes.push(format!("The run stopped early: {e}"));
     }
-    let runs = v["runs"].as_array().cloned().unwrap_or_default();
-    for t in v["tests"].as_array().into_iter().flatten() {
+    let none = Doc::default();
+    let runs: &[Doc] = v.runs.as_deref().unwrap_or_default();
+    fn result_of<'a>(r: &'a Doc, none: &'a Doc) -> &'a Doc {
+        r.result.as_deref().unwrap_or(none)
+    }
+    let result = |r| result_of(r, &none);
+    // A pass measured under Wine says so in its own result: the run's
+    // figures are not Windows figures.
+    for r in runs {
+        let wine = warning_texts(result(r).pointer("/iomark/warnings"))
+            .into_iter()
+            .filter(|w| w.key.starts_with("wine/"));
+        add_warnings(&mut d.warnings, wine);
+    }
+    for t in v.get("tests").as_array().into_iter().flatten() {
         let section = s(&t["section"]);
         let dir = s(&t["direction"]);
         let samples: Vec<Metrics> = t["passes"]
@@ -902,13 +1277,13 @@ fn from_bundle(v: &Value, source: &str) -> Result<Dataset, ReadError> {
         let (mut settings, mut lat_kind, mut bins) = (BTreeMap::new(), "", Vec::new());
         let passes: Vec<(u64, Option<(Item, Detail)>)> = runs
             .iter()
-            .filter(|r| s(&r["section"]) == section)
+            .filter(|r| s(r.get("section")) == section)
             .enumerate()
             .map(|(i, r)| {
-                let no = r["pass"].as_u64().unwrap_or(i as u64 + 1);
-                let all = items_of_doc(&r["result"]);
+                let no = r.get("pass").as_u64().unwrap_or(i as u64 + 1);
+                let all = items_of(result(r));
                 if settings.is_empty() {
-                    settings = first_job_settings(&r["result"]);
+                    settings = first_job_settings(result(r));
                 }
                 // Clones reported separately: every entry of the direction.
                 for (_, d) in all.iter().filter(|(i, _)| i.dir == dir) {

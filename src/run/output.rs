@@ -115,9 +115,12 @@ pub fn stdout(text: &str) -> io::Result<()> {
 const QUOTED_MAX: usize = 256;
 
 /// Writes one line to standard error; never fails or panics. A quoted
-/// part longer than [`QUOTED_MAX`] characters is shortened.
+/// part longer than [`QUOTED_MAX`] characters is shortened, and control
+/// characters (from names read back from files) are written escaped, so
+/// it stays one line that cannot drive the terminal.
 pub fn stderr_line(line: &str) {
-    let line = crate::job::value::clip_quoted(line, QUOTED_MAX);
+    let line = crate::job::error::printable(line);
+    let line = crate::job::value::clip_quoted(&line, QUOTED_MAX);
     let text = format!("{line}\n");
     let mut live = live_line();
     clear_live(&mut live);

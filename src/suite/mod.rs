@@ -580,6 +580,11 @@ fn print_heading(
         },
         unit.meaning()
     ));
+    // Under Wine the table's figures are not Windows figures: said with
+    // them, not only on standard error.
+    if let Some(w) = host::wine_warning() {
+        out.console.print(&format!("warning: {}\n", w.message));
+    }
     let mut notes = b.target.notes.clone();
     if let Some(r) = b.launch.ranks() {
         let line = ranks_line(r);

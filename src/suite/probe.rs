@@ -86,12 +86,15 @@ pub fn pick_engine(
         return Ok(EngineChoice { kind, note: None });
     }
     let fallback = EngineKind::Psync;
+    let tried: Vec<String> = ASYNCHRONOUS.iter().map(ToString::to_string).collect();
     Ok(EngineChoice {
         kind: fallback,
         note: Some(format!(
-            "io_uring and libaio are not usable on this system (disabled by the kernel or a \
-             seccomp policy): using {fallback}, which keeps one I/O in flight per job, so tests \
-             with a queue depth above 1 run at depth 1"
+            "{} {} not usable on this system (disabled by the kernel or a seccomp policy): \
+             using {fallback}, which keeps one I/O in flight per job, so tests with a queue \
+             depth above 1 run at depth 1",
+            tried.join(" and "),
+            if tried.len() == 1 { "is" } else { "are" }
         )),
     })
 }

@@ -438,3 +438,321 @@ fn a_trend_with_a_step_has_its_change_point_and_its_chart_renders() {
         "iomark trend: name the test with --test; the history has 1: t/read"
     );
 }
+
+/// SHA-256 of a file's bytes, hex.
+fn sha(p: &Path) -> String {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(std::fs::read(p).unwrap());
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The commands that read or write a history, each given `db`.
+fn every_history_command(d: &Path, db: &Path) -> Vec<(String, std::process::Output)> {
+    std::fs::write(d.join("r.json"), doc("r", 1000.0, 1_700_000_000)).unwrap();
+    let db = db.display().to_string();
+    let cmds: [&[&str]; 8] = [
+        &["history"],
+        &["history", "import", "r.json"],
+        &["history", "check"],
+        &["history", "export", "--format", "csv"],
+        &["history", "delete", "1"],
+        &["trend", "--test", "r/read"],
+        &["compare", "--base", "@x", "--new", "r.json"],
+        &[
+            "quick",
+            "--size=1m",
+            "--runtime=10ms",
+            "--passes=1",
+            "--no-warmup",
+            "--no-report",
+        ],
+    ];
+    cmds.iter()
+        .map(|args| {
+            let o = run_in(d, &[*args, &["--history-db", &db][..]].concat());
+            (args.join(" "), o)
+        })
+        .collect()
+}
+
+#[test]
+fn files_that_are_not_a_history_are_refused_and_left_as_they_are() {
+    let dir = tempdir();
+    let d = dir.path();
+    let text = d.join("notes.txt");
+    std::fs::write(&text, "my notes\n").unwrap();
+    let other = d.join("other.sqlite");
+    {
+        let c = rusqlite::Connection::open(&other).unwrap();
+        c.execute_batch(
+            "PRAGMA journal_mode=DELETE; CREATE TABLE t (x); INSERT INTO t VALUES (1);",
+        )
+        .unwrap();
+    }
+    // An iomark history of a newer schema.
+    let newer = d.join("newer.sqlite");
+    assert!(run_in(
+        d,
+        &[
+            "history",
+            "import",
+            "--history-db",
+            "newer.sqlite",
+            &docs(d, "n", 1)[0]
+        ]
+    )
+    .status
+    .success());
+    {
+        let c = rusqlite::Connection::open(&newer).unwrap();
+        c.execute_batch("PRAGMA user_version = 9; PRAGMA journal_mode=DELETE;")
+            .unwrap();
+    }
+    for (file, why) in [
+        (&text, "not an SQLite database"),
+        (&other, "without iomark's tables"),
+        (&newer, "written by a newer iomark"),
+    ] {
+        let before = sha(file);
+        for (cmd, o) in every_history_command(d, file) {
+            let err = stderr(&o);
+            let quick = cmd.starts_with("quick");
+            // quick measures and says the run was not recorded.
+            assert_eq!(
+                o.status.code(),
+                Some(if quick { 0 } else { 1 }),
+                "{cmd}: {err}"
+            );
+            let line = err.lines().find(|l| l.contains(why));
+            assert!(line.is_some(), "{cmd} on {}: {err}", file.display());
+            if !quick {
+                assert_eq!(err.lines().count(), 1, "{cmd}: {err}");
+            }
+            assert_eq!(sha(file), before, "{cmd} left {} as it was", file.display());
+            for s in ["-wal", "-shm", "-journal"] {
+                let mut b = file.as_os_str().to_owned();
+                b.push(s);
+                assert!(!Path::new(&b).exists(), "{cmd} made {b:?}");
+            }
+        }
+    }
+}
+
+/// A hard link or a symbolic link planted where SQLite keeps its
+/// `-wal`, `-shm` or `-journal`: every command refuses in one line naming
+/// it, and the file it leads to is unchanged.
+#[cfg(unix)]
+#[test]
+fn links_planted_beside_the_history_are_refused() {
+    let dir = tempdir();
+    let d = dir.path();
+    let db = history_db(d);
+    let files = docs(d, "a", 1);
+    assert!(hist(d, &["history", "import", &files[0]]).status.success());
+    let victim = d.join("victim.txt");
+    std::fs::write(&victim, "someone else's file\n").unwrap();
+    let before = sha(&victim);
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut at = db.as_os_str().to_owned();
+        at.push(suffix);
+        let at = PathBuf::from(at);
+        for (hard, why) in [
+            (true, "has other hard links"),
+            (false, "is a symbolic link"),
+        ] {
+            if hard {
+                std::fs::hard_link(&victim, &at).unwrap();
+            } else {
+                std::os::unix::fs::symlink(&victim, &at).unwrap();
+            }
+            for (cmd, o) in every_history_command(d, &db) {
+                let err = stderr(&o);
+                let want = format!("'{}' {why}", at.display());
+                assert!(err.contains(&want), "{cmd} with {suffix}: {err}");
+                assert_eq!(sha(&victim), before, "{cmd} with {suffix}");
+            }
+            std::fs::remove_file(&at).unwrap();
+        }
+    }
+}
+
+/// A history on read-only media (here a directory its user cannot write,
+/// where SQLite can make no `-shm`): listed, trended and checked.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_history_on_read_only_media_can_be_read() {
+    use std::os::unix::fs::PermissionsExt;
+    if !is_root() {
+        missing("needs root to run iomark as another user (setpriv)");
+        return;
+    }
+    let dir = tempdir();
+    let d = dir.path();
+    let files = docs(d, "r", 2);
+    let ro = d.join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let db = ro.join("h.sqlite");
+    let dbs = db.display().to_string();
+    let o = run_in(
+        d,
+        &[
+            "history",
+            "import",
+            &files[0],
+            &files[1],
+            "--history-db",
+            &dbs,
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mode =
+        |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    mode(d, 0o755);
+    mode(&db, 0o644);
+    mode(&ro, 0o555);
+    let before = sha(&db);
+    let as_nobody = |args: &[&str]| {
+        output_of(
+            Command::new("setpriv")
+                .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(env!("CARGO_BIN_EXE_iomark"))
+                .args(args)
+                .args(["--history-db", &dbs])
+                .current_dir(&ro),
+        )
+    };
+    let o = as_nobody(&["history"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("2 run(s)"), "{}", stdout(&o));
+    let o = as_nobody(&["trend", "--test", "r0/read"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = as_nobody(&["history", "check"]);
+    assert!(
+        stdout(&o).contains(": ok (2 runs"),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    // Writing there fails in one line, and changes nothing.
+    let o = as_nobody(&["history", "import", &files[0]]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    mode(&ro, 0o755);
+    assert_eq!(sha(&db), before);
+    assert_eq!(
+        std::fs::read_dir(&ro).unwrap().count(),
+        1,
+        "no file made beside it"
+    );
+}
+
+/// Job names and labels read back from an imported file, holding ESC,
+/// NUL, BEL and line breaks: every command shows them escaped, one line
+/// a record.
+#[test]
+fn names_read_back_are_shown_escaped() {
+    let dir = tempdir();
+    let d = dir.path();
+    let mut v: Value =
+        serde_json::from_str(&doc("j\u{1b}[31mred\0\nforged line", 1000.0, 1_700_000_000)).unwrap();
+    v["iomark"] = json!({"label": "l\u{1b}]0;title\u{7}\nforged"});
+    std::fs::write(d.join("bad.json"), v.to_string()).unwrap();
+    let mut w: Value =
+        serde_json::from_str(&doc("j\u{1b}[31mred\0\nforged line", 1100.0, 1_700_086_400)).unwrap();
+    w["jobs"][0]["job options"]["iodepth"] = json!("4\u{1b}[2J\n+ forged");
+    std::fs::write(d.join("other.json"), w.to_string()).unwrap();
+    let o = hist(d, &["history", "import", "bad.json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let label = "@l\u{1b}]0;title\u{7}\nforged";
+    let cmds: Vec<(Vec<&str>, usize)> = vec![
+        (vec!["history"], 3),
+        (vec!["history", "--test", "forged"], 4),
+        (vec!["trend", "--test", "red"], 6),
+        (vec!["compare", "--base", label, "--new", "bad.json"], 0),
+        (
+            vec!["compare", "--base", "bad.json", "--new", "other.json"],
+            0,
+        ),
+        (vec!["history", "export", "--format", "jsonl"], 1),
+        (vec!["trend"], 0),
+    ];
+    for (args, lines) in cmds {
+        let o = hist(d, &args);
+        for (what, bytes) in [("stdout", &o.stdout), ("stderr", &o.stderr)] {
+            let raw: Vec<u8> = bytes
+                .iter()
+                .copied()
+                .filter(|b| (*b < 0x20 && *b != b'\n') || *b == 0x7f)
+                .collect();
+            assert!(
+                raw.is_empty(),
+                "{args:?} {what}: raw control bytes {raw:?}:\n{}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+        if lines > 0 {
+            assert_eq!(
+                stdout(&o).lines().count(),
+                lines,
+                "{args:?}:\n{}",
+                stdout(&o)
+            );
+        }
+        let all = format!("{}{}", stdout(&o), stderr(&o));
+        assert!(
+            !all.lines()
+                .any(|l| l.starts_with("forged") || l.starts_with("+ forged")),
+            "{args:?}:\n{all}"
+        );
+    }
+    let o = hist(d, &["history", "--test", "forged"]);
+    assert!(
+        stdout(&o).contains("j\\x1b[31mred\\0\\nforged line"),
+        "{}",
+        stdout(&o)
+    );
+    let o = hist(d, &["compare", "--base", "bad.json", "--new", "other.json"]);
+    assert!(
+        stdout(&o).contains("iodepth=4\\x1b[2J\\n+ forged"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// Windows: with HOME, XDG_DATA_HOME and IOMARK_HISTORY_DB unset, quick
+/// records in the local application-data folder and history lists it
+/// (the run is deleted again, leaving the user's history as it was).
+#[cfg(windows)]
+#[test]
+fn without_home_the_history_is_in_the_local_application_data_folder() {
+    let dir = tempdir();
+    let d = dir.path();
+    let label = format!("appdata-{}", std::process::id());
+    let bare = |args: &[&str]| {
+        output_of(
+            Command::new(env!("CARGO_BIN_EXE_iomark"))
+                .env_remove("IOMARK_HISTORY_DB")
+                .env_remove("HOME")
+                .env_remove("XDG_DATA_HOME")
+                .args(args)
+                .current_dir(d),
+        )
+    };
+    let mut a: Vec<&str> = QUICK.to_vec();
+    a.extend(["--label", label.as_str(), "--no-report"]);
+    let o = bare(&a);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("History:      run #"), "{out}");
+    assert!(
+        out.contains("AppData\\Local\\iomark\\history.sqlite"),
+        "{out}"
+    );
+    let o = bare(&["history", "--json", "--label", label.as_str()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_out(&o);
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{v}");
+    let id = runs[0]["id"].to_string();
+    assert!(bare(&["history", "delete", &id]).status.success());
+}

@@ -38,6 +38,16 @@ pub fn engines() -> Vec<&'static str> {
         .collect()
 }
 
+/// `--engine`'s help: the default this platform really uses (see
+/// `suite::probe::pick_engine`).
+const ENGINE_HELP: &str = if cfg!(target_os = "linux") {
+    "I/O engine (default: io_uring or libaio when available, else psync)"
+} else if cfg!(windows) {
+    "I/O engine (default: windowsaio, else psync)"
+} else {
+    "I/O engine (default: posixaio when available, else psync)"
+};
+
 fn eta_words() -> Vec<&'static str> {
     vec!["auto", "always", "never"]
 }
@@ -74,7 +84,7 @@ pub fn shared() -> Vec<Opt<RunFlags>> {
             t.warmup_us = Some(0);
             Ok(())
         }),
-        opt("engine", "NAME", "I/O engine (default: io_uring or libaio when available, else psync)", Complete::Words(engines), |t: &mut RunFlags, v| {
+        opt("engine", "NAME", ENGINE_HELP, Complete::Words(engines), |t: &mut RunFlags, v| {
             t.engine = Some(v.to_string());
             Ok(())
         })

@@ -24,6 +24,7 @@ use serde_json::{json, Value};
 use super::svg::{self, esc, Axis, Format, Scale};
 use super::{fail, html, write_file, EXIT_REGRESSION};
 use crate::history::{self, Run};
+use crate::job::error::printable;
 use crate::results::dataset::round3;
 use crate::results::dataset::{Dataset, Item, METRICS};
 pub use judge::{Row, Rules, Verdict, DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT};
@@ -53,13 +54,13 @@ pub fn load_side(
         let from_history = item.starts_with('@') || item.starts_with('#');
         if from_history && store.is_none() {
             let path = history::db_path(db).map_err(|e| e.to_string())?;
-            if !path.exists() {
+            if std::fs::symlink_metadata(&path).is_err() {
                 return Err(format!(
                     "{item}: there is no results history at '{}' yet",
                     path.display()
                 ));
             }
-            store = Some(history::Store::open(&path).map_err(|e| e.to_string())?);
+            store = Some(history::Store::open_read(&path).map_err(|e| e.to_string())?);
         }
         if let Some(label) = item.strip_prefix('@') {
             let f = history::Filter {
@@ -175,6 +176,21 @@ pub struct Outcome<'a> {
     /// Both sides as data sets, when both are result files (for the
     /// HTML report's charts of the runs).
     pub datasets: Option<(Dataset, Dataset)>,
+    /// Said with every output: figures measured (or compared) under Wine.
+    pub wine: Option<String>,
+}
+
+/// The Wine warning of a comparison: when a run's results say it was
+/// measured under Wine, or when iomark runs under Wine (the history
+/// does not keep where a run was measured).
+fn wine_warning(base: &Side, new: &Side) -> Option<String> {
+    if base.runs.iter().chain(&new.runs).any(|r| r.wine) {
+        return Some(format!(
+            "figures measured under Wine: {}",
+            crate::host::WINE_WARNING.trim_start_matches("running under Wine: ")
+        ));
+    }
+    crate::host::wine_warning().map(|w| w.message)
 }
 
 impl Outcome<'_> {
@@ -226,7 +242,7 @@ impl Outcome<'_> {
             crate::report::text::wrap(
                 &format!(
                     "{name}: {} ({}{})",
-                    sd.spec,
+                    printable(&sd.spec),
                     runs_word(sd.runs.len()),
                     if sd.spec.starts_with('@') {
                         format!(": {}", ids.join(" "))
@@ -239,6 +255,9 @@ impl Outcome<'_> {
             )
         };
         s.push_str("iomark compare\n");
+        if let Some(w) = &self.wine {
+            s.push_str(&crate::report::text::wrap(&format!("warning: {w}"), 2, 80));
+        }
         s.push_str(&side("base", self.base));
         s.push_str(&side("new", self.new));
         s.push_str(&crate::report::text::wrap(
@@ -251,7 +270,7 @@ impl Outcome<'_> {
         }
         for c in &self.context {
             s.push_str(&crate::report::text::wrap(
-                &format!("differs (not a setting): {c}"),
+                &format!("differs (not a setting): {}", printable(c)),
                 2,
                 80,
             ));
@@ -261,7 +280,7 @@ impl Outcome<'_> {
                 .base
                 .runs
                 .first()
-                .map(|r| format!("base: {}", r.source))
+                .map(|r| format!("base: {}", printable(&r.source)))
                 .unwrap_or_default();
             let _ = writeln!(
                 s,
@@ -279,6 +298,7 @@ impl Outcome<'_> {
         }
         for (name, list) in [("base", &self.only_base), ("new", &self.only_new)] {
             if !list.is_empty() {
+                let list: Vec<_> = list.iter().map(|k| printable(k)).collect();
                 let _ = writeln!(s, "\nonly in {name}: {}", list.join(", "));
             }
         }
@@ -291,7 +311,7 @@ impl Outcome<'_> {
         let w = self
             .rows
             .iter()
-            .map(|r| r.label.chars().count())
+            .map(|r| printable(&r.label).chars().count())
             .max()
             .unwrap_or(4)
             .clamp(4, 26);
@@ -304,7 +324,7 @@ impl Outcome<'_> {
             format!(
                 "{:<14}  {:<w$}  {:<12} {:>7}  {}\n",
                 verdict,
-                r.label,
+                printable(&r.label),
                 r.metric.title,
                 pct(r.change),
                 interval_text(r)
@@ -366,6 +386,7 @@ impl Outcome<'_> {
         json!({
             "iomark version": env!("CARGO_PKG_VERSION"),
             "kind": "compare",
+            "warnings": self.wine.iter().collect::<Vec<_>>(),
             "base": side(self.base),
             "new": side(self.new),
             "method": method(self.rules, self.rows.len()),
@@ -400,6 +421,9 @@ impl Outcome<'_> {
             esc(&method(self.rules, self.rows.len())),
             esc(&self.overall())
         );
+        if let Some(w) = &self.wine {
+            let _ = write!(b, "<p><strong>Warning:</strong> {}</p>", esc(w));
+        }
         if let Some(n) = judge::noise_note(&self.rows) {
             let _ = write!(b, "<p>{}</p>", esc(n));
         }
@@ -669,6 +693,7 @@ pub fn run(a: CompareOpts) -> i32 {
         only_base,
         only_new,
         datasets: a.html.as_ref().and_then(|_| file_datasets(&a.base, &a.new)),
+        wine: wine_warning(&base, &new),
     };
     let mut text = match a.json.as_deref() {
         Some("-") => crate::report::json::to_string(&out.json()),

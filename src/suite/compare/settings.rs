@@ -158,7 +158,9 @@ pub fn context_differences(base: &[Run], new: &[Run]) -> Vec<String> {
 /// The differences as a diff: per scope, `-` the reference's value and
 /// `+` the other's, with the runs that have it.
 pub fn render_diff(diffs: &[Difference], reference: &str) -> String {
-    let mut s = format!("--- {reference} (the reference)\n");
+    // Names and values as read back from files, shown escaped.
+    use crate::job::error::printable;
+    let mut s = format!("--- {} (the reference)\n", printable(reference));
     let mut scopes: Vec<&str> = Vec::new();
     for d in diffs {
         if !scopes.contains(&d.scope.as_str()) {
@@ -166,21 +168,21 @@ pub fn render_diff(diffs: &[Difference], reference: &str) -> String {
         }
     }
     let shown = |k: &str, v: &Option<String>| match v {
-        Some(v) => format!("{k}={v}"),
-        None => format!("{k} (not set)"),
+        Some(v) => format!("{}={}", printable(k), printable(v)),
+        None => format!("{} (not set)", printable(k)),
     };
     for scope in scopes {
         if scope == "run" {
             s.push_str("@@ every test\n");
         } else {
-            s.push_str(&format!("@@ test {scope}\n"));
+            s.push_str(&format!("@@ test {}\n", printable(scope)));
         }
         for d in diffs.iter().filter(|d| d.scope == scope) {
             s.push_str(&format!("- {}\n", shown(&d.key, &d.base)));
             s.push_str(&format!(
                 "+ {}    ({})\n",
                 shown(&d.key, &d.other),
-                d.runs.join(", ")
+                printable(&d.runs.join(", "))
             ));
         }
     }
