@@ -27,6 +27,9 @@ pub use unix::*;
 
 pub mod ext;
 
+#[cfg(target_os = "linux")]
+pub mod blkid;
+
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]
