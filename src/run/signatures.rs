@@ -736,7 +736,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("img");
         let size = 8u64 << 20;
-        let f = std::fs::File::create(&path).unwrap();
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .unwrap();
         f.set_len(size).unwrap();
         // An MD 1.2 superblock at 4 KiB of a partition at 1 MiB: magic,
         // major version 1, its own offset (8 sectors).
