@@ -7,12 +7,13 @@
 //!   is mounted or used as swap, or the kernel refuses an exclusive open
 //!   (some driver holds it). Allowed only with `allow_mounted_write=1`.
 //! - **holds data**: the device, or a device stacked on it, carries a
-//!   well-known filesystem, volume or partition-table signature where it
-//!   lives — at the start, at 1 MiB, at LUKS2's secondary header offsets
-//!   or at the end (ext2/3/4, XFS, btrfs, FAT, NTFS, exFAT, F2FS, ISO
-//!   9660, squashfs, swap, LVM, LUKS1/2, MD RAID 0.90/1.0/1.1/1.2, ZFS,
-//!   bcache, GPT with its backup header, MBR; see `signatures`). Allowed
-//!   only with `allow_destroy_data=1`.
+//!   filesystem, RAID, volume or partition-table signature where it
+//!   lives: on Linux every type libblkid knows, on the whole device (its
+//!   start and its end), in each partition of a table found (present, or
+//!   by its GPT backup) and at 1 MiB and 2 MiB; everywhere, iomark's own
+//!   list (at the start, at 1 MiB, at LUKS2's secondary header offsets
+//!   and at the end; see `signatures`). Allowed only with
+//!   `allow_destroy_data=1`.
 //!
 //! Regular files get the same care: a job that would overwrite, trim,
 //! truncate or delete an existing, non-empty regular file that iomark did
@@ -761,7 +762,7 @@ fn check_windows_device(
     if let Some(sig) = super::signatures::probe_device(&f.path, size).map_err(cannot)? {
         return Err(refuse(format!("it holds {sig}"), "allow_destroy_data"));
     }
-    if let Some(sig) = super::signatures::probe_at_1mib(&f.path, size).map_err(cannot)? {
+    if let Some(sig) = super::signatures::probe_inside(&f.path, size).map_err(cannot)? {
         return Err(refuse(format!("it holds {sig}"), "allow_destroy_data"));
     }
     Ok(())
@@ -827,7 +828,7 @@ fn check_unix_device(
             return Err(refuse(why, "allow_destroy_data"));
         }
         // Last, a filesystem at 1 MiB with nothing stacked there.
-        if let Ok(Some(sig)) = super::signatures::probe_at_1mib(&node, size) {
+        if let Ok(Some(sig)) = super::signatures::probe_inside(&node, size) {
             return Err(refuse(format!("it holds {sig}"), "allow_destroy_data"));
         }
     }

@@ -28,6 +28,9 @@ pub use unix::*;
 pub mod ext;
 pub mod names;
 
+#[cfg(target_os = "linux")]
+pub mod blkid;
+
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]
