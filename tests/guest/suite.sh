@@ -167,6 +167,58 @@ zbd_both --name=vf $ZB --rw=randwrite --bs=4k --size=16m --verify=crc32c
 run iomarkread iomark --name=rd $ZB --rw=randread --bs=4k --size=16m --output-format=json
 run fioread fio --name=rd $ZB --rw=randread --bs=4k --size=16m --output-format=json
 case_end
+# several jobs on one zoned device share its zones (write pointers, open
+# zones, resets): iomark and fio side by side, group_reporting, the zones
+# reported after each (8 zones of 3 MiB take 128 of the 512 writes of 64k)
+ZU="--filename=$IMK_ZNS_BDEV --ioengine=io_uring --iodepth=4 --direct=1 --zonemode=zbd"
+case_begin zbd-jobs-uring
+zbd_both --name=ju $ZU --rw=randwrite --bs=64k --size=32m --io_size=16m --numjobs=2 \
+  --max_open_zones=4 --group_reporting=1
+case_end
+case_begin zbd-jobs-psync
+zbd_both --name=jp $ZB --rw=randwrite --bs=64k --size=32m --io_size=16m --numjobs=2 \
+  --max_open_zones=4 --group_reporting=1
+case_end
+# two sections on overlapping regions, 40 KiB blocks (76 fit a zone, 32 KiB
+# are left over), the device's open limit
+case_begin zbd-two-sections
+cat > two.fio <<EOF2
+[global]
+filename=$IMK_ZNS_BDEV
+ioengine=io_uring
+zonemode=zbd
+direct=1
+thread=1
+iodepth=16
+bs=40k
+rw=randwrite
+io_size=4m
+group_reporting=1
+[append1]
+[append2]
+offset=10%
+EOF2
+zbd_both two.fio
+case_end
+# many jobs of random 512 KiB writes under an open limit across the
+# whole namespace (the shape of fio's zbd-rand-write example)
+case_begin zbd-many-jobs
+cat > many.fio <<EOF2
+[global]
+filename=$IMK_ZNS_BDEV
+ioengine=io_uring
+zonemode=zbd
+direct=1
+rw=randwrite
+bs=512k
+max_open_zones=8
+numjobs=8
+io_size=16m
+group_reporting=1
+[many]
+EOF2
+zbd_both many.fio
+case_end
 case_begin zbd-refusals
 run toomany iomark --name=r $ZB --rw=write --size=16m --max_open_zones=9
 run zonesize iomark --name=r $ZB --rw=write --size=16m --zonesize=1m
