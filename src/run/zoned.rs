@@ -44,10 +44,11 @@ pub fn plan_job(job: &mut PlannedJob) -> Result<(), RunError> {
     if io.zonemode != ZoneMode::Zbd {
         return Ok(());
     }
-    if io.rw.has(Ddir::Trim) {
+    let trims = io.rw.has(Ddir::Trim);
+    if trims && !matches!(io.bs[2], crate::job::spec::BlockSizes::Range { lo, hi } if lo == hi) {
         return Err(refuse(
             job,
-            "trims (zone resets) are not supported by iomark".into(),
+            "bsrange and bssplit are not allowed for trims (a trim resets a whole zone)".into(),
         ));
     }
     if io.zoneskip > 0 {
@@ -56,6 +57,17 @@ pub fn plan_job(job: &mut PlannedJob) -> Result<(), RunError> {
     let writes = io.rw.has(Ddir::Write) && !spec.verify.verify_only;
     for i in 0..job.files.len() {
         let geom = geometry(job, i, writes)?;
+        if trims && io.bs[2].min() != geom.zone_size {
+            return Err(refuse(
+                job,
+                format!(
+                    "'{}': the trim block size {} is not the zone size {} (a trim resets a zone)",
+                    job.files[i].path.display(),
+                    io.bs[2].min(),
+                    geom.zone_size
+                ),
+            ));
+        }
         align_region(job, i, geom.zone_size)?;
         job.files[i].zbd = Some(geom);
     }

@@ -212,8 +212,9 @@ pub struct Workload {
     zbd_fail: Option<(i32, String)>,
     /// Zone resets already handed to the worker.
     zbd_counted: u64,
-    /// The write that waits for a zone: (file, offset, length).
-    zbd_retry: Option<(usize, u64, u64)>,
+    /// The write (or trim) that waits for a zone: (file, direction,
+    /// offset, length).
+    zbd_retry: Option<(usize, Ddir, u64, u64)>,
 }
 
 /// Purposes for random streams.
@@ -396,6 +397,15 @@ impl Workload {
         for z in &mut self.zbd {
             z.wait();
         }
+    }
+
+    /// `zonemode=zbd`: a trim of file `fi` at `offset` is a zone reset
+    /// (already done), not an I/O for the engine.
+    #[cold]
+    pub fn zbd_trim_is_reset(&self, fi: u32, offset: u64) -> bool {
+        self.zbd
+            .get(fi as usize)
+            .is_some_and(|z| z.trim_is_reset(offset))
     }
 
     /// `zonemode=zbd`: a write to file `fi` ended (`ok`: it succeeded).
@@ -678,7 +688,8 @@ impl Workload {
         };
         let r = match ddir {
             Ddir::Write => z.write(offset, len),
-            _ => z.read(offset, len),
+            Ddir::Trim => z.trim(offset, len),
+            Ddir::Read => z.read(offset, len),
         };
         match r {
             Ok((o, l)) => {
@@ -687,7 +698,7 @@ impl Workload {
             }
             Err(zbd::ZbdEnd::Done) => Ok(None),
             Err(zbd::ZbdEnd::Wait) => {
-                self.zbd_retry = Some((fi, offset, len));
+                self.zbd_retry = Some((fi, ddir, offset, len));
                 Err(Exhausted::ZoneWait)
             }
             Err(zbd::ZbdEnd::Fail(e, m)) => {
@@ -698,9 +709,9 @@ impl Workload {
     }
 
     fn next_data_io(&mut self) -> Result<NextIo, Exhausted> {
-        if let Some((fi, offset, len)) = self.zbd_retry.take() {
-            match self.zbd_adjust(fi, Ddir::Write, offset, len)? {
-                Some((o, l)) => return Ok(Self::data_io(Ddir::Write, fi, o, l)),
+        if let Some((fi, ddir, offset, len)) = self.zbd_retry.take() {
+            match self.zbd_adjust(fi, ddir, offset, len)? {
+                Some((o, l)) => return Ok(Self::data_io(ddir, fi, o, l)),
                 None => self.chooser.file_done(fi),
             }
         }

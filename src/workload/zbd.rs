@@ -585,6 +585,42 @@ impl ZbdFile {
         (off, new_len / min_bs * min_bs)
     }
 
+    /// A trim of the zone at `offset` (trims are a zone long): the zone
+    /// is reset (counted when it held data) instead of trimmed, as fio
+    /// does; a random trim of an empty zone moves to the nearest zone
+    /// holding data. Conventional zones are trimmed as usual.
+    pub fn trim(&mut self, offset: u64, len: u64) -> Result<(u64, u64), ZbdEnd> {
+        let dev = Arc::clone(&self.dev);
+        let mut st = dev.lock();
+        let mut zi = self.idx(&st, offset);
+        if zi >= st.zones.len() || !st.zones[zi].seq {
+            return Ok((offset, len));
+        }
+        if self.cfg.random && st.zones[zi].wp == st.zones[zi].start {
+            zi = self.find_zone(&st, 1, zi).ok_or(ZbdEnd::Done)?;
+        }
+        if st.zones[zi].busy(self.me) {
+            return Err(self.wait_for(Waiting::Zone(zi)));
+        }
+        let start = st.zones[zi].start;
+        if !self.cfg.random && offset != start {
+            return Err(ZbdEnd::Fail(
+                libc::EINVAL,
+                format!("zonemode=zbd: a trim at {offset} does not start a zone"),
+            ));
+        }
+        self.reset_zone(&mut st, zi);
+        Ok((start, len))
+    }
+
+    /// Whether a trim at `offset` is a zone reset (done by
+    /// [`ZbdFile::take_resets`]) rather than a trim for the device.
+    pub fn trim_is_reset(&self, offset: u64) -> bool {
+        let st = self.dev.lock();
+        let zi = self.idx(&st, offset);
+        st.zones.get(zi).is_some_and(|z| z.seq)
+    }
+
     /// Where a read of `len` bytes at `offset` goes: inside written data.
     pub fn read(&mut self, offset: u64, len: u64) -> Result<(u64, u64), ZbdEnd> {
         let dev = Arc::clone(&self.dev);
@@ -835,5 +871,20 @@ mod tests {
         drop(b);
         // a job that ends frees its zones
         assert_eq!(a.write(2 * ZS, 4096), Ok((2 * ZS + 4096, 4096)));
+    }
+
+    #[test]
+    fn a_trim_resets_its_zone_or_moves_to_one_with_data() {
+        let mut f = file(empty(4), 0, 4 * ZS, cfg(0));
+        f.write(2 * ZS, 4096).unwrap();
+        f.completed(2 * ZS, 4096, true);
+        // random: an empty zone's trim goes to the nearest with data
+        assert_eq!(f.trim(0, ZS), Ok((2 * ZS, ZS)));
+        assert_eq!(f.reset_count, 1);
+        assert_eq!(f.take_resets().collect::<Vec<_>>(), [(2 * ZS, ZS)]);
+        assert_eq!(f.zones()[2].wp, 2 * ZS);
+        assert!(f.trim_is_reset(2 * ZS));
+        // nothing left to trim
+        assert_eq!(f.trim(0, ZS), Err(ZbdEnd::Done));
     }
 }

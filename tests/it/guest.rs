@@ -495,6 +495,20 @@ fn pi(c: &Case) -> Result<(), String> {
     refused(c, "smallmd", &["md_per_io_size should be at least 8 bytes"])
 }
 
+/// Default-option PI writes on three type 1 formats: a kernel read and
+/// nvme-cli verifies (guard, application and reference tags) all pass.
+fn pi_default(c: &Case) -> Result<(), String> {
+    for v in ["PI", "PI2", "PI3"] {
+        let n = counts(&c.json(v)?);
+        expect(&format!("{v}: writes"), ios(&n, "write"), 256)?;
+        c.ok(&format!("{v}-kread"))?;
+        for lba in [256, 257, 300, 401, 511] {
+            c.ok(&format!("{v}-verify-{lba}"))?;
+        }
+    }
+    Ok(())
+}
+
 fn ng_safety(c: &Case) -> Result<(), String> {
     // The refusals name the namespace's block device, whatever number
     // the guest's kernel gave it.
@@ -657,7 +671,8 @@ fn shared_zones(
             return Err(format!("{tool}: error {err:?}"));
         }
         let r = c.zone_resets(tool)?;
-        let data: u64 = c.zones(tool)?.iter().map(|z| z.2 * 512).sum();
+        // (a full zone's write pointer is reported at its end)
+        let data: u64 = c.zones(tool)?.iter().map(|z| z.2.min(z.1) * 512).sum();
         if data + r * per_zone != bytes {
             return Err(format!(
                 "{tool}: {data} bytes in the zones and {r} resets of {per_zone} bytes, \
@@ -699,6 +714,31 @@ fn zbd_two_sections(c: &Case) -> Result<(), String> {
 fn zbd_many_jobs(c: &Case) -> Result<(), String> {
     // 8 jobs of 32 writes of 512k: 128 MiB on 96 MiB of zone capacity
     shared_zones(c, 256, 8, 3 << 20, 11)
+}
+
+/// Trims of 4 written zones (one per zone, then random ones over 8
+/// zones): each is a zone reset, as fio's; every zone ends empty.
+fn zbd_trim(c: &Case) -> Result<(), String> {
+    for (ours, fio) in [("iomark", "fio"), ("iomark-rand", "fio-rand")] {
+        let (a, b) = (counts(&c.json(ours)?), counts(&c.json(fio)?));
+        if a != b {
+            return Err(format!("{ours}: {a:?}, {fio}: {b:?}"));
+        }
+        expect(&format!("{ours}: trims"), ios(&a, "trim"), 4)?;
+        expect(&format!("{ours}: writes"), ios(&a, "write"), 0)?;
+        for tool in [ours, fio] {
+            expect(&format!("{tool}: zone resets"), c.zone_resets(tool)?, 4)?;
+            let written = c.zones(tool)?.iter().filter(|z| z.2 != 0).count() as u64;
+            expect(&format!("{tool}: zones holding data"), written, 0)?;
+        }
+        let json = c.json(ours)?["jobs"][0]["zone_resets"].as_u64();
+        expect("JSON zone_resets", json.unwrap_or(0), 4)?;
+    }
+    refused(
+        c,
+        "smallbs",
+        &["trim block size 65536 is not the zone size 4194304"],
+    )
 }
 
 fn zbd_uring_cmd(c: &Case) -> Result<(), String> {
@@ -790,11 +830,13 @@ const CHECKS: &[(&str, Check)] = &[
     ("zbd-jobs-psync", zbd_jobs_psync),
     ("zbd-two-sections", zbd_two_sections),
     ("zbd-many-jobs", zbd_many_jobs),
+    ("zbd-trim", zbd_trim),
     ("zbd-refusals", zbd_refusals),
     ("zbd-long-seq", zbd_long_seq),
     ("zbd-long-rand-cmd", zbd_long_rand_cmd),
     ("examples", examples),
     ("pi", pi),
+    ("pi-default", pi_default),
     ("ng-safety", ng_safety),
     ("fdp-env", fdp_env),
     ("fdp-roundrobin", fdp_roundrobin),

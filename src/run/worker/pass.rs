@@ -57,7 +57,14 @@ impl Worker<'_> {
             {
                 f.issued();
             }
-            match q.issue(idx, self) {
+            let issued =
+                if next.op == Op::Trim && self.workload.zbd_trim_is_reset(next.file, next.offset) {
+                    // zonemode=zbd: the trim was a zone reset, done above
+                    q.complete_now(idx, self)
+                } else {
+                    q.issue(idx, self)
+                };
+            match issued {
                 Issued::Completed(done) => {
                     if self.pace.thinker.due(ThinkBlocksType::Complete, 1, done) {
                         self.think(q);
