@@ -32,8 +32,12 @@
 //!   `apptag_mask`, `md_per_io_size` (the separate metadata buffer of each
 //!   I/O, at least its largest block count times the metadata size). With
 //!   `pi_act=0` iomark writes the PI of every block (16-bit guard: the T10
-//!   DIF CRC over the block's data and the metadata before the PI) and
-//!   checks what it reads back;
+//!   DIF CRC over the block's data and the metadata before the PI, the
+//!   application tag, the block's LBA as reference tag) and checks what
+//!   it reads back. Whatever `pi_chk` asks the device to check, the PI
+//!   written is valid: commands always carry the reference tag (the LBA,
+//!   types 1 and 2) and application tag the controller inserts with
+//!   PRACT;
 //! - data placement: `dataplacement=fdp` (or `fdp=1`) writes carry a
 //!   placement identifier (the reclaim unit handles the namespace lists
 //!   with I/O Management Receive, `plids` choosing among them by index),
@@ -327,36 +331,32 @@ impl IoUringCmdEngine {
         if n.pi_act {
             c.cdw12 |= nvme::PRINFO_PRACT;
         }
-        if pi_type != 3 && n.pi_chk & pi_chk_bits::REFTAG != 0 {
+        // The reference and application tags go with every command,
+        // whatever is checked: with PRACT the controller writes them into
+        // the PI it makes (a type 1 reference tag must be the block's
+        // LBA, or every later checked read of it fails).
+        if pi_type != 3 {
             c.cdw14 = slba as u32;
         }
-        if n.pi_chk & pi_chk_bits::APPTAG != 0 {
-            c.cdw15 = ((n.apptag_mask as u32) << 16) | n.apptag as u32;
-        }
+        c.cdw15 = ((n.apptag_mask as u32) << 16) | n.apptag as u32;
         if n.pi_act || io.op != Op::Write {
             return;
         }
         let lba = 1usize << self.files[f].shift;
-        let (chk, apptag) = (n.pi_chk, n.apptag);
+        let apptag = n.apptag;
         let md = &mut self.md[io.idx as usize * self.md_size..];
         // SAFETY: the unit's buffer holds `len` bytes.
         let data = unsafe { std::slice::from_raw_parts(io.buf, io.len as usize) };
         for b in 0..blocks as usize {
             let m = &mut md[b * ms as usize..(b + 1) * ms as usize];
             let pi = pi_off as usize;
-            let mut guard = 0;
-            if chk & pi_chk_bits::GUARD != 0 {
-                guard = nvme::crc_t10dif(0, &data[b * lba..(b + 1) * lba]);
-                guard = nvme::crc_t10dif(guard, &m[..pi]);
-            }
+            // Valid PI whatever pi_chk asks the device to check: a later
+            // checked read (the kernel's, nvme-cli's) checks it all.
+            let guard = nvme::crc_t10dif(0, &data[b * lba..(b + 1) * lba]);
+            let guard = nvme::crc_t10dif(guard, &m[..pi]);
             m[pi..pi + 2].copy_from_slice(&guard.to_be_bytes());
-            let app = if chk & pi_chk_bits::APPTAG != 0 {
-                apptag
-            } else {
-                0
-            };
-            m[pi + 2..pi + 4].copy_from_slice(&app.to_be_bytes());
-            let rt = if pi_type != 3 && chk & pi_chk_bits::REFTAG != 0 {
+            m[pi + 2..pi + 4].copy_from_slice(&apptag.to_be_bytes());
+            let rt = if pi_type != 3 {
                 (slba as u32).wrapping_add(b as u32)
             } else {
                 0

@@ -755,7 +755,8 @@ fn check_windows_device(
     let size = f.existing_size;
     let cannot = |e: std::io::Error| {
         Refusal(format!(
-            "cannot read '{}' to check it holds no data: {e}",
+            "cannot read '{}' to check it holds no data ({e}); set allow_destroy_data=1 to \
+             write to it without this check",
             f.path.display()
         ))
     };
@@ -792,7 +793,8 @@ fn check_unix_device(
             }
             Err(e) => {
                 return Err(Refusal(format!(
-                    "cannot check NVMe namespace '{shown}' holds no data: {e}"
+                    "cannot check NVMe namespace '{shown}' holds no data ({e}); set \
+                     allow_destroy_data=1 to write to it without this check"
                 )))
             }
         }
@@ -816,7 +818,9 @@ fn check_unix_device(
         let size = f.existing_size;
         let sig = super::signatures::probe_device(&node, size).map_err(|e| {
             Refusal(format!(
-                "cannot read '{}' to check it holds no data: {e}",
+                "cannot read '{}' to check it holds no data ({e}, e.g. protection information \
+                 a checked read rejects); set allow_destroy_data=1 to write to it without \
+                 this check",
                 node.display()
             ))
         })?;

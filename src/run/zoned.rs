@@ -11,7 +11,8 @@ use super::error::RunError;
 use super::plan::{PlannedJob, TargetKind};
 use crate::host::zones::{self, Access, Cond, Model};
 use crate::job::spec::{Ddir, ZoneMode};
-use crate::workload::zbd::{ZbdCfg, ZbdFile, ZoneState};
+use crate::workload::zbd::{ZbdCfg, ZbdDevice, ZbdFile, ZoneState};
+use std::sync::{Arc, Mutex, Weak};
 
 /// fio's limit on open zones.
 const MAX_OPEN_ZONES: u32 = 4096;
@@ -43,10 +44,11 @@ pub fn plan_job(job: &mut PlannedJob) -> Result<(), RunError> {
     if io.zonemode != ZoneMode::Zbd {
         return Ok(());
     }
-    if io.rw.has(Ddir::Trim) {
+    let trims = io.rw.has(Ddir::Trim);
+    if trims && !matches!(io.bs[2], crate::job::spec::BlockSizes::Range { lo, hi } if lo == hi) {
         return Err(refuse(
             job,
-            "trims (zone resets) are not supported by iomark".into(),
+            "bsrange and bssplit are not allowed for trims (a trim resets a whole zone)".into(),
         ));
     }
     if io.zoneskip > 0 {
@@ -55,6 +57,17 @@ pub fn plan_job(job: &mut PlannedJob) -> Result<(), RunError> {
     let writes = io.rw.has(Ddir::Write) && !spec.verify.verify_only;
     for i in 0..job.files.len() {
         let geom = geometry(job, i, writes)?;
+        if trims && io.bs[2].min() != geom.zone_size {
+            return Err(refuse(
+                job,
+                format!(
+                    "'{}': the trim block size {} is not the zone size {} (a trim resets a zone)",
+                    job.files[i].path.display(),
+                    io.bs[2].min(),
+                    geom.zone_size
+                ),
+            ));
+        }
         align_region(job, i, geom.zone_size)?;
         job.files[i].zbd = Some(geom);
     }
@@ -244,8 +257,35 @@ fn note(msg: &str) {
     crate::run::output::stderr_line(&format!("iomark: {msg}"));
 }
 
+/// The zone state of each device (or file with emulated zones) in use,
+/// by path: every job and clone that uses it shares one state, made from
+/// the device's report when the first of them starts.
+static DEVICES: Mutex<Vec<(std::path::PathBuf, Weak<ZbdDevice>)>> = Mutex::new(Vec::new());
+
+/// The shared zone state of `path`, made by `make` when no running job
+/// holds one.
+fn shared_device(
+    path: &std::path::Path,
+    make: impl FnOnce() -> std::io::Result<Arc<ZbdDevice>>,
+) -> std::io::Result<Arc<ZbdDevice>> {
+    let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut reg = DEVICES.lock().unwrap_or_else(|e| e.into_inner());
+    reg.retain(|(_, w)| w.strong_count() > 0);
+    if let Some(dev) = reg
+        .iter()
+        .find(|(k, _)| *k == key)
+        .and_then(|(_, w)| w.upgrade())
+    {
+        return Ok(dev);
+    }
+    let dev = make()?;
+    reg.push((key, Arc::downgrade(&dev)));
+    Ok(dev)
+}
+
 /// The workload's view of a job's zones, taken when it starts: each
-/// file's zones as its device reports them now (or empty emulated ones).
+/// file's zones as its device reports them when the first job using it
+/// starts (or empty emulated ones), shared with the other jobs.
 pub fn zone_files(job: &PlannedJob) -> std::io::Result<Vec<ZbdFile>> {
     let spec = &job.spec;
     let io = &spec.io;
@@ -254,26 +294,28 @@ pub fn zone_files(job: &PlannedJob) -> std::io::Result<Vec<ZbdFile>> {
         let Some(g) = &f.zbd else {
             continue;
         };
-        let states = match g.access {
-            Some(access) => {
-                let dev = std::fs::File::open(&f.path)?;
-                let size = f.needed_size.max(f.existing_size);
-                zones::report(dev.as_raw_fd(), access, g.zone_size, size)?
-                    .into_iter()
-                    .map(state)
-                    .collect()
-            }
-            None => {
-                let size = f.needed_size.max(f.existing_size);
-                let n = size.div_ceil(g.zone_size);
-                (0..n)
-                    .map(|k| {
-                        let s = k * g.zone_size;
-                        ZoneState::new(s, g.capacity, s, true, false)
-                    })
-                    .collect()
-            }
-        };
+        let size = f.needed_size.max(f.existing_size);
+        let dev = shared_device(&f.path, || {
+            let states = match g.access {
+                Some(access) => {
+                    let dev = std::fs::File::open(&f.path)?;
+                    zones::report(dev.as_raw_fd(), access, g.zone_size, size)?
+                        .into_iter()
+                        .map(state)
+                        .collect()
+                }
+                None => {
+                    let n = size.div_ceil(g.zone_size);
+                    (0..n)
+                        .map(|k| {
+                            let s = k * g.zone_size;
+                            ZoneState::new(s, g.capacity, s, true, false)
+                        })
+                        .collect()
+                }
+            };
+            Ok(ZbdDevice::new(states, g.max_open))
+        })?;
         let cfg = ZbdCfg {
             min_bs: [0, 1, 2].map(|d| io.bs[d].min().max(1)),
             verify: spec.verify.verify != crate::job::spec::VerifyKind::None,
@@ -287,7 +329,7 @@ pub fn zone_files(job: &PlannedJob) -> std::io::Result<Vec<ZbdFile>> {
             device_resets: g.access.is_some(),
         };
         out.push(ZbdFile::new(
-            states,
+            dev,
             g.zone_size,
             f.region.start,
             f.region.len,

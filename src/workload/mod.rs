@@ -58,6 +58,10 @@ pub struct NextIo {
 pub enum Exhausted {
     /// This pass's bytes (or I/O count) are done, or every file is.
     PassDone,
+    /// `zonemode=zbd`: the next write needs a zone another job is
+    /// writing: the worker completes its I/O, calls
+    /// [`Workload::zbd_wait`] and asks again (for the same write).
+    ZoneWait,
 }
 
 /// Builds the jobs of `src` (the job language) and checks each for what
@@ -208,6 +212,9 @@ pub struct Workload {
     zbd_fail: Option<(i32, String)>,
     /// Zone resets already handed to the worker.
     zbd_counted: u64,
+    /// The write (or trim) that waits for a zone: (file, direction,
+    /// offset, length).
+    zbd_retry: Option<(usize, Ddir, u64, u64)>,
 }
 
 /// Purposes for random streams.
@@ -337,6 +344,7 @@ impl Workload {
             zbd: Vec::new(),
             zbd_fail: None,
             zbd_counted: 0,
+            zbd_retry: None,
         }
     }
 
@@ -378,8 +386,34 @@ impl Workload {
     }
 
     /// The zones of file `fi`, as tracked (zoned jobs).
-    pub fn zones(&self, fi: usize) -> Option<&[zbd::ZoneState]> {
+    pub fn zones(&self, fi: usize) -> Option<Vec<zbd::ZoneState>> {
         self.zbd.get(fi).map(|z| z.zones())
+    }
+
+    /// After [`Exhausted::ZoneWait`], with none of this job's I/O in
+    /// flight: waits a little for the zone the write needs.
+    #[cold]
+    pub fn zbd_wait(&mut self) {
+        for z in &mut self.zbd {
+            z.wait();
+        }
+    }
+
+    /// `zonemode=zbd`: a trim of file `fi` at `offset` is a zone reset
+    /// (already done), not an I/O for the engine.
+    #[cold]
+    pub fn zbd_trim_is_reset(&self, fi: u32, offset: u64) -> bool {
+        self.zbd
+            .get(fi as usize)
+            .is_some_and(|z| z.trim_is_reset(offset))
+    }
+
+    /// `zonemode=zbd`: a write to file `fi` ended (`ok`: it succeeded).
+    #[inline]
+    pub fn zbd_completed(&mut self, fi: u32, offset: u64, len: u64, ok: bool) {
+        if let Some(z) = self.zbd.get_mut(fi as usize) {
+            z.completed(offset, len, ok);
+        }
     }
 
     /// Whether no block can be written twice in a pass: random I/O over
@@ -625,7 +659,62 @@ impl Workload {
         }
     }
 
+    fn data_io(ddir: Ddir, fi: usize, offset: u64, len: u64) -> NextIo {
+        let op = match ddir {
+            Ddir::Read => Op::Read,
+            Ddir::Write => Op::Write,
+            Ddir::Trim => Op::Trim,
+        };
+        NextIo {
+            op,
+            file: fi as u32,
+            offset,
+            len,
+        }
+    }
+
+    /// `zonemode=zbd`: where the I/O of `len` bytes at `offset` of file
+    /// `fi` really goes (`None`: the file is done).
+    #[cold]
+    fn zbd_adjust(
+        &mut self,
+        fi: usize,
+        ddir: Ddir,
+        offset: u64,
+        len: u64,
+    ) -> Result<Option<(u64, u64)>, Exhausted> {
+        let Some(z) = self.zbd.get_mut(fi) else {
+            return Ok(Some((offset, len)));
+        };
+        let r = match ddir {
+            Ddir::Write => z.write(offset, len),
+            Ddir::Trim => z.trim(offset, len),
+            Ddir::Read => z.read(offset, len),
+        };
+        match r {
+            Ok((o, l)) => {
+                self.files[fi].moved_to(ddir, o, l);
+                Ok(Some((o, l)))
+            }
+            Err(zbd::ZbdEnd::Done) => Ok(None),
+            Err(zbd::ZbdEnd::Wait) => {
+                self.zbd_retry = Some((fi, ddir, offset, len));
+                Err(Exhausted::ZoneWait)
+            }
+            Err(zbd::ZbdEnd::Fail(e, m)) => {
+                self.zbd_fail = Some((e, m));
+                Err(Exhausted::PassDone)
+            }
+        }
+    }
+
     fn next_data_io(&mut self) -> Result<NextIo, Exhausted> {
+        if let Some((fi, ddir, offset, len)) = self.zbd_retry.take() {
+            match self.zbd_adjust(fi, ddir, offset, len)? {
+                Some((o, l)) => return Ok(Self::data_io(ddir, fi, o, l)),
+                None => self.chooser.file_done(fi),
+            }
+        }
         let mut ddir = self.pick_ddir();
         if ddir == Ddir::Read && self.zbd.iter().any(|z| z.read_needs_data()) {
             // nothing written yet: nothing could be read
@@ -648,40 +737,12 @@ impl Workload {
                 }
             }
             let at = self.offset_in(fi, ddir, len, random);
-            let at = match (at, self.zbd.get_mut(fi)) {
-                (Some((o, l)), Some(z)) => {
-                    let r = match ddir {
-                        Ddir::Write => z.write(o, l),
-                        _ => z.read(o, l),
-                    };
-                    match r {
-                        Ok((o, l)) => {
-                            self.files[fi].moved_to(ddir, o, l);
-                            Some((o, l))
-                        }
-                        Err(zbd::ZbdEnd::Done) => None,
-                        Err(zbd::ZbdEnd::Fail(e, m)) => {
-                            self.zbd_fail = Some((e, m));
-                            return Err(Exhausted::PassDone);
-                        }
-                    }
-                }
-                (at, _) => at,
+            let at = match at {
+                Some((o, l)) if !self.zbd.is_empty() => self.zbd_adjust(fi, ddir, o, l)?,
+                at => at,
             };
             match at {
-                Some((offset, len)) => {
-                    let op = match ddir {
-                        Ddir::Read => Op::Read,
-                        Ddir::Write => Op::Write,
-                        Ddir::Trim => Op::Trim,
-                    };
-                    return Ok(NextIo {
-                        op,
-                        file: fi as u32,
-                        offset,
-                        len,
-                    });
-                }
+                Some((offset, len)) => return Ok(Self::data_io(ddir, fi, offset, len)),
                 // A skewed file choice starts a finished file over (one
                 // that has no room even from its start is done).
                 None if self.chooser.restarts_files()

@@ -18,7 +18,7 @@ done < /lib/modules/order
 i=0
 while [ $i -lt 600 ]; do
   n=$(ls /sys/block | grep -cE '^nvme[0-9]+n[0-9]+$')
-  [ "$n" -ge 4 ] && [ -e /dev/vda ] && break
+  [ "$n" -ge 6 ] && [ -e /dev/vda ] && break
   sleep 0.05; i=$((i + 1))
 done
 for c in /sys/class/nvme/nvme*; do
@@ -27,7 +27,10 @@ for c in /sys/class/nvme/nvme*; do
   g=$(echo "$b" | sed 's/^nvme/ng/')
   case "$ser" in
     imkconv) export IMK_CONV_BDEV=/dev/$b IMK_CONV_CDEV=/dev/$g IMK_CONV_CTRL=/dev/$ctl ;;
-    imkpi) export IMK_PI_BDEV=/dev/$b IMK_PI_CDEV=/dev/$g IMK_PI_CTRL=/dev/$ctl ;;
+    imkpi) export IMK_PI_BDEV=/dev/$b IMK_PI_CDEV=/dev/$g IMK_PI_CTRL=/dev/$ctl
+      b2=${b%n1}n2 b3=${b%n1}n3
+      export IMK_PI2_BDEV=/dev/$b2 IMK_PI2_CDEV=/dev/ng${b2#nvme}
+      export IMK_PI3_BDEV=/dev/$b3 IMK_PI3_CDEV=/dev/ng${b3#nvme} ;;
     imkzns) export IMK_ZNS_BDEV=/dev/$b IMK_ZNS_CDEV=/dev/$g IMK_ZNS_CTRL=/dev/$ctl ;;
     imkfdp) export IMK_FDP_BDEV=/dev/$b IMK_FDP_CDEV=/dev/$g IMK_FDP_CTRL=/dev/$ctl ;;
   esac

@@ -14,7 +14,10 @@
 # What the guest has:
 #   - a conventional namespace (4 KiB blocks), serial imkconv;
 #   - a conventional namespace formatted with 8 bytes of metadata per
-#     block and protection information type 1, serial imkpi;
+#     block and protection information type 1, serial imkpi (IMK_PI_*),
+#     and on the same controller two more of type 1 with 16 bytes of
+#     metadata: an 8-byte PI last (IMK_PI2_*) and a 16-byte PI with a
+#     64-bit guard first (IMK_PI3_*);
 #   - a host-managed zoned namespace (ZNS): 32 zones of 4 MiB with a zone
 #     capacity of 3 MiB (IOMARK_GUEST_ZCAP), at most 8 open and active
 #     zones, serial imkzns;
@@ -286,6 +289,7 @@ cat "$BASE" "$RUN/run.cpio" > "$RUN/initrd.cpio"
 IMG=$RUN/img; mkdir -p "$IMG"
 truncate -s 256M "$IMG/conv.img"
 truncate -s 64M "$IMG/pi.img"
+truncate -s 16M "$IMG/pi2.img" "$IMG/pi3.img"
 truncate -s 128M "$IMG/zns.img"
 truncate -s 128M "$IMG/fdp.img"
 truncate -s 256M "$IMG/results.img"
@@ -301,6 +305,10 @@ DEV_pi=(
   -device nvme,id=nvme1,serial=imkpi
   -drive "file=$IMG/pi.img,if=none,id=pi,format=raw,cache=unsafe"
   -device "nvme-ns,drive=pi,bus=nvme1,nsid=1,$NS,ms=8,mset=0,pi=1,pil=0"
+  -drive "file=$IMG/pi2.img,if=none,id=pi2,format=raw,cache=unsafe"
+  -device "nvme-ns,drive=pi2,bus=nvme1,nsid=2,$NS,ms=16,mset=0,pi=1,pil=1"
+  -drive "file=$IMG/pi3.img,if=none,id=pi3,format=raw,cache=unsafe"
+  -device "nvme-ns,drive=pi3,bus=nvme1,nsid=3,$NS,ms=16,mset=0,pi=1,pif=2,pil=0"
 )
 DEV_zns=(
   -device nvme,id=nvme2,serial=imkzns

@@ -167,6 +167,73 @@ zbd_both --name=vf $ZB --rw=randwrite --bs=4k --size=16m --verify=crc32c
 run iomarkread iomark --name=rd $ZB --rw=randread --bs=4k --size=16m --output-format=json
 run fioread fio --name=rd $ZB --rw=randread --bs=4k --size=16m --output-format=json
 case_end
+# several jobs on one zoned device share its zones (write pointers, open
+# zones, resets): iomark and fio side by side, group_reporting, the zones
+# reported after each (8 zones of 3 MiB take 128 of the 512 writes of 64k)
+ZU="--filename=$IMK_ZNS_BDEV --ioengine=io_uring --iodepth=4 --direct=1 --zonemode=zbd"
+case_begin zbd-jobs-uring
+zbd_both --name=ju $ZU --rw=randwrite --bs=64k --size=32m --io_size=16m --numjobs=2 \
+  --max_open_zones=4 --group_reporting=1
+case_end
+case_begin zbd-jobs-psync
+zbd_both --name=jp $ZB --rw=randwrite --bs=64k --size=32m --io_size=16m --numjobs=2 \
+  --max_open_zones=4 --group_reporting=1
+case_end
+# two sections on overlapping regions, 40 KiB blocks (76 fit a zone, 32 KiB
+# are left over), the device's open limit
+case_begin zbd-two-sections
+cat > two.fio <<EOF2
+[global]
+filename=$IMK_ZNS_BDEV
+ioengine=io_uring
+zonemode=zbd
+direct=1
+thread=1
+iodepth=16
+bs=40k
+rw=randwrite
+io_size=4m
+group_reporting=1
+[append1]
+[append2]
+offset=10%
+EOF2
+zbd_both two.fio
+case_end
+# many jobs of random 512 KiB writes under an open limit across the
+# whole namespace (the shape of fio's zbd-rand-write example)
+case_begin zbd-many-jobs
+cat > many.fio <<EOF2
+[global]
+filename=$IMK_ZNS_BDEV
+ioengine=io_uring
+zonemode=zbd
+direct=1
+rw=randwrite
+bs=512k
+max_open_zones=8
+numjobs=8
+io_size=16m
+group_reporting=1
+[many]
+EOF2
+zbd_both many.fio
+case_end
+# a trim of a zone is a zone reset (trims a zone long); a random trim of an
+# empty zone moves to the nearest zone holding data
+case_begin zbd-trim
+for t in iomark fio; do
+  reset_zones
+  run $t-fill $t --name=fill $ZB --rw=write --bs=64k --size=16m
+  run $t $t --name=trim $ZB --rw=trim --bs=4m --size=16m --output-format=json,normal
+  zones $t
+  reset_zones
+  run $t-fill2 $t --name=fill $ZB --rw=write --bs=64k --size=16m
+  run $t-rand $t --name=rtrim $ZB --rw=randtrim --bs=4m --size=32m --output-format=json,normal
+  zones $t-rand
+done
+run smallbs iomark --name=t $ZB --rw=trim --bs=64k --size=16m
+case_end
 case_begin zbd-refusals
 run toomany iomark --name=r $ZB --rw=write --size=16m --max_open_zones=9
 run zonesize iomark --name=r $ZB --rw=write --size=16m --zonesize=1m
@@ -216,6 +283,23 @@ run unmasked iomark --name=unmasked $PI --rw=read --size=64k --pi_act=0 --md_per
   --pi_chk=APPTAG --apptag=0x1142 --apptag_mask=0xff00 --output-format=json
 run smallmd iomark --name=smallmd $PI --rw=randwrite --pi_act=0 --md_per_io_size=4 \
   --output-format=json
+case_end
+
+# --- PI with the default pi_act/pi_chk: what is written stays valid -------
+# (type 1; 8-byte PI in 8 bytes of metadata, 8-byte PI last in 16, 16-byte
+# PI first in 16): random writes, then a plain kernel read of the range
+# (the block layer checks guard and reference tag) and nvme-cli verifies
+# of sampled blocks checking guard, application and reference tags
+case_begin pi-default
+for v in PI PI2 PI3; do
+  eval cdev=\$IMK_${v}_CDEV bdev=\$IMK_${v}_BDEV
+  run $v iomark --name=d --filename="$cdev" --ioengine=io_uring_cmd --rw=randwrite --bs=8k \
+    --iodepth=8 --size=2m --offset=1m --md_per_io_size=64 --output-format=json
+  run $v-kread dd if="$bdev" of=/dev/null bs=64k skip=16 count=32 iflag=direct
+  for lba in 256 257 300 401 511; do
+    run $v-verify-$lba nvme verify "$bdev" -s $lba -c 0 -p 7 -r $lba -a 0x1234 -m 0xffff
+  done
+done
 case_end
 
 # --- the safety guard treats /dev/ngXnY as its namespace's block device ---

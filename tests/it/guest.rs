@@ -495,6 +495,20 @@ fn pi(c: &Case) -> Result<(), String> {
     refused(c, "smallmd", &["md_per_io_size should be at least 8 bytes"])
 }
 
+/// Default-option PI writes on three type 1 formats: a kernel read and
+/// nvme-cli verifies (guard, application and reference tags) all pass.
+fn pi_default(c: &Case) -> Result<(), String> {
+    for v in ["PI", "PI2", "PI3"] {
+        let n = counts(&c.json(v)?);
+        expect(&format!("{v}: writes"), ios(&n, "write"), 256)?;
+        c.ok(&format!("{v}-kread"))?;
+        for lba in [256, 257, 300, 401, 511] {
+            c.ok(&format!("{v}-verify-{lba}"))?;
+        }
+    }
+    Ok(())
+}
+
 fn ng_safety(c: &Case) -> Result<(), String> {
     // The refusals name the namespace's block device, whatever number
     // the guest's kernel gave it.
@@ -630,6 +644,103 @@ fn at_most_open(c: &Case, max: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// Several jobs on one zoned device (one group report): iomark and fio
+/// did the same writes without an error, each left at most `max_open`
+/// zones open, and each tool's resets account for its zones exactly:
+/// the data `blkzone report` shows plus a full zone (`per_zone` bytes)
+/// per reset is every byte written. The resets themselves depend on the
+/// order in which the jobs' writes meet (fio's own runs of the same job
+/// differ from one another), so each tool's must lie between the fewest
+/// the data needs (`min_resets`) and the most it allows (one per full
+/// zone's worth of writes).
+fn shared_zones(
+    c: &Case,
+    writes: u64,
+    max_open: usize,
+    per_zone: u64,
+    min_resets: u64,
+) -> Result<(), String> {
+    let n = same_counts(c)?;
+    expect("writes", ios(&n, "write"), writes)?;
+    let bytes: u64 = n.iter().filter(|c| c.1 == "write").map(|c| c.3).sum();
+    let mut resets = Vec::new();
+    for tool in ["iomark", "fio"] {
+        let doc = c.json(tool)?;
+        let err = doc["jobs"][0]["error"].as_i64();
+        if err != Some(0) {
+            return Err(format!("{tool}: error {err:?}"));
+        }
+        let r = c.zone_resets(tool)?;
+        // (a full zone's write pointer is reported at its end)
+        let data: u64 = c.zones(tool)?.iter().map(|z| z.2.min(z.1) * 512).sum();
+        if data + r * per_zone != bytes {
+            return Err(format!(
+                "{tool}: {data} bytes in the zones and {r} resets of {per_zone} bytes, \
+                 {bytes} bytes written"
+            ));
+        }
+        if r < min_resets || r > bytes / per_zone {
+            return Err(format!(
+                "{tool}: {r} zone resets, from {min_resets} to {} possible",
+                bytes / per_zone
+            ));
+        }
+        resets.push(r);
+    }
+    let json = c.json("iomark")?["jobs"][0]["zone_resets"].as_u64();
+    if json != Some(resets[0]) {
+        return Err(format!("JSON zone_resets {json:?}, text {}", resets[0]));
+    }
+    let (ours, fio) = (resets[0], resets[1]);
+    let name = c.dir.file_name().unwrap_or_default().to_string_lossy();
+    say(&format!("{name}: zone resets iomark {ours}, fio {fio}"));
+    at_most_open(c, max_open)
+}
+
+fn zbd_jobs_uring(c: &Case) -> Result<(), String> {
+    // 2 jobs of 256 writes of 64k on 8 zones of 3 MiB (48 writes each)
+    shared_zones(c, 512, 4, 3 << 20, 3)
+}
+
+fn zbd_jobs_psync(c: &Case) -> Result<(), String> {
+    shared_zones(c, 512, 4, 3 << 20, 3)
+}
+
+fn zbd_two_sections(c: &Case) -> Result<(), String> {
+    // 2 sections of 4 MiB of 40k writes; 76 fit a zone
+    shared_zones(c, 2 * 103, 8, 76 * (40 << 10), 0)
+}
+
+fn zbd_many_jobs(c: &Case) -> Result<(), String> {
+    // 8 jobs of 32 writes of 512k: 128 MiB on 96 MiB of zone capacity
+    shared_zones(c, 256, 8, 3 << 20, 11)
+}
+
+/// Trims of 4 written zones (one per zone, then random ones over 8
+/// zones): each is a zone reset, as fio's; every zone ends empty.
+fn zbd_trim(c: &Case) -> Result<(), String> {
+    for (ours, fio) in [("iomark", "fio"), ("iomark-rand", "fio-rand")] {
+        let (a, b) = (counts(&c.json(ours)?), counts(&c.json(fio)?));
+        if a != b {
+            return Err(format!("{ours}: {a:?}, {fio}: {b:?}"));
+        }
+        expect(&format!("{ours}: trims"), ios(&a, "trim"), 4)?;
+        expect(&format!("{ours}: writes"), ios(&a, "write"), 0)?;
+        for tool in [ours, fio] {
+            expect(&format!("{tool}: zone resets"), c.zone_resets(tool)?, 4)?;
+            let written = c.zones(tool)?.iter().filter(|z| z.2 != 0).count() as u64;
+            expect(&format!("{tool}: zones holding data"), written, 0)?;
+        }
+        let json = c.json(ours)?["jobs"][0]["zone_resets"].as_u64();
+        expect("JSON zone_resets", json.unwrap_or(0), 4)?;
+    }
+    refused(
+        c,
+        "smallbs",
+        &["trim block size 65536 is not the zone size 4194304"],
+    )
+}
+
 fn zbd_uring_cmd(c: &Case) -> Result<(), String> {
     let (n, resets) = same_zbd(c)?;
     expect("writes", ios(&n, "write"), 384)?;
@@ -715,11 +826,17 @@ const CHECKS: &[(&str, Check)] = &[
     ("zbd-ignore-limits", zbd_ignore_limits),
     ("zbd-uring-cmd", zbd_uring_cmd),
     ("zbd-verify-read", zbd_verify_read),
+    ("zbd-jobs-uring", zbd_jobs_uring),
+    ("zbd-jobs-psync", zbd_jobs_psync),
+    ("zbd-two-sections", zbd_two_sections),
+    ("zbd-many-jobs", zbd_many_jobs),
+    ("zbd-trim", zbd_trim),
     ("zbd-refusals", zbd_refusals),
     ("zbd-long-seq", zbd_long_seq),
     ("zbd-long-rand-cmd", zbd_long_rand_cmd),
     ("examples", examples),
     ("pi", pi),
+    ("pi-default", pi_default),
     ("ng-safety", ng_safety),
     ("fdp-env", fdp_env),
     ("fdp-roundrobin", fdp_roundrobin),

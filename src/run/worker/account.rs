@@ -72,6 +72,12 @@ impl Completions for Worker<'_> {
 
     #[inline]
     fn account(&mut self, q: &mut IoQueue, idx: u32, result: i64, now: u64, queued: bool) {
+        let u = q.unit(idx);
+        if u.op == Op::Write {
+            // zonemode=zbd: the zone is free for other jobs
+            self.workload
+                .zbd_completed(u.file, u.offset, u.len(), result >= 0);
+        }
         if result < 0 {
             let detail = q.engine().error_detail(idx);
             self.io_failed(q.unit(idx), (-result) as i32, detail);

@@ -9,7 +9,7 @@ use super::queue::{IoQueue, Issued};
 use super::{PassEnd, Worker};
 use crate::engine::Op;
 use crate::job::spec::ThinkBlocksType;
-use crate::workload::NextIo;
+use crate::workload::{Exhausted, NextIo};
 
 impl Worker<'_> {
     /// Issues I/O until the pass is done or the job must stop.
@@ -27,7 +27,7 @@ impl Worker<'_> {
                 continue;
             }
             let retried = self.retry.is_some();
-            let Some(next) = self.next_io(now) else {
+            let Some(next) = self.next_io(q, now) else {
                 q.drain(self);
                 if let Some((errno, msg)) = self.workload.take_failure() {
                     self.err.fail(errno, msg);
@@ -57,7 +57,14 @@ impl Worker<'_> {
             {
                 f.issued();
             }
-            match q.issue(idx, self) {
+            let issued =
+                if next.op == Op::Trim && self.workload.zbd_trim_is_reset(next.file, next.offset) {
+                    // zonemode=zbd: the trim was a zone reset, done above
+                    q.complete_now(idx, self)
+                } else {
+                    q.issue(idx, self)
+                };
+            match issued {
                 Issued::Completed(done) => {
                     if self.pace.thinker.due(ThinkBlocksType::Complete, 1, done) {
                         self.think(q);
@@ -81,14 +88,35 @@ impl Worker<'_> {
     /// The I/O the engine was busy for, or the workload's next; `None`
     /// when the pass is done.
     #[inline]
-    fn next_io(&mut self, now: u64) -> Option<NextIo> {
+    fn next_io(&mut self, q: &mut IoQueue, now: u64) -> Option<NextIo> {
         if let Some(mask) = self.pace.ready_mask(now) {
             self.workload.set_ready(mask);
         }
-        match self.retry.take() {
-            Some(n) => Some(n),
-            None => self.workload.next_io().ok(),
+        if let Some(n) = self.retry.take() {
+            return Some(n);
         }
+        loop {
+            match self.workload.next_io() {
+                Ok(n) => return Some(n),
+                Err(Exhausted::ZoneWait) if self.zone_wait(q) => {}
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// `zonemode=zbd`: the next write needs a zone another job is
+    /// writing (or an open zone while all are being filled): completes
+    /// this job's I/O, so that it holds no zone, then waits a little for
+    /// the others'. False when the job must stop instead.
+    #[cold]
+    fn zone_wait(&mut self, q: &mut IoQueue) -> bool {
+        q.drain(self);
+        let now = self.clock.now();
+        if self.err.failed() || self.stopping(now) {
+            return false;
+        }
+        self.workload.zbd_wait();
+        true
     }
 
     /// `zonemode=zbd`: the zone resets the workload asked for, once the

@@ -315,6 +315,15 @@ impl IoQueue {
         }
     }
 
+    /// Completes the prepared unit `idx` without the engine, as if it
+    /// had moved all its bytes (a zoned trim that was a zone reset).
+    #[cold]
+    pub fn complete_now<S: Completions>(&mut self, idx: u32, s: &mut S) -> Issued {
+        let u = &mut self.units[idx as usize];
+        u.result = u.len() as i64;
+        Issued::Completed(self.complete_inline(idx, s))
+    }
+
     /// Accounts a unit the engine completed inside `queue` (a submit and
     /// a completion of one I/O at the current depth); returns the time.
     fn complete_inline<S: Completions>(&mut self, idx: u32, s: &mut S) -> u64 {
