@@ -249,7 +249,9 @@ fn launched(launch: &Launch, args: RunArgs) -> i32 {
         match sink.lock() {
             Ok(mut s) => {
                 s.write(&text);
-                s.finish()
+                let f = s.finish();
+                crate::launch::report_written();
+                f
             }
             Err(_) => Some("cannot write the report: its writer failed".into()),
         }

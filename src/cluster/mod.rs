@@ -39,6 +39,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub use merge::{Client, Merged};
+pub use node::report_written;
 pub use transport::{Local, Transport};
 pub use tree::{Hosts, RankSet};
 
@@ -325,6 +326,7 @@ impl Ranks {
     /// rank here (a lost rank cannot leave MPI by itself); the others wait
     /// for that.
     pub fn end(self, code: i32) -> i32 {
+        report_written();
         let mut node = self.node();
         if self.is_root() && node.stop().is_some_and(|s| !s.lost.is_empty()) {
             let _ = crate::run::output::finish_stdout();
@@ -389,12 +391,7 @@ impl Spread {
         let lost: Vec<(RankSet, String)> = stop
             .iter()
             .flat_map(|s| &s.lost)
-            .map(|l| {
-                (
-                    RankSet::one(l.rank),
-                    format!("sent nothing for {} s {}", l.secs, l.during),
-                )
-            })
+            .map(|l| (RankSet::one(l.rank), l.reason()))
             .collect();
         let stopped = stop.as_ref().map(|s| s.cause.to_string());
         let mut merged = merge::merged(&result, g, &self.hosts, &lost, stopped);

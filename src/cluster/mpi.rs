@@ -75,10 +75,14 @@ impl Mpi {
             ));
         }
         let (mut rank, mut size) = (0, 0);
-        // SAFETY: MPI is initialized; both calls fill one int.
+        // SAFETY: MPI is initialized; both calls fill one int. Errors
+        // are returned, not fatal: a message to a rank that died (a
+        // connection refused) must not end this rank too; such a send
+        // is dropped (see `done`), and the rank is found lost.
         unsafe {
             ffi::MPI_Comm_rank(ffi::RSMPI_COMM_WORLD, &mut rank);
             ffi::MPI_Comm_size(ffi::RSMPI_COMM_WORLD, &mut size);
+            ffi::MPI_Comm_set_errhandler(ffi::RSMPI_COMM_WORLD, ffi::RSMPI_ERRORS_RETURN);
         }
         Ok(Mpi {
             rank: rank as u32,
@@ -96,14 +100,16 @@ impl Mpi {
     }
 }
 
-/// Whether the request of `p` has completed (`MPI_Test`, once).
+/// Whether the request of `p` has completed (`MPI_Test`, once). A
+/// request that failed (its peer died) counts as complete: a send is
+/// then dropped, a receive handed over as it is (and not decoded).
 fn done(p: &mut Pending) -> bool {
     if !p.complete {
         let mut flag: c_int = 0;
         // SAFETY: a live request handle; MPI_Test completes (and frees)
         // it or leaves it as it is; the status is ignored.
-        unsafe { ffi::MPI_Test(&mut p.req, &mut flag, ffi::RSMPI_STATUS_IGNORE) };
-        p.complete = flag != 0;
+        let rc = unsafe { ffi::MPI_Test(&mut p.req, &mut flag, ffi::RSMPI_STATUS_IGNORE) };
+        p.complete = flag != 0 || rc != 0;
     }
     p.complete
 }

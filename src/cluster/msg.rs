@@ -238,14 +238,30 @@ pub struct Lost {
     pub secs: u64,
     /// What the ranks were doing (`during phase 2`).
     pub during: String,
+    /// Its process is gone (seen by a rank of its host), rather than
+    /// silent.
+    pub gone: bool,
+}
+
+impl Lost {
+    /// Why it is missing: `sent nothing for 3 s during phase 1`.
+    pub fn reason(&self) -> String {
+        if self.gone {
+            format!("ended {} (its process is gone)", self.during)
+        } else {
+            format!("sent nothing for {} s {}", self.secs, self.during)
+        }
+    }
 }
 
 impl std::fmt::Display for Lost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "rank {} (host {}) sent nothing for {} s {}",
-            self.rank, self.host, self.secs, self.during
+            "rank {} (host {}) {}",
+            self.rank,
+            self.host,
+            self.reason()
         )
     }
 }

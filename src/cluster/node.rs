@@ -14,7 +14,11 @@
 //! for longer than `--mpi-timeout` is lost: the ranks stop ([`Stop`],
 //! sent to rank 0 and down the tree). When rank 0 itself is lost, a rank
 //! that finds it so names it and ends every rank at once (nobody is left
-//! to report). A stop signal on any rank stops every rank the same way.
+//! to report). A neighbour on this rank's host whose process is gone (a
+//! rank killed or crashed) is lost at once, not after the timeout: Open
+//! MPI's launcher ends every rank about 2 s after one dies (SIGTERM after
+//! 1 s, SIGKILL a second later), and the report must be written by then.
+//! A stop signal on any rank stops every rank the same way.
 //!
 //! **Stopping**: every meeting in progress ends with [`Stopped`]; each
 //! rank sends what it measured up the tree (a lost rank's children to
@@ -25,7 +29,8 @@
 //! the live ranks to leave, each first ending a lost rank of its own host
 //! (a stopped process, which the launcher would wait seconds to kill),
 //! and aborts; if its report is not written 0.9 s after the stop, its
-//! watch thread ends them all anyway. A rank that was itself stopped past
+//! watch thread ends them all anyway (and says so; not once the report
+//! is written). A rank that was itself stopped past
 //! the timeout leaves as soon as it resumes.
 
 use std::collections::{HashMap, HashSet};
@@ -68,7 +73,24 @@ pub(crate) struct Shared {
     /// This process itself was stopped for longer than half the timeout
     /// (and has resumed): the others have likely given up on it.
     stalled: AtomicBool,
+    /// The run is ending (the end was sent or received): ranks leave
+    /// from now on, which is not a loss.
+    ending: AtomicBool,
+    /// When this rank last looked for neighbours whose process is gone.
+    last_gone_look: Mutex<Instant>,
 }
+
+/// Rank 0's report is written (see [`report_written`]).
+static REPORT_WRITTEN: AtomicBool = AtomicBool::new(false);
+
+/// Rank 0 has written its report: a stop after this does not say it
+/// could not be.
+pub fn report_written() {
+    REPORT_WRITTEN.store(true, Ordering::SeqCst);
+}
+
+/// How often a rank looks whether its host's neighbours still live.
+const GONE_LOOK: Duration = Duration::from_millis(100);
 
 struct State {
     tree: Tree,
@@ -148,6 +170,9 @@ impl Shared {
                 st.ups.insert((key, from), up);
             }
             Msg::Down(key, down) => {
+                if matches!(down, Down::Bye { .. } | Down::End { .. }) {
+                    self.ending.store(true, Ordering::SeqCst);
+                }
                 // Down the tree at once: the release of a barrier must
                 // not wait for this rank's main thread.
                 let kids = st.tree.live_children(self.rank, &lost_of(st));
@@ -356,11 +381,16 @@ impl Shared {
                         .map_or("?".into(), |h| h.name_of(r).to_string()),
                     secs: d.as_secs(),
                     during: st.during.clone(),
+                    gone: false,
                 })
                 .collect();
             (n, lost_now)
         };
-        let _ = neighbours;
+        let lost_now = if lost_now.is_empty() {
+            self.gone_neighbours(&neighbours)
+        } else {
+            lost_now
+        };
         for l in lost_now {
             if l.rank == 0 {
                 self.rank_0_lost(l);
@@ -368,6 +398,52 @@ impl Shared {
             self.stop(Cause::Lost(l));
         }
         self.hard_stop();
+    }
+
+    /// The neighbours of this rank's host (of `near`) whose process is
+    /// gone: a rank killed, or crashed, is known at once by the ranks of
+    /// its host (the launcher reaps it), not only after the timeout.
+    /// Looked at every [`GONE_LOOK`] until the ranks stop (the ranks
+    /// leave from then on, once their results are sent) or the run ends.
+    fn gone_neighbours(&self, near: &[u32]) -> Vec<Lost> {
+        if self.stopping() || self.ending.load(Ordering::SeqCst) {
+            return Vec::new();
+        }
+        {
+            let mut last = self
+                .last_gone_look
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if last.elapsed() < GONE_LOOK {
+                return Vec::new();
+            }
+            *last = Instant::now();
+        }
+        let st = self.state();
+        let Some(hosts) = &st.hosts else {
+            return Vec::new();
+        };
+        let here = hosts.host_of(self.rank);
+        let Some(me) = std::fs::read_link("/proc/self/exe").ok() else {
+            return Vec::new();
+        };
+        near.iter()
+            .filter(|&&r| hosts.host_of(r) == here)
+            .filter_map(|&r| {
+                let pid = *st.pids.get(r as usize)?;
+                // Gone: no such process, a zombie (no program any more),
+                // or another program that took its pid.
+                let alive =
+                    std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == me);
+                (!alive).then(|| Lost {
+                    rank: r,
+                    host: hosts.name_of(r).to_string(),
+                    secs: 0,
+                    during: st.during.clone(),
+                    gone: true,
+                })
+            })
+            .collect()
     }
 
     /// Rank 0 is lost: nobody is left to report. Says who, tells the
@@ -428,7 +504,11 @@ impl Shared {
         let late = {
             let st = self.state();
             match &st.stop {
-                Some((s, at)) if !s.lost.is_empty() && at.elapsed() > HARD_STOP => {
+                Some((s, at))
+                    if !s.lost.is_empty()
+                        && at.elapsed() > HARD_STOP
+                        && !REPORT_WRITTEN.load(Ordering::SeqCst) =>
+                {
                     Some(s.cause.clone())
                 }
                 _ => None,
@@ -493,6 +573,8 @@ impl Node {
             stopping: AtomicBool::new(false),
             quit: AtomicBool::new(false),
             stalled: AtomicBool::new(false),
+            ending: AtomicBool::new(false),
+            last_gone_look: Mutex::new(now),
         });
         let w = sh.clone();
         let watcher = std::thread::Builder::new()
@@ -683,6 +765,7 @@ impl Node {
     /// The end of the run, with its exit code: rank 0 sends it down, the
     /// others wait for it (as long as rank 0 lives) and return it.
     pub fn bye(&mut self, code: i32) -> i32 {
+        self.sh.ending.store(true, Ordering::SeqCst);
         if self.rank() == 0 {
             self.down(Key::Bye, &Down::Bye { code });
             return self.flushed(code);
@@ -723,6 +806,7 @@ impl Node {
     /// itself): the live ones are told to leave, the launcher ends the
     /// others.
     pub fn end_all(&self, code: i32) -> ! {
+        self.sh.ending.store(true, Ordering::SeqCst);
         self.sh.end_lost_peers(&self.sh.state());
         self.down(Key::Bye, &Down::End { code });
         let t0 = Instant::now();

@@ -377,6 +377,12 @@ impl Launched {
 /// The line naming a job's error (none when it ran clean): under MPI with
 /// its host, and the rank and global clone that failed (the clones of a
 /// host's ranks are merged; the failing one is named, not the lowest).
+/// Rank 0's report is written: a stop that comes now (a rank lost) does
+/// not say it could not be.
+pub fn report_written() {
+    cluster::report_written();
+}
+
 fn error_line(j: &crate::run::JobRun, host: Option<&str>) -> Option<String> {
     let o = &j.outcome;
     let m = o

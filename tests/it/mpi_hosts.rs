@@ -620,3 +620,110 @@ fn a_host_stopped_mid_phase_is_named_and_the_other_ranks_report() {
         ]
     );
 }
+
+/// Two hosts of two ranks (0, 1 on imk1; 2, 3 on imk2), `victim` killed
+/// (SIGKILL) mid-phase, the report to a file: mpirun's status and the
+/// report.
+fn kill_mid_phase(victim: u32) -> (std::process::Output, Value) {
+    let bin = mpi_iomark().expect("checked by the caller");
+    let d = tempdir();
+    let out = d.path().join("out.json");
+    let mut args = host_args(d.path(), 2);
+    args.extend(["-np".into(), "4".into(), bin.to_string_lossy().into_owned()]);
+    args.extend(
+        [
+            "--mpi-timeout=20",
+            "--name=t",
+            "--ioengine=null",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=1m",
+            "--time_based",
+            "--runtime=20",
+            "--output-format=json",
+        ]
+        .map(String::from),
+    );
+    args.push(format!("--output={}", out.display()));
+    let mut child = Command::new("mpirun")
+        .arg("--allow-run-as-root")
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("mpirun starts");
+    let t0 = Instant::now();
+    let mut pids = None;
+    while pids.is_none() && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+        pids = (0..4)
+            .map(|r| rank_pid(&bin, r, child.id() as i32))
+            .collect::<Option<Vec<i32>>>();
+    }
+    let pids = pids.expect("every rank started");
+    std::thread::sleep(Duration::from_secs(2));
+    // SAFETY: kill has no memory precondition.
+    unsafe { libc::kill(pids[victim as usize], libc::SIGKILL) };
+    let killed = Instant::now();
+    while child.try_wait().unwrap().is_none() && killed.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let took = killed.elapsed();
+    eprintln!("rank {victim} killed: mpirun ended {took:?} later");
+    let _ = child.kill();
+    let o = child.wait_with_output().unwrap();
+    for &p in &pids {
+        // SAFETY: as above.
+        unsafe { libc::kill(p, libc::SIGKILL) };
+    }
+    let err = common::stderr(&o);
+    // The launcher ends the job on a rank that died: well before the
+    // 20 s the other ranks would wait for a silent one.
+    assert!(took < Duration::from_secs(10), "took {took:?}: {err}");
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    let v: Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("rank {victim} killed: no report ({e}): {text}\n{err}"));
+    (o, v)
+}
+
+/// The report after `victim` was killed: every other rank reported, the
+/// dead one alone missing, named with its host; mpirun failed.
+fn check_killed(victim: u32, host: &str) {
+    let (o, v) = kill_mid_phase(victim);
+    let err = common::stderr(&o);
+    assert!(!o.status.success(), "{err}");
+    let c = &v["iomark"]["cluster"];
+    assert_eq!(c["ranks_reported"], 3, "{c}");
+    let missing = c["missing"].as_array().expect("missing ranks");
+    assert_eq!(missing.len(), 1, "{c}");
+    assert_eq!(missing[0]["ranks"], serde_json::json!([victim]), "{c}");
+    assert_eq!(missing[0]["hostnames"], serde_json::json!([host]), "{c}");
+    assert!(
+        missing[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("its process is gone")),
+        "{c}"
+    );
+    // What the others did is there.
+    let ios = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap_or(0);
+    assert!(ios > 0, "{v}");
+}
+
+#[test]
+fn a_killed_rank_below_rank_0_is_named_and_every_other_rank_reports() {
+    let _serial = common::timing_alone();
+    let Some(_) = mpi_iomark() else { return };
+    let Some(_hosts) = Hosts::up() else { return };
+    // Rank 2 leads host imk2 (its rank 3 then hangs below rank 0); rank
+    // 1 is rank 0's own host's.
+    check_killed(2, "imk2");
+    check_killed(1, "imk1");
+}
+
+#[test]
+fn a_killed_leaf_rank_is_named_and_its_parent_is_not_missing() {
+    let _serial = common::timing_alone();
+    let Some(_) = mpi_iomark() else { return };
+    let Some(_hosts) = Hosts::up() else { return };
+    check_killed(3, "imk2");
+}
