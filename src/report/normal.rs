@@ -198,7 +198,7 @@ fn dir_block(out: &mut String, r: &JobReport, sec: &Section, report: &Report) {
     let runt = ds.runtime_ms.max(1);
     let bw = bw_bytes(ds);
     let iops = ds.ios * 1000 / runt;
-    let zone = matches!(sec.label, "write" | "trim");
+    let zone = sec.label == "write";
     let resets = format!("; {} zone resets", r.stats.zone_resets);
     let _ = writeln!(
         out,
