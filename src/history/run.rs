@@ -151,8 +151,6 @@ pub fn from_dataset(d: dataset::Dataset) -> Run {
             for b in &item.bins {
                 add_bins(&mut bins, b);
             }
-            // Held for every test of a run: no spare room.
-            bins.shrink_to_fit();
             TestRun {
                 key: item.key,
                 name: item.name,

@@ -979,9 +979,6 @@ fn lat_detail(o: &Value) -> (Pairs, Pairs) {
         })
         .unwrap_or_default();
     bins.sort_by(|a, b| a.0.total_cmp(&b.0));
-    // Held for every job entry of a document: no spare room.
-    p.shrink_to_fit();
-    bins.shrink_to_fit();
     (p, bins)
 }
 
