@@ -430,3 +430,45 @@ fn a_partition_of_a_gpt_known_by_its_backup_alone_is_probed() {
         },
     );
 }
+
+#[test]
+fn without_libblkid_the_own_list_refuses_and_says_so_once() {
+    // libblkid made unloadable for one run: a private mount namespace in
+    // which the library's file is /dev/null (dlopen fails). The own list
+    // still finds an MD 1.2 magic, and a warning says the check is the
+    // own list alone.
+    let Ok(lib) = std::fs::canonicalize("/lib/x86_64-linux-gnu/libblkid.so.1") else {
+        missing("no /lib/x86_64-linux-gnu/libblkid.so.1 (Debian's libblkid1)");
+        return;
+    };
+    let dir = tempdir();
+    let Some(dev) = LoopDev::with_image(dir.path(), "sig.img", SIZE, false) else {
+        return;
+    };
+    poke(&dev.image, 4096, &MD_MAGIC);
+    poke(&dev.image, 4100, &1u32.to_le_bytes());
+    let before = hash(&dev.image);
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.args([
+        "-m",
+        "sh",
+        "-c",
+        "mount --bind /dev/null \"$0\" && exec \"$@\"",
+    ])
+    .arg(&lib)
+    .arg(env!("CARGO_BIN_EXE_iomark"))
+    .args(write_at_8m(&dev))
+    .current_dir(dir.path());
+    let o = output_of(&mut cmd);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.trim().lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].contains("libblkid.so.1 could not be loaded")
+            && lines[0].contains("own list of signatures only"),
+        "{err}"
+    );
+    assert!(lines[1].contains("superblock 1.2"), "{err}");
+    assert_eq!(hash(&dev.image), before);
+}
