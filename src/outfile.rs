@@ -150,7 +150,18 @@ pub fn open(path: &Path, named: Named, append: bool) -> io::Result<OutFile> {
 fn null_device() -> io::Result<OutFile> {
     let c = cstr(br"\\.\NUL")?;
     let file = open_at(crate::sys::AT_FDCWD, &c, crate::sys::O_WRONLY)?;
-    finish(file, None, false, true)
+    // No `metadata()`: a character device has none to give (Wine answers
+    // "invalid parameter").
+    Ok(OutFile {
+        file,
+        name: OutName {
+            at: None,
+            id: crate::sys::Ident::from((0, 0)),
+            created: false,
+            regular: false,
+        },
+        pending_truncate: false,
+    })
 }
 
 /// Whether the link `name` in `dir` leads to one of this process's own
