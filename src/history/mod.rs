@@ -52,7 +52,6 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
-use crate::sys::ext::MetadataExt;
 
 pub use run::{Run, TargetInfo, TestRun};
 
@@ -259,7 +258,9 @@ fn check_beside(p: &Path) -> Result<(), String> {
         "is a symbolic link"
     } else if !m.is_file() {
         "is not a regular file"
-    } else if m.nlink() > 1 {
+    } else if crate::sys::stat_path(p, false).is_ok_and(|st| st.nlink > 1) {
+        // The link count as the system gives it (on Windows from the
+        // file's handle: std's metadata has none there).
         "has other hard links"
     } else {
         return Ok(());
@@ -504,7 +505,7 @@ impl Store {
                     ))
                 })?;
             }
-        } else if std::fs::symlink_metadata(path).is_ok_and(|m| m.nlink() > 1) {
+        } else if crate::sys::stat_path(path, false).is_ok_and(|st| st.nlink > 1) {
             return Err(open_err(
                 "it has other hard links, so writing it would change another file too".into(),
             ));
