@@ -260,7 +260,7 @@ pub fn import(o: ImportOpts) -> i32 {
                 }
                 runs.push(r);
             }
-            Err(e) => return fail("history import", &e),
+            Err(e) => return fail("history import", &e.to_string()),
         }
     }
     let mut store = match open(sel.db.as_deref(), Access::Write { create: true }) {

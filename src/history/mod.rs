@@ -52,7 +52,6 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
-
 pub use run::{Run, TargetInfo, TestRun};
 
 use crate::results::dataset::Metrics;

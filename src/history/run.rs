@@ -19,6 +19,7 @@ use sha2::Digest;
 use crate::results::dataset::{self, Metrics, METRICS};
 pub use crate::results::dataset::{settings_of, TargetInfo, SETTINGS_NOT_DEFINING as NOT_DEFINING};
 use crate::results::stats;
+use crate::results::ReadError;
 
 /// One test of one run.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -103,19 +104,19 @@ pub fn digest(text: &[u8]) -> String {
 }
 
 /// Reads a run from a result file's text; `source` names it.
-pub fn from_text(text: &str, source: &str) -> Result<Run, String> {
+pub fn from_text(text: &str, source: &str) -> Result<Run, ReadError> {
     let start = text
         .find('{')
-        .ok_or_else(|| format!("{source}: no JSON document in the file"))?;
+        .ok_or_else(|| ReadError::malformed(source, "no JSON document in the file"))?;
     let mut last: Option<Value> = None;
     for doc in serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>() {
         match doc {
             Ok(v) => last = Some(v),
             Err(e) if last.is_some() && e.is_eof() => break,
-            Err(e) => return Err(format!("{source}: not valid JSON: {e}")),
+            Err(e) => return Err(ReadError::malformed(source, format!("not valid JSON: {e}"))),
         }
     }
-    let v = last.ok_or_else(|| format!("{source}: no JSON document in the file"))?;
+    let v = last.ok_or_else(|| ReadError::malformed(source, "no JSON document in the file"))?;
     let mut run = from_value(&v, source)?;
     run.digest = digest(text.as_bytes());
     Ok(run)
@@ -124,7 +125,7 @@ pub fn from_text(text: &str, source: &str) -> Result<Run, String> {
 /// Reads a run from a file, document by document and job by job (a
 /// file of hundreds of megabytes is never held whole); its digest is
 /// that of the file's bytes, as [`from_text`] gives.
-pub fn load(path: &std::path::Path) -> Result<Run, String> {
+pub fn load(path: &std::path::Path) -> Result<Run, ReadError> {
     let (d, digest) = dataset::load_with_digest(path)?;
     let mut run = from_dataset(d);
     run.digest = digest;
@@ -134,7 +135,7 @@ pub fn load(path: &std::path::Path) -> Result<Run, String> {
 /// A run from a parsed document (bundle or fio-format), read as every
 /// results file is (`results::dataset`); its digest is that of the
 /// document's compact text.
-pub fn from_value(v: &Value, source: &str) -> Result<Run, String> {
+pub fn from_value(v: &Value, source: &str) -> Result<Run, ReadError> {
     let mut run = from_dataset(dataset::from_value(v, source)?);
     run.digest = digest(v.to_string().as_bytes());
     Ok(run)

@@ -26,7 +26,7 @@ pub enum ReadError {
 }
 
 impl ReadError {
-    fn malformed(at: impl Into<String>, why: impl Into<String>) -> Self {
+    pub(crate) fn malformed(at: impl Into<String>, why: impl Into<String>) -> Self {
         ReadError::Malformed {
             at: at.into(),
             why: why.into(),

@@ -470,7 +470,7 @@ mod libblkid {
         });
     }
 
-    fn io(e: String) -> std::io::Error {
+    fn io(e: blkid::BlkidError) -> std::io::Error {
         std::io::Error::other(e)
     }
 
@@ -488,7 +488,7 @@ mod libblkid {
         /// loaded (warned once).
         pub(super) fn probe(f: &std::fs::File, size: u64) -> std::io::Result<Option<Device>> {
             if let Err(why) = blkid::available() {
-                unavailable(&why);
+                unavailable(&why.to_string());
                 return Ok(None);
             }
             let fd = f.as_raw_fd();

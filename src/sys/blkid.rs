@@ -86,17 +86,25 @@ fn dlerror() -> String {
 /// libblkid1, part of every installation).
 pub const LIBRARY: &str = "libblkid.so.1";
 
-fn load() -> Result<Lib, String> {
+/// Why libblkid could not be loaded or could not probe (its message).
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BlkidError(String);
+
+fn load() -> Result<Lib, BlkidError> {
     // SAFETY: a NUL-terminated name; the handle is kept for the run.
     let h = unsafe { libc::dlopen(c"libblkid.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
     if h.is_null() {
-        return Err(dlerror());
+        return Err(BlkidError(dlerror()));
     }
-    let sym = |name: &CStr| -> Result<*mut c_void, String> {
+    let sym = |name: &CStr| -> Result<*mut c_void, BlkidError> {
         // SAFETY: a handle dlopen returned and a NUL-terminated name.
         let p = unsafe { libc::dlsym(h, name.as_ptr()) };
         if p.is_null() {
-            Err(format!("{LIBRARY} has no {}", name.to_string_lossy()))
+            Err(BlkidError(format!(
+                "{LIBRARY} has no {}",
+                name.to_string_lossy()
+            )))
         } else {
             Ok(p)
         }
@@ -126,13 +134,13 @@ fn load() -> Result<Lib, String> {
     })
 }
 
-fn lib() -> Result<&'static Lib, String> {
-    static LIB: OnceLock<Result<Lib, String>> = OnceLock::new();
+fn lib() -> Result<&'static Lib, BlkidError> {
+    static LIB: OnceLock<Result<Lib, BlkidError>> = OnceLock::new();
     LIB.get_or_init(load).as_ref().map_err(Clone::clone)
 }
 
 /// Whether libblkid can be used here (or why not).
-pub fn available() -> Result<(), String> {
+pub fn available() -> Result<(), BlkidError> {
     lib().map(|_| ())
 }
 
@@ -163,21 +171,23 @@ impl Drop for Guard<'_> {
     }
 }
 
-fn new_probe(lib: &Lib, fd: c_int, off: u64, size: u64) -> Result<Guard<'_>, String> {
+fn new_probe(lib: &Lib, fd: c_int, off: u64, size: u64) -> Result<Guard<'_>, BlkidError> {
     // SAFETY: no arguments; NULL is checked.
     let pr = unsafe { (lib.new_probe)() };
     if pr.is_null() {
-        return Err("libblkid could not allocate a probe".to_string());
+        return Err(BlkidError(
+            "libblkid could not allocate a probe".to_string(),
+        ));
     }
     let g = Guard(lib, pr);
     // SAFETY: a live probe and an open descriptor the caller keeps open
     // while the probe lives (it is freed before this module returns).
     let r = unsafe { (lib.set_device)(pr, fd, off as i64, size as i64) };
     if r != 0 {
-        return Err(format!(
+        return Err(BlkidError(format!(
             "libblkid cannot probe {size} bytes at offset {off}: {}",
             std::io::Error::last_os_error()
-        ));
+        )));
     }
     Ok(g)
 }
@@ -205,7 +215,7 @@ fn value(lib: &Lib, pr: Probe, name: &CStr) -> Option<String> {
 /// Bad checksums are accepted (a damaged superblock is still data) and a
 /// GPT is looked for even with no protective MBR (so a GPT whose MBR is
 /// gone, or whose primary header is, by its backup at the end).
-pub fn probe(fd: c_int, off: u64, size: u64) -> Result<Vec<Found>, String> {
+pub fn probe(fd: c_int, off: u64, size: u64) -> Result<Vec<Found>, BlkidError> {
     let lib = lib()?;
     let g = new_probe(lib, fd, off, size)?;
     let pr = g.1;
@@ -229,10 +239,10 @@ pub fn probe(fd: c_int, off: u64, size: u64) -> Result<Vec<Found>, String> {
             break;
         }
         if r != 0 {
-            return Err(format!(
+            return Err(BlkidError(format!(
                 "libblkid could not probe it: {}",
                 std::io::Error::last_os_error()
-            ));
+            )));
         }
         let at = |name: &CStr| value(lib, pr, name).and_then(|v| v.trim().parse::<u64>().ok());
         if let Some(name) = value(lib, pr, c"TYPE") {
@@ -259,7 +269,7 @@ pub fn probe(fd: c_int, off: u64, size: u64) -> Result<Vec<Found>, String> {
 /// The partitions (start and size in bytes) of the partition table
 /// libblkid finds on the whole device `fd` — its primary or, where that
 /// is gone, its backup (GPT) — empty when there is none.
-pub fn partitions(fd: c_int) -> Result<Vec<(u64, u64)>, String> {
+pub fn partitions(fd: c_int) -> Result<Vec<(u64, u64)>, BlkidError> {
     let lib = lib()?;
     let g = new_probe(lib, fd, 0, 0)?;
     let pr = g.1;
