@@ -76,7 +76,9 @@ fn logical_block_size(path: &Path) -> Option<DioAlign> {
     if !std::fs::metadata(path).ok()?.file_type().is_block_device() {
         return None;
     }
-    const BLKSSZGET: libc::c_ulong = 0x1268;
+    // (libc::Ioctl: the request's type, an unsigned long with glibc, an
+    // int with musl; the bits are the same.)
+    const BLKSSZGET: libc::Ioctl = 0x1268u32 as libc::Ioctl;
     let f = std::fs::File::open(path).ok()?;
     let mut size: libc::c_int = 0;
     // SAFETY: BLKSSZGET writes one int.

@@ -36,7 +36,9 @@ pub fn close_fd(fd: RawFd) -> io::Result<()> {
 /// Discards a range: `BLKDISCARD` on block devices, a punched hole on files.
 #[cfg(target_os = "linux")]
 pub fn trim(fd: RawFd, offset: u64, len: u64) -> i64 {
-    const BLKDISCARD: libc::c_ulong = 0x1277;
+    // (libc::Ioctl: the request's type, an unsigned long with glibc, an
+    // int with musl; the bits are the same.)
+    const BLKDISCARD: libc::Ioctl = 0x1277u32 as libc::Ioctl;
     // SAFETY: a C struct of plain data, for which all zero bytes are valid.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: fstat into a zeroed stat buffer.

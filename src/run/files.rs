@@ -1003,7 +1003,9 @@ pub fn invalidate(job: &PlannedJob, files: &[OpenedFile]) {
             }
             #[cfg(target_os = "linux")]
             TargetKind::Block => {
-                const BLKFLSBUF: libc::c_ulong = 0x1261;
+                // (libc::Ioctl: the request's type, an unsigned long with glibc, an
+                // int with musl; the bits are the same.)
+                const BLKFLSBUF: libc::Ioctl = 0x1261u32 as libc::Ioctl;
                 // SAFETY: BLKFLSBUF takes no argument; failure is harmless.
                 unsafe {
                     libc::ioctl(of.fd, BLKFLSBUF, 0);

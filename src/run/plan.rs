@@ -204,7 +204,9 @@ pub fn blockdev_size(path: &Path) -> std::io::Result<u64> {
 #[cfg(target_os = "linux")]
 pub fn blockdev_size(path: &Path) -> std::io::Result<u64> {
     use crate::sys::AsRawFd;
-    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+    // (libc::Ioctl: the request's type, an unsigned long with glibc, an
+    // int with musl; the bits are the same.)
+    const BLKGETSIZE64: libc::Ioctl = 0x8008_1272u32 as libc::Ioctl;
     let f = std::fs::File::open(path)?;
     let mut size: u64 = 0;
     // SAFETY: BLKGETSIZE64 writes one u64.

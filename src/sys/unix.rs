@@ -454,7 +454,9 @@ pub(super) fn errno_to_os_code(errno: i32) -> i32 {
 }
 
 pub(super) fn calendar_impl(secs: i64, utc: bool) -> Option<super::Calendar> {
-    let t = secs as libc::time_t;
+    // (time_t by inference: the name is deprecated on musl, whose
+    // time_t is 64 bits as here.)
+    let t = secs as _;
     // SAFETY: `tm` is plain data, for which all zero bytes are valid.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     let r = if utc {
