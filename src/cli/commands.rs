@@ -38,7 +38,11 @@ pub fn execute(cmd: Command) -> i32 {
     match cmd {
         Command::Text(text) => print(&text),
         Command::Usage(text) => {
-            output::stderr_line(text.trim_end());
+            // Several lines of iomark's own text: each written as a line
+            // (stderr_line escapes a newline inside one).
+            for line in text.trim_end().lines() {
+                output::stderr_line(line);
+            }
             EXIT_FAIL
         }
         Command::InflateLog(path) => super::inflate::main(&path),
