@@ -1417,18 +1417,22 @@ mod tests {
             db_path(Some(Path::new("/x/h.db"))).unwrap(),
             PathBuf::from("/x/h.db")
         );
-        // The XDG folders (Linux and other Unix systems).
-        let os = |s: &str| Some(std::ffi::OsString::from(s));
-        assert_eq!(
-            xdg_data_dir(os("/d"), os("/home/u")),
-            Some(PathBuf::from("/d"))
-        );
-        assert_eq!(
-            xdg_data_dir(os("rel"), os("/home/u")),
-            Some(PathBuf::from("/home/u/.local/share")),
-            "a relative XDG_DATA_HOME is ignored"
-        );
-        assert_eq!(xdg_data_dir(None, None), None);
+        // The XDG folders (Linux and other Unix systems; the paths are
+        // Unix paths, which Windows does not take as absolute).
+        #[cfg(unix)]
+        {
+            let os = |s: &str| Some(std::ffi::OsString::from(s));
+            assert_eq!(
+                xdg_data_dir(os("/d"), os("/home/u")),
+                Some(PathBuf::from("/d"))
+            );
+            assert_eq!(
+                xdg_data_dir(os("rel"), os("/home/u")),
+                Some(PathBuf::from("/home/u/.local/share")),
+                "a relative XDG_DATA_HOME is ignored"
+            );
+            assert_eq!(xdg_data_dir(None, None), None);
+        }
     }
 
     /// On Windows and macOS the data folder comes from the system, not
