@@ -115,21 +115,7 @@ fn render(origin: Option<&Origin>, message: &str) -> String {
 /// written as `\n`, `\0`, `\u{1b}`, so an error quoting user input stays
 /// one line and cannot drive the terminal.
 pub fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
-        return s.into();
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push('\t'),
-            '\0' => out.push_str("\\0"),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.into()
+    escape_controls(s, true, |c| format!("\\u{{{c:x}}}"))
 }
 
 /// `s` for a terminal, on one line: every control character (line
@@ -137,6 +123,12 @@ pub fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
 /// `\x1b`, so that a name read back from a file (a job name, a label, a
 /// host) can neither drive the terminal nor forge a line of a table.
 pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    escape_controls(s, false, |c| format!("\\x{c:02x}"))
+}
+
+/// `s` with its control characters escaped: `\n`, `\r`, `\0`, a tab
+/// kept or written `\t`, any other as `other` gives its code.
+fn escape_controls(s: &str, keep_tab: bool, other: fn(u32) -> String) -> std::borrow::Cow<'_, str> {
     if !s.chars().any(char::is_control) {
         return s.into();
     }
@@ -145,9 +137,10 @@ pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
         match c {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
+            '\t' if keep_tab => out.push('\t'),
             '\t' => out.push_str("\\t"),
             '\0' => out.push_str("\\0"),
-            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if c.is_control() => out.push_str(&other(c as u32)),
             c => out.push(c),
         }
     }
