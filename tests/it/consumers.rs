@@ -34,17 +34,17 @@ fn fio_plot() -> Option<PathBuf> {
         if bin.is_file() {
             return Some(bin);
         }
+        // Both under a deadline (pip fetches from PyPI: a stalled
+        // download must not hang the suite).
         let ok = Command::new("python3")
             .args(["-m", "venv"])
             .arg(&venv)
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false)
+            .output_bounded()
+            .is_ok_and(|o| o.status.success())
             && Command::new(venv.join("bin").join("pip"))
                 .args(["install", "-q", "fio-plot"])
-                .status()
-                .map(|s| s.success())
-                .unwrap_or(false);
+                .output_bounded()
+                .is_ok_and(|o| o.status.success());
         (ok && bin.is_file()).then_some(bin)
     })
     .clone()
