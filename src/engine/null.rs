@@ -10,18 +10,37 @@ use crate::sys::RawFd;
 use super::{Caps, Completion, Engine, EngineKind, IoUnit, OpenFile, Queued};
 use crate::job::JobSpec;
 
+/// The queued I/Os are a ring of `depth` slots: the oldest at `head`,
+/// `len` in all, the first `committed` of them submitted. A reap takes
+/// from the head without moving the rest.
 pub struct NullEngine {
     depth: u32,
-    queued: Vec<Completion>,
+    ring: Vec<Completion>,
+    head: usize,
+    len: usize,
     committed: usize,
 }
 
 impl NullEngine {
     pub fn new(spec: &JobSpec) -> Self {
+        let depth = spec.io.iodepth.max(1);
         NullEngine {
             depth: spec.io.iodepth,
-            queued: Vec::with_capacity(spec.io.iodepth as usize),
+            ring: vec![Completion { idx: 0, result: 0 }; depth as usize],
+            head: 0,
+            len: 0,
             committed: 0,
+        }
+    }
+
+    /// The ring slot `k` places after the head.
+    #[inline]
+    fn slot(&self, k: usize) -> usize {
+        let i = self.head + k;
+        if i >= self.ring.len() {
+            i - self.ring.len()
+        } else {
+            i
         }
     }
 }
@@ -53,31 +72,38 @@ impl Engine for NullEngine {
             io.result = done;
             return Queued::Completed;
         }
-        if self.queued.len() >= self.depth as usize {
+        if self.len >= self.ring.len() {
             return Queued::Busy;
         }
-        self.queued.push(Completion {
+        let at = self.slot(self.len);
+        self.ring[at] = Completion {
             idx: io.idx,
             result: done,
-        });
+        };
+        self.len += 1;
         Queued::Queued
     }
 
     fn commit(&mut self) -> io::Result<u32> {
-        let n = self.queued.len() - self.committed;
-        self.committed = self.queued.len();
+        let n = self.len - self.committed;
+        self.committed = self.len;
         Ok(n as u32)
     }
 
     fn reap(&mut self, _min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<u32> {
         out.clear();
         let n = self.committed.min(max.max(1) as usize);
-        out.extend(self.queued.drain(..n));
+        // At most two runs: to the ring's end, then from its start.
+        let first = n.min(self.ring.len() - self.head);
+        out.extend_from_slice(&self.ring[self.head..self.head + first]);
+        out.extend_from_slice(&self.ring[..n - first]);
+        self.head = self.slot(n);
+        self.len -= n;
         self.committed -= n;
         Ok(n as u32)
     }
 
     fn pending(&self) -> u32 {
-        (self.queued.len() - self.committed) as u32
+        (self.len - self.committed) as u32
     }
 }

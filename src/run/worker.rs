@@ -80,6 +80,9 @@ pub mod state {
 /// Live counters a job publishes for the progress line.
 #[derive(Debug, Default)]
 pub struct Progress {
+    /// Bytes and I/Os done, per direction. The job's worker is their only
+    /// writer (a relaxed load and store per I/O, no read-modify-write);
+    /// everyone else only reads them.
     pub bytes: [AtomicU64; 3],
     pub ios: [AtomicU64; 3],
     pub state: AtomicU8,
@@ -164,6 +167,14 @@ struct Worker<'a> {
     sync_cover: u64,
     /// An I/O the engine answered `Busy` to, issued again after a reap.
     retry: Option<NextIo>,
+    /// The clock reading of the last completion, when the next loop may
+    /// take it for its own (`stamps`): nothing but bookkeeping happened
+    /// since, so one read fewer per I/O. Taken at the loop's top; never
+    /// the start, issue or completion time of an I/O.
+    stamp: Option<u64>,
+    /// Whether completions leave `stamp`: with a real clock, in a job
+    /// that neither waits by choice (rate, pauses, flow) nor verifies.
+    stamps: bool,
     phase: Phase,
     pace: Pacing,
     err: ErrorState<'a>,

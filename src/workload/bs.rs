@@ -65,6 +65,15 @@ impl BlockSizer {
         self.min(d) == self.max(d)
     }
 
+    /// The one length every I/O of direction `d` (a random or a
+    /// sequential one) has, when `pick` draws nothing for it.
+    pub fn fixed(&self, d: Ddir, random: bool) -> Option<u64> {
+        match self.table(d, random) {
+            BlockSizes::Range { lo, hi } if *hi <= (*lo).max(1) => Some((*lo).max(1)),
+            _ => None,
+        }
+    }
+
     /// Length of the next I/O.
     #[inline]
     pub fn pick(&self, rng: &mut Rng, d: Ddir, random: bool) -> u64 {

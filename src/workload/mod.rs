@@ -215,6 +215,23 @@ pub struct Workload {
     /// The write (or trim) that waits for a zone: (file, direction,
     /// offset, length).
     zbd_retry: Option<(usize, Ddir, u64, u64)>,
+    /// The questions whose answers the job's options fix, answered once
+    /// at set-up (see [`Fast`]); `None` when some answer can change.
+    fast: Option<Fast>,
+}
+
+/// A job whose every I/O goes in one direction, to its one file, with
+/// one length, each at a new random offset (or each after the last): no
+/// zones, trims paired with writes, syncs, runs of `rw=randX:N`,
+/// `percentage_random`, skewed file choice, replay. `next_io` then asks
+/// only what can change (the budget, the file's next offset, whether the
+/// file is done) and draws exactly the numbers the general path draws.
+#[derive(Clone, Copy, Debug)]
+struct Fast {
+    ddir: Ddir,
+    op: Op,
+    len: u64,
+    random: bool,
 }
 
 /// Purposes for random streams.
@@ -301,7 +318,9 @@ impl Workload {
             spec.file.openfiles,
             seed ^ 0xF11E,
         );
+        let fast = Self::fast_plan(spec, &sizer, &cfg, files.len(), &chooser);
         Workload {
+            fast,
             rw: io.rw,
             rwmixread: io.rwmixread,
             sizer,
@@ -348,8 +367,86 @@ impl Workload {
         }
     }
 
+    /// The fast path's answers when the job's options fix them (see
+    /// [`Fast`]).
+    fn fast_plan(
+        spec: &JobSpec,
+        sizer: &BlockSizer,
+        cfg: &TargetCfg,
+        nfiles: usize,
+        chooser: &FileChooser,
+    ) -> Option<Fast> {
+        let io = &spec.io;
+        let (ddir, op) = match io.rw {
+            RwPattern::Read | RwPattern::RandRead => (Ddir::Read, Op::Read),
+            RwPattern::Write | RwPattern::RandWrite => (Ddir::Write, Op::Write),
+            RwPattern::Trim | RwPattern::RandTrim => (Ddir::Trim, Op::Trim),
+            _ => return None,
+        };
+        let random = io.rw.is_random();
+        let syncs = spec.sync.fsync > 0
+            || spec.sync.fdatasync > 0
+            || spec.sync.sync_file_range.is_some_and(|(_, n)| n > 0);
+        let plain = nfiles == 1
+            && !chooser.restarts_files()
+            && !chooser.limits_open()
+            && cfg.zones.is_none()
+            && io.zonemode != ZoneMode::Zbd
+            && !(ddir == Ddir::Write && syncs)
+            && (!random || (io.rw_nr <= 1 && io.percentage_random[ddir.idx()] >= 100.0));
+        if !plain {
+            return None;
+        }
+        Some(Fast {
+            ddir,
+            op,
+            len: sizer.fixed(ddir, random)?,
+            random,
+        })
+    }
+
+    /// `next_io` of a job with a [`Fast`] plan: what the general path
+    /// does for such a job, without the questions whose answers are
+    /// fixed.
+    #[inline]
+    fn next_fast(&mut self, p: Fast) -> Result<NextIo, Exhausted> {
+        if !self.budget_left() {
+            return Err(Exhausted::PassDone);
+        }
+        loop {
+            if self.chooser.all_done() {
+                // Time-based jobs go round again until the time is up.
+                if self.time_based && self.pass_ios > 0 {
+                    self.reset_files();
+                    continue;
+                }
+                return Err(Exhausted::PassDone);
+            }
+            let f = &mut self.files[0];
+            let (sizer, rng_bs) = (&self.sizer, &mut self.rng_bs);
+            let fit = |room| sizer.pick_within(rng_bs, p.ddir, p.random, room);
+            let at = if p.random {
+                f.random(p.ddir, p.len, &self.cfg, &mut self.rng_off, fit)
+            } else {
+                f.sequential(p.ddir, p.len, &self.cfg, fit)
+            };
+            match at {
+                Some((offset, len)) => {
+                    return Ok(self.issue(NextIo {
+                        op: p.op,
+                        file: 0,
+                        offset,
+                        len,
+                    }))
+                }
+                None => self.chooser.file_done(0),
+            }
+        }
+    }
+
     /// `zonemode=zbd`: the zones of each file (in file order).
     pub fn set_zbd(&mut self, files: Vec<zbd::ZbdFile>) {
+        self.fast = None;
         self.zbd = files;
         let writes = self.rw.has(Ddir::Write);
         for z in &mut self.zbd {
@@ -431,6 +528,7 @@ impl Workload {
 
     /// Takes every I/O from a trace instead of generating it.
     pub fn set_replay(&mut self, replay: iolog::Replay) {
+        self.fast = None;
         self.replay = Some(replay);
     }
 
@@ -594,7 +692,16 @@ impl Workload {
     }
 
     /// The next I/O (or sync) to issue, or why there is none.
+    #[inline]
     pub fn next_io(&mut self) -> Result<NextIo, Exhausted> {
+        if let Some(p) = self.fast {
+            return self.next_fast(p);
+        }
+        self.next_general()
+    }
+
+    /// `next_io` for every job.
+    fn next_general(&mut self) -> Result<NextIo, Exhausted> {
         if let Some(r) = self.replay.as_mut() {
             return r.next_io().ok_or(Exhausted::PassDone);
         }
@@ -1065,5 +1172,85 @@ mod tests {
             limits(1 << 20),
         );
         assert_eq!(ios.len(), 10);
+    }
+
+    /// The jobs whose options fix the answers take the fast path and get
+    /// exactly the I/Os (and random draws) of the general path, over
+    /// extra passes, loops and a region that is no multiple of the block
+    /// size; jobs whose answers can change do not take it.
+    #[test]
+    fn the_fast_path_issues_what_the_general_path_does() {
+        let cases: &[&[(&str, &str)]] = &[
+            &[("rw", "randread")],
+            &[("rw", "read")],
+            &[("rw", "write"), ("bs", "3k")],
+            &[("rw", "read:8k")],
+            &[("rw", "randwrite"), ("bs", "3k"), ("norandommap", "1")],
+            &[("rw", "randread"), ("random_generator", "lfsr")],
+            &[("rw", "randread"), ("random_distribution", "zipf:1.2")],
+            &[("rw", "randtrim"), ("bs", "8k")],
+            &[("rw", "randread"), ("number_ios", "77")],
+            &[("rw", "randread"), ("bsrange", "4k-4k")],
+            &[("rw", "randread"), ("loops", "3")],
+            &[("rw", "randread"), ("fsync", "4")],
+        ];
+        let region = vec![Region {
+            start: 4096,
+            len: (1 << 20) + 1536,
+        }];
+        let lim = Limits {
+            bytes: 1 << 20,
+            io_size: Some(5 << 19),
+            size: 1 << 20,
+        };
+        for opts in cases {
+            let s = spec(opts);
+            let mut fast = Workload::new(&s, &region, lim, 7);
+            let mut general = Workload::new(&s, &region, lim, 7);
+            assert!(fast.fast.is_some(), "{opts:?} takes the fast path");
+            general.fast = None;
+            let mut got = Vec::new();
+            let mut want = Vec::new();
+            for (w, out) in [(&mut fast, &mut got), (&mut general, &mut want)] {
+                for _ in 0..s.io.loops.max(1) {
+                    w.start_loop();
+                    out.extend(drain(w));
+                }
+                // As the worker does: a pass that issues nothing ends them.
+                while w.wants_extra_pass() {
+                    w.start_extra_pass();
+                    let more = drain(w);
+                    if more.is_empty() {
+                        break;
+                    }
+                    out.extend(more);
+                }
+            }
+            assert!(want.len() >= 77, "{opts:?}: {} I/Os", want.len());
+            assert_eq!(got, want, "{opts:?}");
+            assert_eq!(fast.total_bytes, general.total_bytes, "{opts:?}");
+        }
+        for opts in [
+            &[("rw", "randrw")][..],
+            &[("rw", "randread"), ("bsrange", "4k-16k")],
+            &[("rw", "randread"), ("bssplit", "4k/50:8k/50")],
+            &[("rw", "randread:4")],
+            &[("rw", "randread"), ("percentage_random", "50")],
+            &[("rw", "randwrite"), ("fsync", "4")],
+            &[("rw", "trimwrite")],
+            &[("rw", "read"), ("zonemode", "strided"), ("zonesize", "64k")],
+        ] {
+            let w = Workload::new(&spec(opts), &one(1 << 20), limits(1 << 20), 1);
+            assert!(w.fast.is_none(), "{opts:?} takes the general path");
+        }
+        let two = vec![
+            Region {
+                start: 0,
+                len: 1 << 20
+            };
+            2
+        ];
+        let w = Workload::new(&spec(&[("rw", "read")]), &two, limits(2 << 20), 1);
+        assert!(w.fast.is_none(), "two files take the general path");
     }
 }

@@ -142,9 +142,13 @@ impl Worker<'_> {
     pub(super) fn count_done(&mut self, di: usize, bytes: u64) {
         self.done.bytes[di] += bytes;
         self.done.ios[di] += 1;
+        // This worker is the counters' only writer: a plain load and
+        // store (no lock-prefixed read-modify-write per I/O); readers
+        // see each value whole, at most one I/O behind.
         let p = self.progress;
-        p.bytes[di].fetch_add(bytes, Ordering::Relaxed);
-        p.ios[di].fetch_add(1, Ordering::Relaxed);
+        let (b, n) = (&p.bytes[di], &p.ios[di]);
+        b.store(b.load(Ordering::Relaxed) + bytes, Ordering::Relaxed);
+        n.store(n.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
     }
 
     /// A sync finished: fsync counts as a sync I/O, the others are
@@ -214,6 +218,9 @@ impl Worker<'_> {
     /// the minimum rate.
     #[inline]
     pub(super) fn after_completion(&mut self, q: &mut IoQueue, now: u64) {
+        if self.stamps {
+            self.stamp = Some(now);
+        }
         if let Some(m) = &mut self.pace.min_rate {
             if m.due(now) {
                 if let Err(msg) = m.check(now, self.done.bytes, self.done.ios) {

@@ -43,6 +43,12 @@ impl Pacing {
         }
     }
 
+    /// Whether the job ever waits between I/Os by its own choice (rate,
+    /// pauses, flow group).
+    pub fn waits(&self) -> bool {
+        self.paced || self.thinker.total_ns > 0 || self.thinker.spin_ns > 0 || self.flow.is_some()
+    }
+
     /// The job begins at `begin`.
     pub fn start(&mut self, begin: u64) {
         self.pacer.start(begin);
@@ -146,5 +152,6 @@ impl Worker<'_> {
         }
         let t = self.clock.now();
         self.pace.thinker.paused(t);
+        self.stamp = None;
     }
 }

@@ -14,8 +14,14 @@ use crate::workload::{Exhausted, NextIo};
 impl Worker<'_> {
     /// Issues I/O until the pass is done or the job must stop.
     pub(super) fn run_pass(&mut self, q: &mut IoQueue) -> PassEnd {
+        self.stamp = None;
         loop {
-            let now = self.clock.now();
+            // The last completion's time when it is as good as a reading
+            // now (see `Worker::stamp`).
+            let now = match self.stamp.take() {
+                Some(t) => t,
+                None => self.clock.now(),
+            };
             if self.stopping(now) {
                 return PassEnd::Stopped;
             }
@@ -111,6 +117,7 @@ impl Worker<'_> {
     #[cold]
     fn zone_wait(&mut self, q: &mut IoQueue) -> bool {
         q.drain(self);
+        self.stamp = None;
         let now = self.clock.now();
         if self.err.failed() || self.stopping(now) {
             return false;

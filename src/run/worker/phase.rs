@@ -185,6 +185,7 @@ impl Worker<'_> {
     /// Sleeps until `t` in slices, so a stop request is seen within half
     /// a second. Returns false when stopping.
     pub(super) fn wait_until(&mut self, t: u64) -> bool {
+        self.stamp = None;
         loop {
             let now = self.clock.now();
             if self.stopping(now) {

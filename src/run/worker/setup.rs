@@ -171,7 +171,7 @@ pub(super) fn setup<'a>(
     let serialize = vfy.as_deref().is_some_and(|v| v.needs_serial_writes());
     let batch = Batching::new(&spec.io, depth, rec.initial_depth(depth));
     let q = queue(spec, engine, pool, unit_size, depth, batch, serialize, prio);
-    let w = Worker {
+    let mut w = Worker {
         job,
         progress,
         shared,
@@ -189,12 +189,15 @@ pub(super) fn setup<'a>(
         done: Done::default(),
         sync_cover: 0,
         retry: None,
+        stamp: None,
+        stamps: false,
         phase: Phase::new(),
         pace: Pacing::new(spec, job.seed, flow(spec, shared)),
         err: ErrorState::new(spec),
         vfy,
         _locked: locked,
     };
+    w.stamps = !w.clock.is_fake() && w.vfy.is_none() && !w.pace.waits();
     Ok((q, w))
 }
 
