@@ -727,3 +727,72 @@ fn a_killed_leaf_rank_is_named_and_its_parent_is_not_missing() {
     let Some(_hosts) = Hosts::up() else { return };
     check_killed(3, "imk2");
 }
+
+/// Two hosts of two ranks: the summary names the slowest and the fastest
+/// host with their figures and the spread over hosts, and with
+/// `--mpi-host-detail=1` every host is kept in brief: no per-host
+/// `client_stats`, per-phase figures per host that add up to the merged
+/// total exactly, and one line per host and phase in the text.
+#[test]
+fn the_summary_names_slowest_and_fastest_host_and_hosts_in_brief_add_up() {
+    let _serial = common::cpu_heavy();
+    let Some(bin) = mpi_iomark() else { return };
+    let Some(_hosts) = Hosts::up() else { return };
+    let d = tempdir();
+    let args = host_args(d.path(), 2);
+    let extra: Vec<&str> = args.iter().map(String::as_str).collect();
+    let job = [
+        "--name=r",
+        "--ioengine=psync",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=256k",
+        "--output-format=json,normal",
+    ];
+    for brief in [false, true] {
+        let mut j: Vec<&str> = job.to_vec();
+        if brief {
+            j.push("--mpi-host-detail=1");
+        }
+        let o = mpirun(&bin, d.path(), 4, &extra, &j);
+        assert!(o.status.success(), "{}", common::stderr(&o));
+        let (v, text) = json_then_text(&o.stdout);
+        let c = &v["iomark"]["cluster"];
+        let s = &c["summary"][0];
+        assert_eq!((s["phase"].as_u64(), s["direction"].as_str()), (Some(1), Some("read")), "{c}");
+        assert_eq!(s["hosts"], 2);
+        let mut names = [
+            s["slowest"]["hostname"].as_str().unwrap_or(""),
+            s["fastest"]["hostname"].as_str().unwrap_or(""),
+        ];
+        names.sort_unstable();
+        assert!(names == ["imk1", "imk2"] || names[0] == names[1], "{s}");
+        assert!(s["bw_bytes"]["min"].as_u64() <= s["bw_bytes"]["max"].as_u64());
+        assert!(s["clat_p99_ns"]["min"].as_u64().unwrap_or(0) > 0, "{s}");
+        assert!(text.contains("Hosts, phase 1 read (2 hosts):\n  slowest: imk"), "{text}");
+        assert!(text.contains("  min/median/max: bw="), "{text}");
+        let hosts = c["hosts"].as_array().expect("hosts");
+        assert_eq!(hosts.len(), 2);
+        let ios: u64 = hosts
+            .iter()
+            .map(|h| h["phases"][0]["read"]["total_ios"].as_u64().unwrap_or(0))
+            .sum();
+        assert_eq!(ios, 4 * 64, "{c}");
+        assert_eq!(v["jobs"][0]["read"]["total_ios"], 4 * 64);
+        let per_host = v["client_stats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["jobname"] == "r")
+            .count();
+        if brief {
+            assert_eq!(c["host_detail"], "brief");
+            assert_eq!(per_host, 0, "{v}");
+            assert!(text.contains("<imk2> ranks 2-3: phase 1 read: bw="), "{text}");
+            assert_eq!(hosts[1]["ranks"], serde_json::json!([2, 3]));
+        } else {
+            assert_eq!(c["host_detail"], "full");
+            assert_eq!(per_host, 2, "{v}");
+        }
+    }
+}
