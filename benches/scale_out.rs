@@ -1,12 +1,16 @@
 //! Rank 0's share of merging every rank's results, for 100, 1,000 and
-//! 10,000 simulated ranks (20 per host), without MPI: the other ranks'
+//! 10,000 simulated ranks at 20 ranks per host, and 1,000 and 10,000
+//! hosts of one rank each, without MPI: the other ranks'
 //! results travel up the tree of hosts as they would (each one encoded
 //! as a rank sends it, merged by its parent), then rank 0 is measured
 //! receiving its children's messages, decoding and merging them, putting
 //! the hosts back together and writing the json+ report.
 //!
-//! A last row merges 10,000 ranks the way a flat gather would, every
-//! rank sending rank 0 its own results, for comparison.
+//! Past 100 hosts (`--mpi-host-detail`'s default) the hosts travel in
+//! brief from their leaders up, as the ranks send them. A last row
+//! merges 10,000 ranks the way a flat gather would, every rank sending
+//! rank 0 its own results, for comparison. Every row checks the merged
+//! I/O count and latency histogram against the sum of every rank's.
 //!
 //! `cargo bench --bench scale_out` prints one table row per size: rank
 //! 0's time (merge, and merge plus report; wall and this thread's CPU)
@@ -95,7 +99,15 @@ fn own_result() -> iomark::run::RunResult {
 }
 
 /// This thread's CPU time, s (less disturbed than wall time by other work
+/// on the machine); not measured off Unix.
+#[cfg(not(unix))]
+fn cpu_s() -> f64 {
+    f64::NAN
+}
+
+/// This thread's CPU time, s (less disturbed than wall time by other work
 /// on the machine).
+#[cfg(unix)]
 fn cpu_s() -> f64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -114,21 +126,25 @@ fn main() {
     let own = own_result();
     let env = iomark::host::Environment::capture(&[]);
     println!(
-        "ranks  hosts  messages  received MiB  merge ms (cpu)  merge+report ms (cpu)  peak MiB: merge, +report  report MiB  (others' work s)"
+        "ranks  hosts  kept   messages  received MiB  merge ms (cpu)  merge+report ms (cpu)  peak MiB: merge, +report  report MiB  (others' work s)"
     );
+    let detail = iomark::cluster::HOST_DETAIL;
     for (ranks, hosts, flat) in [
         (100u32, 5u32, false),
         (1_000, 50, false),
         (10_000, 500, false),
+        (1_000, 1_000, false),
+        (10_000, 10_000, false),
         (10_000, 500, true),
     ] {
         let h = sim::hosts(ranks, hosts);
+        let brief = hosts > detail;
         let t = Instant::now();
         let (inputs, mine) = if flat {
             // For comparison: every rank sending rank 0 its own results.
             (sim::flat_messages(&h, &env), sim::rank_result(0, &h, &env))
         } else {
-            sim::to_rank_0(&h, &env)
+            sim::to_rank_0(&h, &env, brief)
         };
         let others = t.elapsed().as_secs_f64();
         let received: usize = inputs.iter().map(Vec::len).sum();
@@ -136,19 +152,39 @@ fn main() {
         PEAK.store(base, Ordering::Relaxed);
         let (t0, c0) = (Instant::now(), cpu_s());
         let g = sim::rank_0_merge(&inputs, mine);
-        let m = merge::merged(&own, g, &h, &[], None);
+        let m = merge::merged(&own, g, &h, &[], None, detail);
         let merge_ms = t0.elapsed().as_secs_f64() * 1e3;
         let merge_cpu = (cpu_s() - c0) * 1e3;
         let merge_peak = PEAK.load(Ordering::Relaxed) - base;
-        let c = iomark::report::cluster::build(&m.hosts, &m.info);
+        let c = iomark::report::cluster::build_with(
+            &m.hosts,
+            m.rest.as_ref(),
+            m.briefs.clone(),
+            &m.info,
+        );
         let doc = iomark::report::cluster::document(&c, true);
         let text = iomark::report::json::to_string(&doc);
         let total_ms = t0.elapsed().as_secs_f64() * 1e3;
         let total_cpu = (cpu_s() - c0) * 1e3;
         let peak = PEAK.load(Ordering::Relaxed) - base;
         assert_eq!(m.info.reported, ranks);
+        assert_eq!(m.briefs.len(), hosts as usize);
+        // Exact: the merged I/O count and completion latency histogram are
+        // the sum of every rank's.
+        let mut want = iomark::stats::histogram::Histogram::new();
+        let mut ios = 0;
+        for r in 0..ranks {
+            let o = sim::outcome(r);
+            ios += o.stats.dir[0].ios;
+            want.merge(&o.stats.dir[0].clat);
+        }
+        let all = &c.all_clients.jobs[0].stats.dir[0];
+        assert_eq!(all.ios, ios);
+        assert_eq!(all.clat.buckets(), want.buckets());
+        assert_eq!(all.clat.summary, want.summary);
         println!(
-            "{ranks:>5}  {hosts:>5}  {:>8}  {:>12.1}  {merge_ms:>8.0} ({merge_cpu:>3.0})  {total_ms:>15.0} ({total_cpu:>4.0})  {:>12.1} {:>9.1}  {:>10.1}  ({others:.1}){}",
+            "{ranks:>5}  {hosts:>5}  {:>5}  {:>8}  {:>12.1}  {merge_ms:>8.0} ({merge_cpu:>3.0})  {total_ms:>15.0} ({total_cpu:>4.0})  {:>12.1} {:>9.1}  {:>10.1}  ({others:.1}){}",
+            if brief { "brief" } else { "whole" },
             inputs.len(),
             mib(received),
             mib(merge_peak),

@@ -119,6 +119,7 @@ fn run_jobs(args: RunArgs) -> i32 {
         timeout: args.mpi_timeout_s.map(std::time::Duration::from_secs),
         per_rank: args.mpi_per_rank,
         stonewall: args.mpi_stonewall,
+        host_detail: args.mpi_host_detail,
     };
     let launch = match Launch::join(&opts) {
         Ok(l) => l,

@@ -315,6 +315,13 @@ pub const FLAGS: &[Flag] = &[
         Ok(None)
     })
     .long("Under MPI the ranks of one host merge their results before sending them on (exactly: counters summed, latency histograms merged bucket by bucket), so each host reports one entry per job and rank 0 holds one result per host whatever the number of ranks. With this flag every clone of every rank is kept apart in its host's report, as on one host; meant for small runs (rank 0 then holds every rank's results). When all ranks run on one host, they are reported apart anyway."),
+    flag("mpi-host-detail", Required("N"), Jobs, "under MPI, keep every host's full results for up to N hosts (100)", |r, v| {
+        let v = text(v, "mpi-host-detail")?;
+        let n: u32 = v.trim().parse().map_err(|_| format!("--mpi-host-detail: '{v}' is not a number of hosts"))?;
+        r.mpi_host_detail = Some(n);
+        Ok(None)
+    })
+    .long("Under MPI, rank 0 keeps each host's full results (its report block, json+ bins, timeline and environment) for runs over up to N hosts (default 100). Past N hosts every host is kept in brief: per phase and direction its I/Os, bytes, bandwidth, IOPS and completion latency (min, max, mean, 50th to 99.99th percentile), per job section its run status figures and first error; each host's full figures are merged exactly into the All clients entries on the way up, so rank 0 holds a few hundred bytes per host. The text then gives one line per host and phase, the JSON a summary per host in iomark.cluster.hosts and no per-host client_stats entries. A larger N keeps every host's json+ bins, at some 100 KB of rank 0's memory per host."),
     flag("mpi-stonewall", Switch, Jobs, "under MPI, end each phase on every rank when the first rank ends it", |r, _| {
         r.mpi_stonewall = true;
         Ok(None)

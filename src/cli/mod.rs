@@ -75,6 +75,8 @@ pub struct RunArgs {
     pub mpi_stonewall: bool,
     /// `--mpi-per-rank`: every rank's clones apart in the report.
     pub mpi_per_rank: bool,
+    /// `--mpi-host-detail`: hosts kept whole, at most.
+    pub mpi_host_detail: Option<u32>,
     /// `--label`: names the run (JSON `iomark.label`) and records it in
     /// the results history.
     pub label: Option<String>,
@@ -124,6 +126,7 @@ impl Default for RunArgs {
             mpi_timeout_s: None,
             mpi_stonewall: false,
             mpi_per_rank: false,
+            mpi_host_detail: None,
             label: None,
             history: false,
             no_history: false,

@@ -158,6 +158,8 @@ pub(super) struct Hooks {
     place: (u32, u32),
     stonewall: bool,
     detail: bool,
+    /// Hosts kept in brief on the way up (see `merge::Gathered::condense`).
+    condense: bool,
     batch: u32,
     cur: Batch,
     /// The previous batch, until its first end is known.
@@ -176,6 +178,7 @@ impl Hooks {
         place: (u32, u32),
         stonewall: bool,
         detail: bool,
+        condense: bool,
     ) -> Hooks {
         Hooks {
             node,
@@ -184,6 +187,7 @@ impl Hooks {
             place,
             stonewall,
             detail,
+            condense,
             batch: 0,
             cur: Batch::default(),
             ended: None,
@@ -470,7 +474,7 @@ impl SessionHooks for Hooks {
         }
         let phases = std::mem::take(&mut self.phases);
         let mine = Gathered::of_rank(result, self.place, phases, self.detail);
-        let got = self.node().gather_results(mine);
+        let got = self.node().gather_results(mine, self.condense);
         if let Some(g) = got {
             *self.link.gathered.lock().unwrap_or_else(|e| e.into_inner()) = Some(g);
         }

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::tree::{Hosts, RankSet};
 use crate::report::cluster::{ClusterInfo, Host, MissingRanks, PhaseFigures};
+use crate::report::hosts::{HostBrief, JobBrief, PhaseBrief};
 use crate::run::worker::Outcome;
 use crate::run::{JobRun, RunContext, RunResult};
 use crate::stats::disk::DiskReport;
@@ -148,6 +149,9 @@ pub struct JobPart {
     pub clones: u32,
     /// The clone whose error `outcome` keeps (the lowest that failed).
     pub error_clone: u32,
+    /// Its reporting group and stonewall phase (from 0) in the plan.
+    pub group: u32,
+    pub phase: u32,
     pub outcome: Outcome,
 }
 
@@ -199,6 +203,46 @@ pub struct HostPart {
 }
 
 impl HostPart {
+    /// This host in brief: per phase its jobs merged, per job section
+    /// what the run status needs and its error (see `report::hosts`).
+    pub fn brief(&self) -> HostBrief {
+        let mut phases: Vec<u32> = self.jobs.iter().map(|j| j.phase).collect();
+        phases.sort_unstable();
+        phases.dedup();
+        HostBrief {
+            host: self.host,
+            hostname: String::new(),
+            ranks: self.ranks.iter().collect(),
+            pid: self.pid,
+            interrupted: self.interrupted,
+            warnings: self.warnings.clone(),
+            phases: phases
+                .into_iter()
+                .map(|ph| {
+                    let of = self.jobs.iter().filter(|j| j.phase == ph);
+                    PhaseBrief::of(ph + 1, of.map(|j| &j.outcome))
+                })
+                .collect(),
+            jobs: self
+                .jobs
+                .iter()
+                .map(|j| {
+                    let d = &j.outcome.stats.dir;
+                    JobBrief {
+                        job: j.job,
+                        group: j.group,
+                        clones: j.clones,
+                        bytes: [d[0].bytes, d[1].bytes, d[2].bytes],
+                        runtime_ms: [d[0].runtime_ms, d[1].runtime_ms, d[2].runtime_ms],
+                        error: j.outcome.error,
+                        error_clone: j.error_clone,
+                        error_msg: j.outcome.error_msg.clone(),
+                    }
+                })
+                .collect(),
+        }
+    }
+
     fn absorb(&mut self, mut o: HostPart) {
         if o.ranks.first() < self.ranks.first() {
             std::mem::swap(self, &mut o);
@@ -244,6 +288,11 @@ pub struct Gathered {
     pub hosts: Vec<HostPart>,
     /// Sorted by batch.
     pub phases: Vec<PhaseSum>,
+    /// Hosts kept in brief (past `--mpi-host-detail` hosts), sorted by
+    /// host and first rank; their jobs are merged into `total`.
+    pub briefs: Vec<HostBrief>,
+    /// The jobs of the hosts in `briefs`, merged per job section.
+    pub total: Vec<JobPart>,
 }
 
 impl Gathered {
@@ -279,6 +328,8 @@ impl Gathered {
                 clone: j.job.clone,
                 clones: j.clones,
                 error_clone: j.job.clone,
+                group: j.job.group,
+                phase: j.job.phase,
                 outcome: j.outcome.clone(),
             };
             match part
@@ -294,6 +345,22 @@ impl Gathered {
         Gathered {
             hosts: vec![part],
             phases,
+            ..Gathered::default()
+        }
+    }
+
+    /// Keeps every host part of these results in brief (see
+    /// `report::hosts`): its figures merged into `total`, exactly.
+    pub fn condense(&mut self) {
+        for h in std::mem::take(&mut self.hosts) {
+            let b = h.brief();
+            let at = self
+                .briefs
+                .partition_point(|x| (x.host, x.ranks.first()) < (b.host, b.ranks.first()));
+            self.briefs.insert(at, b);
+            for j in h.jobs {
+                absorb_job(&mut self.total, j);
+            }
         }
     }
 
@@ -308,6 +375,15 @@ impl Gathered {
             }
         }
         self.hosts = hosts;
+        for b in o.briefs {
+            let at = self
+                .briefs
+                .partition_point(|x| (x.host, x.ranks.first()) < (b.host, b.ranks.first()));
+            self.briefs.insert(at, b);
+        }
+        for j in o.total {
+            absorb_job(&mut self.total, j);
+        }
         for p in o.phases {
             match self.phases.binary_search_by_key(&p.batch, |x| x.batch) {
                 Ok(i) => self.phases[i].absorb(&p),
@@ -335,7 +411,20 @@ impl Gathered {
         for h in &self.hosts {
             s.union(&h.ranks);
         }
+        for b in &self.briefs {
+            for r in &b.ranks {
+                s.add(*r);
+            }
+        }
         s
+    }
+}
+
+/// Merges `j` into the entry of its job section in `jobs` (sorted by job).
+fn absorb_job(jobs: &mut Vec<JobPart>, j: JobPart) {
+    match jobs.binary_search_by_key(&j.job, |x| x.job) {
+        Ok(i) => jobs[i].absorb(j),
+        Err(i) => jobs.insert(i, j),
     }
 }
 
@@ -354,8 +443,14 @@ pub struct Client {
 /// A session's results on rank 0, put back together.
 #[derive(Clone, Debug)]
 pub struct Merged {
-    /// One per host that sent results, for the cluster report.
+    /// One per host that sent results and is kept whole, for the
+    /// cluster report.
     pub hosts: Vec<Host>,
+    /// The jobs of the hosts kept in brief, merged (a nameless host).
+    pub rest: Option<Host>,
+    /// Every host that sent results in brief (the operator's summary),
+    /// by host.
+    pub briefs: Vec<HostBrief>,
     /// The run as a whole: ranks, phases, missing ranks.
     pub info: ClusterInfo,
     /// Every rank's own result, when all ran on one host (the ranks are
@@ -369,38 +464,93 @@ pub struct Merged {
 /// Rank 0: the report's hosts and clients from its own session's
 /// `result` (its plan: every rank planned the same jobs) and every
 /// rank's results `g`. `lost` names the ranks found silent, `why` what
-/// stopped the run early, if anything did.
+/// stopped the run early, if anything did. Past `detail_hosts` hosts
+/// every host is kept in brief (those still whole are made so here).
 pub fn merged(
     result: &RunResult,
-    g: Gathered,
+    mut g: Gathered,
     hosts: &Hosts,
     lost: &[(RankSet, String)],
     stopped: Option<String>,
+    detail_hosts: u32,
 ) -> Merged {
     let covered = g.ranks();
     let missing = missing(hosts, &covered, lost);
+    let condensed = hosts.names.len() > detail_hosts as usize || !g.briefs.is_empty();
+    if condensed {
+        g.condense();
+    }
     let info = ClusterInfo {
         ranks: hosts.size(),
         phases: g.phases.iter().map(PhaseSum::figures).collect(),
         reported: covered.len(),
         missing,
         stopped,
+        condensed,
         ..ClusterInfo::default()
     };
     let by_rank = hosts.names.len() == 1 && hosts.size() > 1;
     let mut ranks = Vec::new();
     let mut out = Vec::with_capacity(g.hosts.len());
+    let mut briefs = Vec::with_capacity(g.hosts.len() + g.briefs.len());
     for part in g.hosts {
         if by_rank {
             ranks.extend(rank_clients(result, &part, hosts));
         }
+        briefs.push(part.brief());
         out.push(host_of(result, part, hosts));
     }
+    briefs.append(&mut g.briefs);
+    briefs.sort_by_key(|b| (b.host, b.ranks.first().copied()));
+    for b in &mut briefs {
+        b.hostname = hosts
+            .names
+            .get(b.host as usize)
+            .cloned()
+            .unwrap_or_default();
+    }
+    let rest = (!g.total.is_empty()).then(|| rest_of(result, g.total, hosts));
     Merged {
         hosts: out,
+        rest,
+        briefs,
         info,
         rank_clients: ranks,
         stop_code: None,
+    }
+}
+
+/// The jobs of the hosts kept in brief, merged, as one nameless host
+/// (each error already naming the host of its failing clone).
+fn rest_of(result: &RunResult, mut total: Vec<JobPart>, hosts: &Hosts) -> Host {
+    for p in &mut total {
+        let n = result
+            .jobs
+            .iter()
+            .find(|x| x.job.job_index == p.job as usize)
+            .map_or(1, |x| x.job.spec.ctl.numjobs.max(1));
+        let failed = p.outcome.error != 0 || p.outcome.error_msg.is_some();
+        if failed {
+            let host = hosts.name_of(p.error_clone / n);
+            let msg = p
+                .outcome
+                .error_msg
+                .take()
+                .unwrap_or_else(|| crate::report::normal::errno_text(p.outcome.error));
+            p.outcome.error_msg = Some(format!("{host}: {msg}"));
+        }
+    }
+    let jobs = runs_of(result, total);
+    Host {
+        hostname: String::new(),
+        ranks: Vec::new(),
+        pid: 0,
+        result: RunResult {
+            jobs,
+            fake_clock: result.fake_clock,
+            context: result.context.clone(),
+            ..RunResult::default()
+        },
     }
 }
 
@@ -572,6 +722,8 @@ mod tests {
             clone,
             clones: 1,
             error_clone: clone,
+            group: 0,
+            phase: 0,
             outcome: Outcome {
                 error,
                 error_msg: (error != 0).then(|| "read-only file system".to_string()),

@@ -96,7 +96,14 @@ pub struct Options {
     pub per_rank: bool,
     /// `--mpi-stonewall`: the first rank to finish a phase ends it on all.
     pub stonewall: bool,
+    /// `--mpi-host-detail`: past this many hosts every host is kept in
+    /// brief (`None`: [`HOST_DETAIL`]).
+    pub host_detail: Option<u32>,
 }
+
+/// Hosts kept whole by default: past this many, rank 0 keeps each host
+/// in brief (a few hundred bytes instead of some 100 KB).
+pub const HOST_DETAIL: u32 = 100;
 
 /// Why a rank could not join the others.
 #[derive(Debug, thiserror::Error)]
@@ -241,6 +248,15 @@ impl Ranks {
         self.opts.per_rank || self.hosts.names.len() == 1
     }
 
+    /// The hosts kept in brief: more of them than `--mpi-host-detail`.
+    pub fn condensed(&self) -> bool {
+        self.hosts.names.len() > self.host_detail() as usize
+    }
+
+    fn host_detail(&self) -> u32 {
+        self.opts.host_detail.unwrap_or(HOST_DETAIL)
+    }
+
     /// Agrees on a check each rank made alone (`mine`: its error).
     pub fn agree(&self, what: &str, mine: Option<String>) -> Agreement {
         let rank = self.rank();
@@ -301,6 +317,7 @@ impl Ranks {
             (self.rank(), self.hosts.host_of(self.rank()) as u32),
             self.opts.stonewall,
             self.detail(),
+            self.condensed(),
         );
         let ready = Session::new(list, opts)
             .with_hooks(Box::new(hooks))
@@ -310,6 +327,7 @@ impl Ranks {
             link,
             node: self.node.clone(),
             hosts: self.hosts.clone(),
+            host_detail: self.host_detail(),
         })
     }
 
@@ -368,6 +386,7 @@ pub struct Spread {
     link: Arc<Link>,
     node: Arc<Mutex<Node>>,
     hosts: Arc<Hosts>,
+    host_detail: u32,
 }
 
 impl Spread {
@@ -394,7 +413,7 @@ impl Spread {
             .map(|l| (RankSet::one(l.rank), l.reason()))
             .collect();
         let stopped = stop.as_ref().map(|s| s.cause.to_string());
-        let mut merged = merge::merged(&result, g, &self.hosts, &lost, stopped);
+        let mut merged = merge::merged(&result, g, &self.hosts, &lost, stopped, self.host_detail);
         merged.stop_code = stop.and_then(|s| match s.cause {
             msg::Cause::Signal { signal, .. } => Some(128 + signal),
             msg::Cause::Lost(_) => Some(1),

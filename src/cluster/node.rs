@@ -699,7 +699,7 @@ impl Node {
     /// rank's it can (`Some`), the others send theirs (`None`). Waits as
     /// long as the children live; once the ranks stop, until the
     /// deadline of this rank's depth (see the module documentation).
-    pub fn gather_results(&mut self, mine: Gathered) -> Option<Gathered> {
+    pub fn gather_results(&mut self, mine: Gathered, condense: bool) -> Option<Gathered> {
         self.session += 1;
         let key = Key::Results(self.session);
         self.set_during("while the ranks sent their results");
@@ -752,6 +752,19 @@ impl Node {
         }
         if self.rank() == 0 {
             return Some(acc);
+        }
+        let other_host = {
+            let st = self.sh.state();
+            let parent = st.tree.live_parent(self.rank(), &lost_of(&st));
+            match (&st.hosts, parent) {
+                (Some(h), Some(p)) => h.host_of(p) != h.host_of(self.rank()),
+                _ => true,
+            }
+        };
+        if condense && other_host {
+            // Past `--mpi-host-detail` hosts: every host in brief from
+            // here up (a host's ranks merged whole at its leader first).
+            acc.condense();
         }
         let bytes = msg::encode(&Msg::Up(key, Up::Results(Box::new(acc))));
         let mut st = self.sh.state();

@@ -147,6 +147,8 @@ pub fn rank_result(r: u32, hosts: &Hosts, environment: &crate::host::Environment
                 clone: r,
                 clones: 1,
                 error_clone: r,
+                group: 0,
+                phase: 0,
                 outcome: o,
             }],
             detail: false,
@@ -163,19 +165,26 @@ pub fn rank_result(r: u32, hosts: &Hosts, environment: &crate::host::Environment
             until_last: c(100),
             interrupted: false,
         }],
+        ..Gathered::default()
     }
 }
 
 /// The result messages rank 0 receives from its children when every
 /// other rank sends as it would (each subtree merged on the way, every
-/// hop through the encoding), and rank 0's own results.
-pub fn to_rank_0(hosts: &Hosts, env: &crate::host::Environment) -> (Vec<Vec<u8>>, Gathered) {
+/// hop through the encoding), and rank 0's own results. With `condense`
+/// every rank that sends to another host keeps the hosts in brief
+/// (`Gathered::condense`), as the ranks do past `--mpi-host-detail` hosts.
+pub fn to_rank_0(
+    hosts: &Hosts,
+    env: &crate::host::Environment,
+    condense: bool,
+) -> (Vec<Vec<u8>>, Gathered) {
     let tree = Tree::by_host(hosts);
     let key = Key::Results(1);
     let inputs = tree
         .children(0)
         .iter()
-        .map(|&c| subtree(&tree, c, hosts, env, key))
+        .map(|&c| subtree(&tree, c, hosts, env, (key, condense)))
         .collect();
     (inputs, rank_result(0, hosts, env))
 }
@@ -186,15 +195,19 @@ fn subtree(
     r: u32,
     hosts: &Hosts,
     env: &crate::host::Environment,
-    key: Key,
+    (key, condense): (Key, bool),
 ) -> Vec<u8> {
     let mut acc = rank_result(r, hosts, env);
     let mut covered = RankSet::one(r);
     for &c in tree.children(r) {
-        let bytes = subtree(tree, c, hosts, env, key);
+        let bytes = subtree(tree, c, hosts, env, (key, condense));
         if let Some(g) = receive(&bytes) {
             absorb(&mut acc, &mut covered, g);
         }
+    }
+    let parent = tree.parent(r).unwrap_or(0);
+    if condense && hosts.host_of(parent) != hosts.host_of(r) {
+        acc.condense();
     }
     msg::encode(&Msg::Up(key, Up::Results(Box::new(acc))))
 }
@@ -280,7 +293,7 @@ mod tests {
     fn ten_thousand_ranks_on_500_hosts_merge_up_the_tree_exactly_as_flat() {
         let hosts = hosts(10_000, 500);
         let env = crate::host::Environment::default();
-        let (inputs, own) = to_rank_0(&hosts, &env);
+        let (inputs, own) = to_rank_0(&hosts, &env, false);
         // Rank 0 hears from its host's 19 other ranks and 8 host leaders.
         assert_eq!(inputs.len(), 19 + 8);
         let tree = rank_0_merge(&inputs, own);
@@ -327,6 +340,55 @@ mod tests {
             assert_eq!(buckets, want.buckets(), "priority {v:#x}");
         }
         assert_eq!(tree.phases[0].ranks, 10_000);
+    }
+
+    /// Past `--mpi-host-detail` hosts: 1,000 hosts of one rank each (and
+    /// 60 of 5, so hosts merge at their leader first) travel in brief,
+    /// and rank 0 still has every figure exactly: the jobs merged over
+    /// every rank as a flat merge gives them, each host's brief as the
+    /// host alone gives it.
+    #[test]
+    fn hosts_in_brief_keep_every_figure_exact() {
+        let env = crate::host::Environment::default();
+        for (n, h) in [(1_000, 1_000), (300, 60)] {
+            let hosts = hosts(n, h);
+            let (inputs, own) = to_rank_0(&hosts, &env, true);
+            let mut tree = rank_0_merge(&inputs, own);
+            tree.condense();
+            let flat = flat(&hosts, &env);
+            assert!(tree.hosts.is_empty());
+            assert_eq!(tree.ranks(), RankSet::range(0, n));
+            assert_eq!(tree.briefs.len(), h as usize);
+            for (b, f) in tree.briefs.iter().zip(&flat.hosts) {
+                assert_eq!(b, &f.brief(), "host {}", f.host);
+            }
+            let mut all = JobStats::default();
+            for f in &flat.hosts {
+                all.merge(&f.jobs[0].outcome.stats);
+            }
+            assert_eq!(tree.total.len(), 1);
+            let t = &tree.total[0];
+            assert_eq!((t.clone, t.clones), (0, n));
+            assert_eq!(
+                exact(&t.outcome),
+                exact(&Outcome {
+                    stats: all.clone(),
+                    ..Outcome::default()
+                })
+            );
+            assert_eq!(prios(&t.outcome.stats), prios(&all));
+            assert_eq!(tree.phases, flat.phases);
+            // A host in brief carries no histogram, timeline or
+            // environment: well under 1 KiB a host (rank 0's own host's
+            // other ranks, with 5 a host, send theirs whole).
+            let bytes: usize = inputs.iter().map(Vec::len).sum();
+            if h == n {
+                assert!(
+                    bytes < h as usize * 1024 + 64 * 1024,
+                    "{bytes} bytes for {h} hosts"
+                );
+            }
+        }
     }
 
     #[test]

@@ -276,7 +276,8 @@ impl Launched {
     }
 
     fn cluster_report(&self, m: &Merged) -> report::cluster::ClusterReport {
-        let mut rep = report::cluster::build(&m.hosts, &m.info);
+        let mut rep =
+            report::cluster::build_with(&m.hosts, m.rest.as_ref(), m.briefs.clone(), &m.info);
         rep.jobs.label = self.label.clone();
         rep.all_clients.label = self.label.clone();
         rep
@@ -286,6 +287,7 @@ impl Launched {
     /// and clone under MPI.
     pub fn job_errors(&self) -> Vec<String> {
         match &self.merged {
+            Some(m) if m.info.condensed => brief_errors(m),
             Some(m) => m
                 .hosts
                 .iter()
@@ -313,13 +315,17 @@ impl Launched {
                 m.stop_code.is_some()
                     || !m.info.missing.is_empty()
                     || m.hosts.iter().any(|h| h.result.interrupted)
+                    || m.briefs.iter().any(|b| b.interrupted)
             })
     }
 
     /// A job failed (on any rank), or ranks' results are missing.
     pub fn failed(&self) -> bool {
         match &self.merged {
-            Some(m) => !m.info.missing.is_empty() || m.hosts.iter().any(|h| h.result.failed()),
+            Some(m) => {
+                !m.info.missing.is_empty()
+                    || m.hosts.iter().chain(&m.rest).any(|h| h.result.failed())
+            }
             None => self.result.failed(),
         }
     }
@@ -381,6 +387,36 @@ impl Launched {
 /// not say it could not be.
 pub fn report_written() {
     cluster::report_written();
+}
+
+/// The error lines of hosts kept in brief: each host's failing job
+/// sections, with the rank and clone that failed.
+fn brief_errors(m: &Merged) -> Vec<String> {
+    let plan = m.rest.as_ref().map(|r| &r.result.jobs);
+    let mut out = Vec::new();
+    for b in &m.briefs {
+        for j in b
+            .jobs
+            .iter()
+            .filter(|j| j.error != 0 || j.error_msg.is_some())
+        {
+            let planned = plan.and_then(|p| p.iter().find(|x| x.job.job_index == j.job as usize));
+            let (name, n) = planned.map_or((String::new(), 1), |p| {
+                (p.job.name().to_string(), p.job.spec.ctl.numjobs.max(1))
+            });
+            let msg = j
+                .error_msg
+                .clone()
+                .unwrap_or_else(|| format!("error {}", j.error));
+            out.push(format!(
+                "job '{name}' on {} (rank {}, clone {}): {msg}",
+                b.hostname,
+                j.error_clone / n,
+                j.error_clone
+            ));
+        }
+    }
+    out
 }
 
 fn error_line(j: &crate::run::JobRun, host: Option<&str>) -> Option<String> {

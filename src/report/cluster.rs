@@ -33,6 +33,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use super::hosts::{self, HostBrief, JobBrief, PhaseBrief, Spread};
 use super::{clone_entry, group_reports, json as fio_json, normal, terse};
 use super::{JobReport, Outputs, Report};
 use crate::run::{JobRun, RunResult};
@@ -69,6 +70,10 @@ pub struct ClusterInfo {
     /// and merging them (ns), and its peak resident memory then (bytes).
     pub merge_ns: u64,
     pub peak_rss_bytes: Option<u64>,
+    /// Every host kept in brief (more hosts than `--mpi-host-detail`):
+    /// one line per host and phase in the text, a summary per host in
+    /// the JSON, no per-host json+ entries.
+    pub condensed: bool,
 }
 
 /// Ranks whose results are missing from the report.
@@ -253,6 +258,11 @@ pub struct ClusterReport {
     /// JSON `jobs`), with the same groups.
     pub jobs: Report,
     pub info: ClusterInfo,
+    /// Every host in brief, by host (whole or not: the summary's source).
+    pub briefs: Vec<HostBrief>,
+    /// The operator's summary: per phase and direction, the slowest and
+    /// fastest host and the spread over hosts.
+    pub spreads: Vec<Spread>,
 }
 
 /// Merges clone `jr` of host `host` into `entries[at]`, or with `at`
@@ -279,7 +289,7 @@ fn merge_clone(
         }
     };
     let e = &mut entries[i];
-    if !had_error && e.error != 0 {
+    if !had_error && e.error != 0 && !host.hostname.is_empty() {
         let msg = e
             .error_msg
             .clone()
@@ -299,8 +309,93 @@ fn summary_spec(jr: &JobRun) -> Arc<crate::job::spec::JobSpec> {
     Arc::new(s)
 }
 
+/// A host whose results are whole, in brief (for the summary).
+pub fn brief_of(h: &Host) -> HostBrief {
+    let jobs = &h.result.jobs;
+    let mut phases: Vec<u32> = jobs.iter().map(|j| j.job.phase).collect();
+    phases.sort_unstable();
+    phases.dedup();
+    HostBrief {
+        host: 0,
+        hostname: h.hostname.clone(),
+        ranks: h.ranks.clone(),
+        pid: h.pid,
+        interrupted: h.result.interrupted,
+        warnings: Vec::new(),
+        phases: phases
+            .into_iter()
+            .map(|ph| {
+                let of = jobs.iter().filter(|j| j.job.phase == ph);
+                PhaseBrief::of(ph + 1, of.map(|j| &j.outcome))
+            })
+            .collect(),
+        jobs: Vec::new(),
+    }
+}
+
 /// Builds the reports of a run over `hosts` (in the order given).
 pub fn build(hosts: &[Host], info: &ClusterInfo) -> ClusterReport {
+    let briefs = hosts.iter().map(brief_of).collect();
+    build_with(hosts, None, briefs, info)
+}
+
+/// The run status ranges of the hosts kept in brief: each host's entry
+/// per job section (per group with `group_reporting`), as its own report
+/// would have it.
+fn add_brief_ranges(groups: &mut [super::GroupReport], briefs: &[HostBrief], plan: &RunResult) {
+    let grouped = |g: u32| {
+        plan.jobs
+            .iter()
+            .any(|j| j.job.group == g && j.job.spec.stat.group_reporting)
+    };
+    for b in briefs {
+        let mut entries: Vec<JobBrief> = Vec::new();
+        for j in &b.jobs {
+            match entries
+                .iter_mut()
+                .find(|e| grouped(j.group) && e.group == j.group)
+            {
+                Some(e) => {
+                    for d in 0..3 {
+                        e.bytes[d] += j.bytes[d];
+                        e.runtime_ms[d] = e.runtime_ms[d].max(j.runtime_ms[d]);
+                    }
+                }
+                None => entries.push(j.clone()),
+            }
+        }
+        for e in &entries {
+            let Some(g) = groups.iter_mut().find(|g| g.id == e.group) else {
+                continue;
+            };
+            for d in 0..3 {
+                let (bytes, run) = (e.bytes[d], e.runtime_ms[d]);
+                let bw = if run == 0 {
+                    0
+                } else {
+                    (bytes as u128 * 1000 / run as u128) as u64
+                };
+                g.dir[d].add(bytes, bw, run);
+                if g.unified == super::UNIFIED_BOTH {
+                    g.dir[3].add(bytes, bw, run);
+                }
+            }
+        }
+    }
+    for g in groups.iter_mut() {
+        g.dir.iter_mut().for_each(super::GroupDir::close);
+    }
+}
+
+/// Builds the reports of a run over `hosts` kept whole (in the order
+/// given) and the merged jobs of the hosts kept in brief (`rest`);
+/// `briefs` holds every host in brief.
+pub fn build_with(
+    hosts: &[Host],
+    rest: Option<&Host>,
+    briefs: Vec<HostBrief>,
+    info: &ClusterInfo,
+) -> ClusterReport {
     let host_reports: Vec<HostReport> = hosts
         .iter()
         .map(|h| HostReport {
@@ -320,7 +415,7 @@ pub fn build(hosts: &[Host], info: &ClusterInfo) -> ClusterReport {
     let mut per_job: Vec<JobReport> = Vec::new();
     // The job section of each entry of `per_job`.
     let mut sections: Vec<usize> = Vec::new();
-    for h in hosts {
+    for h in hosts.iter().chain(rest) {
         for jr in h.result.jobs.iter().filter(|j| j.job.spec.stat.stats) {
             let at = all.iter().position(|e| e.groupid == jr.job.group);
             merge_clone(&mut all, at, h, jr, |e| {
@@ -335,7 +430,7 @@ pub fn build(hosts: &[Host], info: &ClusterInfo) -> ClusterReport {
             merge_clone(&mut per_job, at, h, jr, |e| e.pid = 0);
         }
     }
-    let fake = hosts.iter().any(|h| h.result.fake_clock);
+    let fake = hosts.iter().chain(rest).any(|h| h.result.fake_clock);
     all.iter_mut().for_each(|e| e.finish(fake));
     per_job.iter_mut().for_each(|e| e.finish(fake));
     // The run status over all hosts: every host's reported entries.
@@ -343,13 +438,32 @@ pub fn build(hosts: &[Host], info: &ClusterInfo) -> ClusterReport {
         .iter()
         .flat_map(|h| h.report.jobs.iter().cloned())
         .collect();
-    let groups = group_reports(
+    let mut groups = group_reports(
         hosts
             .iter()
+            .chain(rest)
             .flat_map(|h| h.result.jobs.iter().map(|j| &j.job)),
         &host_entries,
     );
-    let first = host_reports.first().map(|h| &h.report);
+    if let Some(r) = rest {
+        let kept: Vec<&Vec<u32>> = hosts.iter().map(|h| &h.ranks).collect();
+        let brief: Vec<HostBrief> = briefs
+            .iter()
+            .filter(|b| !kept.contains(&&b.ranks))
+            .cloned()
+            .collect();
+        add_brief_ranges(&mut groups, &brief, &r.result);
+    }
+    // Rank 0's own session stands in for the first host when every host
+    // is kept in brief.
+    let stand_in = match (host_reports.first(), rest) {
+        (None, Some(r)) => Some(super::build(&r.result)),
+        _ => None,
+    };
+    let first = host_reports
+        .first()
+        .map(|h| &h.report)
+        .or(stand_in.as_ref());
     let base = Report {
         jobs: Vec::new(),
         groups,
@@ -360,7 +474,8 @@ pub fn build(hosts: &[Host], info: &ClusterInfo) -> ClusterReport {
         } else {
             super::unix_now_ms()
         },
-        interrupted: host_reports.iter().any(|h| h.report.interrupted),
+        interrupted: host_reports.iter().any(|h| h.report.interrupted)
+            || briefs.iter().any(|b| b.interrupted),
         fake_clock: fake,
         overcommit: first.map(|r| r.overcommit.clone()).unwrap_or_default(),
         environment: first.map(|r| r.environment.clone()).unwrap_or_default(),
@@ -378,6 +493,8 @@ pub fn build(hosts: &[Host], info: &ClusterInfo) -> ClusterReport {
             ..base
         },
         info: info.clone(),
+        spreads: hosts::spreads(&briefs),
+        briefs,
     }
 }
 
@@ -451,19 +568,26 @@ pub fn document(c: &ClusterReport, plus: bool) -> Value {
 /// `iomark.cluster`: the ranks, and each host with its ranks, environment
 /// and warnings.
 fn cluster_object(c: &ClusterReport) -> Value {
-    let hosts: Vec<Value> = c
-        .hosts
-        .iter()
-        .map(|h| {
-            let own = super::env::iomark_section(&h.report);
-            let mut m = Map::new();
-            m.insert("hostname".into(), json!(h.hostname));
-            m.insert("ranks".into(), json!(h.ranks));
-            m.insert("environment".into(), own["environment"].clone());
-            m.insert("warnings".into(), own["warnings"].clone());
-            Value::Object(m)
-        })
-        .collect();
+    let brief_of = |ranks: &Vec<u32>| c.briefs.iter().find(|b| &b.ranks == ranks);
+    let hosts: Vec<Value> = if c.info.condensed {
+        c.briefs.iter().map(brief_json).collect()
+    } else {
+        c.hosts
+            .iter()
+            .map(|h| {
+                let own = super::env::iomark_section(&h.report);
+                let mut m = Map::new();
+                m.insert("hostname".into(), json!(h.hostname));
+                m.insert("ranks".into(), json!(h.ranks));
+                m.insert("environment".into(), own["environment"].clone());
+                m.insert("warnings".into(), own["warnings"].clone());
+                if let Some(b) = brief_of(&h.ranks) {
+                    m.insert("phases".into(), hosts::phases_json(b));
+                }
+                Value::Object(m)
+            })
+            .collect()
+    };
     let phases: Vec<Value> = c.info.phases.iter().map(phase_json).collect();
     let missing: Vec<Value> = c
         .info
@@ -474,6 +598,11 @@ fn cluster_object(c: &ClusterReport) -> Value {
     let mut m = Map::new();
     m.insert("ranks".into(), json!(c.info.ranks));
     m.insert("ranks_reported".into(), json!(c.info.reported));
+    m.insert(
+        "host_detail".into(),
+        json!(if c.info.condensed { "brief" } else { "full" }),
+    );
+    m.insert("summary".into(), hosts::summary_json(&c.spreads));
     m.insert("hosts".into(), Value::Array(hosts));
     m.insert("phases".into(), Value::Array(phases));
     m.insert("missing".into(), Value::Array(missing));
@@ -490,10 +619,60 @@ fn cluster_object(c: &ClusterReport) -> Value {
     Value::Object(m)
 }
 
-/// The normal text: each host's report after `<hostname> `, then the
-/// "All clients" blocks and the run status over all hosts.
+/// A host kept in brief in `iomark.cluster.hosts`.
+fn brief_json(b: &HostBrief) -> Value {
+    let warnings: Vec<Value> = b
+        .warnings
+        .iter()
+        .map(|(k, j, m)| json!({"kind": k, "job": j, "message": m}))
+        .collect();
+    let errors: Vec<Value> = b
+        .jobs
+        .iter()
+        .filter(|j| j.error != 0)
+        .map(|j| {
+            json!({
+                "job": j.job,
+                "clone": j.error_clone,
+                "error": j.error,
+                "message": j.error_msg,
+            })
+        })
+        .collect();
+    let mut m = Map::new();
+    m.insert("hostname".into(), json!(b.hostname));
+    m.insert("ranks".into(), json!(b.ranks));
+    m.insert("pid".into(), json!(b.pid));
+    m.insert("warnings".into(), Value::Array(warnings));
+    m.insert("phases".into(), hosts::phases_json(b));
+    m.insert("errors".into(), Value::Array(errors));
+    if b.interrupted {
+        m.insert("interrupted".into(), json!(true));
+    }
+    Value::Object(m)
+}
+
+/// The normal text: the summary over the hosts, each host's report after
+/// `<hostname> ` (one line per phase and direction when the hosts are
+/// kept in brief), then the "All clients" blocks and the run status over
+/// all hosts.
 pub fn normal_text(c: &ClusterReport) -> String {
     let mut out = String::new();
+    let kb_base = c
+        .all_clients
+        .groups
+        .first()
+        .map(|g| g.kb_base)
+        .unwrap_or(1024);
+    if c.briefs.len() > 1 {
+        out.push_str(&hosts::summary_text(&c.spreads, kb_base));
+        out.push('\n');
+    }
+    if c.info.condensed {
+        for b in &c.briefs {
+            out.push_str(&hosts::host_text(b, kb_base));
+        }
+    }
     for h in &c.hosts {
         let body = normal::render(&h.report);
         let _ = write!(out, "<{}> ", h.hostname);
@@ -510,7 +689,6 @@ pub fn normal_text(c: &ClusterReport) -> String {
         out.push('\n');
         out.push_str(&normal::group_block_of(g, "all clients"));
     }
-    let kb_base = all.groups.first().map(|g| g.kb_base).unwrap_or(1024);
     if !c.info.phases.is_empty() {
         out.push('\n');
     }

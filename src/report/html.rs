@@ -919,6 +919,11 @@ pub fn report_page_with_logs(
         }
     }
     b.push_str(&logs_section(logs, unit));
+    for (d, name) in sets.iter().zip(&names) {
+        if let Some(v) = &d.hosts_summary {
+            b.push_str(&super::hosts::summary_html(v, name));
+        }
+    }
     if !sets.is_empty() {
         b.push_str("<h2>Per test</h2>");
     }

@@ -15,6 +15,7 @@
 pub mod cluster;
 pub mod env;
 pub mod fmt;
+pub mod hosts;
 pub mod html;
 pub mod json;
 pub mod log_charts;

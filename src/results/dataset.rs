@@ -522,6 +522,9 @@ pub struct Dataset {
     pub tool_version: String,
     pub kernel: String,
     pub target: TargetInfo,
+    /// A run over several hosts: `iomark.cluster.summary` (per phase and
+    /// direction, the slowest and fastest host and the spread).
+    pub hosts_summary: Option<Value>,
 }
 
 fn s(v: &Value) -> String {
@@ -890,6 +893,10 @@ fn from_doc(mut v: Doc, source: &str, lean: bool) -> Result<Dataset, ReadError> 
             .map(s)
             .unwrap_or_default(),
         interrupted: v.get("interrupted").as_bool().unwrap_or(false),
+        hosts_summary: v
+            .pointer("/iomark/cluster/summary")
+            .filter(|x| x.as_array().is_some_and(|a| !a.is_empty()))
+            .cloned(),
         ..Dataset::default()
     };
     d.tool_version = if d.kind == "iomark" {

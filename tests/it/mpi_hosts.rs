@@ -727,3 +727,186 @@ fn a_killed_leaf_rank_is_named_and_its_parent_is_not_missing() {
     let Some(_hosts) = Hosts::up() else { return };
     check_killed(3, "imk2");
 }
+
+/// Two hosts of two ranks: the summary names the slowest and the fastest
+/// host with their figures and the spread over hosts, and with
+/// `--mpi-host-detail=1` every host is kept in brief: no per-host
+/// `client_stats`, per-phase figures per host that add up to the merged
+/// total exactly, and one line per host and phase in the text.
+#[test]
+fn the_summary_names_slowest_and_fastest_host_and_hosts_in_brief_add_up() {
+    let _serial = common::cpu_heavy();
+    let Some(bin) = mpi_iomark() else { return };
+    let Some(_hosts) = Hosts::up() else { return };
+    let d = tempdir();
+    let args = host_args(d.path(), 2);
+    let extra: Vec<&str> = args.iter().map(String::as_str).collect();
+    let job = [
+        "--name=r",
+        "--ioengine=psync",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=256k",
+        "--output-format=json,normal",
+    ];
+    for brief in [false, true] {
+        let mut j: Vec<&str> = job.to_vec();
+        if brief {
+            j.push("--mpi-host-detail=1");
+        }
+        let o = mpirun(&bin, d.path(), 4, &extra, &j);
+        assert!(o.status.success(), "{}", common::stderr(&o));
+        let (v, text) = json_then_text(&o.stdout);
+        let c = &v["iomark"]["cluster"];
+        let s = &c["summary"][0];
+        assert_eq!(
+            (s["phase"].as_u64(), s["direction"].as_str()),
+            (Some(1), Some("read")),
+            "{c}"
+        );
+        assert_eq!(s["hosts"], 2);
+        let mut names = [
+            s["slowest"]["hostname"].as_str().unwrap_or(""),
+            s["fastest"]["hostname"].as_str().unwrap_or(""),
+        ];
+        names.sort_unstable();
+        assert!(names == ["imk1", "imk2"] || names[0] == names[1], "{s}");
+        assert!(s["bw_bytes"]["min"].as_u64() <= s["bw_bytes"]["max"].as_u64());
+        assert!(s["clat_p99_ns"]["min"].as_u64().unwrap_or(0) > 0, "{s}");
+        assert!(
+            text.contains("Hosts, phase 1 read (2 hosts):\n  slowest: imk"),
+            "{text}"
+        );
+        assert!(text.contains("  min/median/max: bw="), "{text}");
+        let hosts = c["hosts"].as_array().expect("hosts");
+        assert_eq!(hosts.len(), 2);
+        let ios: u64 = hosts
+            .iter()
+            .map(|h| h["phases"][0]["read"]["total_ios"].as_u64().unwrap_or(0))
+            .sum();
+        assert_eq!(ios, 4 * 64, "{c}");
+        assert_eq!(v["jobs"][0]["read"]["total_ios"], 4 * 64);
+        let per_host = v["client_stats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["jobname"] == "r")
+            .count();
+        if brief {
+            assert_eq!(c["host_detail"], "brief");
+            assert_eq!(per_host, 0, "{v}");
+            assert!(
+                text.contains("<imk2> ranks 2-3: phase 1 read: bw="),
+                "{text}"
+            );
+            assert_eq!(hosts[1]["ranks"], serde_json::json!([2, 3]));
+        } else {
+            assert_eq!(c["host_detail"], "full");
+            assert_eq!(per_host, 2, "{v}");
+        }
+    }
+}
+
+/// Brings a link back up when dropped, whatever the test did.
+struct LinkBack(String);
+
+impl Drop for LinkBack {
+    fn drop(&mut self) {
+        sh(&format!("ip link set {} up", self.0));
+    }
+}
+
+/// imk2's link cut mid-phase: the ranks name its ranks missing, rank 0
+/// writes the report and ends the job, and `mpirun` (with the keepalive
+/// flags the README gives) is gone within `--mpi-timeout` + 5 s.
+#[test]
+fn a_cut_link_ends_mpirun_within_the_timeout_and_the_report_names_the_host() {
+    let _serial = common::cpu_heavy();
+    let Some(bin) = mpi_iomark() else { return };
+    let Some(_hosts) = Hosts::up() else { return };
+    let d = tempdir();
+    let out = d.path().join("out.json");
+    let mut args = host_args(d.path(), 2);
+    for (k, v) in [
+        ("oob_tcp_keepalive_time", "1"),
+        ("oob_tcp_keepalive_intvl", "1"),
+        ("oob_tcp_keepalive_probes", "2"),
+    ] {
+        args.extend(["--mca".into(), k.into(), v.into()]);
+    }
+    args.extend(["-np".into(), "4".into(), bin.to_string_lossy().into_owned()]);
+    args.extend(
+        [
+            "--mpi-timeout=3",
+            "--name=t",
+            "--ioengine=null",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=1m",
+            "--time_based",
+            "--runtime=20",
+            "--output-format=json",
+        ]
+        .map(String::from),
+    );
+    args.push(format!("--output={}", out.display()));
+    // To files, not pipes: the cut host's daemon, orphaned, keeps
+    // mpirun's pipes open after mpirun is gone.
+    let log = |n: &str| std::fs::File::create(d.path().join(n)).unwrap();
+    let mut child = Command::new("mpirun")
+        .arg("--allow-run-as-root")
+        .args(&args)
+        .stdout(log("stdout"))
+        .stderr(log("stderr"))
+        .spawn()
+        .expect("mpirun starts");
+    let t0 = Instant::now();
+    let mut pids = None;
+    while pids.is_none() && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+        pids = (0..4)
+            .map(|r| rank_pid(&bin, r, child.id() as i32))
+            .collect::<Option<Vec<i32>>>();
+    }
+    let pids = pids.expect("every rank started");
+    std::thread::sleep(Duration::from_secs(2));
+    let veth = Net::get().veth[1].clone();
+    let back = LinkBack(veth.clone());
+    assert!(sh(&format!("ip link set {veth} down")), "cut {veth}");
+    let cut = Instant::now();
+    while child.try_wait().unwrap().is_none() && cut.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let took = cut.elapsed();
+    let _ = child.kill();
+    let status = child.wait().unwrap();
+    drop(back);
+    for &p in &pids {
+        // SAFETY: kill has no memory precondition.
+        unsafe { libc::kill(p, libc::SIGKILL) };
+    }
+    let err = std::fs::read_to_string(d.path().join("stderr")).unwrap_or_default();
+    eprintln!("link cut: mpirun ended {took:?} later");
+    assert!(took < Duration::from_secs(3 + 5), "took {took:?}: {err}");
+    assert!(!status.success(), "{err}");
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    let v: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("no report ({e}): {text}\n{err}"));
+    let c = &v["iomark"]["cluster"];
+    assert_eq!(c["ranks_reported"], 2, "{c}");
+    let missing: Vec<u64> = c["missing"]
+        .as_array()
+        .expect("missing ranks")
+        .iter()
+        .flat_map(|m| {
+            assert_eq!(m["hostnames"], serde_json::json!(["imk2"]), "{c}");
+            m["ranks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r.as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(missing, [2, 3], "{c}");
+    assert!(!err.contains("could not be written"), "{err}");
+}
