@@ -815,7 +815,29 @@ fn check_unix_device(
         }
     }
     if !spec.file.allow_destroy_data {
-        let size = f.existing_size;
+        // A namespace's block device is looked at with its own size (a
+        // namespace with extended LBAs is larger by its metadata to
+        // passthrough commands).
+        let size = if f.kind == TargetKind::Nvme {
+            super::plan::blockdev_size(&node).map_err(|e| {
+                Refusal(format!(
+                    "cannot get the size of '{}' to check it holds no data ({e}); set \
+                     allow_destroy_data=1 to write to it without this check",
+                    node.display()
+                ))
+            })?
+        } else {
+            f.existing_size
+        };
+        if size == 0 && f.kind == TargetKind::Nvme {
+            return Err(Refusal(format!(
+                "refusing to write to {what} (job '{}'): the kernel gives its block device no \
+                 capacity (it cannot use the namespace's format, e.g. extended LBAs without \
+                 protection information), so iomark cannot read it for signatures; set \
+                 allow_destroy_data=1 if you really want it overwritten",
+                spec.name
+            )));
+        }
         let sig = super::signatures::probe_device(&node, size).map_err(|e| {
             Refusal(format!(
                 "cannot read '{}' to check it holds no data ({e}, e.g. protection information \
