@@ -1031,14 +1031,27 @@ fn in_use_dev(path: &Path, dev: Dev, mounts: &HashMap<Dev, String>) -> Option<St
     }
     // The kernel refuses an exclusive open of a device that a filesystem
     // or a driver (device-mapper, MD) holds, even one mounted elsewhere.
+    // This probe's own exclusive open is as brief as it is, but the jobs
+    // of one run that share the device probe it at the same moment and
+    // can meet one another's: a holder is one that stays (tried again
+    // over about 127 ms).
     let c = crate::engine::file::cstring(path).ok()?;
     let flags = crate::sys::O_RDONLY | crate::sys::O_EXCL | crate::sys::O_NONBLOCK;
-    match crate::sys::open_at(crate::sys::AT_FDCWD, &c, flags, 0) {
-        Err(e) if crate::sys::errno_of(&e) == Some(libc::EBUSY) => {
-            Some("it is in use (mounted, or held by device-mapper, LVM or MD RAID)".to_string())
+    for wait in [1, 2, 4, 8, 16, 32, 64, 0] {
+        match crate::sys::open_at(crate::sys::AT_FDCWD, &c, flags, 0) {
+            Err(e) if crate::sys::errno_of(&e) == Some(libc::EBUSY) => {
+                if wait == 0 {
+                    return Some(
+                        "it is in use (mounted, or held by device-mapper, LVM or MD RAID)"
+                            .to_string(),
+                    );
+                }
+                std::thread::sleep(std::time::Duration::from_millis(wait));
+            }
+            _ => return None,
         }
-        _ => None,
     }
+    None
 }
 
 /// The first signature found on a device stacked on `dev` (a loop device
