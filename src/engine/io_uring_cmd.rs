@@ -7,7 +7,13 @@
 //! requires. Each file is identified when it is opened (Identify
 //! Namespace): its namespace id and LBA format turn offsets and lengths
 //! into starting blocks and block counts, so block sizes and offsets must
-//! be multiples of the LBA data size. A completion's result is the NVMe
+//! be multiples of the LBA data size. On a namespace formatted with
+//! extended LBAs (each block's metadata inline after its data) a block
+//! takes its data and metadata size in the buffer, and block sizes,
+//! offsets and the namespace's size count in those units (`bs=4104` is
+//! one block of 4096 + 8), as fio's engine does; the exception is
+//! `pi_act=1` where the metadata is only the PI, which then does not
+//! travel. A completion's result is the NVMe
 //! status; a failed command reports the errno the kernel's block layer
 //! gives that status, and its message names the status
 //! ([`Engine::error_detail`]).
@@ -29,15 +35,18 @@
 //!   (PRACT, default 1: the controller inserts and strips the PI; with
 //!   metadata larger than the PI a metadata buffer is still sent), `pi_chk`
 //!   (the PRCHK bits: guard, application tag, reference tag), `apptag`,
-//!   `apptag_mask`, `md_per_io_size` (the separate metadata buffer of each
+//!   `apptag_mask` (PI type 3 has no reference tag: there `pi_chk` checks
+//!   the guard and application tag only), `md_per_io_size` (the separate
+//!   metadata buffer of each
 //!   I/O, at least its largest block count times the metadata size). With
 //!   `pi_act=0` iomark writes the PI of every block (16-bit guard: the T10
 //!   DIF CRC over the block's data and the metadata before the PI, the
 //!   application tag, the block's LBA as reference tag) and checks what
-//!   it reads back. Whatever `pi_chk` asks the device to check, the PI
-//!   written is valid: commands always carry the reference tag (the LBA,
-//!   types 1 and 2) and application tag the controller inserts with
-//!   PRACT;
+//!   it reads back (with extended LBAs, in each block's inline metadata).
+//!   Whatever `pi_chk` asks the device to check, the PI written is valid:
+//!   commands always carry the reference tag (the first block's LBA,
+//!   types 1 and 2; type 3 has none) and application tag the controller
+//!   inserts with PRACT;
 //! - data placement: `dataplacement=fdp` (or `fdp=1`) writes carry a
 //!   placement identifier (the reclaim unit handles the namespace lists
 //!   with I/O Management Receive, `plids` choosing among them by index),
@@ -46,9 +55,10 @@
 //!   offset from `dp_scheme`'s ranges.
 //!
 //! Not handled (each refused when the file is opened, with one line):
-//! namespaces formatted with extended LBAs (metadata inline with the data),
-//! protection information with storage tags or a 32-bit guard, and
-//! iomark-generated PI for a 64-bit guard (`pi_act=1` works there).
+//! protection information with storage tags or a 32-bit guard,
+//! iomark-generated PI for a 64-bit guard (`pi_act=1` works there), and
+//! `verify` where the PI travels inline with the data (extended LBAs: it
+//! replaces bytes verify wrote; fio refuses the same).
 
 use std::io;
 use std::os::fd::RawFd;
@@ -59,7 +69,7 @@ use io_uring::{cqueue, opcode, squeue, types};
 use super::ring;
 use super::{Caps, Completion, Engine, EngineError, EngineKind, IoUnit, Op, OpenFile, Queued};
 use crate::host::nvme::{self, Cmd, Namespace};
-use crate::job::spec::{pi_chk_bits, Placement, PlidSelect};
+use crate::job::spec::{pi_chk_bits, Placement, PlidSelect, VerifyKind};
 use crate::job::JobSpec;
 
 /// The job's ring (128-byte submission, 32-byte completion entries).
@@ -76,8 +86,12 @@ struct NsFile {
     path: PathBuf,
     nsid: u32,
     shift: u32,
-    /// Metadata bytes sent per block (0: no metadata buffer).
+    /// Metadata bytes that travel with each block (0: none).
     ms: u32,
+    /// Extended LBAs: the bytes of one block in the data buffer (its data
+    /// and then its metadata, inline); 0: the metadata, if any, goes in a
+    /// separate buffer and the data buffer holds whole blocks of data.
+    stride: u64,
     /// The PI's place in a block's metadata, and its type (0: no PI).
     pi_off: u32,
     pi_type: u8,
@@ -87,6 +101,145 @@ struct NsFile {
     next: usize,
     /// `dp_scheme`: (start, end, identifier) by byte offset.
     scheme: Vec<(u64, u64, u16)>,
+}
+
+/// Block `b` of an I/O on `file` whose data buffer is `buf` and whose
+/// separate metadata buffer is `md`: its data and its metadata (inline
+/// after the data with extended LBAs).
+///
+/// # Safety
+/// `buf` must hold the I/O's blocks and, for a format with separate
+/// metadata, `md` their metadata; no other reference to either may be
+/// alive while the slices are.
+unsafe fn block_parts<'a>(
+    file: &NsFile,
+    buf: *mut u8,
+    md: *mut u8,
+    b: usize,
+) -> (&'a [u8], &'a mut [u8]) {
+    let lba = 1usize << file.shift;
+    let ms = file.ms as usize;
+    // SAFETY: the caller's buffers hold block `b`: its data and its
+    // metadata, which do not overlap.
+    unsafe {
+        let (d, m) = if file.stride != 0 {
+            let d = buf.add(b * file.stride as usize);
+            (d, d.add(lba))
+        } else {
+            (buf.add(b * lba), md.add(b * ms))
+        };
+        (
+            std::slice::from_raw_parts(d, lba),
+            std::slice::from_raw_parts_mut(m, ms),
+        )
+    }
+}
+
+/// Checks what the job does fits the namespace: whole blocks, the
+/// metadata buffer, a format iomark can handle; returns the metadata
+/// bytes that travel with each block, the PI's place in them and,
+/// with extended LBAs, a block's bytes in the data buffer (else 0).
+fn fit(
+    spec: &JobSpec,
+    path: &std::path::Path,
+    ns: &Namespace,
+    start: u64,
+) -> io::Result<(u32, u32, u64)> {
+    let bad = |m: String| Err(io::Error::new(io::ErrorKind::InvalidInput, m));
+    let n = &spec.engine.nvme;
+    let lba = ns.lba_size as u64;
+    // PRACT with metadata that is only the PI: the controller inserts
+    // and strips it, no metadata travels.
+    let ms = ns.moved_md(n.pi_act);
+    let inline = ns.extended && ms > 0;
+    let stride = ns.block_stride(n.pi_act);
+    let io = &spec.io;
+    for (d, bs) in io.bs.iter().enumerate() {
+        if bs.min() % stride == 0 && bs.max() % stride == 0 {
+            continue;
+        }
+        let what = ["", " (writes)", " (trims)"][d];
+        if !inline {
+            // extended LBAs whose metadata (only the PI) PRACT keeps
+            let why = if ns.extended {
+                format!(
+                    "; with pi_act=1 its {} bytes of PI per block stay in the controller \
+                     (pi_act=0 moves {} bytes a block)",
+                    ns.ms,
+                    lba + ns.ms as u64
+                )
+            } else {
+                String::new()
+            };
+            return bad(format!(
+                "block size {}{what} is not a multiple of the namespace's LBA data size \
+                 ({lba} bytes){why}",
+                bs.min()
+            ));
+        }
+        let hint = if bs.min() == bs.max() && bs.min() % lba == 0 {
+            format!("; bs={} moves as many blocks", bs.min() / lba * stride)
+        } else {
+            String::new()
+        };
+        return bad(format!(
+            "block size {}{what} is not a multiple of {stride} bytes: '{}' has extended \
+             LBAs ({lba} bytes of data and {ms} of metadata inline per block){hint}",
+            bs.min(),
+            path.display()
+        ));
+    }
+    if start % stride != 0 {
+        return bad(format!(
+            "offset {start} is not a multiple of {stride} bytes, the size of a block of \
+             '{}'",
+            path.display()
+        ));
+    }
+    let pi = ns.pi;
+    if pi.pi_type != 0 && pi.guard == 0xff {
+        return bad(
+            "protection information with storage tags or a 32-bit guard is not \
+                    handled"
+                .into(),
+        );
+    }
+    if pi.pi_type != 0 && pi.guard == 2 && !n.pi_act {
+        return bad(
+            "pi_act=0 (iomark writes the PI) needs a 16-bit guard; this namespace \
+                    has a 64-bit one: use pi_act=1"
+                .into(),
+        );
+    }
+    if inline && pi.pi_type != 0 && spec.verify.verify != VerifyKind::None {
+        return bad(format!(
+            "verify cannot check '{}': its protection information travels inline with \
+             the data (extended LBAs) and replaces part of what verify wrote{}",
+            path.display(),
+            if ms == pi.size {
+                " (with pi_act=1 the controller adds it: verify works there)"
+            } else {
+                ""
+            }
+        ));
+    }
+    if ms > 0 && !inline {
+        let max = io.bs[0].max().max(io.bs[1].max());
+        let need = max / lba * ms as u64;
+        if n.md_per_io_size < need {
+            return bad(format!(
+                "'{}' has {ms} bytes of metadata per block: md_per_io_size should be at \
+                 least {need} bytes",
+                path.display()
+            ));
+        }
+    }
+    let pi_off = if pi.pi_type == 0 || pi.first {
+        0
+    } else {
+        ns.ms.saturating_sub(pi.size)
+    };
+    Ok((ms, pi_off, if inline { stride } else { 0 }))
 }
 
 /// What a submitted command needs at its completion.
@@ -240,12 +393,14 @@ impl IoUringCmdEngine {
     #[inline]
     fn command(&mut self, io: &IoUnit) -> Cmd {
         let f = io.file_data.saturating_sub(1);
-        let (nsid, shift, ms) = {
+        let (nsid, shift, ms, stride) = {
             let file = &self.files[f];
-            (file.nsid, file.shift, file.ms)
+            (file.nsid, file.shift, file.ms, file.stride)
         };
-        let slba = io.offset >> shift;
-        let blocks = (io.len >> shift) as u32;
+        let (slba, blocks) = match std::num::NonZeroU64::new(stride) {
+            None => (io.offset >> shift, (io.len >> shift) as u32),
+            Some(s) => (io.offset / s, (io.len / s) as u32),
+        };
         let mut c = Cmd {
             nsid,
             ..Cmd::default()
@@ -271,7 +426,7 @@ impl IoUringCmdEngine {
                     c.addr = io.buf as u64;
                     c.data_len = io.len as u32;
                 }
-                if ms > 0 {
+                if ms > 0 && stride == 0 {
                     c.metadata = self.md[i * self.md_size..].as_mut_ptr() as u64;
                     c.metadata_len = blocks * ms;
                 }
@@ -319,15 +474,21 @@ impl IoUringCmdEngine {
     /// the PI iomark writes itself (`pi_act=0`).
     #[inline]
     fn protect(&mut self, c: &mut Cmd, io: &IoUnit, f: usize, slba: u64, blocks: u32) {
-        let (pi_type, pi_off, ms) = {
+        let (pi_type, pi_off) = {
             let file = &self.files[f];
-            (file.pi_type, file.pi_off, file.ms)
+            (file.pi_type, file.pi_off)
         };
         if pi_type == 0 {
             return;
         }
         let n = &self.spec.engine.nvme;
-        c.cdw12 |= n.pi_chk;
+        // Type 3 defines no reference tag: the device checks the guard
+        // and application tag only (a controller may refuse the bit).
+        c.cdw12 |= if pi_type == 3 {
+            n.pi_chk & !pi_chk_bits::REFTAG
+        } else {
+            n.pi_chk
+        };
         if n.pi_act {
             c.cdw12 |= nvme::PRINFO_PRACT;
         }
@@ -342,17 +503,17 @@ impl IoUringCmdEngine {
         if n.pi_act || io.op != Op::Write {
             return;
         }
-        let lba = 1usize << self.files[f].shift;
         let apptag = n.apptag;
-        let md = &mut self.md[io.idx as usize * self.md_size..];
-        // SAFETY: the unit's buffer holds `len` bytes.
-        let data = unsafe { std::slice::from_raw_parts(io.buf, io.len as usize) };
+        let md = self.md[io.idx as usize * self.md_size..].as_mut_ptr();
+        let file = &self.files[f];
         for b in 0..blocks as usize {
-            let m = &mut md[b * ms as usize..(b + 1) * ms as usize];
+            // SAFETY: the unit's buffer holds the write's blocks, its
+            // metadata buffer (separate formats) their metadata.
+            let (d, m) = unsafe { block_parts(file, io.buf, md, b) };
             let pi = pi_off as usize;
             // Valid PI whatever pi_chk asks the device to check: a later
             // checked read (the kernel's, nvme-cli's) checks it all.
-            let guard = nvme::crc_t10dif(0, &data[b * lba..(b + 1) * lba]);
+            let guard = nvme::crc_t10dif(0, d);
             let guard = nvme::crc_t10dif(guard, &m[..pi]);
             m[pi..pi + 2].copy_from_slice(&guard.to_be_bytes());
             m[pi + 2..pi + 4].copy_from_slice(&apptag.to_be_bytes());
@@ -374,15 +535,13 @@ impl IoUringCmdEngine {
         if !u.read || n.pi_act || file.pi_type == 0 {
             return 0;
         }
-        let lba = 1usize << file.shift;
-        let ms = file.ms as usize;
         let pi = file.pi_off as usize;
-        let md = &self.md[idx * self.md_size..];
-        // SAFETY: the unit's buffer held the read's blocks.
-        let data =
-            unsafe { std::slice::from_raw_parts(u.buf as *const u8, u.blocks as usize * lba) };
+        let md = self.md[idx * self.md_size..].as_ptr() as *mut u8;
         for b in 0..u.blocks as usize {
-            let m = &md[b * ms..(b + 1) * ms];
+            // SAFETY: the unit's buffer held the read's blocks, its
+            // metadata buffer their metadata; both are only read here.
+            let (d, m) = unsafe { block_parts(file, u.buf as *mut u8, md, b) };
+            let m: &[u8] = m;
             let app = u16::from_be_bytes([m[pi + 2], m[pi + 3]]);
             let rt = u32::from_be_bytes([m[pi + 4], m[pi + 5], m[pi + 6], m[pi + 7]]);
             // an application tag of all ones turns checking off
@@ -390,8 +549,7 @@ impl IoUringCmdEngine {
                 continue;
             }
             if n.pi_chk & pi_chk_bits::GUARD != 0 {
-                let g =
-                    nvme::crc_t10dif(nvme::crc_t10dif(0, &data[b * lba..(b + 1) * lba]), &m[..pi]);
+                let g = nvme::crc_t10dif(nvme::crc_t10dif(0, d), &m[..pi]);
                 if g != u16::from_be_bytes([m[pi], m[pi + 1]]) {
                     return PI_GUARD;
                 }
@@ -427,70 +585,6 @@ impl IoUringCmdEngine {
             PI_GUARD | PI_APP | PI_REF => -(libc::EIO as i64),
             s => -(nvme::status_errno(s) as i64),
         }
-    }
-
-    /// Checks what the job does fits the namespace: whole blocks, the
-    /// metadata buffer, a format iomark can handle.
-    fn fit(&self, path: &std::path::Path, ns: &Namespace) -> io::Result<(u32, u32)> {
-        let bad = |m: String| Err(io::Error::new(io::ErrorKind::InvalidInput, m));
-        let lba = ns.lba_size as u64;
-        let io = &self.spec.io;
-        for (d, bs) in io.bs.iter().enumerate() {
-            if bs.min() % lba != 0 || bs.max() % lba != 0 {
-                return bad(format!(
-                    "block size {}{} is not a multiple of the namespace's LBA data size ({lba} \
-                     bytes)",
-                    bs.min(),
-                    ["", " (writes)", " (trims)"][d]
-                ));
-            }
-        }
-        if ns.extended {
-            return bad(format!(
-                "'{}' is formatted with extended LBAs (metadata inline with the data), which \
-                 ioengine=io_uring_cmd does not handle; format it with a separate metadata buffer",
-                path.display()
-            ));
-        }
-        let n = &self.spec.engine.nvme;
-        let pi = ns.pi;
-        if pi.pi_type != 0 && pi.guard == 0xff {
-            return bad(
-                "protection information with storage tags or a 32-bit guard is not \
-                        handled"
-                    .into(),
-            );
-        }
-        if pi.pi_type != 0 && pi.guard == 2 && !n.pi_act {
-            return bad(
-                "pi_act=0 (iomark writes the PI) needs a 16-bit guard; this namespace \
-                        has a 64-bit one: use pi_act=1"
-                    .into(),
-            );
-        }
-        // PRACT with metadata that is only the PI: the controller keeps it.
-        let ms = if pi.pi_type != 0 && n.pi_act && ns.ms == pi.size {
-            0
-        } else {
-            ns.ms
-        };
-        if ms > 0 {
-            let max = io.bs[0].max().max(io.bs[1].max());
-            let need = max / lba * ms as u64;
-            if n.md_per_io_size < need {
-                return bad(format!(
-                    "'{}' has {ms} bytes of metadata per block: md_per_io_size should be at \
-                     least {need} bytes",
-                    path.display()
-                ));
-            }
-        }
-        let pi_off = if pi.first {
-            0
-        } else {
-            ns.ms.saturating_sub(pi.size)
-        };
-        Ok((ms, pi_off))
     }
 
     /// The directive identifiers of namespace `ns` the job's writes use.
@@ -539,7 +633,7 @@ impl IoUringCmdEngine {
 
     /// Identifies the namespace open at `fd` and keeps what the commands
     /// need; returns the file's engine data (its index + 1).
-    fn adopt(&mut self, fd: RawFd, path: &std::path::Path) -> io::Result<usize> {
+    fn adopt(&mut self, fd: RawFd, path: &std::path::Path, start: u64) -> io::Result<usize> {
         let ns = nvme::identify_namespace(fd).map_err(|e| {
             io::Error::new(
                 e.kind(),
@@ -549,7 +643,7 @@ impl IoUringCmdEngine {
                 ),
             )
         })?;
-        let (ms, pi_off) = self.fit(path, &ns)?;
+        let (ms, pi_off, stride) = fit(&self.spec, path, &ns, start)?;
         let dspecs = self.directives(fd, &ns)?;
         let scheme = match &self.spec.engine.nvme.dp_scheme {
             Some(p) => read_scheme(p).map_err(io::Error::other)?,
@@ -560,6 +654,7 @@ impl IoUringCmdEngine {
             nsid: ns.nsid,
             shift: ns.lba_size.trailing_zeros(),
             ms,
+            stride,
             pi_off,
             pi_type: ns.pi.pi_type,
             dspecs,
@@ -608,7 +703,7 @@ impl Engine for IoUringCmdEngine {
         // O_DIRECT and O_CREAT mean nothing to a character device.
         let flags = f.flags & !(libc::O_DIRECT | libc::O_CREAT | libc::O_EXCL | libc::O_TRUNC);
         let fd = super::file::open_fd(f.path, flags)?;
-        match self.adopt(fd, f.path) {
+        match self.adopt(fd, f.path, f.start) {
             Ok(data) => Ok((fd, data)),
             Err(e) => {
                 let _ = super::file::close_fd(fd);
@@ -695,6 +790,92 @@ mod tests {
             e.contains("line 1") && e.contains("start, end, index"),
             "{e}"
         );
+    }
+
+    /// A namespace of `lba` + `ms` bytes per block, metadata inline
+    /// (extended LBAs), with PI type `pi` (0: none) of 8 bytes.
+    fn extended(lba: u32, ms: u32, pi: u8) -> Namespace {
+        Namespace {
+            nsid: 1,
+            blocks: 1000,
+            lba_size: lba,
+            ms,
+            extended: true,
+            pi: nvme::Protection {
+                pi_type: pi,
+                first: false,
+                size: if pi == 0 { 0 } else { 8 },
+                guard: 0,
+            },
+            ..Namespace::default()
+        }
+    }
+
+    fn job(bs: u64, pi_act: bool) -> JobSpec {
+        let mut s = JobSpec::default();
+        s.io.ioengine = EngineKind::IoUringCmd;
+        for b in s.io.bs.iter_mut() {
+            *b = crate::job::spec::BlockSizes::Range { lo: bs, hi: bs };
+        }
+        s.engine.nvme.pi_act = pi_act;
+        s
+    }
+
+    #[test]
+    fn extended_lbas_count_data_and_metadata() {
+        let p = std::path::Path::new("/dev/ng0n1");
+        let ns = extended(4096, 8, 0);
+        // a block of data and its metadata, inline; no metadata buffer
+        assert_eq!(fit(&job(4104, true), p, &ns, 0).unwrap(), (8, 0, 4104));
+        assert_eq!(fit(&job(16416, true), p, &ns, 8208).unwrap().2, 4104);
+        assert_eq!(ns.passthrough_bytes(true), 4_104_000);
+        let e = fit(&job(4096, true), p, &ns, 0).unwrap_err().to_string();
+        assert!(
+            e.contains("block size 4096 is not a multiple of 4104 bytes")
+                && e.contains("bs=4104 moves as many blocks"),
+            "{e}"
+        );
+        let e = fit(&job(4104, true), p, &ns, 4096).unwrap_err().to_string();
+        assert!(e.contains("offset 4096 is not a multiple of 4104"), "{e}");
+        // PI that is the whole metadata: with PRACT it does not travel
+        let ns = extended(512, 8, 1);
+        assert_eq!(fit(&job(4096, true), p, &ns, 0).unwrap(), (0, 0, 0));
+        assert_eq!(ns.passthrough_bytes(true), 512_000);
+        let e = fit(&job(520, true), p, &ns, 0).unwrap_err().to_string();
+        assert!(e.contains("pi_act=0 moves 520 bytes a block"), "{e}");
+        assert_eq!(fit(&job(520, false), p, &ns, 0).unwrap(), (8, 0, 520));
+        assert_eq!(ns.passthrough_bytes(false), 520_000);
+        // verify's data would lose the bytes the PI takes
+        let mut v = job(520, false);
+        v.verify.verify = VerifyKind::Crc32c;
+        let e = fit(&v, p, &ns, 0).unwrap_err().to_string();
+        assert!(e.contains("verify cannot check"), "{e}");
+        let mut v = job(4096, true);
+        v.verify.verify = VerifyKind::Crc32c;
+        assert!(fit(&v, p, &ns, 0).is_ok());
+    }
+
+    #[test]
+    fn inline_metadata_follows_each_blocks_data() {
+        let file = NsFile {
+            path: PathBuf::new(),
+            nsid: 1,
+            shift: 9,
+            ms: 8,
+            stride: 520,
+            pi_off: 0,
+            pi_type: 1,
+            dspecs: Vec::new(),
+            next: 0,
+            scheme: Vec::new(),
+        };
+        let mut buf = vec![0u8; 1040];
+        let base = buf.as_mut_ptr();
+        // SAFETY: buf holds two blocks of 520 bytes.
+        let (d, m) = unsafe { block_parts(&file, base, std::ptr::null_mut(), 1) };
+        assert_eq!((d.len(), m.len()), (512, 8));
+        assert_eq!(d.as_ptr() as usize - base as usize, 520);
+        assert_eq!(m.as_ptr() as usize - base as usize, 1032);
     }
 
     #[test]

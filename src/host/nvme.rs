@@ -294,6 +294,35 @@ impl Namespace {
     pub fn bytes(&self) -> u64 {
         self.blocks.saturating_mul(self.lba_size as u64)
     }
+
+    /// Metadata bytes per block that travel between host and controller
+    /// (0: none): with `pi_act` (PRACT) and metadata that is only the PI,
+    /// the controller inserts and strips the PI and none travels.
+    pub fn moved_md(&self, pi_act: bool) -> u32 {
+        if self.pi.pi_type != 0 && pi_act && self.ms == self.pi.size {
+            0
+        } else {
+            self.ms
+        }
+    }
+
+    /// Bytes each block takes in a passthrough command's data buffer:
+    /// the data, and with extended LBAs the metadata that travels inline
+    /// after it.
+    pub fn block_stride(&self, pi_act: bool) -> u64 {
+        let inline = if self.extended {
+            self.moved_md(pi_act)
+        } else {
+            0
+        };
+        self.lba_size as u64 + inline as u64
+    }
+
+    /// The namespace's size as passthrough commands address it: its
+    /// blocks times [`Namespace::block_stride`].
+    pub fn passthrough_bytes(&self, pi_act: bool) -> u64 {
+        self.blocks.saturating_mul(self.block_stride(pi_act))
+    }
 }
 
 /// A zoned namespace's zone size and limits.

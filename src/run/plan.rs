@@ -140,7 +140,7 @@ pub fn resolve_replay(job: &mut PlannedJob) -> Result<(), RunError> {
         let (kind, existing, seen) = if diskless {
             (TargetKind::None, 0, Seen::default())
         } else {
-            probe(path)?
+            probe(path, s.engine.nvme.pi_act)?
         };
         super::safety::check_special(&s, path, kind, &seen)?;
         let extent = trace.extent(i as u32);
@@ -218,11 +218,12 @@ pub fn blockdev_size(path: &Path) -> std::io::Result<u64> {
 }
 
 /// The size in bytes of the NVMe namespace whose generic character
-/// device is `path`.
-fn nvme_size(path: &Path) -> std::io::Result<u64> {
+/// device is `path`, as passthrough commands address it (with extended
+/// LBAs, the metadata that travels inline counts: fio's size too).
+fn nvme_size(path: &Path, pi_act: bool) -> std::io::Result<u64> {
     use crate::sys::AsRawFd;
     let f = crate::host::nvme::open_probe(path)?;
-    crate::host::nvme::identify_namespace(f.as_raw_fd()).map(|ns| ns.bytes())
+    crate::host::nvme::identify_namespace(f.as_raw_fd()).map(|ns| ns.passthrough_bytes(pi_act))
 }
 
 /// A target the plan cannot look at, in one line.
@@ -238,7 +239,7 @@ fn access_error(path: &Path, e: std::io::Error) -> RunError {
 /// there (identity, whether the path is a symbolic link, which the open
 /// may then follow, and the handle of its directory, opened now: every
 /// later look and open goes through it).
-fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), RunError> {
+fn probe(path: &Path, pi_act: bool) -> Result<(TargetKind, u64, Seen), RunError> {
     #[cfg(windows)]
     if crate::sys::is_device_path(path) {
         return probe_windows_device(path);
@@ -281,7 +282,7 @@ fn probe(path: &Path) -> Result<(TargetKind, u64, Seen), RunError> {
                 id: Some(id),
                 dir: Some(dir),
             };
-            probed_kind(path, &m, seen)
+            probed_kind(path, &m, seen, pi_act)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && link => Err(RunError::Plan(format!(
             "'{}' is a symbolic link to '{}', which does not exist: iomark creates files only \
@@ -365,6 +366,7 @@ fn probed_kind(
     path: &Path,
     m: &std::fs::Metadata,
     seen: Seen,
+    pi_act: bool,
 ) -> Result<(TargetKind, u64, Seen), RunError> {
     let ft = m.file_type();
     if ft.is_block_device() {
@@ -375,7 +377,7 @@ fn probed_kind(
     } else if ft.is_char_device()
         && crate::host::nvme::is_generic(crate::sys::ext::MetadataExt::rdev(m))
     {
-        let size = nvme_size(path).map_err(|e| {
+        let size = nvme_size(path, pi_act).map_err(|e| {
             RunError::Plan(format!(
                 "cannot identify the NVMe namespace of '{}': {e}",
                 path.display()
@@ -646,7 +648,7 @@ fn probe_targets(
         let (kind, size, seen) = if diskless {
             (TargetKind::None, 0, Seen::default())
         } else {
-            probe(p)?
+            probe(p, spec.engine.nvme.pi_act)?
         };
         super::safety::check_special(spec, p, kind, &seen)?;
         seens.push(seen);

@@ -815,7 +815,29 @@ fn check_unix_device(
         }
     }
     if !spec.file.allow_destroy_data {
-        let size = f.existing_size;
+        // A namespace's block device is looked at with its own size (a
+        // namespace with extended LBAs is larger by its metadata to
+        // passthrough commands).
+        let size = if f.kind == TargetKind::Nvme {
+            super::plan::blockdev_size(&node).map_err(|e| {
+                Refusal(format!(
+                    "cannot get the size of '{}' to check it holds no data ({e}); set \
+                     allow_destroy_data=1 to write to it without this check",
+                    node.display()
+                ))
+            })?
+        } else {
+            f.existing_size
+        };
+        if size == 0 && f.kind == TargetKind::Nvme {
+            return Err(Refusal(format!(
+                "refusing to write to {what} (job '{}'): the kernel gives its block device no \
+                 capacity (it cannot use the namespace's format, e.g. extended LBAs without \
+                 protection information), so iomark cannot read it for signatures; set \
+                 allow_destroy_data=1 if you really want it overwritten",
+                spec.name
+            )));
+        }
         let sig = super::signatures::probe_device(&node, size).map_err(|e| {
             Refusal(format!(
                 "cannot read '{}' to check it holds no data ({e}, e.g. protection information \
@@ -1009,14 +1031,27 @@ fn in_use_dev(path: &Path, dev: Dev, mounts: &HashMap<Dev, String>) -> Option<St
     }
     // The kernel refuses an exclusive open of a device that a filesystem
     // or a driver (device-mapper, MD) holds, even one mounted elsewhere.
+    // This probe's own exclusive open is as brief as it is, but the jobs
+    // of one run that share the device probe it at the same moment and
+    // can meet one another's: a holder is one that stays (tried again
+    // over about 127 ms).
     let c = crate::engine::file::cstring(path).ok()?;
     let flags = crate::sys::O_RDONLY | crate::sys::O_EXCL | crate::sys::O_NONBLOCK;
-    match crate::sys::open_at(crate::sys::AT_FDCWD, &c, flags, 0) {
-        Err(e) if crate::sys::errno_of(&e) == Some(libc::EBUSY) => {
-            Some("it is in use (mounted, or held by device-mapper, LVM or MD RAID)".to_string())
+    for wait in [1, 2, 4, 8, 16, 32, 64, 0] {
+        match crate::sys::open_at(crate::sys::AT_FDCWD, &c, flags, 0) {
+            Err(e) if crate::sys::errno_of(&e) == Some(libc::EBUSY) => {
+                if wait == 0 {
+                    return Some(
+                        "it is in use (mounted, or held by device-mapper, LVM or MD RAID)"
+                            .to_string(),
+                    );
+                }
+                std::thread::sleep(std::time::Duration::from_millis(wait));
+            }
+            _ => return None,
         }
-        _ => None,
     }
+    None
 }
 
 /// The first signature found on a device stacked on `dev` (a loop device

@@ -14,11 +14,11 @@ up() { cut -d' ' -f1 /proc/uptime; }
 while read -r m p; do
   insmod "/lib/modules/$m.ko" $p || echo "GUEST_WARN insmod $m failed"
 done < /lib/modules/order
-# Namespaces appear asynchronously: wait for the four and the results disk.
+# Namespaces appear asynchronously: wait for the ten and the results disk.
 i=0
 while [ $i -lt 600 ]; do
   n=$(ls /sys/block | grep -cE '^nvme[0-9]+n[0-9]+$')
-  [ "$n" -ge 6 ] && [ -e /dev/vda ] && break
+  [ "$n" -ge 10 ] && [ -e /dev/vda ] && break
   sleep 0.05; i=$((i + 1))
 done
 for c in /sys/class/nvme/nvme*; do
@@ -27,10 +27,16 @@ for c in /sys/class/nvme/nvme*; do
   g=$(echo "$b" | sed 's/^nvme/ng/')
   case "$ser" in
     imkconv) export IMK_CONV_BDEV=/dev/$b IMK_CONV_CDEV=/dev/$g IMK_CONV_CTRL=/dev/$ctl ;;
-    imkpi) export IMK_PI_BDEV=/dev/$b IMK_PI_CDEV=/dev/$g IMK_PI_CTRL=/dev/$ctl
-      b2=${b%n1}n2 b3=${b%n1}n3
-      export IMK_PI2_BDEV=/dev/$b2 IMK_PI2_CDEV=/dev/ng${b2#nvme}
-      export IMK_PI3_BDEV=/dev/$b3 IMK_PI3_CDEV=/dev/ng${b3#nvme} ;;
+    imkpi) export IMK_PI_CTRL=/dev/$ctl
+      # its namespaces by namespace id (the kernel numbers them in the
+      # order their scans finish)
+      for o in $(ls "$c/" | grep -E '^nvme[0-9]+n[0-9]+$'); do
+        case $(cat "$c/$o/nsid") in
+          1) v=PI ;; 2) v=PI2 ;; 3) v=PI3 ;; 4) v=EXT ;; 5) v=EXTPI ;; 6) v=TYPE2 ;;
+          7) v=TYPE3 ;; *) continue ;;
+        esac
+        export "IMK_${v}_BDEV=/dev/$o" "IMK_${v}_CDEV=/dev/ng${o#nvme}"
+      done ;;
     imkzns) export IMK_ZNS_BDEV=/dev/$b IMK_ZNS_CDEV=/dev/$g IMK_ZNS_CTRL=/dev/$ctl ;;
     imkfdp) export IMK_FDP_BDEV=/dev/$b IMK_FDP_CDEV=/dev/$g IMK_FDP_CTRL=/dev/$ctl ;;
   esac

@@ -17,7 +17,10 @@
 #     block and protection information type 1, serial imkpi (IMK_PI_*),
 #     and on the same controller two more of type 1 with 16 bytes of
 #     metadata: an 8-byte PI last (IMK_PI2_*) and a 16-byte PI with a
-#     64-bit guard first (IMK_PI3_*);
+#     64-bit guard first (IMK_PI3_*); two with extended LBAs (8 bytes of
+#     metadata inline after each block's data): 4096 + 8 without PI
+#     (IMK_EXT_*) and 512 + 8 with PI type 1 (IMK_EXTPI_*); and PI types
+#     2 and 3 with 8 bytes of separate metadata (IMK_TYPE2_*, IMK_TYPE3_*);
 #   - a host-managed zoned namespace (ZNS): 32 zones of 4 MiB with a zone
 #     capacity of 3 MiB (IOMARK_GUEST_ZCAP), at most 8 open and active
 #     zones, serial imkzns;
@@ -290,6 +293,7 @@ IMG=$RUN/img; mkdir -p "$IMG"
 truncate -s 256M "$IMG/conv.img"
 truncate -s 64M "$IMG/pi.img"
 truncate -s 16M "$IMG/pi2.img" "$IMG/pi3.img"
+truncate -s 8M "$IMG/ext.img" "$IMG/extpi.img" "$IMG/type2.img" "$IMG/type3.img"
 truncate -s 128M "$IMG/zns.img"
 truncate -s 128M "$IMG/fdp.img"
 truncate -s 256M "$IMG/results.img"
@@ -309,6 +313,14 @@ DEV_pi=(
   -device "nvme-ns,drive=pi2,bus=nvme1,nsid=2,$NS,ms=16,mset=0,pi=1,pil=1"
   -drive "file=$IMG/pi3.img,if=none,id=pi3,format=raw,cache=unsafe"
   -device "nvme-ns,drive=pi3,bus=nvme1,nsid=3,$NS,ms=16,mset=0,pi=1,pif=2,pil=0"
+  -drive "file=$IMG/ext.img,if=none,id=ext,format=raw,cache=unsafe"
+  -device "nvme-ns,drive=ext,bus=nvme1,nsid=4,$NS,ms=8,mset=1"
+  -drive "file=$IMG/extpi.img,if=none,id=extpi,format=raw,cache=unsafe"
+  -device "nvme-ns,drive=extpi,bus=nvme1,nsid=5,shared=off,logical_block_size=512,physical_block_size=512,ms=8,mset=1,pi=1"
+  -drive "file=$IMG/type2.img,if=none,id=type2,format=raw,cache=unsafe"
+  -device "nvme-ns,drive=type2,bus=nvme1,nsid=6,$NS,ms=8,mset=0,pi=2"
+  -drive "file=$IMG/type3.img,if=none,id=type3,format=raw,cache=unsafe"
+  -device "nvme-ns,drive=type3,bus=nvme1,nsid=7,$NS,ms=8,mset=0,pi=3"
 )
 DEV_zns=(
   -device nvme,id=nvme2,serial=imkzns

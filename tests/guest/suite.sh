@@ -14,7 +14,7 @@ mkdir -p $CASES
 : > /out/cases.txt
 # The names the guest's kernel gave the namespaces (found by serial number
 # in /init; the probe order varies), for the checks on the host.
-env | grep -E '^IMK_(CONV|PI|ZNS|FDP)_(BDEV|CDEV|CTRL)=' | sort > /out/devices.env
+env | grep -E '^IMK_[A-Z0-9]+_(BDEV|CDEV|CTRL)=' | sort > /out/devices.env
 up() { cut -d' ' -f1 /proc/uptime; }
 
 # case NAME: starts a case (its directory becomes the working directory).
@@ -300,6 +300,94 @@ for v in PI PI2 PI3; do
     run $v-verify-$lba nvme verify "$bdev" -s $lba -c 0 -p 7 -r $lba -a 0x1234 -m 0xffff
   done
 done
+case_end
+
+# --- PI types 2 and 3 (8 bytes of separate metadata): writes with the
+# default options and with each pi_act/pi_chk leave valid PI. Each write
+# job is followed by a plain kernel read of its range and nvme-cli
+# verifies of sampled blocks (type 2: guard, application tag and the
+# reference tag of the first block, incrementing; type 3: guard and
+# application tag, it has no reference tag). Then fio 3.33's run of the
+# default job (it has no PI options), verified the same way.
+pi_check() {   # pi_check LABEL BDEV PRCHK: kernel read, nvme verify
+  run $1-kread dd if="$2" of=/dev/null bs=64k skip=16 count=32 iflag=direct
+  for lba in 256 257 300 401 511 767; do
+    r=$lba; [ "$3" = 6 ] && r=0
+    run $1-verify-$lba nvme verify "$2" -s $lba -c 0 -p $3 -r $r -a 0x1234 -m 0xffff
+  done
+}
+case_begin pi-types
+for v in TYPE2 TYPE3; do
+  eval cdev=\$IMK_${v}_CDEV bdev=\$IMK_${v}_BDEV
+  p=7; [ $v = TYPE3 ] && p=6
+  W="--name=d --filename=$cdev --ioengine=io_uring_cmd --rw=randwrite --bs=8k --iodepth=8 --size=2m --offset=1m"
+  run $v iomark $W --output-format=json
+  pi_check $v "$bdev" $p
+  for a in "1 GUARD,REFTAG,APPTAG" "0 NONE" "0 GUARD" "0 REFTAG" "0 APPTAG" "0 GUARD,REFTAG,APPTAG"; do
+    set -- $a
+    l=$v-act$1-$(echo $2 | tr A-Z, a-z_)
+    chk=""; [ $2 != NONE ] && chk="--pi_chk=$2"
+    run $l iomark $W --pi_act=$1 $chk --md_per_io_size=16 --output-format=json
+    pi_check $l "$bdev" $p
+  done
+  # iomark reads back what it wrote, checking the PI itself and asking
+  # the device to check it all
+  run $v-read iomark --name=r --filename=$cdev --ioengine=io_uring_cmd --rw=randread --bs=8k \
+    --iodepth=8 --size=2m --offset=1m --pi_act=0 --pi_chk=GUARD,REFTAG,APPTAG --md_per_io_size=16 \
+    --output-format=json
+  run $v-fio fio $W --output-format=json
+  pi_check $v-fio "$bdev" $p
+done
+case_end
+
+# --- extended LBAs (metadata inline after each block's data) -----------
+# 4096 + 8 without PI: iomark and fio side by side with bs=4104 (one
+# block) and 16416 (four), verified; a block size of data alone refused.
+# The kernel gives such a namespace's block device no capacity, so the
+# safety check cannot read it: iomark's writes there need
+# allow_destroy_data=1 (fio has no such check).
+EXT="--filename=$IMK_EXT_CDEV --ioengine=io_uring_cmd"
+case_begin ext-lba
+E1="--name=e1 $EXT --rw=randwrite --bs=4104 --iodepth=8 --size=$((4104 * 1024)) --verify=crc32c"
+run iomark iomark $E1 --allow_destroy_data=1 --output-format=json
+run fio fio $E1 --output-format=json
+E4="--name=e4 $EXT --rw=write --bs=16416 --iodepth=4 --size=$((16416 * 256)) --verify=md5"
+run iomark4 iomark $E4 --allow_destroy_data=1 --output-format=json
+run fio4 fio $E4 --output-format=json
+run unchecked iomark $E1
+run databs iomark --name=db $EXT --rw=write --bs=4096 --size=64k --allow_destroy_data=1
+run offset iomark --name=of $EXT --rw=write --bs=4104 --size=41040 --offset=4096 \
+  --allow_destroy_data=1
+case_end
+# 512 + 8 with PI type 1: with pi_act=1 (the default) the PI is the whole
+# metadata and does not travel (bs counts data: 4096 is 8 blocks);
+# with pi_act=0 iomark writes it inline (bs=520 is one block). Each is
+# read by the kernel and checked with nvme verify; fio 3.33 runs the same
+# job shapes (it has no PI options) and nvme verify looks at its blocks.
+EP="--filename=$IMK_EXTPI_CDEV --ioengine=io_uring_cmd --iodepth=8"
+ext_check() {  # ext_check LABEL: LBAs 2048-4095 (the second MiB of data)
+  run $1-kread dd if="$IMK_EXTPI_BDEV" of=/dev/null bs=64k skip=16 count=16 iflag=direct
+  for lba in 2048 2049 2500 3001 4095; do
+    run $1-verify-$lba nvme verify "$IMK_EXTPI_BDEV" -s $lba -c 0 -p 7 -r $lba -a 0x1234 -m 0xffff
+  done
+}
+case_begin ext-lba-pi
+run act1 iomark --name=a1 $EP --rw=randwrite --bs=4k --size=1m --offset=1m --verify=crc32c \
+  --output-format=json
+ext_check act1
+run act0 iomark --name=a0 $EP --rw=randwrite --bs=520 --size=$((520 * 2048)) --offset=$((520 * 2048)) \
+  --pi_act=0 --pi_chk=GUARD,REFTAG,APPTAG --output-format=json
+ext_check act0
+run act0read iomark --name=r0 $EP --rw=randread --bs=1040 --size=$((520 * 2048)) \
+  --offset=$((520 * 2048)) --pi_act=0 --pi_chk=GUARD,REFTAG,APPTAG --output-format=json
+run act0nochk iomark --name=a0n $EP --rw=randwrite --bs=2080 --size=$((520 * 2048)) \
+  --offset=$((520 * 2048)) --pi_act=0 --output-format=json
+ext_check act0nochk
+run act1bs iomark --name=x $EP --rw=write --bs=520 --size=64k
+run verify iomark --name=x $EP --rw=write --bs=520 --size=$((520 * 16)) --pi_act=0 --verify=crc32c
+run fio0 fio --name=a0 $EP --rw=randwrite --bs=520 --size=$((520 * 2048)) --offset=$((520 * 2048)) \
+  --output-format=json
+ext_check fio0
 case_end
 
 # --- the safety guard treats /dev/ngXnY as its namespace's block device ---

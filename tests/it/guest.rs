@@ -225,6 +225,16 @@ fn env(c: &Case) -> Result<(), String> {
         }
         seen.push(b);
     }
+    // The PI controller's other namespaces, block and character device
+    // of the same numbers.
+    for ns in ["PI2", "PI3", "EXT", "EXTPI", "TYPE2", "TYPE3"] {
+        let b = c.device(&format!("IMK_{ns}_BDEV"))?;
+        let g = c.device(&format!("IMK_{ns}_CDEV"))?;
+        if b.strip_prefix("/dev/nvme") != g.strip_prefix("/dev/ng") || seen.contains(&b) {
+            return Err(format!("IMK_{ns}: {b} and {g}"));
+        }
+        seen.push(b);
+    }
     if !c.out("fio")?.contains("fio-3.33") {
         return Err(format!("fio in the guest is {}", c.out("fio")?.trim()));
     }
@@ -506,6 +516,138 @@ fn pi_default(c: &Case) -> Result<(), String> {
             c.ok(&format!("{v}-verify-{lba}"))?;
         }
     }
+    Ok(())
+}
+
+/// A kernel read (`LABEL-kread`) and every nvme-cli verify of the
+/// sampled blocks (`LABEL-verify-LBA`) passed.
+fn pi_valid(c: &Case, label: &str, lbas: &[u64]) -> Result<(), String> {
+    c.ok(&format!("{label}-kread"))?;
+    for lba in lbas {
+        c.ok(&format!("{label}-verify-{lba}"))?;
+    }
+    Ok(())
+}
+
+/// How fio 3.33's run `label` went and what nvme-cli and the kernel
+/// found of its writes, in words (for the log: fio has no PI options).
+fn fio_pi_view(c: &Case, label: &str, lbas: &[u64]) -> String {
+    let err = c
+        .json_of_failed(label)
+        .map(|d| d["jobs"][0]["error"].as_i64().unwrap_or(-1))
+        .unwrap_or(-1);
+    let writes = c
+        .json_of_failed(label)
+        .map(|d| ios(&counts(&d), "write"))
+        .unwrap_or(0);
+    let valid = lbas
+        .iter()
+        .filter(|l| c.rc(&format!("{label}-verify-{l}")) == Ok(0))
+        .count();
+    let kread = match c.rc(&format!("{label}-kread")) {
+        Ok(0) => "passes",
+        _ => "fails",
+    };
+    format!(
+        "fio 3.33: {writes} writes, error {err}; nvme verify {valid} of {} sampled blocks \
+         valid; kernel read {kread}",
+        lbas.len()
+    )
+}
+
+/// PI types 2 and 3: iomark's writes with the default options and with
+/// each pi_act/pi_chk leave PI that the kernel and nvme-cli find valid.
+fn pi_types(c: &Case) -> Result<(), String> {
+    const LBAS: [u64; 6] = [256, 257, 300, 401, 511, 767];
+    for v in ["TYPE2", "TYPE3"] {
+        let mut labels = vec![v.to_string()];
+        for a in [
+            "act1-guard_reftag_apptag",
+            "act0-none",
+            "act0-guard",
+            "act0-reftag",
+            "act0-apptag",
+            "act0-guard_reftag_apptag",
+        ] {
+            labels.push(format!("{v}-{a}"));
+        }
+        for l in &labels {
+            let n = counts(&c.json(l)?);
+            expect(&format!("{l}: writes"), ios(&n, "write"), 256)?;
+            pi_valid(c, l, &LBAS)?;
+        }
+        let n = counts(&c.json(&format!("{v}-read"))?);
+        expect(&format!("{v}: reads checking the PI"), ios(&n, "read"), 256)?;
+        say(&format!(
+            "pi-types {v}: {}",
+            fio_pi_view(c, &format!("{v}-fio"), &LBAS)
+        ));
+    }
+    Ok(())
+}
+
+/// Extended LBAs without PI: iomark and fio 3.33 do the same I/O with
+/// blocks of data + metadata, verified; a data-only block size and an
+/// offset between blocks are refused.
+fn ext_lba(c: &Case) -> Result<(), String> {
+    let n = same_counts(c)?;
+    expect("writes of 4104 bytes", ios(&n, "write"), 1024)?;
+    expect("verify reads", ios(&n, "read"), 1024)?;
+    let (a, b) = (counts(&c.json("iomark4")?), counts(&c.json("fio4")?));
+    if a != b {
+        return Err(format!("bs=16416: iomark did {a:?}, fio {b:?}"));
+    }
+    expect("writes of 4 blocks", ios(&a, "write"), 256)?;
+    expect("verify reads of 4 blocks", ios(&a, "read"), 256)?;
+    refused(
+        c,
+        "databs",
+        &["block size 4096 is not a multiple of 4104 bytes", "bs=4104"],
+    )?;
+    refused(c, "offset", &["offset 4096 is not a multiple of 4104"])?;
+    refused(
+        c,
+        "unchecked",
+        &["gives its block device no capacity", "allow_destroy_data=1"],
+    )?;
+    if c.text("unchecked.err")?.trim().lines().count() != 1 {
+        return Err("unchecked: the refusal is not one line".into());
+    }
+    Ok(())
+}
+
+/// Extended LBAs with PI type 1 (512 + 8): with pi_act=1 the PI stays in
+/// the controller (bs counts data), with pi_act=0 iomark writes it
+/// inline; the kernel and nvme-cli find it valid either way.
+fn ext_lba_pi(c: &Case) -> Result<(), String> {
+    const LBAS: [u64; 5] = [2048, 2049, 2500, 3001, 4095];
+    let n = counts(&c.json("act1")?);
+    expect("pi_act=1: writes of 4k", ios(&n, "write"), 256)?;
+    expect("pi_act=1: verify reads", ios(&n, "read"), 256)?;
+    pi_valid(c, "act1", &LBAS)?;
+    let n = counts(&c.json("act0")?);
+    expect("pi_act=0: writes of 520", ios(&n, "write"), 2048)?;
+    pi_valid(c, "act0", &LBAS)?;
+    let n = counts(&c.json("act0read")?);
+    expect("pi_act=0: reads checking the PI", ios(&n, "read"), 1024)?;
+    let n = counts(&c.json("act0nochk")?);
+    expect("pi_act=0 without pi_chk: writes", ios(&n, "write"), 512)?;
+    pi_valid(c, "act0nochk", &LBAS)?;
+    refused(
+        c,
+        "act1bs",
+        &["block size 520 is not a multiple", "pi_act=0 moves 520"],
+    )?;
+    refused(c, "verify", &["verify cannot check"])?;
+    let fio = c.json_of_failed("fio0")?;
+    let ours = counts(&c.json("act0")?);
+    if counts(&fio) != ours {
+        say(&format!(
+            "ext-lba-pi: fio 3.33 did {:?}, iomark {ours:?}",
+            counts(&fio)
+        ));
+    }
+    say(&format!("ext-lba-pi: {}", fio_pi_view(c, "fio0", &LBAS)));
     Ok(())
 }
 
@@ -838,6 +980,9 @@ const CHECKS: &[(&str, Check)] = &[
     ("examples", examples),
     ("pi", pi),
     ("pi-default", pi_default),
+    ("pi-types", pi_types),
+    ("ext-lba", ext_lba),
+    ("ext-lba-pi", ext_lba_pi),
     ("ng-safety", ng_safety),
     ("fdp-env", fdp_env),
     ("fdp-roundrobin", fdp_roundrobin),
