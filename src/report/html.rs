@@ -731,8 +731,8 @@ pub fn settings_rows(st: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The grid's bar scale: logarithmic from a power of ten at or below the
-/// smallest bandwidth to the largest, so that RND4K Q1T1 shows beside
+/// The grid's bar scale: logarithmic from a power of ten a decade below
+/// the smallest bandwidth to the largest, so that RND4K Q1T1 shows beside
 /// SEQ1M Q8T1. (log10 of the low end, log10 of the high end.)
 #[derive(Clone, Copy)]
 struct LogScale(f64, f64);
@@ -749,7 +749,8 @@ impl LogScale {
         if v.is_empty() {
             return None;
         }
-        let lo = lo.log10().floor().min(hi.log10() - 1.0);
+        // A decade below the smallest's own, so that it shows as a bar.
+        let lo = (lo.log10().floor() - 1.0).min(hi.log10() - 1.0);
         Some(LogScale(lo, hi.log10().max(lo + 1.0)))
     }
 

@@ -51,7 +51,7 @@ pub fn units_opt<T>(apply: Apply<T>) -> Opt<T> {
     opt(
         "units",
         "UNIT",
-        "bandwidth in MB (MB/s, 10^6 bytes) or MiB (MiB/s, 2^20 bytes); default: as recorded",
+        "bandwidth in MB/s (10^6 B) or MiB/s (2^20 B); default: as recorded",
         Complete::Words(unit_words),
         apply,
     )

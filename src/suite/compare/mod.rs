@@ -364,7 +364,7 @@ impl Outcome<'_> {
             s.push_str("\nWhat changed:\n");
             for (v, line) in self.plain() {
                 let head = if v == Verdict::Inconclusive {
-                    "?".to_string()
+                    "undecided".to_string()
                 } else {
                     v.shown().to_string()
                 };
@@ -733,6 +733,7 @@ fn detail_charts(base: &Dataset, new: &Dataset, unit: BwUnit) -> String {
 /// end, a dot at the estimate, the ±threshold band shaded. The axis is
 /// the logarithm of the ratio, so that halving and doubling are as far
 /// from "no change".
+#[allow(clippy::too_many_lines)]
 fn forest(title: &str, rows: &[&Row], t: f64) -> String {
     let (w, left, right, top, rh) = (760.0, 230.0, 24.0, 40.0, 24.0);
     let h = top + rh * rows.len() as f64 + 52.0;
