@@ -10,6 +10,7 @@ use serde_json::json;
 use super::trend::Metric;
 use crate::history::{self, export, time, trend, Filter, Run, Store};
 use crate::report::out::{fail, print, write_file};
+use crate::results::units::BwUnit;
 
 /// The options that select runs, shared by the history commands and
 /// `trend`.
@@ -24,6 +25,8 @@ pub struct Select {
 pub struct ListOpts {
     pub select: Select,
     pub json: bool,
+    /// `--units`; None: each run in the unit it was recorded in.
+    pub units: Option<BwUnit>,
 }
 
 /// `iomark history import FILE…`.
@@ -41,6 +44,8 @@ pub struct ExportOpts {
     pub select: Select,
     pub format: export::Format,
     pub output: Option<PathBuf>,
+    /// `--units`; None: each run in the unit it was recorded in.
+    pub units: Option<BwUnit>,
 }
 
 /// `iomark history check` and `delete ID…`.
@@ -60,6 +65,8 @@ pub struct TrendOpts {
     pub threshold: f64,
     pub html: Option<PathBuf>,
     pub json: bool,
+    /// `--units`; None: the unit the test was recorded in.
+    pub units: Option<BwUnit>,
 }
 
 impl Default for TrendOpts {
@@ -70,6 +77,7 @@ impl Default for TrendOpts {
             threshold: 5.0,
             html: None,
             json: false,
+            units: None,
         }
     }
 }
@@ -110,6 +118,7 @@ pub fn list(o: ListOpts) -> i32 {
     let ListOpts {
         select: sel,
         json: as_json,
+        units,
     } = o;
     // A history not made yet lists as an empty one (same exit status and
     // JSON shape), with a note on standard error saying where it will be.
@@ -133,16 +142,20 @@ pub fn list(o: ListOpts) -> i32 {
         },
     };
     if as_json {
-        let v: Vec<serde_json::Value> = runs.iter().map(run_json).collect();
+        let v: Vec<serde_json::Value> = runs.iter().map(|r| run_json(r, units)).collect();
         return print(
             "history",
             &crate::report::json::to_string(&json!({"runs": v})),
         );
     }
-    print("history", &list_text(&runs, sel.filter.test.is_some()))
+    print(
+        "history",
+        &list_text(&runs, sel.filter.test.is_some(), units),
+    )
 }
 
-fn run_json(r: &Run) -> serde_json::Value {
+fn run_json(r: &Run, units: Option<BwUnit>) -> serde_json::Value {
+    let unit = units.unwrap_or_else(|| r.recorded_unit());
     json!({
         "id": r.id,
         "time": time::iso_utc(r.time),
@@ -164,6 +177,8 @@ fn run_json(r: &Run) -> serde_json::Value {
         "tests": r.tests.iter().map(|t| json!({
             "key": t.key, "name": t.name, "dir": t.dir,
             "bw_bytes": t.value.bw_bytes.is_finite().then_some(t.value.bw_bytes),
+            "bw": t.value.bw_bytes.is_finite().then(|| t.value.bw_bytes / unit.bytes()),
+            "bw_unit": unit.name(),
             "iops": t.value.iops.is_finite().then_some(t.value.iops),
             "lat_mean_ns": t.value.lat_mean_ns.is_finite().then_some(t.value.lat_mean_ns),
             "lat_p99_ns": t.value.lat_p99_ns.is_finite().then_some(t.value.lat_p99_ns),
@@ -172,7 +187,7 @@ fn run_json(r: &Run) -> serde_json::Value {
     })
 }
 
-fn list_text(runs: &[Run], with_tests: bool) -> String {
+fn list_text(runs: &[Run], with_tests: bool, units: Option<BwUnit>) -> String {
     use crate::results::units as table;
     if runs.is_empty() {
         return "no run in the history matches\n".into();
@@ -217,11 +232,13 @@ fn list_text(runs: &[Run], with_tests: bool) -> String {
             r.tests.len()
         ));
         if with_tests {
+            let unit = units.unwrap_or_else(|| r.recorded_unit());
             for t in &r.tests {
                 s.push_str(&format!(
-                    "         {:<30} {:>9} MiB/s {:>9} IOPS  p99 {}\n",
+                    "         {:<30} {:>9} {:<5} {:>9} IOPS  p99 {}\n",
                     cut(&format!("{} {}", t.name, t.dir), 30),
-                    table::mib(t.value.bw_bytes),
+                    unit.text(t.value.bw_bytes),
+                    unit.name(),
                     table::iops(t.value.iops),
                     table::latency(t.value.lat_p99_ns)
                 ));
@@ -298,6 +315,7 @@ pub fn export(o: ExportOpts) -> i32 {
         select: sel,
         format,
         output,
+        units,
     } = o;
     let runs = match open(sel.db.as_deref(), Access::Read)
         .and_then(|s| s.runs(&sel.filter).map_err(|e| e.to_string()))
@@ -313,7 +331,7 @@ pub fn export(o: ExportOpts) -> i32 {
     } else {
         runs
     };
-    let text = export::render(&runs, format);
+    let text = export::render(&runs, format, units);
     match output {
         Some(p) => match write_file(&p, &text) {
             Ok(()) => 0,
@@ -429,6 +447,7 @@ pub fn trend(o: TrendOpts) -> i32 {
         threshold,
         html,
         json: as_json,
+        units,
     } = o;
     let Some(want) = sel.filter.test.clone() else {
         let why = open(sel.db.as_deref(), Access::Read)
@@ -472,6 +491,16 @@ pub fn trend(o: TrendOpts) -> i32 {
             }
         },
     };
+    // Bandwidth in the unit the test was recorded in (MB/s for
+    // CrystalDiskMark-style tests), unless --units.
+    let metric = metric.in_unit(units.unwrap_or_else(|| {
+        BwUnit::of_tests(
+            runs.iter()
+                .flat_map(|r| &r.tests)
+                .filter(|t| t.key == key)
+                .map(|t| t.name.as_str()),
+        )
+    }));
     let all = trend::series(&runs, &key, &metric, threshold);
     if all.is_empty() {
         return fail(
@@ -492,7 +521,7 @@ pub fn trend(o: TrendOpts) -> i32 {
     }
     if as_json {
         let v = json!({
-            "test": key, "name": name, "metric": metric.title(),
+            "test": key, "name": name, "metric": metric.title(), "unit": metric.unit(),
             "series": all.iter().map(|s| json!({
                 "device": s.device,
                 "runs": s.points.iter().map(|p| json!({

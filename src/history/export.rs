@@ -12,6 +12,12 @@
 //!   ones left out), fields `bw_bytes`, `iops`, `lat_mean_ns`,
 //!   `lat_p99_ns` (those measured) and `run` (the run id, an integer), a
 //!   timestamp in nanoseconds.
+//!
+//! Each format also gives the bandwidth in the unit the run was recorded
+//! in (MB/s for CrystalDiskMark-style results such as `quick`, MiB/s for
+//! fio jobs; `--units` chooses one for all): CSV columns `bw` and
+//! `bw_unit` after `passes`, JSON fields `bw` and `bw_unit`, and in the
+//! line protocol a field `bw` with a tag `bw_unit`.
 
 use std::fmt::Write;
 
@@ -19,6 +25,7 @@ use serde_json::json;
 
 use super::time::iso_utc;
 use super::{Run, TestRun};
+use crate::results::units::BwUnit;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -56,9 +63,14 @@ fn num(v: f64) -> String {
     }
 }
 
-const CSV_HEADER: &str = "run,time,label,kind,host,device,model,serial,firmware,filesystem,kernel,tool,version,test,name,dir,bw_bytes,iops,lat_mean_ns,lat_p99_ns,passes";
+const CSV_HEADER: &str = "run,time,label,kind,host,device,model,serial,firmware,filesystem,kernel,tool,version,test,name,dir,bw_bytes,iops,lat_mean_ns,lat_p99_ns,passes,bw,bw_unit";
 
-fn csv_row(r: &Run, t: &TestRun) -> String {
+/// The bandwidth in `unit`, as a number (NaN when not measured).
+fn bw_in(t: &TestRun, unit: BwUnit) -> f64 {
+    t.value.bw_bytes / unit.bytes()
+}
+
+fn csv_row(r: &Run, t: &TestRun, unit: BwUnit) -> String {
     let text = [
         r.id.unwrap_or(0).to_string(),
         iso_utc(r.time),
@@ -81,6 +93,8 @@ fn csv_row(r: &Run, t: &TestRun) -> String {
         num(t.value.lat_mean_ns),
         num(t.value.lat_p99_ns),
         t.passes.len().to_string(),
+        num(bw_in(t, unit)),
+        unit.name().to_string(),
     ];
     let fields: Vec<String> = text.iter().map(|s| csv_field(s)).collect();
     fields.join(",")
@@ -94,7 +108,7 @@ fn json_num(v: f64) -> serde_json::Value {
     }
 }
 
-fn jsonl_row(r: &Run, t: &TestRun) -> String {
+fn jsonl_row(r: &Run, t: &TestRun, unit: BwUnit) -> String {
     json!({
         "run": r.id,
         "time": iso_utc(r.time),
@@ -120,6 +134,8 @@ fn jsonl_row(r: &Run, t: &TestRun) -> String {
         "dir": t.dir,
         "settings": t.settings,
         "bw_bytes": json_num(t.value.bw_bytes),
+        "bw": json_num(bw_in(t, unit)),
+        "bw_unit": unit.name(),
         "iops": json_num(t.value.iops),
         "lat_mean_ns": json_num(t.value.lat_mean_ns),
         "lat_p99_ns": json_num(t.value.lat_p99_ns),
@@ -140,7 +156,7 @@ fn tag(s: &str) -> String {
         .replace(' ', "\\ ")
 }
 
-fn influx_row(r: &Run, t: &TestRun) -> Option<String> {
+fn influx_row(r: &Run, t: &TestRun, unit: BwUnit) -> Option<String> {
     let mut line = String::from("iomark");
     let label = r.label.clone().unwrap_or_default();
     let device = r.device_shown();
@@ -152,6 +168,7 @@ fn influx_row(r: &Run, t: &TestRun) -> Option<String> {
         ("kind", r.kind.as_str()),
         ("test", t.key.as_str()),
         ("dir", t.dir.as_str()),
+        ("bw_unit", unit.name()),
     ] {
         if !v.is_empty() {
             let _ = write!(line, ",{k}={}", tag(v));
@@ -159,6 +176,7 @@ fn influx_row(r: &Run, t: &TestRun) -> Option<String> {
     }
     let mut fields: Vec<String> = [
         ("bw_bytes", t.value.bw_bytes),
+        ("bw", bw_in(t, unit)),
         ("iops", t.value.iops),
         ("lat_mean_ns", t.value.lat_mean_ns),
         ("lat_p99_ns", t.value.lat_p99_ns),
@@ -180,19 +198,21 @@ fn influx_row(r: &Run, t: &TestRun) -> Option<String> {
     Some(line)
 }
 
-/// The runs in `format`, one line per run and test.
-pub fn render(runs: &[Run], format: Format) -> String {
+/// The runs in `format`, one line per run and test; bandwidth also in
+/// `units`, else in the unit each run was recorded in.
+pub fn render(runs: &[Run], format: Format, units: Option<BwUnit>) -> String {
     let mut out = String::new();
     if format == Format::Csv {
         out.push_str(CSV_HEADER);
         out.push('\n');
     }
     for r in runs {
+        let unit = units.unwrap_or_else(|| r.recorded_unit());
         for t in &r.tests {
             let line = match format {
-                Format::Csv => Some(csv_row(r, t)),
-                Format::Jsonl => Some(jsonl_row(r, t)),
-                Format::Influx => influx_row(r, t),
+                Format::Csv => Some(csv_row(r, t, unit)),
+                Format::Jsonl => Some(jsonl_row(r, t, unit)),
+                Format::Influx => influx_row(r, t, unit),
             };
             if let Some(l) = line {
                 out.push_str(&l);
@@ -240,7 +260,7 @@ mod tests {
 
     #[test]
     fn csv_quotes_what_needs_quoting() {
-        let out = render(&[sample()], Format::Csv);
+        let out = render(&[sample()], Format::Csv, None);
         let mut lines = out.lines();
         assert_eq!(lines.next(), Some(CSV_HEADER));
         let row = lines.next().unwrap();
@@ -249,28 +269,36 @@ mod tests {
             "{row}"
         );
         assert!(
-            row.contains(",\"RND4K \"\"Q1\"\"\",read,4096,1.5,10,,0"),
+            row.contains(",\"RND4K \"\"Q1\"\"\",read,4096,1.5,10,,0,0.00390625,MiB/s"),
             "{row}"
         );
     }
 
     #[test]
     fn influx_lines_escape_tags_and_leave_out_the_unmeasured() {
-        let out = render(&[sample()], Format::Influx);
+        let out = render(&[sample()], Format::Influx, None);
         assert_eq!(
             out.trim_end(),
             "iomark,label=new\\ kernel\\,\\ take\\ 2,host=db\\ 1,device=Disk\\=X,kind=quick,\
-             test=rnd4k/read,dir=read bw_bytes=4096,iops=1.5,lat_mean_ns=10,run=7i \
-             1700000000000000000"
+             test=rnd4k/read,dir=read,bw_unit=MiB/s bw_bytes=4096,bw=0.00390625,iops=1.5,\
+             lat_mean_ns=10,run=7i 1700000000000000000"
+        );
+        // In MB/s when asked.
+        let out = render(&[sample()], Format::Influx, Some(BwUnit::Mb));
+        assert!(
+            out.contains("bw_unit=MB/s bw_bytes=4096,bw=0.004096,"),
+            "{out}"
         );
     }
 
     #[test]
     fn json_lines_carry_the_bins() {
-        let out = render(&[sample()], Format::Jsonl);
+        let out = render(&[sample()], Format::Jsonl, None);
         let v: serde_json::Value = serde_json::from_str(out.trim_end()).unwrap();
         assert_eq!(v["bins"], json!([[10.0, 2]]));
         assert_eq!(v["lat_p99_ns"], serde_json::Value::Null);
         assert_eq!(v["label"], "new kernel, take 2");
+        assert_eq!(v["bw_unit"], "MiB/s");
+        assert_eq!(v["bw"], 0.00390625);
     }
 }

@@ -72,6 +72,13 @@ pub struct Run {
 }
 
 impl Run {
+    /// The bandwidth unit the run was recorded in: MB/s for
+    /// CrystalDiskMark-style results (`quick`: tests named as
+    /// CrystalDiskMark's), else MiB/s.
+    pub fn recorded_unit(&self) -> crate::results::units::BwUnit {
+        crate::results::units::BwUnit::of_tests(self.tests.iter().map(|t| t.name.as_str()))
+    }
+
     pub fn test(&self, key: &str) -> Option<&TestRun> {
         self.tests.iter().find(|t| t.key == key)
     }

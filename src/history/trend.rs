@@ -18,6 +18,7 @@ use super::{run::bins_percentile, Run, TestRun};
 use crate::report::svg::esc;
 use crate::results::dataset::{Metrics, METRICS};
 use crate::results::stats::{self, RatioInterval};
+use crate::results::units::BwUnit;
 
 /// The confidence level change points are held to.
 pub const CHANGE_ALPHA: f64 = 0.01;
@@ -26,6 +27,10 @@ pub const CHANGE_ALPHA: f64 = 0.01;
 /// latency bins.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Metric {
+    /// Bandwidth, shown in this unit (MB/s for CrystalDiskMark-style
+    /// tests, MiB/s otherwise, unless `--units`).
+    Bw(BwUnit),
+    /// IOPS, mean or p99 latency: an index in `METRICS`.
     Figure(usize),
     /// pNN from the merged histogram of the run's passes.
     Percentile(f64),
@@ -36,7 +41,7 @@ pub const METRIC_NAMES: &[&str] = &["bw", "iops", "lat", "p99", "pNN (e.g. p99.9
 impl Metric {
     pub fn parse(v: &str) -> Result<Metric, String> {
         match v {
-            "bw" | "bandwidth" | "bw_bytes" => Ok(Metric::Figure(0)),
+            "bw" | "bandwidth" | "bw_bytes" => Ok(Metric::Bw(BwUnit::Mib)),
             "iops" => Ok(Metric::Figure(1)),
             "lat" | "mean" | "lat_mean_ns" => Ok(Metric::Figure(2)),
             "p99" | "lat_p99_ns" => Ok(Metric::Figure(3)),
@@ -50,8 +55,17 @@ impl Metric {
         }
     }
 
+    /// The metric with bandwidth in `unit`.
+    pub fn in_unit(self, unit: BwUnit) -> Metric {
+        match self {
+            Metric::Bw(_) => Metric::Bw(unit),
+            m => m,
+        }
+    }
+
     pub fn title(&self) -> String {
         match self {
+            Metric::Bw(_) => METRICS[0].title.to_string(),
             Metric::Figure(i) => METRICS[*i].title.to_string(),
             Metric::Percentile(p) => format!("p{p} latency (merged bins)"),
         }
@@ -59,6 +73,7 @@ impl Metric {
 
     pub fn higher_is_better(&self) -> bool {
         match self {
+            Metric::Bw(_) => true,
             Metric::Figure(i) => METRICS[*i].higher_is_better,
             Metric::Percentile(_) => false,
         }
@@ -67,7 +82,7 @@ impl Metric {
     /// Values in ns are latencies; others bytes/s or IOPS.
     pub fn unit(&self) -> &'static str {
         match self {
-            Metric::Figure(0) => "MiB/s",
+            Metric::Bw(u) => u.name(),
             Metric::Figure(1) => "IOPS",
             _ => "latency",
         }
@@ -75,6 +90,7 @@ impl Metric {
 
     fn of(&self, m: &Metrics) -> f64 {
         match self {
+            Metric::Bw(_) => m.bw_bytes,
             Metric::Figure(i) => (METRICS[*i].get)(m),
             Metric::Percentile(_) => f64::NAN,
         }
@@ -100,10 +116,28 @@ impl Metric {
 
     /// A value in its unit, for text.
     pub fn text(&self, v: f64) -> String {
-        match self.unit() {
-            "MiB/s" => format!("{} MiB/s", crate::results::units::mib(v)),
-            "IOPS" => crate::results::units::iops(v),
+        match self {
+            Metric::Bw(u) => format!("{} {}", u.text(v), u.name()),
+            Metric::Figure(1) => crate::results::units::iops(v),
             _ => crate::results::units::latency(v),
+        }
+    }
+
+    /// The value axis's unit: MB/s or MiB/s, IOPS, ns.
+    fn axis_unit(&self) -> &'static str {
+        match self {
+            Metric::Bw(u) => u.name(),
+            Metric::Figure(1) => "IOPS",
+            _ => "time",
+        }
+    }
+
+    /// What a chart's value axis is divided by: the bandwidth unit's
+    /// bytes, else 1.
+    fn div(&self) -> f64 {
+        match self {
+            Metric::Bw(u) => u.bytes(),
+            _ => 1.0,
         }
     }
 }
@@ -309,11 +343,7 @@ pub fn text(title: &str, metric: &Metric, all: &[Series]) -> String {
 fn chart(metric: &Metric, sr: &Series) -> String {
     let (w, h) = (900.0, 360.0);
     let (l, r, t, b) = (80.0, 24.0, 52.0, 48.0);
-    let div = if metric.unit() == "MiB/s" {
-        1048576.0
-    } else {
-        1.0
-    };
+    let div = metric.div();
     let vals = sr.points.iter().flat_map(|p| {
         let mut v = vec![p.value];
         if let Some((a, b)) = p.range {
@@ -327,7 +357,8 @@ fn chart(metric: &Metric, sr: &Series) -> String {
         hi = hi.max(v / div);
     }
     let pad = ((hi - lo) * 0.1).max(hi * 0.02).max(1e-9);
-    let (lo, hi) = ((lo - pad).max(0.0), hi + pad);
+    // Round ticks, the axis from the first to the last.
+    let (lo, hi, ticks) = crate::report::svg::round_ticks((lo - pad).max(0.0), hi + pad, false);
     let n = sr.points.len();
     let (t0, t1) = (sr.points[0].time as f64, sr.points[n - 1].time as f64);
     // Runs far apart and close together: spread evenly by order when the
@@ -361,10 +392,12 @@ fn chart(metric: &Metric, sr: &Series) -> String {
         yb = h - b,
         xr = w - r
     );
-    for k in 0..=4 {
-        let v = lo + (hi - lo) * k as f64 / 4.0;
+    for v in ticks {
         let yy = y(v * div);
-        let label = metric.text(v * div);
+        let label = match metric.axis_unit() {
+            "time" => crate::report::svg::nanos_label(v),
+            _ => crate::report::svg::num(v),
+        };
         let _ = write!(
             s,
             "<line x1=\"{l}\" y1=\"{yy:.1}\" x2=\"{xr}\" y2=\"{yy:.1}\" stroke=\"#eee\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\">{}</text>",
@@ -374,6 +407,12 @@ fn chart(metric: &Metric, sr: &Series) -> String {
             xr = w - r
         );
     }
+    let _ = write!(
+        s,
+        "<text class=\"axis-title y\" transform=\"translate(14,{:.1}) rotate(-90)\" font-size=\"11\" text-anchor=\"middle\">{}</text>",
+        (t + h - b) / 2.0,
+        esc(&format!("{} ({})", metric.title(), metric.axis_unit()))
+    );
     let _ = write!(
         s,
         "<text class=\"axis-title x\" x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\">time (runs {})</text>",

@@ -45,7 +45,9 @@ table.cdm{border-collapse:separate;border-spacing:4px;width:100%;max-width:640px
 .cdm thead th{background:#1b7f3b;color:#fff;text-align:center}\
 .cdm thead th.unit{background:#eef5ef;color:#1b5e2b;font-size:.85em;font-weight:normal}\
 .cdm tbody th{background:#1b7f3b;color:#fff;text-align:center;width:26%;line-height:1.25}\
-.cdm td{background:#f5faf5;text-align:right}\
+.cdm td{background:#f5faf5;text-align:right;position:relative}\
+.cdm .bar{display:block;height:.35em;background:#1b7f3b;opacity:.55;margin:0 0 .2em auto;border-radius:2px}\
+ul.plain li{margin:.2em 0}section.groups{border:1px solid #ccc;padding:.2em .8em;margin:.6em 0}\
 .cdm .big{display:block;font-size:clamp(1.2em,6vw,2.1em);font-weight:bold;line-height:1.15;font-variant-numeric:tabular-nums;white-space:nowrap}\
 .cdm .small{display:block;font-size:.78em;color:#444;white-space:nowrap}\
 @media print{body{max-width:none;margin:0;padding:0;font-size:10pt}\
@@ -207,6 +209,22 @@ fn summary_table(sets: &[Dataset], names: &[String], unit: BwUnit) -> String {
     table(&headers, &rows, if many { 4 } else { 3 })
 }
 
+/// Log10 when the positive values span more than 20×, else linear.
+fn bar_scale(sets: &[(String, Vec<f64>)]) -> Scale {
+    let v: Vec<f64> = sets
+        .iter()
+        .flat_map(|s| s.1.iter().copied())
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .collect();
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(0.0, f64::max);
+    if !v.is_empty() && hi / lo > 20.0 {
+        Scale::Log10
+    } else {
+        Scale::Linear
+    }
+}
+
 /// Bar charts of median bandwidth and IOPS per item (several data sets
 /// side by side).
 fn bar_charts(sets: &[Dataset], names: &[String], unit: BwUnit) -> String {
@@ -253,9 +271,22 @@ fn bar_charts(sets: &[Dataset], names: &[String], unit: BwUnit) -> String {
             })
             .collect();
         let w = (cats.len() * 60 * sets.len().max(1)).clamp(460, 960) as u32;
+        // Bars that differ by more than 20× (SEQ1M beside RND4K Q1T1) on a
+        // log scale, said in the title, so that every bar shows.
+        let scale = bar_scale(&sets_v);
+        let shown_title = if scale == Scale::Log10 {
+            format!("{title} — log scale")
+        } else {
+            title.to_string()
+        };
+        let axis_title = if scale == Scale::Log10 {
+            format!("{ax} (log scale)")
+        } else {
+            ax.to_string()
+        };
         out.push_str(&svg::bar_chart(
-            title,
-            &Axis::new(ax, Scale::Linear, Format::Number),
+            &shown_title,
+            &Axis::new(&axis_title, scale, Format::Number),
             &cats,
             &sets_v,
             w,
@@ -700,21 +731,60 @@ pub fn settings_rows(st: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-/// One cell of the CrystalDiskMark grid.
-fn cdm_cell(it: Option<&Item>) -> String {
+/// The grid's bar scale: logarithmic from a power of ten a decade below
+/// the smallest bandwidth to the largest, so that RND4K Q1T1 shows beside
+/// SEQ1M Q8T1. (log10 of the low end, log10 of the high end.)
+#[derive(Clone, Copy)]
+struct LogScale(f64, f64);
+
+impl LogScale {
+    fn of(values: &[f64]) -> Option<LogScale> {
+        let v: Vec<f64> = values
+            .iter()
+            .copied()
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .collect();
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(0.0, f64::max);
+        if v.is_empty() {
+            return None;
+        }
+        // A decade below the smallest's own, so that it shows as a bar.
+        let lo = (lo.log10().floor() - 1.0).min(hi.log10() - 1.0);
+        Some(LogScale(lo, hi.log10().max(lo + 1.0)))
+    }
+
+    /// The bar's length, percent of the cell.
+    fn pct(self, v: f64) -> f64 {
+        if !(v.is_finite() && v > 0.0) {
+            return 0.0;
+        }
+        ((v.log10() - self.0) / (self.1 - self.0) * 100.0).clamp(1.0, 100.0)
+    }
+}
+
+/// One cell of the CrystalDiskMark grid, bandwidth in `unit`, with its
+/// bar on `scale` (of values in `unit`).
+fn cdm_cell(it: Option<&Item>, unit: BwUnit, scale: Option<LogScale>) -> String {
     let Some(it) = it.filter(|i| i.summary(&METRICS[0]).n > 0) else {
         return "<td><span class=\"big\">–</span><span class=\"small\">not measured</span></td>"
             .into();
     };
-    let mb = median(it, 0) / 1e6;
+    let mb = median(it, 0) / unit.bytes();
     let big = if mb >= 100_000.0 {
         format!("{mb:.0}")
     } else {
         format!("{mb:.2}")
     };
+    let bar = scale.map_or(String::new(), |sc| {
+        format!(
+            "<span class=\"bar\" style=\"width:{:.1}%\"></span>",
+            sc.pct(mb)
+        )
+    });
     let sync = it.samples.iter().any(|m| m.sync_write);
     format!(
-        "<td><span class=\"big\">{}</span><span class=\"small\">{} IOPS</span>\
+        "<td>{bar}<span class=\"big\">{}</span><span class=\"small\">{} IOPS</span>\
          <span class=\"small\">{} {}</span></td>",
         esc(&big),
         esc(&table::iops(median(it, 1))),
@@ -725,11 +795,14 @@ fn cdm_cell(it: Option<&Item>) -> String {
 
 /// The sentence under the grid saying how the figures were measured,
 /// from the settings and the environment the results hold.
-fn cdm_how(d: &Dataset, passes: usize) -> String {
+fn cdm_how(d: &Dataset, passes: usize, unit: BwUnit, scale: Option<LogScale>) -> String {
     let st = d.settings.clone().unwrap_or(Value::Null);
+    let what = match unit {
+        BwUnit::Mb => "MB/s (1 MB = 1,000,000 bytes, as CrystalDiskMark shows, as in the tables and charts below)",
+        BwUnit::Mib => "MiB/s (1 MiB = 1,048,576 bytes, as asked with --units, as in the tables and charts below)",
+    };
     let mut parts = vec![format!(
-        "Big figures: MB/s (1 MB = 1,000,000 bytes, as CrystalDiskMark shows, as in \
-         the tables and charts below), the median of {passes} measured pass{}",
+        "Big figures: {what}, the median of {passes} measured pass{}",
         if passes == 1 { "" } else { "es" }
     )];
     if let Some(us) = st.get("runtime_us").and_then(Value::as_u64) {
@@ -771,6 +844,15 @@ fn cdm_how(d: &Dataset, passes: usize) -> String {
     if !how.is_empty() {
         parts.push(format!("{}.", how.join(", ")));
     }
+    if let Some(sc) = scale {
+        parts.push(format!(
+            "Bars: bandwidth on a logarithmic scale from {} to {} {} (each step of ten \
+             the same length), so that every test shows.",
+            svg::num(10f64.powf(sc.0)),
+            svg::num(10f64.powf(sc.1)),
+            unit.name()
+        ));
+    }
     parts.join(" ")
 }
 
@@ -778,6 +860,11 @@ fn cdm_how(d: &Dataset, passes: usize) -> String {
 /// columns = Read and Write, as CrystalDiskMark lays them out. None when
 /// the data set has no such tests.
 pub fn cdm_grid(d: &Dataset) -> Option<String> {
+    cdm_grid_in(d, BwUnit::Mb)
+}
+
+/// [`cdm_grid`] with bandwidth in `unit`.
+pub fn cdm_grid_in(d: &Dataset, unit: BwUnit) -> Option<String> {
     let mut rows: Vec<(String, Option<&Item>, Option<&Item>)> = Vec::new();
     for it in &d.items {
         let Some(label) = cdm_label(&it.name) else {
@@ -800,9 +887,17 @@ pub fn cdm_grid(d: &Dataset) -> Option<String> {
         return None;
     }
     let passes = d.items.iter().map(|i| i.samples.len()).max().unwrap_or(0);
-    let mut s = String::from(
-        "<table class=\"cdm\"><thead><tr><th class=\"unit\" scope=\"col\">MB/s</th>\
+    let shown: Vec<f64> = rows
+        .iter()
+        .flat_map(|(_, r, w)| [*r, *w])
+        .flatten()
+        .map(|i| median(i, 0) / unit.bytes())
+        .collect();
+    let scale = LogScale::of(&shown);
+    let mut s = format!(
+        "<table class=\"cdm\"><thead><tr><th class=\"unit\" scope=\"col\">{}</th>\
          <th scope=\"col\">Read</th><th scope=\"col\">Write</th></tr></thead><tbody>",
+        unit.name()
     );
     for (label, r, w) in &rows {
         let (kind, queue) = label.split_once(' ').unwrap_or((label, ""));
@@ -811,12 +906,16 @@ pub fn cdm_grid(d: &Dataset) -> Option<String> {
             "<tr><th scope=\"row\">{}<br/>{}</th>{}{}</tr>",
             esc(kind),
             esc(queue),
-            cdm_cell(*r),
-            cdm_cell(*w)
+            cdm_cell(*r, unit, scale),
+            cdm_cell(*w, unit, scale)
         );
     }
     s.push_str("</tbody></table>");
-    let _ = write!(s, "<p class=\"meta\">{}</p>", esc(&cdm_how(d, passes)));
+    let _ = write!(
+        s,
+        "<p class=\"meta\">{}</p>",
+        esc(&cdm_how(d, passes, unit, scale))
+    );
     Some(s)
 }
 
@@ -868,6 +967,19 @@ pub fn report_page_with_logs(
     sets: &[Dataset],
     logs: &[crate::results::logs::Log],
 ) -> String {
+    report_page_in(title, sets, logs, None, "")
+}
+
+/// [`report_page_with_logs`] with bandwidth in `units` (None: MB/s when
+/// the page opens on CrystalDiskMark-style results, else MiB/s) and
+/// `lead` (HTML: the labelled groups compared) right under the title.
+pub fn report_page_in(
+    title: &str,
+    sets: &[Dataset],
+    logs: &[crate::results::logs::Log],
+    units: Option<BwUnit>,
+    lead: &str,
+) -> String {
     let many = sets.len() > 1;
     // Each run's name in headings, the summary and the legends: with
     // several runs, one that tells them apart (label, else host and time).
@@ -877,12 +989,16 @@ pub fn report_page_with_logs(
         sets.iter().map(|d| d.title.clone()).collect()
     };
     let mut b = String::new();
-    let grids: Vec<Option<String>> = sets.iter().map(cdm_grid).collect();
-    let first = grids.iter().any(Option::is_some);
+    let first = sets.iter().any(|d| cdm_grid(d).is_some());
+    // One bandwidth unit for the whole page: CrystalDiskMark's MB/s when
+    // it opens on its grid, else fio's MiB/s; or as asked.
+    let unit = units.unwrap_or(if first { BwUnit::Mb } else { BwUnit::Mib });
+    let grids: Vec<Option<String>> = sets.iter().map(|d| cdm_grid_in(d, unit)).collect();
     if first {
         b.push_str("<section class=\"first\">");
     }
     let _ = write!(b, "<h1>{}</h1>", esc(title));
+    b.push_str(lead);
     for ((d, grid), name) in sets.iter().zip(&grids).zip(&names) {
         if many {
             let _ = write!(b, "<h2>{}</h2>", esc(name));
@@ -896,9 +1012,6 @@ pub fn report_page_with_logs(
     if first {
         b.push_str("</section>");
     }
-    // One bandwidth unit for the whole page: CrystalDiskMark's MB/s when
-    // it opens on its grid, else fio's MiB/s.
-    let unit = if first { BwUnit::Mb } else { BwUnit::Mib };
     if !sets.is_empty() {
         b.push_str("<h2>Summary</h2>");
         b.push_str(&summary_table(sets, &names, unit));

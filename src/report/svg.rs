@@ -228,6 +228,15 @@ fn nice_step(span: f64, n: f64) -> f64 {
     m * mag
 }
 
+/// Round ticks (a 1-2-5 step) for a linear axis over `lo`..`hi`: the
+/// axis's ends and the tick values.
+pub fn round_ticks(lo: f64, hi: f64, from_zero: bool) -> (f64, f64, Vec<f64>) {
+    let mut axis = Axis::new("", Scale::Linear, Format::Number);
+    axis.from_zero = from_zero;
+    let (a, b, t) = axis_ticks(&axis, lo, hi);
+    (a, b, t.into_iter().map(|x| x.0).collect())
+}
+
 /// The axis range and ticks for data between `lo` and `hi`.
 fn axis_ticks(axis: &Axis, lo: f64, hi: f64) -> (f64, f64, Vec<(f64, String)>) {
     if let Some(t) = &axis.ticks {

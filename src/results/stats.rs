@@ -303,14 +303,22 @@ fn log_stats(v: &[f64]) -> Option<(usize, f64, f64)> {
     Some((s.n, s.mean, s.sd))
 }
 
-/// The `1 − alpha` confidence interval of the ratio of the geometric
-/// means of `new` and `base` (per-run values, all positive), as a
-/// relative change. Welch's interval on the logarithms when both sides
-/// have at least two runs; when one side has a single run, its noise is
-/// taken to be the other side's (a t interval with that side's degrees of
-/// freedom: the interval for a new observation). None when neither side
-/// has two runs.
-pub fn ratio_interval(base: &[f64], new: &[f64], alpha: f64) -> Option<RatioInterval> {
+/// The difference of the mean logarithms of `new` and `base` (per-run
+/// values), with its standard error and degrees of freedom: Welch's when
+/// both sides have at least two runs; when one side has a single run, its
+/// noise is taken to be the other side's (the error of a new
+/// observation, with that side's degrees of freedom). None when neither
+/// side has two runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LogDiff {
+    /// mean ln new − mean ln base.
+    pub d: f64,
+    pub se: f64,
+    pub df: f64,
+    pub noise: Noise,
+}
+
+pub fn log_diff(base: &[f64], new: &[f64]) -> Option<LogDiff> {
     let (nb, mb, sb) = log_stats(base)?;
     let (nn, mn, sn) = log_stats(new)?;
     let d = mn - mb;
@@ -338,14 +346,88 @@ pub fn ratio_interval(base: &[f64], new: &[f64], alpha: f64) -> Option<RatioInte
     } else {
         return None;
     };
-    let half = t_critical(alpha, df) * se2.sqrt();
-    Some(RatioInterval {
-        change: d.exp() - 1.0,
-        lo: (d - half).exp() - 1.0,
-        hi: (d + half).exp() - 1.0,
+    Some(LogDiff {
+        d,
+        se: se2.sqrt(),
         df,
         noise,
     })
+}
+
+impl LogDiff {
+    /// The `1 − alpha` interval (each end a one-sided `alpha / 2` bound)
+    /// as a relative change.
+    pub fn interval(&self, alpha: f64) -> RatioInterval {
+        let half = t_critical(alpha, self.df) * self.se;
+        RatioInterval {
+            change: self.d.exp() - 1.0,
+            lo: (self.d - half).exp() - 1.0,
+            hi: (self.d + half).exp() - 1.0,
+            df: self.df,
+            noise: self.noise,
+        }
+    }
+
+    /// The one-sided p-value of "the change is above `bound`" (a relative
+    /// change: 0.05 = +5 %) against the hypothesis that it is not.
+    pub fn p_above(&self, bound: f64) -> f64 {
+        one_sided_p((self.d - (1.0 + bound).ln()) / self.se, self.df)
+    }
+
+    /// The one-sided p-value of "the change is below `bound`".
+    pub fn p_below(&self, bound: f64) -> f64 {
+        one_sided_p(((1.0 + bound).ln() - self.d) / self.se, self.df)
+    }
+}
+
+/// P(T ≥ t) for Student's t with `df` degrees of freedom; an infinite or
+/// undefined t (no spread) is certain one way or the other.
+pub fn one_sided_p(t: f64, df: f64) -> f64 {
+    if t.is_nan() {
+        // 0 / 0: the estimate sits on the bound with no spread.
+        return 1.0;
+    }
+    let two = t_two_sided_p(t, df);
+    if t > 0.0 {
+        two / 2.0
+    } else {
+        1.0 - two / 2.0
+    }
+}
+
+/// The `1 − alpha` confidence interval of the ratio of the geometric
+/// means of `new` and `base` (per-run values, all positive), as a
+/// relative change: [`log_diff`]'s interval.
+pub fn ratio_interval(base: &[f64], new: &[f64], alpha: f64) -> Option<RatioInterval> {
+    log_diff(base, new).map(|l| l.interval(alpha))
+}
+
+/// Runs per side for a `1 − alpha` interval whose half-width (on the
+/// logarithms) is at most `margin` when runs vary by `sd` (standard
+/// deviation of the logarithms): the smallest n ≥ 2 with
+/// t(alpha, 2n − 2) · sd · √(2/n) ≤ margin. None past 1000.
+pub fn runs_for_margin(sd: f64, margin: f64, alpha: f64) -> Option<usize> {
+    if !(margin > 0.0 && sd.is_finite()) {
+        return None;
+    }
+    // The half-width falls as n grows: a binary search.
+    let fits = |n: usize| {
+        let n_f = n as f64;
+        t_critical(alpha, 2.0 * n_f - 2.0) * sd * (2.0 / n_f).sqrt() <= margin
+    };
+    if !fits(1000) {
+        return None;
+    }
+    let (mut lo, mut hi) = (2usize, 1000usize);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if fits(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Some(lo)
 }
 
 /// Runs per side for a `1 − alpha` interval narrower than ±`target`

@@ -42,6 +42,19 @@ impl BwUnit {
         }
     }
 
+    /// `--units`: `MB` (or `MB/s`, `mb`) or `MiB` (or `MiB/s`, `mib`).
+    pub fn parse(v: &str) -> Result<BwUnit, String> {
+        let low = v.trim().to_ascii_lowercase();
+        match low.strip_suffix("/s").unwrap_or(&low) {
+            "mb" => Ok(BwUnit::Mb),
+            "mib" => Ok(BwUnit::Mib),
+            _ => Err(format!(
+                "--units: '{}' is not a unit (MB for MB/s of 1,000,000 bytes, MiB for MiB/s of 1,048,576 bytes)",
+                crate::job::error::printable(v)
+            )),
+        }
+    }
+
     pub fn bytes(self) -> f64 {
         match self {
             BwUnit::Mb => 1e6,

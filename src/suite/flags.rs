@@ -32,6 +32,9 @@ pub struct RunFlags {
     pub no_history: bool,
     /// `--history-db`: the history database to record the run in.
     pub history_db: Option<PathBuf>,
+    /// `--units`: the bandwidth unit of the table and the HTML report
+    /// (None: MB/s for CrystalDiskMark-style tests, else MiB/s).
+    pub units: Option<crate::results::units::BwUnit>,
 }
 
 impl RunFlags {

@@ -435,7 +435,9 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
         Ok(o) => o,
         Err(code) => return code,
     };
-    let unit = table::BwUnit::of_tests(b.tests.iter().map(|t| t.label.as_str()));
+    let unit = flags
+        .units
+        .unwrap_or_else(|| table::BwUnit::of_tests(b.tests.iter().map(|t| t.label.as_str())));
     let notes = print_heading(&b, &env, unit, &mut out);
     // The cache warnings and notes of every test, once (each pass's
     // result carries its own for the JSON).
@@ -712,7 +714,7 @@ fn write_results(
     if !flags.no_report {
         let html = match crate::results::dataset::from_value(&doc, &json_path.display().to_string())
         {
-            Ok(ds) => html::report_page(&b.title, &[ds]),
+            Ok(ds) => html::report_page_in(&b.title, &[ds], &[], flags.units, ""),
             Err(e) => return Err(fail(cmd, &e.to_string())),
         };
         out.file("JSON results: ", json_path, &text);

@@ -19,6 +19,7 @@ pub fn run(opts: ReportOpts) -> i32 {
         inputs,
         output,
         title,
+        units,
     } = opts;
     let mut inp = Inputs::default();
     for i in &inputs {
@@ -34,11 +35,56 @@ pub fn run(opts: ReportOpts) -> i32 {
             format!("iomark report: {} file(s)", sets.len() + logs.len())
         }
     });
-    let page = html::report_page_with_logs(&title, &sets, &logs);
+    let lead = groups_summary(&sets, units);
+    let page = html::report_page_in(&title, &sets, &logs, units, &lead);
     if let Err(e) = write_file(&output, &page) {
         return fail("report", &e);
     }
     super::print("report", &format!("HTML report: {}\n", output.display()))
+}
+
+/// With runs under two labels or more: the labelled groups compared as
+/// `iomark compare` compares them (each label against the first), as
+/// the page's opening section. Empty otherwise.
+fn groups_summary(
+    sets: &[dataset::Dataset],
+    units: Option<crate::results::units::BwUnit>,
+) -> String {
+    let mut labels: Vec<&str> = Vec::new();
+    for d in sets {
+        if !d.label.is_empty() && !labels.contains(&d.label.as_str()) {
+            labels.push(&d.label);
+        }
+    }
+    if labels.len() < 2 {
+        return String::new();
+    }
+    let side = |label: &str| -> Result<super::compare::Side, String> {
+        let runs = sets
+            .iter()
+            .filter(|d| d.label == label)
+            .map(|d| crate::history::run::load(Path::new(&d.source)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(super::compare::Side {
+            spec: label.to_string(),
+            runs,
+        })
+    };
+    let rules = super::compare::Rules {
+        threshold: super::compare::DEFAULT_THRESHOLD_PCT,
+        alpha: super::compare::DEFAULT_ALPHA,
+    };
+    let Ok(base) = side(labels[0]) else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for other in &labels[1..] {
+        let Ok(new) = side(other) else {
+            continue;
+        };
+        out.push_str(&super::compare::summary_html(&base, &new, rules, units));
+    }
+    out
 }
 
 /// What the report is made of.
@@ -111,6 +157,9 @@ pub struct ReportOpts {
     pub inputs: Vec<PathBuf>,
     pub output: PathBuf,
     pub title: Option<String>,
+    /// `--units`: the bandwidth unit (None: MB/s when the report opens on
+    /// CrystalDiskMark-style results, else MiB/s).
+    pub units: Option<crate::results::units::BwUnit>,
 }
 
 impl Default for ReportOpts {
@@ -119,6 +168,7 @@ impl Default for ReportOpts {
             inputs: Vec::new(),
             output: PathBuf::from(DEFAULT_OUTPUT),
             title: None,
+            units: None,
         }
     }
 }

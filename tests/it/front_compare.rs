@@ -104,7 +104,15 @@ fn repeated_runs_of_the_same_job_give_no_false_verdict() {
     let text = run_in(dir.path(), &compare_args(&base, &new, &[]));
     let out = stdout(&text);
     assert_eq!(text.status.code(), Some(0), "{out}");
-    let lines: Vec<&str> = out.lines().filter(|l| l.contains("cmp read")).collect();
+    // Plain words first, the statistics below: one line per test there.
+    assert!(
+        out.find("What changed:") < out.find("\nStatistics"),
+        "{out}"
+    );
+    let lines: Vec<&str> = statistics(&out)
+        .lines()
+        .filter(|l| l.contains("cmp read"))
+        .collect();
     assert_eq!(lines.len(), 1, "{out}");
     assert!(out.lines().all(|l| l.chars().count() <= 80), "{out}");
     assert!(
@@ -117,7 +125,10 @@ fn repeated_runs_of_the_same_job_give_no_false_verdict() {
         &compare_args(&base, &new, &["--detail"]),
     ));
     assert_eq!(
-        detail.lines().filter(|l| l.contains("cmp read")).count(),
+        statistics(&detail)
+            .lines()
+            .filter(|l| l.contains("cmp read"))
+            .count(),
         4,
         "{detail}"
     );
@@ -151,11 +162,16 @@ fn a_rate_limit_on_one_side_is_not_comparable_then_found_with_its_interval() {
     let o = run_in(dir.path(), &compare_args(&base, &new, &extra));
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(2), "{out}\n{}", stderr(&o));
-    let line = out
+    let line = statistics(&out)
         .lines()
         .find(|l| l.contains("cmp read"))
         .unwrap_or_else(|| panic!("{out}"));
     assert!(line.starts_with("REGRESSION"), "{line}");
+    // And in plain words first, with both sides' values in their unit.
+    assert!(
+        out.contains("REGRESSION cmp read: worse, ") && out.contains(" MiB/s)"),
+        "{out}"
+    );
     let v: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("cmp.json")).unwrap())
             .unwrap();
@@ -193,6 +209,13 @@ fn a_rate_limit_on_one_side_is_not_comparable_then_found_with_its_interval() {
     assert!(stdout(&back).contains("improvement"));
 }
 
+/// The statistics section of compare's text (below the plain words).
+fn statistics(out: &str) -> &str {
+    out.split("\nStatistics")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no statistics section:\n{out}"))
+}
+
 #[test]
 fn one_run_a_side_is_inconclusive_and_says_how_many_runs_would_do() {
     let _serial = timing_alone();
@@ -202,7 +225,10 @@ fn one_run_a_side_is_inconclusive_and_says_how_many_runs_would_do() {
     let o = run_in(dir.path(), &["compare", &a, &b]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}");
-    let line = out.lines().find(|l| l.contains("cmp read")).unwrap();
+    let line = statistics(&out)
+        .lines()
+        .find(|l| l.contains("cmp read"))
+        .unwrap();
     assert!(line.starts_with("inconclusive"), "{out}");
     assert!(line.contains("1 run a side"), "{out}");
     // A quick results file is one run too: its passes do not count as runs.

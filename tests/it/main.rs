@@ -76,6 +76,7 @@ mod front_quick;
 mod front_report;
 mod front_suite;
 mod front_sweep;
+mod front_units;
 mod html_check;
 // MPI: Open MPI's mpirun, network namespaces.
 #[cfg(target_os = "linux")]

@@ -137,6 +137,10 @@ pub fn shared() -> Vec<Opt<RunFlags>> {
             t.history_db = Some(PathBuf::from(v));
             Ok(())
         }),
+        super::units_opt(|t: &mut RunFlags, v| {
+            t.units = Some(super::parse_units(v)?);
+            Ok(())
+        }),
         super::help_opt(),
     ]
 }

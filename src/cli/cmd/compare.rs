@@ -130,6 +130,10 @@ fn options() -> Vec<super::Opt<CompareOpts>> {
                 Ok(())
             },
         ),
+        super::units_opt(|a: &mut CompareOpts, v| {
+            a.units = Some(super::parse_units(v)?);
+            Ok(())
+        }),
         help_opt(),
     ]
 }

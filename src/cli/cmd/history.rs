@@ -140,6 +140,7 @@ pub struct ExportArgs {
     pub select: Select,
     pub format: Option<export::Format>,
     pub output: Option<PathBuf>,
+    pub units: Option<crate::results::units::BwUnit>,
 }
 
 macro_rules! has_select {
@@ -184,6 +185,10 @@ fn list_spec() -> Spec<ListOpts> {
     let mut o = select_opts::<ListOpts>(true);
     o.push(switch("json", "the list as JSON", |t: &mut ListOpts, _| {
         t.json = true;
+        Ok(())
+    }));
+    o.push(super::units_opt(|t: &mut ListOpts, v| {
+        t.units = Some(super::parse_units(v)?);
         Ok(())
     }));
     o.push(help_opt());
@@ -266,6 +271,10 @@ fn export_spec() -> Spec<ExportArgs> {
         .short('o'),
     ];
     o.extend(select_opts(true));
+    o.push(super::units_opt(|t: &mut ExportArgs, v| {
+        t.units = Some(super::parse_units(v)?);
+        Ok(())
+    }));
     o.push(help_opt());
     verb_spec("history export", o, Vec::new(), |t, pos| {
         if !pos.is_empty() {
@@ -429,6 +438,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
                 select: a.select,
                 format: a.format.expect("checked"),
                 output: a.output,
+                units: a.units,
             })
         }),
         "check" => drive(&check_spec(), StoreOpts::default(), rest(), run::check),

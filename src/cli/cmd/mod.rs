@@ -40,6 +40,28 @@ pub enum Complete {
     Words(fn() -> Vec<&'static str>),
 }
 
+fn unit_words() -> Vec<&'static str> {
+    vec!["MB", "MiB"]
+}
+
+/// `--units MB|MiB`: the bandwidth unit shown (default: the unit the
+/// results were recorded in: MB/s for CrystalDiskMark-style results,
+/// MiB/s for fio jobs).
+pub fn units_opt<T>(apply: Apply<T>) -> Opt<T> {
+    opt(
+        "units",
+        "UNIT",
+        "bandwidth in MB/s (10^6 B) or MiB/s (2^20 B); default: as recorded",
+        Complete::Words(unit_words),
+        apply,
+    )
+}
+
+/// Reads `--units`.
+pub fn parse_units(v: &str) -> Result<crate::results::units::BwUnit, String> {
+    crate::results::units::BwUnit::parse(v)
+}
+
 /// One option as help, the man page and completion see it.
 #[derive(Clone, Debug)]
 pub struct Flag {

@@ -49,6 +49,10 @@ pub fn spec() -> Spec<ReportOpts> {
                         Ok(())
                     },
                 ),
+                super::units_opt(|o: &mut ReportOpts, v| {
+                    o.units = Some(super::parse_units(v)?);
+                    Ok(())
+                }),
                 help_opt(),
             ],
         )],

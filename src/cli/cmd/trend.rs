@@ -58,6 +58,10 @@ pub fn spec() -> Spec<TrendOpts> {
         }),
     ];
     o.extend(select_opts(false));
+    o.push(super::units_opt(|t: &mut TrendOpts, v| {
+        t.units = Some(super::parse_units(v)?);
+        Ok(())
+    }));
     o.push(help_opt());
     Spec {
         name: "trend",

@@ -27,6 +27,8 @@ use crate::history::{self, Run};
 use crate::job::error::printable;
 use crate::results::dataset::round3;
 use crate::results::dataset::{Dataset, Item, METRICS};
+use crate::results::stats;
+use crate::results::units::{self as table, BwUnit};
 pub use judge::{Row, Rules, Verdict, DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT};
 
 /// Exit status of a comparison whose sides ran different settings.
@@ -118,19 +120,62 @@ fn runs_word(n: usize) -> String {
     format!("{n} run{}", if n == 1 { "" } else { "s" })
 }
 
-/// The interval column (or, without one, why not).
+/// "~6 runs a side would settle it (as no change)".
+fn needed_text(n: &judge::Needed) -> String {
+    let runs = match n.runs {
+        Some(k) => format!("~{k} runs a side"),
+        None => "over 1000 runs a side".into(),
+    };
+    let towards = match n.towards {
+        Verdict::NoChange => "as no change".to_string(),
+        v => format!("as {}", v.text()),
+    };
+    format!(
+        "{runs} would settle it ({towards}, if the {} vary {:.1}% as here)",
+        n.from,
+        n.spread * 100.0
+    )
+}
+
+/// The interval column (or, without one, why not), with the runs that
+/// would settle an inconclusive row.
 fn interval_text(r: &Row) -> String {
-    match (&r.interval, &r.needed) {
-        (Some(iv), _) => format!("[{}, {}]", pct(iv.lo), pct(iv.hi)),
-        (None, Some(n)) => format!(
-            "1 run a side; {} a side for ±threshold (passes vary {:.1}%)",
-            match n.runs {
-                Some(k) => format!("~{k} runs"),
-                None => "over 1000 runs".into(),
-            },
-            n.spread * 100.0
+    let mut s = match &r.interval {
+        Some(iv) => format!("[{}, {}]", pct(iv.lo), pct(iv.hi)),
+        None => "no interval: 1 run a side".into(),
+    };
+    if r.verdict == Verdict::Inconclusive {
+        match &r.needed {
+            Some(n) => {
+                s.push_str("; ");
+                s.push_str(&needed_text(n));
+            }
+            None => s.push_str("; no spread measured: run each side 3 times or more"),
+        }
+    }
+    s
+}
+
+/// A metric's value in the comparison's units: bandwidth in `unit`
+/// (labelled), IOPS, latency.
+fn value_text(metric: &crate::results::dataset::MetricDef, v: f64, unit: BwUnit) -> String {
+    match metric.key {
+        "bw_bytes" => format!("{} {}", unit.text(v), unit.name()),
+        "iops" => format!("{} IOPS", table::iops(v)),
+        _ => table::latency(v),
+    }
+}
+
+/// "1,204 → 1,010 MB/s": the sides' geometric means.
+fn from_to(r: &Row, unit: BwUnit) -> String {
+    let (b, n) = (stats::gmean(&r.base), stats::gmean(&r.new));
+    match r.metric.key {
+        "bw_bytes" => format!("{} → {} {}", unit.text(b), unit.text(n), unit.name()),
+        _ => format!(
+            "{} → {}",
+            value_text(r.metric, b, unit),
+            value_text(r.metric, n, unit)
         ),
-        (None, None) => "1 run a side, no spread measured: run each side 3 times or more".into(),
     }
 }
 
@@ -146,19 +191,21 @@ fn by_test(rows: &[Row]) -> Vec<(String, Vec<&Row>)> {
     out
 }
 
-/// How the rows were judged: `m` intervals, each at `alpha / m`
-/// (see [`judge::compare`]).
+/// How the rows were judged (see [`judge::compare`]).
 fn method(rules: Rules, m: usize) -> String {
-    let each = rules.alpha / m.max(1) as f64;
     format!(
-        "{}% interval (Welch, on the logarithms of the per-run values; each end a {}% \
-         one-sided bound) of the change of the geometric means, for each of the {m} \
-         metric(s) compared, so that all hold together with {}% confidence (Bonferroni); a \
-         verdict only when it lies beyond ±{}% (--threshold)",
-        round3((1.0 - each) * 100.0),
-        round3((1.0 - each / 2.0) * 100.0),
+        "each change is the ratio of the geometric means of the per-run values; a \
+         verdict only when its interval lies beyond ±{}% (--threshold). The {m} \
+         quantities compared (a test's bandwidth and IOPS are one when its block size \
+         is fixed) are tested with Holm's step-down procedure, so that identical sides \
+         get a false regression or improvement anywhere with a chance of at most {}% \
+         (--alpha {}); each interval is Welch's on the logarithms at the level its step \
+         used, from {}% (first step) to {}% (one quantity left)",
+        rules.threshold,
+        round3(rules.alpha * 100.0),
+        rules.alpha,
+        round3((1.0 - rules.alpha / m.max(1) as f64) * 100.0),
         round3((1.0 - rules.alpha) * 100.0),
-        rules.threshold
     )
 }
 
@@ -178,6 +225,9 @@ pub struct Outcome<'a> {
     pub datasets: Option<(Dataset, Dataset)>,
     /// Said with every output: figures measured (or compared) under Wine.
     pub wine: Option<String>,
+    /// The bandwidth unit: as the runs were recorded (MB/s for
+    /// CrystalDiskMark-style results, else MiB/s) unless `--units`.
+    pub unit: BwUnit,
 }
 
 /// The Wine warning of a comparison: when a run's results say it was
@@ -231,6 +281,56 @@ impl Outcome<'_> {
         )
     }
 
+    /// What changed, in plain words: one line per test with a verdict
+    /// or an open question, then the tests without a change.
+    pub fn plain(&self) -> Vec<(Verdict, String)> {
+        let mut out = Vec::new();
+        let mut same = 0;
+        for (_, rows) in by_test(&self.rows) {
+            let Some(d) = judge::decisive(&rows) else {
+                continue;
+            };
+            let change = if d.change.is_finite() {
+                let dir = if d.change >= 0.0 { "up" } else { "down" };
+                format!(
+                    "{} {dir} {:.1}% ({})",
+                    d.metric.title,
+                    d.change.abs() * 100.0,
+                    from_to(d, self.unit)
+                )
+            } else {
+                d.metric.title.to_string()
+            };
+            let label = printable(&d.label);
+            match d.verdict {
+                Verdict::Regression => out.push((d.verdict, format!("{label}: worse, {change}"))),
+                Verdict::Improvement => out.push((d.verdict, format!("{label}: better, {change}"))),
+                Verdict::Inconclusive => {
+                    let how = match &d.needed {
+                        Some(n) => needed_text(n),
+                        None => "run each side 3 times or more to tell".into(),
+                    };
+                    out.push((
+                        d.verdict,
+                        format!("{label}: cannot tell yet, {change}; {how}"),
+                    ));
+                }
+                Verdict::NoChange => same += 1,
+            }
+        }
+        if same > 0 {
+            out.push((
+                Verdict::NoChange,
+                format!(
+                    "{same} test{} unchanged: every metric within ±{}%",
+                    if same == 1 { "" } else { "s" },
+                    self.rules.threshold
+                ),
+            ));
+        }
+        out
+    }
+
     pub fn text(&self, detail: bool) -> String {
         let mut s = String::new();
         let side = |name: &str, sd: &Side| {
@@ -260,13 +360,17 @@ impl Outcome<'_> {
         }
         s.push_str(&side("base", self.base));
         s.push_str(&side("new", self.new));
-        s.push_str(&crate::report::text::wrap(
-            &format!("test: {}", method(self.rules, self.rows.len())),
-            2,
-            80,
-        ));
-        if let Some(n) = judge::noise_note(&self.rows) {
-            s.push_str(&crate::report::text::wrap(&format!("note: {n}"), 2, 80));
+        if self.comparable() {
+            s.push_str("\nWhat changed:\n");
+            for (v, line) in self.plain() {
+                let head = if v == Verdict::Inconclusive {
+                    "undecided".to_string()
+                } else {
+                    v.shown().to_string()
+                };
+                let first = format!("{head:<11} {line}");
+                s.push_str(&crate::report::text::wrap(&first, 2, 80));
+            }
         }
         for c in &self.context {
             s.push_str(&crate::report::text::wrap(
@@ -293,13 +397,30 @@ impl Outcome<'_> {
             );
             s.push_str(&settings::render_diff(&self.differences, &reference));
         }
-        if self.comparable() {
-            s.push_str(&self.table(detail));
-        }
         for (name, list) in [("base", &self.only_base), ("new", &self.only_new)] {
             if !list.is_empty() {
                 let list: Vec<_> = list.iter().map(|k| printable(k)).collect();
                 let _ = writeln!(s, "\nonly in {name}: {}", list.join(", "));
+            }
+        }
+        if self.comparable() {
+            s.push_str("\nStatistics");
+            s.push_str(if detail {
+                " (every metric):\n"
+            } else {
+                " (per test, the metric that decides; --detail for all):\n"
+            });
+            s.push_str(&self.table(detail));
+            s.push_str(&crate::report::text::wrap(
+                &format!(
+                    "test: {}",
+                    method(self.rules, judge::family_size(&self.rows))
+                ),
+                2,
+                80,
+            ));
+            if let Some(n) = judge::noise_note(&self.rows) {
+                s.push_str(&crate::report::text::wrap(&format!("note: {n}"), 2, 80));
             }
         }
         let _ = writeln!(s, "\nOverall: {}", self.overall());
@@ -321,13 +442,29 @@ impl Outcome<'_> {
             "verdict", "test", "metric", "change"
         );
         let line = |r: &Row, verdict: &str| {
+            let iv = match &r.interval {
+                Some(iv) => format!("[{}, {}]", pct(iv.lo), pct(iv.hi)),
+                None => "none: 1 run a side".into(),
+            };
+            let mut more = from_to(r, self.unit);
+            if r.verdict == Verdict::Inconclusive {
+                more.push_str("; ");
+                more.push_str(&match &r.needed {
+                    Some(n) => needed_text(n),
+                    None => "no spread measured: run each side 3 times or more".into(),
+                });
+            }
+            if r.same_as_bandwidth {
+                more.push_str(" (one quantity with bandwidth: fixed block size)");
+            }
             format!(
-                "{:<14}  {:<w$}  {:<12} {:>7}  {}\n",
+                "{:<14}  {:<w$}  {:<12} {:>7}  {}\n{}",
                 verdict,
                 printable(&r.label),
                 r.metric.title,
                 pct(r.change),
-                interval_text(r)
+                iv,
+                crate::report::text::wrap(&more, 18, 80)
             )
         };
         for (_, rows) in by_test(&self.rows) {
@@ -370,8 +507,15 @@ impl Outcome<'_> {
                         "interval_pct": r.interval.map(|i| [i.lo * 100.0, i.hi * 100.0]),
                         "df": r.interval.map(|i| i.df),
                         "verdict": r.verdict.text(),
+                        "base_gmean": round3(stats::gmean(&r.base)),
+                        "new_gmean": round3(stats::gmean(&r.new)),
+                        "shown": from_to(r, self.unit),
+                        "confidence_pct": r.level.is_finite().then(|| round3((1.0 - r.level) * 100.0)),
+                        "same_as_bandwidth": r.same_as_bandwidth,
                         "runs_needed": r.needed.as_ref().and_then(|n| n.runs),
+                        "settles_as": r.needed.as_ref().map(|n| n.towards.text()),
                         "spread_pct": r.needed.as_ref().map(|n| n.spread * 100.0),
+                        "spread_from": r.needed.as_ref().map(|n| n.from),
                     })).collect::<Vec<_>>(),
                 })
             })
@@ -389,7 +533,13 @@ impl Outcome<'_> {
             "warnings": self.wine.iter().collect::<Vec<_>>(),
             "base": side(self.base),
             "new": side(self.new),
-            "method": method(self.rules, self.rows.len()),
+            "method": method(self.rules, judge::family_size(&self.rows)),
+            "unit": self.unit.name(),
+            "summary": if self.comparable() {
+                self.plain().into_iter().map(|(v, l)| json!({"verdict": v.text(), "text": l})).collect::<Vec<_>>()
+            } else {
+                Vec::new()
+            },
             "threshold_pct": self.rules.threshold,
             "confidence": 1.0 - self.rules.alpha,
             "comparable": self.comparable(),
@@ -413,14 +563,30 @@ impl Outcome<'_> {
         let mut b = String::from("<h1>iomark compare</h1>");
         let _ = write!(
             b,
-            "<p class=\"meta\">base: {} ({})<br/>new: {} ({})</p><p>{}</p><p><strong>{}</strong></p>",
+            "<p class=\"meta\">base: {} ({})<br/>new: {} ({})</p><p><strong>{}</strong></p>",
             esc(&self.base.spec),
             runs_word(self.base.runs.len()),
             esc(&self.new.spec),
             runs_word(self.new.runs.len()),
-            esc(&method(self.rules, self.rows.len())),
             esc(&self.overall())
         );
+        if self.comparable() {
+            b.push_str("<h2>What changed</h2><ul class=\"plain\">");
+            for (v, line) in self.plain() {
+                let class = match v {
+                    Verdict::Regression => "regression",
+                    Verdict::Improvement => "improvement",
+                    _ => "same",
+                };
+                let _ = write!(b, "<li class=\"{class}\">{}</li>", esc(&line));
+            }
+            b.push_str("</ul><h2>Statistics</h2>");
+            let _ = write!(
+                b,
+                "<p>{}</p>",
+                esc(&method(self.rules, judge::family_size(&self.rows)))
+            );
+        }
         if let Some(w) = &self.wine {
             let _ = write!(b, "<p><strong>Warning:</strong> {}</p>", esc(w));
         }
@@ -444,7 +610,7 @@ impl Outcome<'_> {
             );
         }
         if self.comparable() {
-            b.push_str("<table><thead><tr><th class=\"l\">test</th><th class=\"l\">metric</th><th>runs</th><th>change</th><th>interval</th><th class=\"l\">verdict</th></tr></thead><tbody>");
+            b.push_str("<table><thead><tr><th class=\"l\">test</th><th class=\"l\">metric</th><th>runs</th><th>base → new</th><th>change</th><th>interval</th><th class=\"l\">verdict</th></tr></thead><tbody>");
             for r in &self.rows {
                 let class = match r.verdict {
                     Verdict::Regression => "regression",
@@ -453,11 +619,12 @@ impl Outcome<'_> {
                 };
                 let _ = write!(
                     b,
-                    "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{} / {}</td><td>{}</td><td>{}</td><td class=\"l {class}\">{}</td></tr>",
+                    "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{} / {}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l {class}\">{}</td></tr>",
                     esc(&r.label),
                     esc(r.metric.title),
                     r.base.len(),
                     r.new.len(),
+                    esc(&from_to(r, self.unit)),
                     esc(&pct(r.change)),
                     esc(&interval_text(r)),
                     esc(r.verdict.text())
@@ -474,7 +641,7 @@ impl Outcome<'_> {
             b.push_str("</div>");
         }
         if let Some((bd, nd)) = &self.datasets {
-            b.push_str(&detail_charts(bd, nd));
+            b.push_str(&detail_charts(bd, nd, self.unit));
         }
         html::page("iomark compare", &b)
     }
@@ -484,7 +651,7 @@ impl Outcome<'_> {
 /// base and new medians per metric, and per test the latency
 /// percentiles and the throughput over time of a representative pass of
 /// each side.
-fn detail_charts(base: &Dataset, new: &Dataset) -> String {
+fn detail_charts(base: &Dataset, new: &Dataset, unit: BwUnit) -> String {
     let mut b = String::new();
     // Bars: base vs new medians per metric.
     let matched: Vec<(&Item, &Item)> = base
@@ -502,7 +669,7 @@ fn detail_charts(base: &Dataset, new: &Dataset) -> String {
         let cats: Vec<String> = matched.iter().map(|(i, _)| i.label()).collect();
         for m in &METRICS {
             let (div, unit, fmt) = match m.key {
-                "bw_bytes" => (1048576.0, "MiB/s", Format::Number),
+                "bw_bytes" => (unit.bytes(), unit.name(), Format::Number),
                 "iops" => (1.0, "IOPS", Format::Number),
                 _ => (1.0, "latency", Format::Nanos),
             };
@@ -566,9 +733,10 @@ fn detail_charts(base: &Dataset, new: &Dataset) -> String {
 /// end, a dot at the estimate, the ±threshold band shaded. The axis is
 /// the logarithm of the ratio, so that halving and doubling are as far
 /// from "no change".
+#[allow(clippy::too_many_lines)]
 fn forest(title: &str, rows: &[&Row], t: f64) -> String {
     let (w, left, right, top, rh) = (760.0, 230.0, 24.0, 40.0, 24.0);
-    let h = top + rh * rows.len() as f64 + 36.0;
+    let h = top + rh * rows.len() as f64 + 52.0;
     let ln = |v: f64| (1.0 + v).max(1e-6).ln();
     let mut lo = ln(-t) * 2.0;
     let mut hi = ln(t) * 2.0;
@@ -626,14 +794,44 @@ fn forest(title: &str, rows: &[&Row], t: f64) -> String {
             );
         }
     }
-    // Ticks at the ends, ±threshold and 0, none crowding another.
+    // Round ticks (a 1-2-5 step of percent) with 0 and ±threshold, none
+    // crowding another; the axis's title under them.
     let by = top + rh * rows.len() as f64 + 18.0;
     let mut last: Option<f64> = None;
-    let mut ticks = vec![lo.exp() - 1.0, -t, 0.0, t, hi.exp() - 1.0];
-    ticks.dedup_by(|a, b| (*a - *b).abs() < 1e-12);
-    for v in ticks {
+    let (_, _, round) = svg::round_ticks((lo.exp() - 1.0) * 100.0, (hi.exp() - 1.0) * 100.0, false);
+    let mut ticks: Vec<f64> = vec![-t, 0.0, t];
+    ticks.extend(
+        round
+            .into_iter()
+            .map(|p| p / 100.0)
+            .filter(|v| *v > lo.exp() - 1.0 - 1e-9 && *v < hi.exp() - 1.0 + 1e-9),
+    );
+    ticks.sort_by(f64::total_cmp);
+    ticks.dedup_by(|a, b| (*a - *b).abs() < 1e-9);
+    // The threshold and 0 first, so that a round tick gives way to them.
+    let mut placed: Vec<f64> = Vec::new();
+    for v in [-t, 0.0, t].into_iter().chain(ticks.iter().copied()) {
         let xx = x(v);
-        if last.is_some_and(|p| xx - p < 48.0) {
+        if placed.iter().any(|p| (p - xx).abs() < 44.0) {
+            continue;
+        }
+        placed.push(xx);
+    }
+    placed.sort_by(f64::total_cmp);
+    let _ = write!(
+        s,
+        "<text class=\"axis-title x\" x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\">change, new against base (log scale of the ratio; shaded: within ±{}%)</text>",
+        (left + w - right) / 2.0,
+        by + 16.0,
+        svg::digits(t * 100.0)
+    );
+    let keep = placed.clone();
+    for v in ticks
+        .into_iter()
+        .filter(|v| keep.iter().any(|p| (p - x(*v)).abs() < 1e-6))
+    {
+        let xx = x(v);
+        if last.is_some_and(|p| xx - p < 40.0) {
             continue;
         }
         last = Some(xx);
@@ -666,6 +864,101 @@ fn file_datasets(base: &[String], new: &[String]) -> Option<(Dataset, Dataset)> 
     Some((load(base)?, load(new)?))
 }
 
+/// The summary of `base` against `new` for the top of a report of
+/// several labelled runs: what changed in plain words and one row per
+/// test (its deciding metric, both sides' values, change, interval and
+/// verdict), judged as `iomark compare` judges them.
+pub fn summary_html(base: &Side, new: &Side, rules: Rules, units: Option<BwUnit>) -> String {
+    let (rows, only_base, only_new) = judge::compare(&base.runs, &new.runs, rules);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let out = Outcome {
+        differences: settings::differences(&base.runs, &new.runs),
+        context: Vec::new(),
+        base,
+        new,
+        rules,
+        allowed: false,
+        rows,
+        only_base,
+        only_new,
+        datasets: None,
+        wine: None,
+        unit: units.unwrap_or_else(|| recorded_unit(&base.runs, &new.runs)),
+    };
+    let mut b = format!(
+        "<section class=\"groups\"><h2>{} against {} ({} against {})</h2><p><strong>{}</strong></p>",
+        esc(&new.spec),
+        esc(&base.spec),
+        runs_word(new.runs.len()),
+        runs_word(base.runs.len()),
+        esc(&out.overall())
+    );
+    if out.comparable() {
+        b.push_str("<ul class=\"plain\">");
+        for (v, line) in out.plain() {
+            let class = match v {
+                Verdict::Regression => "regression",
+                Verdict::Improvement => "improvement",
+                _ => "same",
+            };
+            let _ = write!(b, "<li class=\"{class}\">{}</li>", esc(&line));
+        }
+        b.push_str(
+            "</ul><table><thead><tr><th class=\"l\">test</th><th class=\"l\">metric</th><th>",
+        );
+        let _ = write!(b, "{}</th><th>{}</th>", esc(&base.spec), esc(&new.spec));
+        b.push_str(
+            "<th>change</th><th>interval</th><th class=\"l\">verdict</th></tr></thead><tbody>",
+        );
+        for (_, rs) in by_test(&out.rows) {
+            let Some(d) = judge::decisive(&rs) else {
+                continue;
+            };
+            let class = match d.verdict {
+                Verdict::Regression => "regression",
+                Verdict::Improvement => "improvement",
+                _ => "same",
+            };
+            let iv = d
+                .interval
+                .map(|i| format!("[{}, {}]", pct(i.lo), pct(i.hi)))
+                .unwrap_or_else(|| "–".into());
+            let _ = write!(
+                b,
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l {class}\">{}</td></tr>",
+                esc(&d.label),
+                esc(d.metric.title),
+                esc(&value_text(d.metric, stats::gmean(&d.base), out.unit)),
+                esc(&value_text(d.metric, stats::gmean(&d.new), out.unit)),
+                esc(&pct(d.change)),
+                esc(&iv),
+                esc(d.verdict.text())
+            );
+        }
+        b.push_str("</tbody></table>");
+        let _ = write!(
+            b,
+            "<p class=\"meta\">Geometric means of the runs; {}</p>",
+            esc(&method(rules, judge::family_size(&out.rows)))
+        );
+    }
+    b.push_str("</section>");
+    b
+}
+
+/// The unit the runs were recorded in: MB/s when they are
+/// CrystalDiskMark-style results (a test named as CrystalDiskMark's),
+/// else MiB/s.
+pub fn recorded_unit(base: &[Run], new: &[Run]) -> BwUnit {
+    BwUnit::of_tests(
+        base.iter()
+            .chain(new)
+            .flat_map(|r| r.tests.iter().map(|t| t.name.as_str())),
+    )
+}
+
 /// Runs the comparison as asked (parsed by `cli::cmd::compare`).
 pub fn run(a: CompareOpts) -> i32 {
     let (base, new) = match (
@@ -694,6 +987,9 @@ pub fn run(a: CompareOpts) -> i32 {
         only_new,
         datasets: a.html.as_ref().and_then(|_| file_datasets(&a.base, &a.new)),
         wine: wine_warning(&base, &new),
+        unit: a
+            .units
+            .unwrap_or_else(|| recorded_unit(&base.runs, &new.runs)),
     };
     let mut text = match a.json.as_deref() {
         Some("-") => crate::report::json::to_string(&out.json()),
@@ -735,6 +1031,8 @@ pub struct CompareOpts {
     /// `--json FILE`, `-` for standard output.
     pub json: Option<String>,
     pub html: Option<PathBuf>,
+    /// `--units`: the bandwidth unit; None: as the runs were recorded.
+    pub units: Option<BwUnit>,
 }
 
 impl Default for CompareOpts {
@@ -752,6 +1050,7 @@ impl Default for CompareOpts {
             detail: false,
             json: None,
             html: None,
+            units: None,
         }
     }
 }
