@@ -300,7 +300,7 @@ fn zsh_and_fish_load_their_scripts() {
                         read write trim randread randwrite randtrim rw readwrite randrw trimwrite randtrimwrite\n\
                         --size --runtime --passes --warmup --no-warmup --engine --buffered --json --html \
                         --no-report --print-jobfile --eta --eta-newline --mpi --mpi-timeout --label \
-                        --no-history --history-db --help\n\
+                        --no-history --history-db --units --help\n\
                         bash zsh fish --help\nfiles\n";
             assert_eq!(got, want, "{}", stderr(&o));
         }
