@@ -827,8 +827,11 @@ fn a_cut_link_ends_mpirun_within_the_timeout_and_the_report_names_the_host() {
     let d = tempdir();
     let out = d.path().join("out.json");
     let mut args = host_args(d.path(), 2);
+    // The keepalive's idle time above --mpi-timeout (3 s), as the README
+    // says: with 1 s, mpirun ended the job ~3.4 s after the cut, before
+    // rank 0 had found the host silent and written the report.
     for (k, v) in [
-        ("oob_tcp_keepalive_time", "1"),
+        ("oob_tcp_keepalive_time", "4"),
         ("oob_tcp_keepalive_intvl", "1"),
         ("oob_tcp_keepalive_probes", "2"),
     ] {
