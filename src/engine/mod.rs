@@ -26,6 +26,7 @@ pub mod falloc;
 pub mod file;
 pub mod fileops;
 pub mod ftruncate;
+pub mod http;
 #[cfg(target_os = "linux")]
 pub mod io_uring;
 #[cfg(target_os = "linux")]
