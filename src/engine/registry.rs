@@ -369,6 +369,7 @@ static HTTP: EngineInfo = EngineInfo {
     // only at iodepth=1: `HttpEngine::caps`.
     caps: Caps {
         diskless: true,
+        stores_data: true,
         ..Caps::NONE
     },
     layout: Layout::None,

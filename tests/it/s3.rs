@@ -187,6 +187,17 @@ impl Weed {
         r.body_mut().read_to_vec().unwrap()
     }
 
+    /// Replaces an object's contents, through the filer.
+    pub fn put(&self, bucket: &str, name: &str, data: &[u8]) {
+        let r = ureq::put(format!(
+            "http://127.0.0.1:{}/buckets/{bucket}/{name}",
+            self.filer
+        ))
+        .send(data)
+        .expect("filer put");
+        assert!(r.status().is_success());
+    }
+
     fn kill(&mut self) {
         kill_group(&mut self.child);
         let _ = self.child.wait();
@@ -252,7 +263,7 @@ fn a_fio_http_job_writes_reads_and_trims_objects_the_server_lists() {
     w.bucket("roundtrip");
     let dir = tempdir();
     let text = global(w.s3, "filename=/roundtrip/obj\nbs=4k\nsize=64k\n")
-        + "[put]\nrw=write\niodepth=4\n\
+        + "[put]\nrw=write\niodepth=4\nverify=crc32c\n\
            [get]\nstonewall\nrw=randread\niodepth=8\n";
     let o = run_job(dir.path(), &text, &["--output-format=json"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -278,6 +289,15 @@ fn a_fio_http_job_writes_reads_and_trims_objects_the_server_lists() {
     // stored block back byte for byte.
     let stored = w.get("roundtrip", "obj_8192_4096");
     assert_eq!(stored.len(), 4096);
+    // verify=crc32c read every object back and found it as written; an
+    // object changed behind iomark's back fails the check.
+    assert_eq!(put["read"]["total_ios"], 16, "the verify reads");
+    w.put("roundtrip", "obj_8192_4096", &[0xab; 4096]);
+    let check = global(w.s3, "filename=/roundtrip/obj\nbs=4k\nsize=64k\n")
+        + "[put]\nrw=write\nverify=crc32c\nverify_only=1\n";
+    let o = run_job(dir.path(), &check, &["--output-format=json"]);
+    assert!(!o.status.success(), "a changed object passed verify");
+    assert!(stderr(&o).contains("8192"), "{}", stderr(&o));
 
     let trim = global(w.s3, "filename=/roundtrip/obj\nbs=4k\nsize=64k\n") + "[del]\nrw=trim\n";
     let o = run_job(dir.path(), &trim, &["--output-format=json"]);
