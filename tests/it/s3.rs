@@ -298,13 +298,54 @@ fn a_fio_http_job_writes_reads_and_trims_objects_the_server_lists() {
     let o = run_job(dir.path(), &check, &["--output-format=json"]);
     assert!(!o.status.success(), "a changed object passed verify");
     assert!(stderr(&o).contains("8192"), "{}", stderr(&o));
-
+    // That object is no longer iomark's: a trim is refused until iomark
+    // has written it again.
     let trim = global(w.s3, "filename=/roundtrip/obj\nbs=4k\nsize=64k\n") + "[del]\nrw=trim\n";
+    let o = run_job(dir.path(), &trim, &[]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("obj_8192_4096 was not written by iomark"));
+    let rewrite = global(
+        w.s3,
+        "filename=/roundtrip/obj\nbs=4k\nsize=64k\nallow_destroy_data=1\n",
+    ) + "[put]\nrw=write\n";
+    let o = run_job(dir.path(), &rewrite, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
     let o = run_job(dir.path(), &trim, &["--output-format=json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(job(&doc, "del")["trim"]["total_ios"], 16);
     assert_eq!(w.list("roundtrip"), vec![], "nothing left after the trims");
+}
+
+#[test]
+fn objects_iomark_did_not_write_are_neither_overwritten_nor_deleted() {
+    let Some(w) = shared() else { return };
+    w.bucket("consent");
+    w.put("consent", "obj_4096_4096", &[7; 4096]);
+    let dir = tempdir();
+    for rw in ["write", "trim"] {
+        let text =
+            global(w.s3, "filename=/consent/obj\nbs=4k\nsize=16k\n") + &format!("[j]\nrw={rw}\n");
+        let o = run_job(dir.path(), &text, &[]);
+        assert!(!o.status.success(), "rw={rw} ran");
+        let err = stderr(&o);
+        assert!(
+            err.contains("object /consent/obj_4096_4096 was not written by iomark"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(w.list("consent"), vec![("obj_4096_4096".into(), 4096)]);
+        assert_eq!(w.get("consent", "obj_4096_4096"), vec![7; 4096]);
+    }
+    // Told so, it may.
+    let text = global(
+        w.s3,
+        "filename=/consent/obj\nbs=4k\nsize=16k\nallow_destroy_data=1\n",
+    ) + "[j]\nrw=trim\n";
+    let o = run_job(dir.path(), &text, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(w.list("consent"), vec![]);
 }
 
 #[test]
@@ -331,15 +372,31 @@ fn wrong_credentials_and_a_missing_bucket_fail_in_one_line() {
     let Some(w) = shared() else { return };
     w.bucket("creds");
     let dir = tempdir();
-    let text = format!(
-        "[global]\nioengine=http\nhttp_mode=s3\nhttp_host=127.0.0.1:{}\nhttp_s3_keyid={KEYID}\nhttp_s3_key=not-the-key\n[w]\nfilename=/creds/o\nrw=write\nbs=4k\nsize=16k\n",
-        w.s3
-    );
-    let o = run_job(dir.path(), &text, &["--output-format=json"]);
+    // A job that writes is refused before it runs: the consent check's
+    // listing fails.
+    let bad = |rw: &str| {
+        format!(
+            "[global]\nioengine=http\nhttp_mode=s3\nhttp_host=127.0.0.1:{}\nhttp_s3_keyid={KEYID}\nhttp_s3_key=not-the-key\n[w]\nfilename=/creds/o\nrw={rw}\nbs=4k\nsize=16k\n",
+            w.s3
+        )
+    };
+    let o = run_job(dir.path(), &bad("write"), &["--output-format=json"]);
     assert!(!o.status.success());
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("PUT /creds/o_0_4096: HTTP 403"), "{err}");
+    assert!(
+        err.contains("listing /creds/o_: HTTP 403 (SignatureDoesNotMatch)"),
+        "{err}"
+    );
+    // One that reads fails at its first request, with its report.
+    let o = run_job(dir.path(), &bad("read"), &["--output-format=json"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("GET /creds/o_0_4096: HTTP 403 (SignatureDoesNotMatch)"),
+        "{err}"
+    );
     let doc: Value = serde_json::from_slice(&o.stdout).expect("the report is still written");
     assert_ne!(job(&doc, "w")["error"], 0);
     assert_eq!(w.list("creds"), vec![]);
@@ -420,8 +477,13 @@ fn the_server_killed_mid_run_ends_the_job_with_what_was_measured() {
         .arg(&f)
         .arg("--output-format=json");
     let killer = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_secs(3));
-        let before = w.list("killed").len();
+        // Killed once the server holds some of the run's objects.
+        let t0 = Instant::now();
+        let mut before = 0;
+        while before < 8 && t0.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(200));
+            before = w.list("killed").len();
+        }
         w.kill();
         before
     });

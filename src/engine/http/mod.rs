@@ -114,6 +114,34 @@ pub fn preflight(spec: &JobSpec) -> Result<(), EngineError> {
             "http_user and http_pass go together: give both or neither".into(),
         ));
     }
+    consent(spec)
+}
+
+/// Consent: a job that writes or trims S3 objects may overwrite or
+/// delete only objects iomark wrote (they carry its mark), unless
+/// `allow_destroy_data=1`. Asks the server before the run.
+fn consent(spec: &JobSpec) -> Result<(), EngineError> {
+    let o = &spec.engine.http;
+    if o.mode != HttpMode::S3
+        || !spec.io.rw.writes()
+        || spec.verify.verify_only
+        || spec.file.allow_destroy_data
+    {
+        return Ok(());
+    }
+    let client = Client::new(spec).map_err(EngineError::Unfit)?;
+    for p in &spec.file.filenames {
+        if let Some(found) = client.foreign_object(p).map_err(EngineError::Unfit)? {
+            let verb = if spec.io.rw.has(crate::job::spec::Ddir::Write) {
+                "overwrite"
+            } else {
+                "delete"
+            };
+            return Err(EngineError::Unfit(format!(
+                "object {found} was not written by iomark: refusing to {verb} it (allow_destroy_data=1 allows it)"
+            )));
+        }
+    }
     Ok(())
 }
 

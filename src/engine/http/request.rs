@@ -11,13 +11,21 @@
 use std::io::Read;
 use std::time::Duration;
 
-use rusty_s3::actions::{DeleteObject, GetObject, PutObject};
+use rusty_s3::actions::{DeleteObject, GetObject, HeadObject, ListObjectsV2, PutObject};
 use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
 
 use super::creds;
 use super::{Op, Target};
 use crate::job::spec::{HttpMode, Https, ObjectMode, Secret};
 use crate::job::JobSpec;
+
+/// The metadata every S3 PUT of iomark carries (`x-amz-meta-iomark`): the
+/// consent check lets iomark overwrite or delete only objects that hold
+/// it.
+const MARK: &str = "x-amz-meta-iomark";
+
+/// Most objects the consent check looks at per object path.
+const CONSENT_LIMIT: usize = 1000;
 
 /// How long a signed URL stays valid (S3 checks it against its clock).
 const EXPIRY: Duration = Duration::from_secs(3600);
@@ -135,6 +143,7 @@ impl Client {
         let url = match op {
             Op::Write => {
                 let mut a = PutObject::new(&bucket, c, key);
+                a.headers_mut().insert(MARK, "1");
                 if let Some(sc) = &self.storage_class {
                     a.headers_mut().insert("x-amz-storage-class", sc.as_str());
                 }
@@ -144,6 +153,75 @@ impl Client {
             _ => DeleteObject::new(&bucket, c, key).sign(EXPIRY),
         };
         Ok(url.into())
+    }
+
+    /// The first object a job writing or trimming under `path` would
+    /// overwrite or delete that iomark did not write (it lacks iomark's
+    /// mark), or None. Looks at up to [`CONSENT_LIMIT`] objects.
+    pub fn foreign_object(&self, path: &str) -> Result<Option<String>, String> {
+        let Some(s3) = &self.s3 else {
+            return Ok(None);
+        };
+        let (bucket_name, key) =
+            split_bucket(path).ok_or_else(|| format!("object path '{path}' names no object"))?;
+        let bucket = Bucket::new(
+            self.endpoint.clone(),
+            UrlStyle::Path,
+            bucket_name.to_string(),
+            s3.region.clone(),
+        )
+        .map_err(|e| format!("bucket of '{path}': {e}"))?;
+        let c = Some(&s3.creds);
+        let prefix = match self.object_mode {
+            ObjectMode::Block => format!("{key}_"),
+            ObjectMode::Range => key.to_string(),
+        };
+        let mut list = ListObjectsV2::new(&bucket, c);
+        list.with_prefix(prefix.as_str());
+        list.with_max_keys(CONSENT_LIMIT);
+        let url: String = list.sign(EXPIRY).into();
+        let mut resp = self
+            .agent
+            .get(&url)
+            .call()
+            .map_err(|e| format!("listing /{bucket_name}/{prefix}: {}", describe(e)))?;
+        let status = resp.status().as_u16();
+        if status == 404 {
+            // No bucket: nothing to overwrite (the run will say so).
+            return Ok(None);
+        }
+        if status != 200 {
+            return Err(format!(
+                "listing /{bucket_name}/{prefix}: HTTP {status}{}",
+                error_code(&mut resp)
+            ));
+        }
+        let text = resp
+            .body_mut()
+            .with_config()
+            .limit(64 << 20)
+            .read_to_string()
+            .map_err(|e| format!("listing /{bucket_name}/{prefix}: {}", describe(e)))?;
+        let listed = ListObjectsV2::parse_response(&text)
+            .map_err(|e| format!("listing /{bucket_name}/{prefix}: {e}"))?;
+        for o in &listed.contents {
+            if self.object_mode == ObjectMode::Range && o.key != key {
+                continue;
+            }
+            let url: String = HeadObject::new(&bucket, c, &o.key).sign(EXPIRY).into();
+            let head = self
+                .agent
+                .head(&url)
+                .call()
+                .map_err(|e| format!("HEAD /{bucket_name}/{}: {}", o.key, describe(e)))?;
+            if head.status().as_u16() == 404 {
+                continue;
+            }
+            if !head.headers().contains_key(MARK) {
+                return Ok(Some(format!("/{bucket_name}/{}", o.key)));
+            }
+        }
+        Ok(None)
     }
 
     /// Does one I/O: `buf` is the data to PUT or the room a GET fills.
@@ -187,6 +265,9 @@ impl Client {
                 let mut rq = self.agent.put(&url);
                 if let Some(a) = auth {
                     rq = rq.header("authorization", a);
+                }
+                if self.s3.is_some() {
+                    rq = rq.header(MARK, "1");
                 }
                 if let Some(sc) = self.storage_class.as_deref().filter(|_| self.s3.is_some()) {
                     rq = rq.header("x-amz-storage-class", sc);
