@@ -327,6 +327,10 @@ fn quote(v: &str) -> String {
 pub fn showcmd(src: &JobSources) -> String {
     let mut parts = vec!["iomark".to_string()];
     let push = |parts: &mut Vec<String>, k: &str, v: &Option<String>| match v {
+        // Credentials are not shown (the history records this line).
+        Some(_) if crate::job::options::lookup(k).is_some_and(|d| d.secret) => {
+            parts.push(format!("--{k}={}", quote(crate::job::spec::Secret::SHOWN)))
+        }
         Some(v) => parts.push(format!("--{k}={}", quote(v))),
         None => parts.push(format!("--{k}")),
     };

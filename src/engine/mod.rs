@@ -26,6 +26,7 @@ pub mod falloc;
 pub mod file;
 pub mod fileops;
 pub mod ftruncate;
+pub mod http;
 #[cfg(target_os = "linux")]
 pub mod io_uring;
 #[cfg(target_os = "linux")]
@@ -274,6 +275,9 @@ pub struct Caps {
     pub file_op: bool,
     /// Takes buffers of the whole pool at `init` (fixed buffers).
     pub registers_buffers: bool,
+    /// Diskless, yet what it writes is stored and read back (objects on
+    /// a server): verify checks its reads.
+    pub stores_data: bool,
 }
 
 impl Caps {
@@ -283,6 +287,7 @@ impl Caps {
         diskless: false,
         file_op: false,
         registers_buffers: false,
+        stores_data: false,
     };
 }
 

@@ -20,7 +20,7 @@ use super::posixaio;
 use super::windowsaio;
 #[cfg(target_os = "linux")]
 use super::{falloc, io_uring, io_uring_cmd, libaio};
-use super::{fileops, ftruncate, null, sync};
+use super::{fileops, ftruncate, http, null, sync};
 use super::{Caps, Engine, EngineError};
 use crate::job::{EngineKind, JobSpec};
 
@@ -125,6 +125,7 @@ impl EngineKind {
             K::FileDelete => &FILEDELETE,
             K::Ftruncate => &FTRUNCATE,
             K::Falloc => &FALLOC,
+            K::Http => &HTTP,
         }
     }
 }
@@ -362,6 +363,25 @@ static FALLOC: EngineInfo = EngineInfo {
     ..DATA_ENGINE
 };
 
+static HTTP: EngineInfo = EngineInfo {
+    kind: EngineKind::Http,
+    // No local file: the targets are objects on a server. Synchronous
+    // only at iodepth=1: `HttpEngine::caps`.
+    caps: Caps {
+        diskless: true,
+        stores_data: true,
+        ..Caps::NONE
+    },
+    layout: Layout::None,
+    // Nothing local; what it does to objects is checked against the
+    // server (`http::preflight`).
+    destroys: Destroys::Nothing,
+    direct_io: false,
+    preflight: http::preflight,
+    create: |s| Ok(Box::new(http::HttpEngine::new(s)?)),
+    ..DATA_ENGINE
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -425,12 +445,12 @@ mod tests {
     fn the_facts_the_runner_relies_on() {
         use EngineKind as K;
         let diskless: Vec<_> = K::ALL.iter().filter(|k| k.info().caps.diskless).collect();
-        assert_eq!(diskless, [&K::Null]);
+        assert_eq!(diskless, [&K::Null, &K::Http]);
         let no_layout: Vec<_> = K::ALL
             .iter()
             .filter(|k| !k.info().lays_out_files())
             .collect();
-        assert_eq!(no_layout, [&K::Null, &K::FileCreate]);
+        assert_eq!(no_layout, [&K::Null, &K::FileCreate, &K::Http]);
         let full: Vec<_> = K::ALL
             .iter()
             .filter(|k| !k.info().extends_files())
@@ -440,7 +460,7 @@ mod tests {
         assert_eq!(file_ops, [&K::FileCreate, &K::FileStat, &K::FileDelete]);
         assert_eq!(K::FileDelete.info().destroys, Destroys::Deletes);
         assert_eq!(K::Ftruncate.info().destroys, Destroys::Truncates);
-        for k in [K::Null, K::FileCreate, K::FileStat] {
+        for k in [K::Null, K::FileCreate, K::FileStat, K::Http] {
             assert_eq!(k.info().destroys, Destroys::Nothing, "{k}");
         }
         for k in [

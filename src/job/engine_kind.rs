@@ -90,6 +90,8 @@ engine_kinds! {
     Ftruncate = "ftruncate", "each write sets the file size to its offset (ftruncate(2))";
     /// Block allocation as the I/O.
     Falloc = "falloc", "fallocate(2) as the I/O: writes allocate, reads allocate keeping the size, trims punch holes";
+    /// Objects over HTTP: S3 or WebDAV.
+    Http = "http", "objects over HTTP(S): S3 (signed with AWS Signature Version 4) or WebDAV; writes PUT, reads GET, trims DELETE, iodepth requests in flight";
 }
 
 /// fio engines that iomark does not implement, named so that using one
@@ -112,7 +114,6 @@ pub const NOT_IMPLEMENTED: &[&str] = &[
     "pmemblk",
     "dev-dax",
     "libpmem",
-    "http",
     "nfs",
     "libiscsi",
     "libhdfs",

@@ -194,6 +194,7 @@ fn apply_all(
     }
     for (def, a) in &resolved {
         if let Some(v) = &a.value {
+            let v = if def.secret { spec::Secret::SHOWN } else { v };
             echo_set(echo, def.name, v);
         }
     }

@@ -1093,6 +1093,114 @@ pub struct EngineOpts {
     pub stat_type: StatType,
     /// io_uring_cmd: protection information and data placement.
     pub nvme: NvmeOpts,
+    /// The http engine (S3, WebDAV).
+    pub http: HttpOpts,
+}
+
+/// A credential from a job (`http_s3_key`, `http_pass`, …): kept for the
+/// request signer and never shown. `Debug` prints a placeholder, and the
+/// "job options" echo holds [`Secret::SHOWN`] instead of the value
+/// (`OptDef::secret`), so it reaches no report, log or history.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct Secret(String);
+
+impl Secret {
+    /// What reports show in a secret's place.
+    pub const SHOWN: &'static str = "<hidden>";
+
+    pub fn new(s: impl Into<String>) -> Self {
+        Secret(s.into())
+    }
+
+    /// The value itself, for the signer only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(Secret::SHOWN)
+    }
+}
+
+/// `https`: plain HTTP, HTTPS, or HTTPS without checking the server's
+/// certificate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Https {
+    #[default]
+    Off,
+    On,
+    Insecure,
+}
+
+/// `http_mode`: the protocol the http engine speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HttpMode {
+    /// Plain HTTP PUT/GET/DELETE, with basic authentication when
+    /// `http_user` and `http_pass` are given (fio's default).
+    #[default]
+    Webdav,
+    /// S3, each request signed with AWS Signature Version 4.
+    S3,
+}
+
+/// `http_object_mode`: how blocks map to objects.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ObjectMode {
+    /// One object per block, named `FILENAME_OFFSET_LENGTH`.
+    #[default]
+    Block,
+    /// One object per file; reads are ranged GETs, a write replaces the
+    /// whole object with the block.
+    Range,
+}
+
+/// The http engine's options (fio's `http_*` and `https`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpOpts {
+    /// `host` or `host:port` the URLs start with (for virtual-hosted S3,
+    /// `bucket.endpoint`).
+    pub host: String,
+    pub https: Https,
+    pub mode: HttpMode,
+    pub user: Option<String>,
+    pub pass: Option<Secret>,
+    /// Access key id and secret key; None: from the environment or the
+    /// shared credentials file.
+    pub s3_keyid: Option<String>,
+    pub s3_key: Option<Secret>,
+    pub s3_security_token: Option<Secret>,
+    /// None: `AWS_REGION`, else us-east-1.
+    pub s3_region: Option<String>,
+    /// Sent as `x-amz-storage-class` with each PUT when given.
+    pub s3_storage_class: Option<String>,
+    /// 1: one line per request on stderr; 2: also its headers.
+    pub verbose: u32,
+    pub object_mode: ObjectMode,
+}
+
+impl Default for HttpOpts {
+    fn default() -> Self {
+        HttpOpts {
+            host: "localhost".into(),
+            https: Https::Off,
+            mode: HttpMode::Webdav,
+            user: None,
+            pass: None,
+            s3_keyid: None,
+            s3_key: None,
+            s3_security_token: None,
+            s3_region: None,
+            s3_storage_class: None,
+            verbose: 0,
+            object_mode: ObjectMode::Block,
+        }
+    }
 }
 
 /// Which data placement directive writes carry (`dataplacement`, `fdp`).
@@ -1182,6 +1290,7 @@ impl Default for EngineOpts {
             thp: false,
             stat_type: StatType::Stat,
             nvme: NvmeOpts::default(),
+            http: HttpOpts::default(),
         }
     }
 }

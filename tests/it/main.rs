@@ -54,6 +54,9 @@ mod open_safety;
 #[cfg(target_os = "linux")]
 mod placement;
 mod reports;
+// The http engine against SeaweedFS's S3 gateway (a Linux binary).
+#[cfg(target_os = "linux")]
+mod s3;
 // Filesystem and partition signatures on loop devices.
 #[cfg(target_os = "linux")]
 mod safety;

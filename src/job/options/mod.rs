@@ -20,6 +20,7 @@ pub use buffers::MAX_IOMEM_ALIGN;
 mod control;
 mod engines;
 pub(crate) mod files;
+mod http;
 mod io;
 mod iolog;
 mod logs;
@@ -151,6 +152,9 @@ pub struct OptDef {
     /// Applied before the other options of a section (kb_base, ioengine),
     /// since other values depend on them.
     pub early: bool,
+    /// A credential: the "job options" echo and `--showcmd` show
+    /// `Secret::SHOWN` instead of its value.
+    pub secret: bool,
     pub set: Setter,
 }
 
@@ -177,6 +181,7 @@ pub const fn opt(
         fio_engines: &[],
         support: Support::Yes,
         early: false,
+        secret: false,
         set,
     }
 }
@@ -199,6 +204,7 @@ pub const fn unsupported(
         fio_engines: &[],
         support: Support::No(reason),
         early: false,
+        secret: false,
         set: reject,
     }
 }
@@ -251,6 +257,12 @@ impl OptDef {
         names.join(sep)
     }
 
+    /// Marks the option a credential (see `secret`).
+    pub const fn secret(mut self) -> Self {
+        self.secret = true;
+        self
+    }
+
     pub const fn early(mut self) -> Self {
         self.early = true;
         self
@@ -273,6 +285,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         files::OPTS,
         io::OPTS,
         engines::OPTS,
+        http::OPTS,
         prio::OPTS,
         timing::OPTS,
         sync::OPTS,

@@ -243,6 +243,39 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     ("uncached", "1", |s| s.engine.uncached == 1),
     ("nowait", "1", |s| s.engine.nowait),
     ("fixedbufs", "1", |s| s.engine.fixedbufs),
+    // The http engine.
+    ("http_host", "127.0.0.1:8333", |s| {
+        s.engine.http.host == "127.0.0.1:8333"
+    }),
+    ("https", "insecure", |s| {
+        s.engine.http.https == Https::Insecure
+    }),
+    ("http_mode", "s3", |s| s.engine.http.mode == HttpMode::S3),
+    ("http_user", "u", |s| {
+        s.engine.http.user.as_deref() == Some("u")
+    }),
+    ("http_pass", "p", |s| {
+        s.engine.http.pass.as_ref().map(Secret::expose) == Some("p")
+    }),
+    ("http_s3_keyid", "AKID", |s| {
+        s.engine.http.s3_keyid.as_deref() == Some("AKID")
+    }),
+    ("http_s3_key", "SK", |s| {
+        s.engine.http.s3_key.as_ref().map(Secret::expose) == Some("SK")
+    }),
+    ("http_s3_security_token", "TOK", |s| {
+        s.engine.http.s3_security_token.as_ref().map(Secret::expose) == Some("TOK")
+    }),
+    ("http_s3_region", "eu-central-1", |s| {
+        s.engine.http.s3_region.as_deref() == Some("eu-central-1")
+    }),
+    ("http_s3_storage_class", "STANDARD_IA", |s| {
+        s.engine.http.s3_storage_class.as_deref() == Some("STANDARD_IA")
+    }),
+    ("http_verbose", "2", |s| s.engine.http.verbose == 2),
+    ("http_object_mode", "range", |s| {
+        s.engine.http.object_mode == ObjectMode::Range
+    }),
     ("registerfiles", "1", |s| s.engine.registerfiles),
     ("sqthread_poll", "1", |s| s.engine.sqthread_poll),
     ("sqthread_poll_cpu", "1", |s| {
@@ -499,6 +532,8 @@ const STR_BAD: &[(&str, &str)] = &[
     ("steadystate", "@@@"),
     ("write_bw_log", "logs/"),
     ("cmdprio_bssplit", "4k/200"),
+    ("http_host", "http://host/"),
+    ("http_s3_key", ""),
 ];
 
 fn set(spec: &mut JobSpec, name: &str, value: &str) -> Result<(), JobError> {

@@ -157,7 +157,8 @@ pub(super) fn setup<'a>(
         number,
         job.seed,
         depth,
-        caps.diskless,
+        // (objects on a server are read back for real)
+        caps.diskless && !caps.stores_data,
     );
     let (stats, prio) = priorities(job, opening_latencies(job, &files, caps));
     rec.shape_snapshots(&stats, &progress.link);

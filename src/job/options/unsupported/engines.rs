@@ -10,7 +10,6 @@ const NET: &str = "it belongs to the net and netsplice engines, which iomark doe
 const CEPH: &str = "it belongs to the rbd and rados engines, which iomark does not provide";
 const RPMA: &str = "it belongs to the librpma engines, which iomark does not provide";
 const SG: &str = "it belongs to the sg engine, which iomark does not provide";
-const HTTP: &str = "it belongs to the http engine, which iomark does not provide";
 const XNVME: &str = "it belongs to the xnvme engine, which iomark does not provide";
 const EXEC: &str = "it belongs to the exec engine, which iomark does not provide";
 const CPUIO: &str = "it belongs to the cpuio engine, which iomark does not provide";
@@ -240,61 +239,6 @@ pub const OPTS: &[OptDef] = &[
     )
     .kind(Kind::Int)
     .fio_engines(&["sg"]),
-    // HTTP (WebDAV, Swift, S3).
-    unsupported("http_host", Engine, "HTTP server or bucket host name", HTTP)
-        .fio_engines(&["http"]),
-    unsupported("http_user", Engine, "User name for HTTP authentication", HTTP)
-        .fio_engines(&["http"]),
-    unsupported("http_pass", Engine, "Password for HTTP authentication", HTTP)
-        .fio_engines(&["http"]),
-    unsupported(
-        "https",
-        Engine,
-        "Use HTTPS: off, on, or insecure (no certificate check)",
-        HTTP,
-    )
-    .fio_engines(&["http"]),
-    unsupported(
-        "http_mode",
-        Engine,
-        "HTTP protocol flavour: webdav, swift or s3",
-        HTTP,
-    )
-    .fio_engines(&["http"]),
-    unsupported("http_s3_region", Engine, "S3 region", HTTP).fio_engines(&["http"]),
-    unsupported("http_s3_key", Engine, "S3 secret key", HTTP).fio_engines(&["http"]),
-    unsupported("http_s3_keyid", Engine, "S3 access key id", HTTP).fio_engines(&["http"]),
-    unsupported(
-        "http_s3_sse_customer_key",
-        Engine,
-        "Customer key for S3 server-side encryption",
-        HTTP,
-    )
-    .fio_engines(&["http"]),
-    unsupported(
-        "http_s3_sse_customer_algorithm",
-        Engine,
-        "Algorithm for S3 server-side encryption with a customer key",
-        HTTP,
-    )
-    .fio_engines(&["http"]),
-    unsupported("http_s3_storage_class", Engine, "S3 storage class", HTTP)
-        .fio_engines(&["http"]),
-    unsupported(
-        "http_swift_auth_token",
-        Engine,
-        "Authentication token for Swift",
-        HTTP,
-    )
-    .fio_engines(&["http"]),
-    unsupported(
-        "http_verbose",
-        Engine,
-        "libcurl verbosity: 0, 1, or 2 to also trace HTTP I/O",
-        HTTP,
-    )
-    .kind(Kind::Int)
-    .fio_engines(&["http"]),
     // NBD, NFS and GPU I/O.
     unsupported(
         "uri",

