@@ -189,7 +189,7 @@ fn fit(
             path.display()
         ));
     }
-    if start % stride != 0 {
+    if !start.is_multiple_of(stride) {
         return bad(format!(
             "offset {start} is not a multiple of {stride} bytes, the size of a block of \
              '{}'",

@@ -131,7 +131,7 @@ pub fn bytes_text(b: u64) -> String {
         v /= 1024.0;
         i += 1;
     }
-    if i == 0 || b % (1u64 << (10 * i)) == 0 {
+    if i == 0 || b.is_multiple_of(1u64 << (10 * i)) {
         format!("{v:.0} {}", units[i])
     } else {
         format!("{v:.1} {}", units[i])

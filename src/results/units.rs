@@ -106,7 +106,7 @@ pub fn iops(v: f64) -> String {
 /// Writes a byte count as a fio size (`1g`, `512m`, `4k`, or bytes).
 pub fn size_text(bytes: u64) -> String {
     for (shift, s) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{s}", bytes >> shift);
         }
     }
@@ -115,9 +115,9 @@ pub fn size_text(bytes: u64) -> String {
 
 /// Writes microseconds as a fio time (`2s`, `500ms`, `250us`).
 pub fn time_text(us: u64) -> String {
-    if us % 1_000_000 == 0 {
+    if us.is_multiple_of(1_000_000) {
         format!("{}s", us / 1_000_000)
-    } else if us % 1000 == 0 {
+    } else if us.is_multiple_of(1000) {
         format!("{}ms", us / 1000)
     } else {
         format!("{us}us")

@@ -78,7 +78,7 @@ impl Recorder {
         let st = &spec.stat;
         let number = link.number.load(Ordering::Relaxed).max(1);
         // Rank r of a run over many hosts starts at clone r × numjobs.
-        let first = clone % spec.ctl.numjobs.max(1) == 0;
+        let first = clone.is_multiple_of(spec.ctl.numjobs.max(1));
         let logs = JobLogs::open(spec, number, first)?.map(Box::new);
         // With averaged logs, samples are taken at least as often.
         let avg = spec.log.log_avg_msec;

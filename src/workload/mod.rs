@@ -755,11 +755,11 @@ impl Workload {
             return None;
         }
         let n = self.writes;
-        if self.fsync_every > 0 && n % self.fsync_every == 0 {
+        if self.fsync_every > 0 && n.is_multiple_of(self.fsync_every) {
             Some(Op::Fsync)
-        } else if self.fdatasync_every > 0 && n % self.fdatasync_every == 0 {
+        } else if self.fdatasync_every > 0 && n.is_multiple_of(self.fdatasync_every) {
             Some(Op::Fdatasync)
-        } else if self.sfr_every > 0 && n % self.sfr_every == 0 {
+        } else if self.sfr_every > 0 && n.is_multiple_of(self.sfr_every) {
             Some(Op::SyncFileRange)
         } else {
             None

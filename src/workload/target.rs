@@ -299,7 +299,7 @@ impl FileTarget {
             }
             self.zone_done = 0;
         }
-        if self.zone_done % range.max(1) == 0 {
+        if self.zone_done.is_multiple_of(range.max(1)) {
             self.zone_pos = self.zone_start;
             if let Some(m) = &mut self.map {
                 m.clear_below(self.zone_hi);

@@ -133,7 +133,7 @@ fn check_percentiles_from_bins(lat: &Value) -> usize {
     for (key, val) in lat["percentile"].as_object().unwrap() {
         let (num, den) = decimal(key);
         // reached when cum * 100 * den >= num * n
-        if (num * n as u128) % (100 * den) == 0 {
+        if (num * n as u128).is_multiple_of(100 * den) {
             continue;
         }
         let mut cum = 0u128;
