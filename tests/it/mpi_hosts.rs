@@ -827,13 +827,17 @@ fn a_cut_link_ends_mpirun_within_the_timeout_and_the_report_names_the_host() {
     let d = tempdir();
     let out = d.path().join("out.json");
     let mut args = host_args(d.path(), 2);
-    // The keepalive's idle time above --mpi-timeout (3 s), as the README
-    // says: with 1 s, mpirun ended the job ~3.4 s after the cut, before
-    // rank 0 had found the host silent and written the report.
+    // The flags the README gives: a short keepalive (mpirun gives up on
+    // the cut host's daemon ~3 s after the cut), and 2 s between the
+    // SIGTERM that then stops every rank and the SIGKILL, in which rank 0
+    // writes the report. (With the default 1 s, rank 0 was killed before
+    // it had written anything; a keepalive idle time above the timeout
+    // let mpirun hang: it had data in flight to the cut host by then.)
     for (k, v) in [
-        ("oob_tcp_keepalive_time", "4"),
+        ("oob_tcp_keepalive_time", "1"),
         ("oob_tcp_keepalive_intvl", "1"),
         ("oob_tcp_keepalive_probes", "2"),
+        ("odls_base_sigkill_timeout", "2"),
     ] {
         args.extend(["--mca".into(), k.into(), v.into()]);
     }
