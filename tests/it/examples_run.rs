@@ -47,6 +47,22 @@ const EXISTING_FILE: &[(&str, &str)] = &[("butterfly.fio", "testfile")];
 /// Examples that parse but cannot run here, and why.
 const SKIP: &[(&str, &str)] = &[
     (
+        "http-s3.fio",
+        "needs Amazon S3 (s3.eu-central-1.amazonaws.com) and credentials: tests/it/s3.rs runs the http engine against a local S3 server",
+    ),
+    (
+        "http-s3-crypto.fio",
+        "needs Amazon S3 and credentials (and SSE-C, which iomark refuses in one line): tests/it/s3.rs runs the http engine against a local S3 server",
+    ),
+    (
+        "http-s3-storage-class.fio",
+        "needs Amazon S3 and credentials: tests/it/s3.rs runs the http engine against a local S3 server",
+    ),
+    (
+        "http-webdav.fio",
+        "needs a WebDAV server on localhost:80 (and names its objects with filename_format, which iomark refuses for http in one line)",
+    ),
+    (
         "uring-cmd-ng.fio",
         "needs an NVMe generic character device: the guest suite runs it (tests/guest)",
     ),

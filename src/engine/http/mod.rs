@@ -89,6 +89,13 @@ pub struct HttpEngine {
 /// its credentials (S3). One line naming the problem.
 pub fn preflight(spec: &JobSpec) -> Result<(), EngineError> {
     let o = &spec.engine.http;
+    if spec.file.filenames.is_empty()
+        && spec.file.filename_format != JobSpec::default().file.filename_format
+    {
+        return Err(EngineError::Unfit(
+            "filename_format with ioengine=http is not supported by iomark: give the object path with filename= (/bucket/key for path-style S3)".into(),
+        ));
+    }
     if spec.file.filenames.is_empty() {
         return Err(EngineError::Unfit(
             "ioengine=http needs filename= the object path, starting with '/' (/bucket/key for path-style S3)".into(),

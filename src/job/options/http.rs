@@ -6,16 +6,15 @@ use super::{opt, uint_in, unsupported, Category::*, Kind, OptDef};
 use crate::job::engine_kind::EngineKind;
 use crate::job::spec::{HttpMode, Https, ObjectMode, Secret};
 use crate::job::value::parse_choice;
-use crate::job::JobError;
 
 const HTTP: &[EngineKind] = &[EngineKind::Http];
 
-/// A string value that must not be empty.
-fn text(name: &str, v: &str) -> Result<String, JobError> {
-    if v.is_empty() {
-        return Err(format!("{name} must not be empty").into());
-    }
-    Ok(v.to_string())
+/// An empty value is no value (the default), so that a job file's
+/// `${S3_KEY}` with the variable unset falls through to the `AWS_*`
+/// variables and the shared credentials file (and, if those have none
+/// either, the run says that no credentials were found).
+fn given(v: &str) -> Option<String> {
+    (!v.is_empty()).then(|| v.to_string())
 }
 
 pub const OPTS: &[OptDef] = &[
@@ -85,7 +84,7 @@ pub const OPTS: &[OptDef] = &[
         Kind::Str,
         "User name for HTTP basic authentication (webdav)",
         |s, v| {
-            s.engine.http.user = Some(text("http_user", v)?);
+            s.engine.http.user = given(v);
             Ok(())
         },
     )
@@ -96,7 +95,7 @@ pub const OPTS: &[OptDef] = &[
         Kind::Str,
         "Password for HTTP basic authentication (webdav); never shown",
         |s, v| {
-            s.engine.http.pass = Some(Secret::new(text("http_pass", v)?));
+            s.engine.http.pass = given(v).map(Secret::new);
             Ok(())
         },
     )
@@ -108,7 +107,7 @@ pub const OPTS: &[OptDef] = &[
         Kind::Str,
         "S3 access key id (default: AWS_ACCESS_KEY_ID, then the shared credentials file)",
         |s, v| {
-            s.engine.http.s3_keyid = Some(text("http_s3_keyid", v)?);
+            s.engine.http.s3_keyid = given(v);
             Ok(())
         },
     )
@@ -119,7 +118,7 @@ pub const OPTS: &[OptDef] = &[
         Kind::Str,
         "S3 secret key (default: AWS_SECRET_ACCESS_KEY, then the shared credentials file); never shown",
         |s, v| {
-            s.engine.http.s3_key = Some(Secret::new(text("http_s3_key", v)?));
+            s.engine.http.s3_key = given(v).map(Secret::new);
             Ok(())
         },
     )
@@ -131,8 +130,7 @@ pub const OPTS: &[OptDef] = &[
         Kind::Str,
         "S3 session token of temporary credentials (default: AWS_SESSION_TOKEN); never shown",
         |s, v| {
-            s.engine.http.s3_security_token =
-                Some(Secret::new(text("http_s3_security_token", v)?));
+            s.engine.http.s3_security_token = given(v).map(Secret::new);
             Ok(())
         },
     )
@@ -144,7 +142,7 @@ pub const OPTS: &[OptDef] = &[
         Kind::Str,
         "S3 region the requests are signed for (default: AWS_REGION, else us-east-1)",
         |s, v| {
-            s.engine.http.s3_region = Some(text("http_s3_region", v)?);
+            s.engine.http.s3_region = given(v);
             Ok(())
         },
     )
@@ -155,7 +153,7 @@ pub const OPTS: &[OptDef] = &[
         Kind::Str,
         "S3 storage class each PUT asks for (x-amz-storage-class)",
         |s, v| {
-            s.engine.http.s3_storage_class = Some(text("http_s3_storage_class", v)?);
+            s.engine.http.s3_storage_class = given(v);
             Ok(())
         },
     )
