@@ -646,6 +646,9 @@ fn histogram_reproduces_fios_percentiles_from_fios_bins() {
 #[cfg_attr(windows, ignore = "compares with fio 3.33, which runs on Linux")]
 fn bandwidth_sample_counts_follow_fio() {
     require_fio!();
+    // Sample windows are timed: not beside other CPU-heavy tests (under
+    // two busy loops and a test binary's load, fio once took 1 sample).
+    let _serial = timing_alone();
     let dir = tempdir();
     let args = [
         "--name=s",
