@@ -533,7 +533,7 @@ const STR_BAD: &[(&str, &str)] = &[
     ("write_bw_log", "logs/"),
     ("cmdprio_bssplit", "4k/200"),
     ("http_host", "http://host/"),
-    ("http_s3_key", ""),
+    ("http_host", "user@host"),
 ];
 
 fn set(spec: &mut JobSpec, name: &str, value: &str) -> Result<(), JobError> {
@@ -607,6 +607,28 @@ fn garbage_is_rejected() {
             "{name}={value:?} was accepted"
         );
     }
+}
+
+/// fio's S3 examples give `http_s3_key=${S3_KEY}`: with the variable
+/// unset the value is empty, which means not given (the AWS_* variables
+/// and the credentials file are tried next), not an error.
+#[test]
+fn an_empty_http_credential_is_not_given() {
+    let mut spec = JobSpec::default();
+    for k in [
+        "http_s3_key",
+        "http_s3_keyid",
+        "http_s3_security_token",
+        "http_user",
+        "http_pass",
+    ] {
+        set(&mut spec, k, "").unwrap_or_else(|e| panic!("{k}= refused: {e:?}"));
+    }
+    assert!(spec.engine.http.s3_key.is_none() && spec.engine.http.s3_keyid.is_none());
+    assert!(spec.engine.http.s3_security_token.is_none());
+    assert!(spec.engine.http.user.is_none() && spec.engine.http.pass.is_none());
+    set(&mut spec, "http_s3_keyid", "AKID").unwrap();
+    assert_eq!(spec.engine.http.s3_keyid.as_deref(), Some("AKID"));
 }
 
 #[test]
