@@ -520,8 +520,9 @@ mod tests {
 mod synthetic {
     use super::*;
 
-    /// SplitMix64 with Box–Muller: a reproducible normal sample.
-    struct Rng(u64);
+    /// SplitMix64 with Box–Muller: a reproducible normal sample (also
+    /// the `family` simulation's).
+    pub(super) struct Rng(pub(super) u64);
 
     impl Rng {
         fn next(&mut self) -> f64 {
@@ -533,7 +534,7 @@ mod synthetic {
             ((z >> 11) as f64 + 0.5) / (1u64 << 53) as f64
         }
 
-        fn normal(&mut self) -> f64 {
+        pub(super) fn normal(&mut self) -> f64 {
             let (u, v) = (self.next(), self.next());
             (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
         }
@@ -631,23 +632,7 @@ mod family {
     use crate::history::TestRun;
     use crate::results::dataset::Metrics;
 
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> f64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            ((z >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-        }
-
-        fn normal(&mut self) -> f64 {
-            let (u, v) = (self.next(), self.next());
-            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-        }
-    }
+    use super::synthetic::Rng;
 
     const TESTS: [(&str, f64, f64); 8] = [
         ("seq1m-q8t1-read", 1048576.0, 2.0e9),
