@@ -372,7 +372,11 @@ fn quick_shows_test_pass_warm_up_and_the_commands_eta_on_one_line() {
     let all: Vec<u64> = lines.iter().map(|l| l.all_s).collect();
     assert!(all[0] >= 14 && all[0] <= 120, "{all:?}");
     assert!(*all.last().unwrap() <= 2, "{all:?}");
-    assert!(all.iter().all(|a| *a <= all[0]), "{all:?}");
+    // A pass that runs late on a loaded machine (or under Wine) moves
+    // the estimate up a little (15, 14, 16 seen): a quarter of the first
+    // estimate and 2 s more are allowed, not a second command's worth.
+    let bound = all[0] + all[0] / 4 + 2;
+    assert!(all.iter().all(|a| *a <= bound), "{all:?}");
     let half = all.len() / 2;
     assert!(all[half..].iter().all(|a| *a < all[0]), "{all:?}");
 }

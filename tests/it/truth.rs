@@ -121,17 +121,19 @@ fn read_counts(doc: &serde_json::Value, dir: &str) -> (i64, u64, u64, u64) {
 
 #[test]
 fn a_file_truncated_under_a_read_ends_the_job_with_eio() {
+    use std::io::Read;
     let d = tempdir();
     let f = d.path().join("f");
     std::fs::write(&f, vec![7u8; 8 << 20]).unwrap();
-    let child = common::iomark()
+    let mut child = common::iomark()
         .args([
             "--name=r",
             "--filename=f",
             "--rw=read",
             "--bs=4k",
             "--size=8m",
-            "--rate_iops=200",
+            "--rate_iops=100",
+            "--eta=always",
             "--output-format=json",
         ])
         .current_dir(d.path())
@@ -139,8 +141,29 @@ fn a_file_truncated_under_a_read_ends_the_job_with_eio() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // At 200 reads a second the job is far from 1 MiB after 300 ms.
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The file is cut once the job reads: its progress line shows it
+    // running ("R(1)"), not at a fixed time after the start, which a
+    // loaded machine (or Wine) may spend starting the program. At 100
+    // reads a second the job is then far from 1 MiB (2.56 s of reads).
+    let mut err_pipe = child.stderr.take().unwrap();
+    let (running_tx, running_rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        let mut told = false;
+        while let Ok(n) = err_pipe.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            all.extend_from_slice(&buf[..n]);
+            if !told && all.windows(4).any(|w| w == b"R(1)") {
+                told = true;
+                let _ = running_tx.send(());
+            }
+        }
+        String::from_utf8_lossy(&all).into_owned()
+    });
+    let running = running_rx.recv_timeout(std::time::Duration::from_secs(120));
     std::fs::OpenOptions::new()
         .write(true)
         .open(&f)
@@ -148,19 +171,21 @@ fn a_file_truncated_under_a_read_ends_the_job_with_eio() {
         .set_len((1 << 20) + 2048)
         .unwrap();
     let o = child.wait_with_output().unwrap();
+    let err = reader.join().unwrap();
+    assert!(
+        running.is_ok(),
+        "no progress line showed the job running: {err}"
+    );
     assert!(!o.status.success(), "a failed job must fail the run");
-    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("no JSON report ({e}); stderr: {err}"));
     // 256 whole reads, one short read of the last 2 KiB (what fio counts
     // as short), one read of nothing: EIO, as fio ends such a job.
-    let (err, ios, bytes, short) = read_counts(&doc, "read");
-    assert_eq!(err, 5, "{}", stderr(&o));
+    let (code, ios, bytes, short) = read_counts(&doc, "read");
+    assert_eq!(code, 5, "{err}");
     assert_eq!((ios, short), (258, 1));
     assert_eq!(bytes, (1 << 20) + 2048);
-    assert!(
-        stderr(&o).contains("0 of 4096 bytes moved"),
-        "{}",
-        stderr(&o)
-    );
+    assert!(err.contains("0 of 4096 bytes moved"), "{err}");
 }
 
 /// A tmpfs of `size` bytes mounted on `dir`, unmounted when dropped.
