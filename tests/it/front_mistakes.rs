@@ -1,7 +1,7 @@
-//! A newcomer's ten mistakes, one row each: what was typed (in a
-//! directory set up as the row says), the exit code, and the one line on
-//! stderr that answers it; where the answer gives advice, the advice is
-//! a command that works.
+//! A newcomer's mistakes (the ten of the front-door issue and one more),
+//! one row each: what was typed (in a directory set up as the row says),
+//! the exit code, and the one line on stderr that answers it; where the
+//! answer gives advice, the advice is a command that works.
 
 use std::path::Path;
 
@@ -132,6 +132,15 @@ const MISTAKES: &[Mistake] = &[
         code: 1,
         answer: "iomark suite: name a preset (iomark suite --list shows them)",
         then: &["suite", "--list"],
+    },
+    // 11. A command's options before the command (fio's place for them).
+    Mistake {
+        setup: Setup::Empty,
+        args: &["--units", "MB", "quick", "--print-jobfile"],
+        code: 1,
+        answer: "iomark: 'quick' comes first, its options after it: iomark quick --units MB \
+                 --print-jobfile",
+        then: &["quick", "--units", "MB", "--print-jobfile"],
     },
 ];
 
