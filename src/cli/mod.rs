@@ -218,7 +218,47 @@ pub fn parse_only(args: Vec<OsString>, stdin: &[u8]) -> Result<usize, String> {
 
 /// `parse` with standard input given; errors are one line.
 pub fn parse_with(args: Vec<OsString>, stdin: &mut dyn std::io::Read) -> Result<Command, String> {
-    parse_args(args, stdin).map_err(|e| crate::job::error::one_line(&e).into_owned())
+    let late = command_after_options(&args);
+    parse_args(args, stdin)
+        .map_err(|e| late.unwrap_or_else(|| crate::job::error::one_line(&e).into_owned()))
+}
+
+/// `iomark --units MB quick`: a command after options (which, before a
+/// command, are fio's). The answer when that line fails: the command
+/// first, followed by what came before it when those are its options.
+fn command_after_options(args: &[OsString]) -> Option<String> {
+    let words: Vec<&str> = args.iter().map(|a| a.to_str()).collect::<Option<_>>()?;
+    if !words.first()?.starts_with('-') {
+        return None;
+    }
+    let at = words.iter().position(|w| SUBCOMMANDS.contains(w))?;
+    let cmd = words[at];
+    let page = cmd::pages().into_iter().find(|p| p.name == cmd)?;
+    let its_own = words[..at].iter().all(|w| match w.strip_prefix("--") {
+        Some(o) => {
+            let name = o.split('=').next().unwrap_or(o);
+            page.flags()
+                .any(|f| f.name == name || f.aliases.contains(&name))
+        }
+        // A value of the option before it.
+        None => true,
+    });
+    let plain = words
+        .iter()
+        .all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_graphic()));
+    if its_own && plain && words.len() <= 12 {
+        let mut line = vec!["iomark", cmd];
+        line.extend(&words[..at]);
+        line.extend(&words[at + 1..]);
+        Some(format!(
+            "'{cmd}' comes first, its options after it: {}",
+            line.join(" ")
+        ))
+    } else {
+        Some(format!(
+            "'{cmd}' is a command and comes first, its options after it (see iomark {cmd} --help)"
+        ))
+    }
 }
 
 /// A run flag's value as text without control characters.

@@ -30,6 +30,8 @@ h3{font-size:1em;margin:1.2em 0 .4em}\
 table:not(.cdm){overflow-x:auto;max-width:100%}\
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0;overflow-wrap:normal}\
 table:not(.cdm){display:block;width:max-content}\
+table:not(.cdm) tr>:first-child{position:sticky;left:0;z-index:1;box-shadow:inset -1px 0 #ccc}\
+table:not(.cdm) td:first-child{background:#fff}\
 th,td{border:1px solid #ccc;padding:3px 7px;text-align:right;vertical-align:top}\
 th{background:#f2f2f2}td.l,th.l{text-align:left}\
 table.kv th{font-weight:normal;color:#444}\
@@ -55,7 +57,7 @@ ul.plain li{margin:.2em 0}section.groups{border:1px solid #ccc;padding:.2em .8em
 .cdm th,.cdm td,.cdm thead th,.cdm thead th.unit,.cdm tbody th{background:none;color:#000;border:1px solid #000}\
 .cdm .big{font-size:20pt}.cdm .small{color:#000}\
 .grid{grid-template-columns:repeat(2,minmax(0,1fr))}.grid svg{border:none}\
-table:not(.cdm){display:table;width:auto;overflow:visible}.warn,.note{border:1px solid #000}\
+table:not(.cdm){display:table;width:auto;overflow:visible}table:not(.cdm) tr>:first-child{position:static;box-shadow:none}.warn,.note{border:1px solid #000}\
 h2,h3{break-after:avoid}.item,svg,table,tr{break-inside:avoid}}\
 ";
 

@@ -161,6 +161,14 @@ pub fn target(
     let shown = path.unwrap_or(".").to_string();
     let p = PathBuf::from(&shown);
     if !p.is_dir() {
+        // A job option given as PATH (allow_destroy_data=1, bs=4k): these
+        // commands take their own --options, not a job file's.
+        if !p.exists() && shown.contains('=') && !shown.starts_with('-') {
+            return Err(format!(
+                "'{shown}' is not a directory; this command takes a directory and its own \
+                 --options, not job options (see its --help)"
+            ));
+        }
         return Err(format!("'{shown}' is not a directory"));
     }
     // Windows: the absolute path as the user would write it (a drive

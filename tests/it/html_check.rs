@@ -431,6 +431,15 @@ pub fn probe(html: &Path, width: u32, print: bool) -> Option<Value> {
            for (var i=0;i<bs.length;i++) {{ var e=bs[i]; var s=w.getComputedStyle(e);\
              out.big.push({{text:e.textContent, sw:e.scrollWidth, cw:e.parentNode.clientWidth,\
                font_px:parseFloat(s.fontSize), color:s.color}}); }}\
+           out.scrolled=[];\
+           var ts=d.querySelectorAll('table');\
+           for (var i=0;i<ts.length;i++) {{ var t=ts[i]; if (t.scrollWidth<=t.clientWidth+1) continue;\
+             t.scrollLeft=t.scrollWidth; var tl=t.getBoundingClientRect().left, worst=0;\
+             var rs=t.querySelectorAll('tr');\
+             for (var j=0;j<rs.length;j++) {{ var c=rs[j].firstElementChild; if (!c) continue;\
+               worst=Math.max(worst, Math.abs(c.getBoundingClientRect().left-tl)); }}\
+             out.scrolled.push({{first:(rs[0]&&rs[0].firstElementChild)?rs[0].firstElementChild.textContent:'',\
+               moved:Math.round(worst), by:t.scrollLeft}}); t.scrollLeft=0; }}\
            var fs=d.querySelector('.first'); if (fs) out.first=w.getComputedStyle(fs).breakAfter;\
            var h=d.querySelector('.cdm tbody th'); if (h) {{ var hs=w.getComputedStyle(h);\
              out.cdm_head={{color:hs.color, background:hs.backgroundColor}}; }}\
@@ -509,6 +518,14 @@ pub fn check_narrow(p: &Value, what: &str) {
         assert!(
             b["sw"].as_f64().unwrap() <= b["cw"].as_f64().unwrap(),
             "{what}: figure {b} overflows its cell at {iw} px"
+        );
+    }
+    // A table wider than the phone scrolls inside its box, its first
+    // column staying in view.
+    for t in p["scrolled"].as_array().into_iter().flatten() {
+        assert!(
+            t["by"].as_f64().unwrap() > 0.0 && t["moved"].as_f64().unwrap() <= 1.0,
+            "{what}: at {iw} px, scrolling table {t} moves its first column"
         );
     }
 }

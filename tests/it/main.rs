@@ -74,6 +74,8 @@ mod iolog;
 
 mod front_compare;
 mod front_history;
+mod front_mistakes;
+mod front_pages;
 mod front_progress;
 mod front_quick;
 mod front_report;

@@ -60,6 +60,14 @@ pub fn shared() -> Vec<Opt<RunFlags>> {
             if b == 0 {
                 return Err("--size: must be more than 0".into());
             }
+            // `--size=64` meant as 64 MB is 64 bytes: say so here rather
+            // than as a job file's error about block sizes.
+            if b < 1 << 20 && v.trim().bytes().all(|c| c.is_ascii_digit()) {
+                return Err(format!(
+                    "--size: '{v}' is {b} bytes (a size without a unit counts bytes), too small \
+                     for a test file; give a unit, e.g. --size={v}m"
+                ));
+            }
             t.size = Some(b);
             Ok(())
         }),
