@@ -199,6 +199,8 @@ pub(super) fn setup<'a>(
         _locked: locked,
     };
     w.stamps = !w.clock.is_fake() && w.vfy.is_none() && !w.pace.waits();
+    let mut q = q;
+    q.reuse_commit_reading(w.stamps);
     Ok((q, w))
 }
 
