@@ -381,7 +381,30 @@ impl<S: Sqe, C: cqueue::EntryMarker> Ring<S, C> {
     #[inline]
     pub fn commit(&mut self) -> io::Result<u32> {
         let total = self.queued;
-        if !self.live && total > 0 {
+        if total == 0 {
+            return Ok(0);
+        }
+        // The usual case: one enter takes everything.
+        if self.live && !self.sqpoll {
+            if let Ok(n) = self.enter(total, 0) {
+                let n = n.min(total);
+                self.queued -= n;
+                self.inflight += n;
+                if n == total {
+                    return Ok(total);
+                }
+            }
+        }
+        self.commit_rest(total)
+    }
+
+    /// [`Ring::commit`] for the first submission, a polling kernel
+    /// thread, and what one enter left: submits what is still queued,
+    /// making room in a full completion ring; returns `total`.
+    #[cold]
+    #[inline(never)]
+    fn commit_rest(&mut self, total: u32) -> io::Result<u32> {
+        if !self.live {
             self.go_live()?;
         }
         while self.queued > 0 {
@@ -447,6 +470,23 @@ impl<S: Sqe, C: cqueue::EntryMarker> Ring<S, C> {
         out.clear();
         self.waited = false;
         let max = max.max(1);
+        if self.stash.is_empty() {
+            // The usual case: what is done is in the ring already.
+            self.drain_cq(max, out);
+            let have = out.len() as u32;
+            if have >= max || self.inflight == 0 || (have > 0 && have >= min) {
+                return Ok(have);
+            }
+        }
+        self.reap_rest(min, max, out)
+    }
+
+    /// [`Ring::reap`] once what the ring held was not enough: takes the
+    /// completions `commit` held back, then waits in the kernel (or, on
+    /// a polled or deferred ring, enters once) for the rest.
+    #[cold]
+    #[inline(never)]
+    fn reap_rest(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<u32> {
         if !self.stash.is_empty() {
             while out.len() < max as usize {
                 match self.stash.pop() {
