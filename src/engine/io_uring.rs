@@ -314,6 +314,10 @@ impl Engine for IoUringEngine {
     fn pending(&self) -> u32 {
         self.ring.pending()
     }
+
+    fn reap_waited(&self) -> bool {
+        self.ring.waited()
+    }
 }
 
 #[cfg(test)]
@@ -337,6 +341,52 @@ mod tests {
         // 20000 rounds up to 32768: the largest ring there is.
         assert_eq!(ring::entries(&spec(20000)), MAX_ENTRIES);
         assert_eq!(ring::entries(&spec(u32::MAX)), u32::MAX);
+    }
+
+    /// A ring made on one thread (the worker, or an offload submitter's
+    /// parent) runs on the thread that first submits: it becomes the
+    /// ring's one issuer, with its fd registered there. Reads return the
+    /// file's bytes both times.
+    #[test]
+    fn a_ring_made_on_one_thread_submits_on_another() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data");
+        let data: Vec<u8> = (0..8192u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let fd = file.as_raw_fd();
+        let mut eng = IoUringEngine::new(&spec(4)).unwrap();
+        let run = move || {
+            let mut buf = vec![0u8; 4096];
+            eng.init(4, (buf.as_mut_ptr(), buf.len())).unwrap();
+            let mut got = Vec::new();
+            for offset in [4096u64, 0] {
+                // SAFETY: `buf` outlives the unit and the engine's use of it.
+                let mut u = unsafe { IoUnit::new(0, buf.as_mut_ptr(), 4096) };
+                u.fd = fd;
+                u.offset = offset;
+                u.set_len(4096);
+                assert_eq!(eng.queue(&mut u), Queued::Queued);
+                assert_eq!(eng.commit().unwrap(), 1);
+                let mut out = Vec::with_capacity(4);
+                assert_eq!(eng.reap(1, 4, &mut out).unwrap(), 1);
+                assert_eq!(
+                    out[0],
+                    Completion {
+                        idx: 0,
+                        result: 4096
+                    }
+                );
+                got.push(buf.clone());
+            }
+            drop(eng);
+            got
+        };
+        let got = std::thread::spawn(run).join().unwrap();
+        assert_eq!(got[0], data[4096..]);
+        assert_eq!(got[1], data[..4096]);
+        drop(file);
     }
 
     #[test]

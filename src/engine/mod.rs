@@ -365,6 +365,14 @@ pub trait Engine: Send {
         0
     }
 
+    /// Whether the last `reap` waited for a completion (in the kernel or
+    /// otherwise) rather than only collecting what was already done.
+    /// One that did not wait right after a commit ends when the commit
+    /// did, so the worker times it with the commit's clock reading.
+    fn reap_waited(&self) -> bool {
+        true
+    }
+
     /// What the device said about the failed I/O of unit `idx`, beyond
     /// its errno (an NVMe status and its name), for the error message.
     /// Cold: called only for a failed I/O.

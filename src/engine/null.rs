@@ -106,4 +106,8 @@ impl Engine for NullEngine {
     fn pending(&self) -> u32 {
         (self.len - self.committed) as u32
     }
+
+    fn reap_waited(&self) -> bool {
+        false
+    }
 }

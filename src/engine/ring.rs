@@ -75,23 +75,82 @@ pub fn entries(spec: &JobSpec) -> u32 {
         .unwrap_or(u32::MAX)
 }
 
+/// How the kernel runs a ring's completion work, from the fastest a
+/// kernel may offer to none: the first set `io_uring_setup` takes is kept
+/// (each retry only after EINVAL, the answer of a kernel that lacks one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// SINGLE_ISSUER + DEFER_TASKRUN (Linux 6.1): completion work runs
+    /// only when the submitting thread enters to get events, nothing
+    /// interrupts it. Created disabled (R_DISABLED), so the thread that
+    /// first submits becomes the ring's one issuer, whichever made it.
+    Deferred,
+    /// COOP_TASKRUN (Linux 5.19): no interrupt to run completion work.
+    Coop,
+    /// What every io_uring kernel does.
+    Plain,
+}
+
 /// Sets up the ring a job runs on (its depth, `hipri`, `sqthread_poll`),
-/// with twice as many completion entries as submission entries.
-pub fn build<S: Sqe, C: cqueue::EntryMarker>(spec: &JobSpec) -> io::Result<IoUring<S, C>> {
+/// with twice as many completion entries as submission entries, in the
+/// fastest [`Mode`] the kernel takes (a polling kernel thread takes none
+/// of them).
+fn build_mode<S: Sqe, C: cqueue::EntryMarker>(spec: &JobSpec) -> io::Result<(IoUring<S, C>, Mode)> {
     let e = &spec.engine;
     let entries = entries(spec);
-    let mut b = IoUring::<S, C>::builder();
-    if e.hipri {
-        b.setup_iopoll();
-    }
-    if e.sqthread_poll {
-        b.setup_sqpoll(1000);
-        if let Some(cpu) = e.sqthread_poll_cpu {
-            b.setup_sqpoll_cpu(cpu);
+    let modes: &[Mode] = if e.sqthread_poll {
+        &[Mode::Plain]
+    } else {
+        &[Mode::Deferred, Mode::Coop, Mode::Plain]
+    };
+    let mut last = None;
+    for &mode in modes {
+        let mut b = IoUring::<S, C>::builder();
+        if e.hipri {
+            b.setup_iopoll();
+        }
+        if e.sqthread_poll {
+            b.setup_sqpoll(1000);
+            if let Some(cpu) = e.sqthread_poll_cpu {
+                b.setup_sqpoll_cpu(cpu);
+            }
+        }
+        match mode {
+            Mode::Deferred => {
+                b.setup_single_issuer()
+                    .setup_defer_taskrun()
+                    .setup_coop_taskrun()
+                    .setup_taskrun_flag()
+                    .setup_r_disabled();
+            }
+            Mode::Coop => {
+                b.setup_coop_taskrun().setup_taskrun_flag();
+            }
+            Mode::Plain => {}
+        }
+        b.setup_cqsize(entries.saturating_mul(2));
+        match b.build(entries) {
+            Ok(r) => return Ok((r, mode)),
+            Err(err) if mode != Mode::Plain && err.raw_os_error() == Some(libc::EINVAL) => {
+                last = Some(err)
+            }
+            Err(err) => return Err(err),
         }
     }
-    b.setup_cqsize(entries.saturating_mul(2));
-    b.build(entries)
+    Err(last.unwrap_or_else(|| io::Error::from_raw_os_error(libc::EINVAL)))
+}
+
+const IORING_ENTER_GETEVENTS: u32 = 1;
+const IORING_ENTER_REGISTERED_RING: u32 = 16;
+const IORING_REGISTER_RING_FDS: u32 = 20;
+const IORING_UNREGISTER_RING_FDS: u32 = 21;
+
+/// `struct io_uring_rsrc_update`, for registering the ring's own fd.
+#[repr(C)]
+struct RsrcUpdate {
+    offset: u32,
+    resv: u32,
+    data: u64,
 }
 
 /// A job's ring and what it has queued and in flight.
@@ -114,14 +173,32 @@ pub struct Ring<S: Sqe, C: cqueue::EntryMarker> {
     inflight: u32,
     /// Completions taken while `commit` waited for room.
     stash: Vec<Completion>,
+    /// How the kernel runs completion work for this ring.
+    mode: Mode,
+    /// A kernel thread polls the submission ring (`sqthread_poll`).
+    sqpoll: bool,
+    /// The ring has been enabled and its fd registered, by the thread
+    /// that submits (see [`Ring::go_live`]).
+    live: bool,
+    /// What `io_uring_enter` is given: the ring's index among the
+    /// submitting thread's registered rings (with `ENTER_REGISTERED_RING`
+    /// in `enter_flags`), or its plain descriptor.
+    enter_fd: i32,
+    enter_flags: u32,
+    /// The last `reap` entered the kernel for completions.
+    waited: bool,
+    /// The thread whose registered rings hold this one.
+    registered_by: Option<std::thread::ThreadId>,
 }
 
 impl<S: Sqe, C: cqueue::EntryMarker> Ring<S, C> {
     /// Sets up the job's ring ([`build`]); the error is `io_uring_setup`'s.
     pub fn new(spec: &JobSpec) -> io::Result<Self> {
         let e = &spec.engine;
+        let (ring, mode) = build_mode(spec)?;
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&ring);
         Ok(Ring {
-            ring: build(spec)?,
+            ring,
             fixed_files: e.registerfiles || e.sqthread_poll,
             iopoll: e.hipri,
             force_async: e.force_async,
@@ -129,7 +206,91 @@ impl<S: Sqe, C: cqueue::EntryMarker> Ring<S, C> {
             queued: 0,
             inflight: 0,
             stash: Vec::new(),
+            mode,
+            sqpoll: e.sqthread_poll,
+            live: false,
+            enter_fd: fd,
+            enter_flags: 0,
+            registered_by: None,
+            waited: false,
         })
+    }
+
+    /// Before the first submission, on the thread that submits: enables
+    /// a ring made disabled (it becomes that thread's ring alone) and
+    /// registers its fd with that thread, so each `io_uring_enter` names
+    /// it by index rather than by a descriptor the kernel looks up. A
+    /// kernel without ring registration (before Linux 5.18) keeps the
+    /// descriptor.
+    #[cold]
+    fn go_live(&mut self) -> io::Result<()> {
+        self.live = true;
+        if self.mode == Mode::Deferred {
+            self.ring.submitter().register_enable_rings()?;
+        }
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&self.ring);
+        let mut up = RsrcUpdate {
+            offset: u32::MAX,
+            resv: 0,
+            data: fd as u64,
+        };
+        // SAFETY: `up` is a valid io_uring_rsrc_update for one entry.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_register,
+                fd,
+                IORING_REGISTER_RING_FDS,
+                &mut up as *mut RsrcUpdate,
+                1u32,
+            )
+        };
+        if r == 1 {
+            self.enter_fd = up.offset as i32;
+            self.enter_flags = IORING_ENTER_REGISTERED_RING;
+            self.registered_by = Some(std::thread::current().id());
+        }
+        Ok(())
+    }
+
+    /// Whether the kernel holds completion work only an enter that gets
+    /// events runs (or completions that overflowed the ring).
+    #[inline]
+    fn kernel_has_work(&self) -> bool {
+        // SAFETY: only the flags word is read; no entry is pushed.
+        let sq = unsafe { self.ring.submission_shared() };
+        sq.taskrun() || sq.cq_overflow()
+    }
+
+    /// `io_uring_enter`: submits `to_submit` and waits for `want`
+    /// completions, getting events when waiting, polling, or when the
+    /// kernel holds deferred work. A polling kernel thread goes through
+    /// the crate, which knows when to wake it.
+    #[inline]
+    fn enter(&self, to_submit: u32, want: u32) -> io::Result<u32> {
+        if self.sqpoll {
+            return self.ring.submit_and_wait(want as usize).map(|n| n as u32);
+        }
+        let mut flags = self.enter_flags;
+        if want > 0 || self.iopoll || self.kernel_has_work() {
+            flags |= IORING_ENTER_GETEVENTS;
+        }
+        // SAFETY: no argument structure is passed (null, size 0).
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_enter,
+                self.enter_fd,
+                to_submit,
+                want,
+                flags,
+                std::ptr::null::<libc::c_void>(),
+                0usize,
+            )
+        };
+        if r < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(r as u32)
+        }
     }
 
     /// Whether entries name registered files rather than descriptors.
@@ -220,8 +381,34 @@ impl<S: Sqe, C: cqueue::EntryMarker> Ring<S, C> {
     #[inline]
     pub fn commit(&mut self) -> io::Result<u32> {
         let total = self.queued;
+        if total == 0 {
+            return Ok(0);
+        }
+        // The usual case: one enter takes everything.
+        if self.live && !self.sqpoll {
+            if let Ok(n) = self.enter(total, 0) {
+                let n = n.min(total);
+                self.queued -= n;
+                self.inflight += n;
+                if n == total {
+                    return Ok(total);
+                }
+            }
+        }
+        self.commit_rest(total)
+    }
+
+    /// [`Ring::commit`] for the first submission, a polling kernel
+    /// thread, and what one enter left: submits what is still queued,
+    /// making room in a full completion ring; returns `total`.
+    #[cold]
+    #[inline(never)]
+    fn commit_rest(&mut self, total: u32) -> io::Result<u32> {
+        if !self.live {
+            self.go_live()?;
+        }
         while self.queued > 0 {
-            match self.ring.submit() {
+            match self.enter(self.queued, 0) {
                 // With sqthread_poll the kernel's thread may have taken
                 // every request before this call looked: none is left.
                 Ok(0) if self.ring.submission().is_empty() => {
@@ -230,7 +417,7 @@ impl<S: Sqe, C: cqueue::EntryMarker> Ring<S, C> {
                 }
                 Ok(0) => return Err(io::Error::other("io_uring accepted none of the requests")),
                 Ok(n) => {
-                    let n = (n as u32).min(self.queued);
+                    let n = n.min(self.queued);
                     self.queued -= n;
                     self.inflight += n;
                 }
@@ -281,11 +468,31 @@ impl<S: Sqe, C: cqueue::EntryMarker> Ring<S, C> {
     #[inline]
     pub fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<u32> {
         out.clear();
+        self.waited = false;
         let max = max.max(1);
-        while out.len() < max as usize {
-            match self.stash.pop() {
-                Some(c) => out.push(c),
-                None => break,
+        if self.stash.is_empty() {
+            // The usual case: what is done is in the ring already.
+            self.drain_cq(max, out);
+            let have = out.len() as u32;
+            if have >= max || self.inflight == 0 || (have > 0 && have >= min) {
+                return Ok(have);
+            }
+        }
+        self.reap_rest(min, max, out)
+    }
+
+    /// [`Ring::reap`] once what the ring held was not enough: takes the
+    /// completions `commit` held back, then waits in the kernel (or, on
+    /// a polled or deferred ring, enters once) for the rest.
+    #[cold]
+    #[inline(never)]
+    fn reap_rest(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<u32> {
+        if !self.stash.is_empty() {
+            while out.len() < max as usize {
+                match self.stash.pop() {
+                    Some(c) => out.push(c),
+                    None => break,
+                }
             }
         }
         let min = min.min(out.len() as u32 + self.inflight);
@@ -297,9 +504,10 @@ impl<S: Sqe, C: cqueue::EntryMarker> Ring<S, C> {
                 return Ok(have);
             }
             let want = if have >= min {
-                // A polled ring completes only inside io_uring_enter, so a
-                // zero-minimum reap on one enters the kernel once.
-                if have > 0 || !self.iopoll || polled {
+                // A polled ring completes only inside io_uring_enter, and
+                // a deferred one only posts what an enter runs: a
+                // zero-minimum reap that found nothing enters once.
+                if have > 0 || polled || !(self.iopoll || self.kernel_has_work()) {
                     return Ok(have);
                 }
                 polled = true;
@@ -307,7 +515,8 @@ impl<S: Sqe, C: cqueue::EntryMarker> Ring<S, C> {
             } else {
                 (min - have) as usize
             };
-            match self.ring.submit_and_wait(want) {
+            self.waited = true;
+            match self.enter(0, want as u32) {
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -319,6 +528,12 @@ impl<S: Sqe, C: cqueue::EntryMarker> Ring<S, C> {
     #[inline]
     pub fn pending(&self) -> u32 {
         self.queued
+    }
+
+    /// Whether the last `reap` entered the kernel for completions.
+    #[inline]
+    pub fn waited(&self) -> bool {
+        self.waited
     }
 }
 
@@ -335,6 +550,27 @@ impl<S: Sqe, C: cqueue::EntryMarker> Drop for Ring<S, C> {
             for _ in cq.by_ref() {
                 self.inflight -= 1;
             }
+        }
+        // A thread's registered rings are its own: only the thread that
+        // registered this one can take it back (a thread's end does too).
+        if self.registered_by == Some(std::thread::current().id()) {
+            let mut up = RsrcUpdate {
+                offset: self.enter_fd as u32,
+                resv: 0,
+                data: 0,
+            };
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&self.ring);
+            // SAFETY: `up` names the slot `go_live` registered, on this
+            // thread.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_io_uring_register,
+                    fd,
+                    IORING_UNREGISTER_RING_FDS,
+                    &mut up as *mut RsrcUpdate,
+                    1u32,
+                )
+            };
         }
     }
 }

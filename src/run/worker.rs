@@ -175,6 +175,10 @@ struct Worker<'a> {
     /// Whether completions leave `stamp`: with a real clock, in a job
     /// that neither waits by choice (rate, pauses, flow) nor verifies.
     stamps: bool,
+    /// Whether the job's passes take the plain loop (`run_plain_pass`):
+    /// no verification, trace, rate, pause, flow group, replay or zones,
+    /// so none of their per-I/O checks can ever answer yes.
+    plain: bool,
     phase: Phase,
     pace: Pacing,
     err: ErrorState<'a>,

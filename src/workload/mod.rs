@@ -527,6 +527,13 @@ impl Workload {
     }
 
     /// Takes every I/O from a trace instead of generating it.
+    /// Whether nothing but the offsets paces this workload: no trace is
+    /// replayed at its recorded times and no zone is managed (the
+    /// worker's plain pass needs neither check).
+    pub fn unpaced(&self) -> bool {
+        self.replay.is_none() && self.zbd.is_empty()
+    }
+
     pub fn set_replay(&mut self, replay: iolog::Replay) {
         self.fast = None;
         self.replay = Some(replay);

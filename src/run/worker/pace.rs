@@ -153,5 +153,6 @@ impl Worker<'_> {
         let t = self.clock.now();
         self.pace.thinker.paused(t);
         self.stamp = None;
+        q.forget_commit();
     }
 }

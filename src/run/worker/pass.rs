@@ -14,8 +14,12 @@ use crate::workload::{Exhausted, NextIo};
 impl Worker<'_> {
     /// Issues I/O until the pass is done or the job must stop.
     pub(super) fn run_pass(&mut self, q: &mut IoQueue) -> PassEnd {
+        if self.plain {
+            return self.run_plain_pass(q);
+        }
         self.stamp = None;
         loop {
+            q.forget_commit();
             // The last completion's time when it is as good as a reading
             // now (see `Worker::stamp`).
             let now = match self.stamp.take() {
@@ -86,6 +90,76 @@ impl Worker<'_> {
             }
             if self.pace.thinker.due(ThinkBlocksType::Issue, 1, now) {
                 self.think(q);
+            }
+            q.keep_depth(self);
+        }
+    }
+
+    /// `run_pass` for a plain job (`Worker::plain`): the same I/O in the
+    /// same order, without the checks whose answer its options fix at
+    /// set-up (verify backlog, rate and replay times, flow group, zones,
+    /// pauses, overlaps, the trace record).
+    fn run_plain_pass(&mut self, q: &mut IoQueue) -> PassEnd {
+        self.stamp = None;
+        loop {
+            q.forget_commit();
+            let now = match self.stamp.take() {
+                Some(t) => t,
+                None => self.clock.now(),
+            };
+            if self.stopping(now) {
+                return PassEnd::Stopped;
+            }
+            if self.phase.ramp_over(now) {
+                self.end_ramp(now);
+            }
+            let retried = self.retry.is_some();
+            let next = match self.retry.take() {
+                Some(n) => n,
+                None => match self.workload.next_io() {
+                    Ok(n) => n,
+                    Err(_) => {
+                        q.drain(self);
+                        if let Some((errno, msg)) = self.workload.take_failure() {
+                            self.err.fail(errno, msg);
+                            return PassEnd::Stopped;
+                        }
+                        return PassEnd::Done;
+                    }
+                },
+            };
+            if !self.workload.file_events().is_empty() {
+                self.file_events(q);
+                if self.err.failed() {
+                    return PassEnd::Stopped;
+                }
+            }
+            if ddir_of(next.op).is_none() {
+                // Syncs wait for the I/O before them.
+                q.drain(self);
+            } else {
+                q.wait_for_overlaps(&next, self);
+            }
+            let Some(idx) = q.take_unit(self) else {
+                return PassEnd::Stopped;
+            };
+            let now = self.clock.now();
+            q.prep(idx, &next, &self.files.list[next.file as usize], now);
+            if next.op == Op::Write && self.filler.per_write() {
+                let buf = q.unit_mut(idx).data();
+                if retried {
+                    self.filler.fill_write_again(buf, next.offset);
+                } else {
+                    self.filler.fill_write(buf, next.offset);
+                }
+            }
+            match q.issue(idx, self) {
+                Issued::Completed(_) | Issued::Queued => {}
+                Issued::Busy => {
+                    self.retry = Some(next);
+                    continue;
+                }
+                Issued::Refused => return PassEnd::Stopped,
             }
             q.keep_depth(self);
         }

@@ -121,6 +121,14 @@ pub(super) struct IoQueue {
     /// The priority drawn for the I/O the engine was busy for: it goes
     /// with that I/O when it is offered again (one draw per I/O).
     held_prio: Option<IoPrio>,
+    /// The clock reading taken when the last commit returned, until a
+    /// reap takes it: a reap that follows with nothing in between and
+    /// does not wait completes what it collects by then, so it times
+    /// them with this reading rather than a new one.
+    commit_ns: Option<u64>,
+    /// Whether commits leave `commit_ns` (a real clock, a job that
+    /// neither waits by choice nor verifies: as `Worker::stamps`).
+    reuse_commit: bool,
     /// Dropped last: the engine may hold registrations of these buffers.
     _pool: BufferMemory,
 }
@@ -167,6 +175,8 @@ impl IoQueue {
             sfr_flags,
             prio,
             held_prio: None,
+            commit_ns: None,
+            reuse_commit: true,
             _pool: pool,
         }
     }
@@ -198,6 +208,20 @@ impl IoQueue {
     #[inline]
     pub fn inflight(&self) -> u32 {
         self.inflight
+    }
+
+    /// Whether a reap right after a commit may time its completions with
+    /// the commit's clock reading (see `commit_ns`).
+    pub fn reuse_commit_reading(&mut self, on: bool) {
+        self.reuse_commit = on;
+        self.commit_ns = None;
+    }
+
+    /// Something other than queue bookkeeping may have run since the last
+    /// commit (the loop's top, a pause): its clock reading is stale.
+    #[inline]
+    pub fn forget_commit(&mut self) {
+        self.commit_ns = None;
     }
 
     /// Runs at `depth` from now on (1 to the number of units).
@@ -302,7 +326,11 @@ impl IoQueue {
     #[inline]
     pub fn keep_depth<S: Completions>(&mut self, s: &mut S) {
         if self.full() {
-            self.commit(s);
+            // Right after `issue`: its commit's reading still holds when
+            // nothing is left to submit.
+            if !self.uncommitted.is_empty() {
+                self.commit(s);
+            }
             let min = self.batch.complete_min.max(1);
             loop {
                 self.reap(min, s);
@@ -351,6 +379,8 @@ impl IoQueue {
     /// Submits what is queued.
     pub fn commit<S: Completions>(&mut self, s: &mut S) {
         if self.uncommitted.is_empty() {
+            // What follows is not right after a commit.
+            self.commit_ns = None;
             return;
         }
         let n = self.uncommitted.len() as u32;
@@ -361,6 +391,9 @@ impl IoQueue {
             return;
         }
         let now = s.now();
+        if self.reuse_commit {
+            self.commit_ns = Some(now);
+        }
         for &i in &self.uncommitted {
             self.units[i as usize].issue_ns = now;
         }
@@ -394,6 +427,7 @@ impl IoQueue {
     /// Reaps at least `min` completions (0: only what is already done),
     /// at most `iodepth_batch_complete_max` (or `min` when larger).
     pub fn reap<S: Completions>(&mut self, min: u32, s: &mut S) {
+        let committed = self.commit_ns.take();
         if self.inflight == 0 {
             return;
         }
@@ -414,7 +448,10 @@ impl IoQueue {
         if n == 0 {
             return;
         }
-        let now = s.now();
+        let now = match committed {
+            Some(t) if !self.engine.reap_waited() => t,
+            _ => s.now(),
+        };
         let mut requeued = false;
         for k in 0..self.completions.len() {
             let c = self.completions[k];
@@ -504,6 +541,8 @@ mod tests {
         queued: Vec<Completion>,
         committed: usize,
         calls: Arc<Mutex<Calls>>,
+        /// What `reap_waited` answers.
+        waits: bool,
     }
 
     impl Engine for Scripted {
@@ -544,6 +583,9 @@ mod tests {
             self.committed -= n;
             Ok(n as u32)
         }
+        fn reap_waited(&self) -> bool {
+            self.waits
+        }
     }
 
     /// An owner that counts what the queue hands it.
@@ -553,6 +595,8 @@ mod tests {
         stats: JobStats,
         error: i32,
         accounted: Vec<(u32, i64)>,
+        /// The completion time each accounted I/O got.
+        times: Vec<u64>,
         reaps: u32,
     }
 
@@ -575,11 +619,12 @@ mod tests {
         fn settle(&mut self, _q: &mut IoQueue, _idx: u32, result: i64) -> Option<i64> {
             Some(result)
         }
-        fn account(&mut self, _q: &mut IoQueue, idx: u32, result: i64, _now: u64, _queued: bool) {
+        fn account(&mut self, _q: &mut IoQueue, idx: u32, result: i64, now: u64, _queued: bool) {
             if result < 0 {
                 self.fail((-result) as i32, String::new());
             }
             self.accounted.push((idx, result));
+            self.times.push(now);
         }
         fn after_inline(&mut self, _q: &mut IoQueue, _now: u64) {}
         fn after_reap(&mut self, _q: &mut IoQueue, _n: u32, _now: u64) {
@@ -619,6 +664,7 @@ mod tests {
             queued: Vec::new(),
             committed: 0,
             calls: calls.clone(),
+            waits: true,
         };
         let pool = BufferMemory::new(units as usize * 512, 512, &MemType::Malloc, 0).unwrap();
         let q = IoQueue::new(Box::new(engine), pool, 512, units, batch, false, 0, prio);
@@ -800,6 +846,47 @@ mod tests {
         q.wait_for_overlaps(&next, &mut o);
         assert!(!q.overlaps(&next));
         assert_eq!(o.accounted.len(), 2);
+    }
+
+    /// A reap right after a commit that did not wait completes its I/O
+    /// at the commit's reading (one clock read fewer); a reap that waited,
+    /// or one after something else, reads the clock again.
+    #[test]
+    fn a_reap_right_after_a_commit_reuses_its_reading_unless_it_waited() {
+        for waits in [false, true] {
+            let (mut q, _) = queue(4, false, 2, batching(2, 1, 1, 1, 2));
+            let mut o = Owner::default();
+            set_waits(&mut q, waits);
+            issue_reads(&mut q, &mut o, 2);
+            // The second issue filled the queue: committed (one reading),
+            // then the oldest I/O reaped.
+            assert_eq!(o.accounted.len(), 1);
+            let last = 1 - o.accounted[0].0;
+            let committed = q.unit(last).issue_ns;
+            if waits {
+                assert!(o.times[0] > committed, "{:?} vs {committed}", o.times);
+            } else {
+                assert_eq!(o.times[0], committed);
+            }
+            // After the loop's top, the reading is stale: read again.
+            q.forget_commit();
+            let before = o.t;
+            q.drain(&mut o);
+            assert_eq!(o.accounted.len(), 2);
+            assert!(o.times[1] > before, "{:?} vs {before}", o.times);
+        }
+    }
+
+    fn set_waits(q: &mut IoQueue, waits: bool) {
+        let (room, fail_reads, calls) = (4, false, Arc::new(Mutex::new(Calls::default())));
+        q.engine = Box::new(Scripted {
+            room,
+            fail_reads,
+            queued: Vec::new(),
+            committed: 0,
+            calls,
+            waits,
+        });
     }
 
     #[test]

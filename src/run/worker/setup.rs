@@ -192,6 +192,7 @@ pub(super) fn setup<'a>(
         retry: None,
         stamp: None,
         stamps: false,
+        plain: false,
         phase: Phase::new(),
         pace: Pacing::new(spec, job.seed, flow(spec, shared)),
         err: ErrorState::new(spec),
@@ -199,6 +200,9 @@ pub(super) fn setup<'a>(
         _locked: locked,
     };
     w.stamps = !w.clock.is_fake() && w.vfy.is_none() && !w.pace.waits();
+    w.plain = w.vfy.is_none() && w.iolog.is_none() && !w.pace.waits() && w.workload.unpaced();
+    let mut q = q;
+    q.reuse_commit_reading(w.stamps);
     Ok((q, w))
 }
 
