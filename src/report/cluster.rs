@@ -364,21 +364,31 @@ fn add_brief_ranges(groups: &mut [super::GroupReport], briefs: &[HostBrief], pla
                 None => entries.push(j.clone()),
             }
         }
+        let bw = |bytes: u64, run: u64| {
+            if run == 0 {
+                0
+            } else {
+                (bytes as u128 * 1000 / run as u128) as u64
+            }
+        };
         for e in &entries {
             let Some(g) = groups.iter_mut().find(|g| g.id == e.group) else {
                 continue;
             };
             for d in 0..3 {
                 let (bytes, run) = (e.bytes[d], e.runtime_ms[d]);
-                let bw = if run == 0 {
-                    0
-                } else {
-                    (bytes as u128 * 1000 / run as u128) as u64
-                };
-                g.dir[d].add(bytes, bw, run);
+                g.dir[d].add(bytes, bw(bytes, run), run);
                 if g.unified == super::UNIFIED_BOTH {
-                    g.dir[3].add(bytes, bw, run);
+                    g.dir[3].add(bytes, bw(bytes, run), run);
                 }
+            }
+            if g.unified == super::UNIFIED_MIXED {
+                // The entry's mixed figures, as a whole host's would be
+                // (`DirStats::mixed`): every direction's bytes over the
+                // longest direction's run time.
+                let bytes = e.bytes.iter().sum();
+                let run = e.runtime_ms.iter().copied().max().unwrap_or(0);
+                g.dir[3].add(bytes, bw(bytes, run), run);
             }
         }
     }
@@ -727,6 +737,70 @@ mod tests {
 
     const TWO_GROUPS: &str = "[global]\nioengine=null\nsize=256k\nbs=4k\n\
                               [r]\nrw=randread\nnumjobs=2\n[w]\nrw=write\nstonewall\n";
+
+    /// Hosts kept in brief give the run status over all clients that
+    /// the same hosts kept whole give, the mixed line of
+    /// `unified_rw_reporting=mixed` (and `both`) included.
+    #[test]
+    fn hosts_in_brief_give_the_run_status_of_whole_hosts() {
+        for unified in ["mixed", "both", "none"] {
+            let text = format!(
+                "[global]\nioengine=null\nsize=256k\nbs=4k\nunified_rw_reporting={unified}\n\
+                 [m]\nrw=randrw\n[w]\nrw=write\nsize=128k\n"
+            );
+            let h = hosts(&text, &["h1", "h2", "h3"]);
+            let info = ClusterInfo {
+                ranks: 3,
+                ..Default::default()
+            };
+            let whole = build(&h, &info);
+            let briefs: Vec<HostBrief> = h
+                .iter()
+                .map(|x| HostBrief {
+                    jobs: x
+                        .result
+                        .jobs
+                        .iter()
+                        .map(|j| {
+                            let d = &j.outcome.stats.dir;
+                            JobBrief {
+                                job: j.job.job_index as u32,
+                                group: j.job.group,
+                                clones: 1,
+                                bytes: [0, 1, 2].map(|i| d[i].bytes),
+                                runtime_ms: [0, 1, 2].map(|i| d[i].runtime_ms),
+                                ..JobBrief::default()
+                            }
+                        })
+                        .collect(),
+                    ..brief_of(x)
+                })
+                .collect();
+            let brief = build_with(
+                &[],
+                Some(&h[0]),
+                briefs,
+                &ClusterInfo {
+                    condensed: true,
+                    ..info
+                },
+            );
+            let status = |c: &ClusterReport| -> String {
+                c.all_clients
+                    .groups
+                    .iter()
+                    .map(|g| normal::group_block_of(g, "all clients"))
+                    .collect()
+            };
+            let (w, b) = (status(&whole), status(&brief));
+            assert_eq!(b, w, "unified_rw_reporting={unified}");
+            assert_eq!(
+                w.matches("MIXED: bw=").count(),
+                if unified == "none" { 0 } else { 1 },
+                "{w}"
+            );
+        }
+    }
 
     #[test]
     fn one_all_clients_entry_per_group_and_one_entry_per_job() {
