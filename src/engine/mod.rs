@@ -379,6 +379,26 @@ pub trait Engine: Send {
     fn error_detail(&self, _idx: u32) -> Option<String> {
         None
     }
+
+    /// What the engine did besides the job's thread: CPU time its own
+    /// threads used, and requests it sent again. Read once, when the
+    /// job ends (cold).
+    fn side_counters(&self) -> SideCounters {
+        SideCounters::default()
+    }
+}
+
+/// Work an engine did outside the job's thread ([`Engine::side_counters`]),
+/// over the whole job.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SideCounters {
+    /// CPU time of the engine's own threads, in microseconds.
+    pub usr_us: u64,
+    pub sys_us: u64,
+    /// Their context switches.
+    pub ctx: u64,
+    /// Requests sent again after the server answered busy.
+    pub retries: u64,
 }
 
 /// Creates the engine a job asks for, through its registry entry.

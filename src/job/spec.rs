@@ -1182,6 +1182,12 @@ pub struct HttpOpts {
     /// 1: one line per request on stderr; 2: also its headers.
     pub verbose: u32,
     pub object_mode: ObjectMode,
+    /// How often a request the server answered "busy" (HTTP 429, 500,
+    /// 502, 503, 504) is sent again, after a growing pause.
+    pub retries: u32,
+    /// PEM file of the certificate authorities HTTPS trusts instead of
+    /// the built-in list (a private CA, a self-signed server).
+    pub ca_file: Option<String>,
 }
 
 impl Default for HttpOpts {
@@ -1199,6 +1205,8 @@ impl Default for HttpOpts {
             s3_storage_class: None,
             verbose: 0,
             object_mode: ObjectMode::Block,
+            retries: 4,
+            ca_file: None,
         }
     }
 }

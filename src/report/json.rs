@@ -305,6 +305,10 @@ pub fn job_entry(r: &JobReport, report: &Report, plus: bool, entry: Entry) -> Va
         // as fio releases after 3.33 write it for zoned jobs
         m.insert("zone_resets".into(), json!(s.zone_resets));
     }
+    if spec.io.ioengine == crate::job::EngineKind::Http {
+        // iomark addition: requests sent again after a busy answer.
+        m.insert("retries".into(), json!(s.retries));
+    }
     if !spec.description.is_empty() {
         m.insert("desc".into(), json!(spec.description));
     }

@@ -343,6 +343,33 @@ pub fn all_clients_block(r: &JobReport, report: &Report) -> String {
     block(r, report, true)
 }
 
+/// iomark addition for http jobs: the requests sent again because the
+/// server said it was busy (their pauses are in the latencies).
+fn retries_line(out: &mut String, r: &JobReport) {
+    if r.spec.io.ioengine == crate::job::EngineKind::Http {
+        let _ = writeln!(
+            out,
+            "  retries      : {} (requests the server answered busy: HTTP 429, 500, 502, 503 SlowDown, 504)",
+            r.stats.retries
+        );
+    }
+}
+
+/// The job's CPU use over its run time (with the engine's own threads).
+fn cpu_line(out: &mut String, s: &JobStats) {
+    let rt = s.runtime_ms as f64;
+    let (usr, sys) = if rt > 0.0 {
+        (s.usr_us as f64 / 10.0 / rt, s.sys_us as f64 / 10.0 / rt)
+    } else {
+        (0.0, 0.0)
+    };
+    let _ = writeln!(
+        out,
+        "  cpu          : usr={usr:3.2}%, sys={sys:3.2}%, ctx={}, majf={}, minf={}",
+        s.ctx, s.majf, s.minf
+    );
+}
+
 fn block(r: &JobReport, report: &Report, summary: bool) -> String {
     let mut out = String::new();
     let s = &r.stats;
@@ -381,17 +408,8 @@ fn block(r: &JobReport, report: &Report, summary: bool) -> String {
             st.percentile_precision,
         );
     }
-    let rt = s.runtime_ms as f64;
-    let (usr, sys) = if rt > 0.0 {
-        (s.usr_us as f64 / 10.0 / rt, s.sys_us as f64 / 10.0 / rt)
-    } else {
-        (0.0, 0.0)
-    };
-    let _ = writeln!(
-        out,
-        "  cpu          : usr={usr:3.2}%, sys={sys:3.2}%, ctx={}, majf={}, minf={}",
-        s.ctx, s.majf, s.minf
-    );
+    retries_line(&mut out, r);
+    cpu_line(&mut out, s);
     let data_ios = s.total_ios();
     let _ = writeln!(
         out,

@@ -377,7 +377,8 @@ impl Worker<'_> {
     fn finish(mut self, mut q: IoQueue, start_unix_ms: u64) -> Outcome {
         let spec = &self.job.spec;
         let end = self.clock.now();
-        let stats = self.final_stats(end);
+        let mut stats = self.final_stats(end);
+        q.add_side_counters(&mut stats);
         for i in 0..self.files.list.len() {
             self.close_file(&mut q, i);
         }

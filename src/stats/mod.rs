@@ -280,6 +280,10 @@ pub struct JobStats {
     /// `zonemode=zbd`: zones whose write pointer was reset.
     #[serde(default)]
     pub zone_resets: u64,
+    /// Requests the engine sent again after the server answered busy
+    /// (the http engine's 503 SlowDown and kin), over the job.
+    #[serde(default)]
+    pub retries: u64,
     /// The job's own I/O priority (`prio`/`prioclass`, 0 when not set):
     /// what its I/Os ran at unless `cmdprio*` gave them another.
     #[serde(default)]
@@ -352,6 +356,7 @@ impl JobStats {
         }
         self.timeline.merge(&o.timeline);
         self.zone_resets += o.zone_resets;
+        self.retries += o.retries;
     }
 
     pub fn total_ios(&self) -> u64 {
@@ -437,6 +442,7 @@ impl JobStats {
         self.total_err = o.total_err;
         self.first_error = o.first_error;
         self.zone_resets = o.zone_resets;
+        self.retries = o.retries;
         self.ioprio = o.ioprio;
         self.prio_lat = o.prio_lat;
     }
@@ -478,6 +484,7 @@ impl JobStats {
         self.first_error = 0;
         self.steady = None;
         self.zone_resets = 0;
+        self.retries = 0;
     }
 }
 

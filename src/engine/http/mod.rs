@@ -24,11 +24,14 @@ mod request;
 
 use std::collections::HashMap;
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use super::{Caps, Completion, Engine, EngineError, EngineKind, IoUnit, Op, OpenFile, Queued};
+use super::{
+    Caps, Completion, Engine, EngineError, EngineKind, IoUnit, Op, OpenFile, Queued, SideCounters,
+};
 use crate::job::spec::HttpMode;
 use crate::job::JobSpec;
 use crate::sys::RawFd;
@@ -83,6 +86,39 @@ pub struct HttpEngine {
     pending: Vec<Req>,
     /// The message of each failed request, by unit (cold).
     errors: HashMap<u32, String>,
+    /// CPU time the senders used, by sender: user µs, system µs,
+    /// context switches (each sender updates its own after each request).
+    cpu: Arc<Vec<[AtomicU64; 3]>>,
+}
+
+/// The calling thread's CPU time (user µs, system µs) and context
+/// switches. Zero where threads have no times of their own (macOS: there
+/// the job's figures are the whole process's, senders included).
+fn thread_cpu() -> [u64; 3] {
+    #[cfg(any(target_os = "linux", target_os = "freebsd"))]
+    {
+        // SAFETY: a C struct of plain data, for which all zero bytes are valid.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: getrusage fills the zeroed struct.
+        if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
+            return [0; 3];
+        }
+        let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+        [
+            us(ru.ru_utime),
+            us(ru.ru_stime),
+            (ru.ru_nvcsw + ru.ru_nivcsw) as u64,
+        ]
+    }
+    #[cfg(windows)]
+    {
+        let (u, k) = crate::sys::thread_times_us();
+        [u, k, 0]
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "freebsd", windows)))]
+    {
+        [0; 3]
+    }
 }
 
 /// Checks before the run that a job can be sent: its object paths and
@@ -166,18 +202,27 @@ impl HttpEngine {
             idle: Vec::with_capacity(depth as usize),
             pending: Vec::with_capacity(depth as usize),
             errors: HashMap::new(),
+            cpu: Arc::new(Vec::new()),
         })
     }
 
     fn start_senders(&mut self) -> io::Result<()> {
         let (done_tx, done_rx) = mpsc::channel::<Done>();
+        self.cpu = Arc::new(
+            (0..self.depth)
+                .map(|_| std::array::from_fn(|_| AtomicU64::new(0)))
+                .collect(),
+        );
         for s in 0..self.depth {
             let (tx, rx) = mpsc::channel::<Req>();
             let client = Arc::clone(&self.client);
+            let cpu = Arc::clone(&self.cpu);
             let done = done_tx.clone();
             let t = std::thread::Builder::new()
                 .name(format!("iomark-http-{s}"))
                 .spawn(move || {
+                    let mine = &cpu[s as usize];
+                    let start = thread_cpu();
                     while let Ok(r) = rx.recv() {
                         // SAFETY: see `BufPtr`: the unit's buffer holds
                         // `len` bytes and is this request's alone until
@@ -185,6 +230,12 @@ impl HttpEngine {
                         let buf =
                             unsafe { std::slice::from_raw_parts_mut(r.buf.0, r.len as usize) };
                         let result = client.execute(r.op, &r.target, r.offset, buf);
+                        // Counted before the completion is sent: the job
+                        // reads these once its last request is reaped.
+                        let now = thread_cpu();
+                        for i in 0..3 {
+                            mine[i].store(now[i].saturating_sub(start[i]), Ordering::Relaxed);
+                        }
                         if done
                             .send(Done {
                                 sender: s,
@@ -335,6 +386,16 @@ impl Engine for HttpEngine {
 
     fn error_detail(&self, idx: u32) -> Option<String> {
         self.errors.get(&idx).cloned()
+    }
+
+    fn side_counters(&self) -> SideCounters {
+        let sum = |i: usize| -> u64 { self.cpu.iter().map(|c| c[i].load(Ordering::Relaxed)).sum() };
+        SideCounters {
+            usr_us: sum(0),
+            sys_us: sum(1),
+            ctx: sum(2),
+            retries: self.client.retried.load(Ordering::Relaxed),
+        }
     }
 }
 

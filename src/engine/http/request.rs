@@ -9,6 +9,7 @@
 //! the object path.
 
 use std::io::Read;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rusty_s3::actions::{DeleteObject, GetObject, HeadObject, ListObjectsV2, PutObject};
@@ -30,6 +31,54 @@ const CONSENT_LIMIT: usize = 1000;
 /// How long a signed URL stays valid (S3 checks it against its clock).
 const EXPIRY: Duration = Duration::from_secs(3600);
 
+/// The first pause before a request is sent again; it doubles with each
+/// retry, up to [`MAX_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_millis(50);
+
+/// The longest pause between two tries (also caps a server's
+/// `Retry-After`).
+const MAX_PAUSE: Duration = Duration::from_secs(5);
+
+/// A failed exchange: one line, and whether the server said it was busy
+/// (sending the request again later may succeed).
+pub struct Fail {
+    msg: String,
+    busy: bool,
+    /// The server's `Retry-After`, when it gave one in seconds.
+    retry_after: Option<Duration>,
+}
+
+impl From<String> for Fail {
+    fn from(msg: String) -> Fail {
+        Fail {
+            msg,
+            busy: false,
+            retry_after: None,
+        }
+    }
+}
+
+/// Whether an HTTP status says "busy, try again": throttled (429, S3's
+/// 503 SlowDown) or unavailable for now (500, 502, 503, 504), as AWS's
+/// SDKs treat them.
+fn is_busy(status: u16) -> bool {
+    matches!(status, 429 | 500 | 502 | 503 | 504)
+}
+
+/// The pause before retry `n` (1, 2, ...): [`FIRST_PAUSE`] doubled per
+/// retry, capped, with its upper half jittered so that senders that failed
+/// together do not come back together.
+fn pause(n: u32) -> Duration {
+    let full = FIRST_PAUSE
+        .saturating_mul(1 << n.saturating_sub(1).min(16))
+        .min(MAX_PAUSE);
+    let jitter = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos())
+        % 1000;
+    full / 2 + full / 2 * jitter / 1000
+}
+
 /// The S3 side of a client.
 struct S3 {
     creds: Credentials,
@@ -47,6 +96,10 @@ pub struct Client {
     basic: Option<Secret>,
     storage_class: Option<String>,
     verbose: u32,
+    /// How often a busy answer is retried.
+    retries: u32,
+    /// Requests sent again, over the job.
+    pub retried: AtomicU64,
 }
 
 /// `/bucket/key` → (`bucket`, `key`); None when there is no key.
@@ -90,9 +143,14 @@ impl Client {
             _ => None,
         };
         let depth = spec.io.iodepth.max(1) as usize;
-        let tls = ureq::tls::TlsConfig::builder()
-            .disable_verification(o.https == Https::Insecure)
-            .build();
+        let mut tls =
+            ureq::tls::TlsConfig::builder().disable_verification(o.https == Https::Insecure);
+        if o.https == Https::On {
+            if let Some(roots) = ca_roots(o.ca_file.as_deref())? {
+                tls = tls.root_certs(roots);
+            }
+        }
+        let tls = tls.build();
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
@@ -112,6 +170,8 @@ impl Client {
             basic,
             storage_class: o.s3_storage_class.clone(),
             verbose: o.verbose,
+            retries: o.retries,
+            retried: AtomicU64::new(0),
         })
     }
 
@@ -180,21 +240,18 @@ impl Client {
         list.with_prefix(prefix.as_str());
         list.with_max_keys(CONSENT_LIMIT);
         let url: String = list.sign(EXPIRY).into();
-        let mut resp = self
-            .agent
-            .get(&url)
-            .call()
-            .map_err(|e| format!("listing /{bucket_name}/{prefix}: {}", describe(e)))?;
-        let status = resp.status().as_u16();
-        if status == 404 {
-            // No bucket: nothing to overwrite (the run will say so).
+        let listing = format!("/{bucket_name}/{prefix}");
+        let resp = self.with_retries("LIST", &listing, || {
+            let mut resp = self.agent.get(&url).call().map_err(describe)?;
+            match resp.status().as_u16() {
+                // No bucket: nothing to overwrite (the run will say so).
+                200 | 404 => Ok(resp),
+                _ => Err(refusal(&mut resp)),
+            }
+        });
+        let mut resp = resp.map_err(|e| format!("listing {listing}: {e}"))?;
+        if resp.status().as_u16() == 404 {
             return Ok(None);
-        }
-        if status != 200 {
-            return Err(format!(
-                "listing /{bucket_name}/{prefix}: HTTP {status}{}",
-                error_code(&mut resp)
-            ));
         }
         let text = resp
             .body_mut()
@@ -234,7 +291,9 @@ impl Client {
             Op::Read => "GET",
             _ => "DELETE",
         };
-        let r = self.exchange(op, &object, offset, t.size, buf);
+        let r = self.with_retries(method, &object, || {
+            self.exchange(op, &object, offset, t.size, buf)
+        });
         if self.verbose > 0 {
             let what = match &r {
                 Ok((status, n)) => format!("{status} ({n} bytes)"),
@@ -248,6 +307,43 @@ impl Client {
         }
     }
 
+    /// Runs `f` (one request) until it succeeds, fails for good, or the
+    /// server stayed busy through `http_retries` retries, pausing between
+    /// tries. Each retry is counted (`retried`) and, with
+    /// `http_verbose`, said.
+    fn with_retries<T>(
+        &self,
+        method: &str,
+        object: &str,
+        mut f: impl FnMut() -> Result<T, Fail>,
+    ) -> Result<T, String> {
+        let mut n = 0;
+        loop {
+            match f() {
+                Ok(v) => return Ok(v),
+                Err(e) if e.busy && n < self.retries => {
+                    n += 1;
+                    self.retried.fetch_add(1, Ordering::Relaxed);
+                    let wait = e.retry_after.unwrap_or_else(|| pause(n)).min(MAX_PAUSE);
+                    if self.verbose > 0 {
+                        super::say(&format!(
+                            "http: {method} {object}: {}; retry {n} of {} in {}ms",
+                            e.msg,
+                            self.retries,
+                            wait.as_millis()
+                        ));
+                    }
+                    std::thread::sleep(wait);
+                }
+                Err(e) if n > 0 => {
+                    let s = if n == 1 { "y" } else { "ies" };
+                    return Err(format!("{} (after {n} retr{s})", e.msg));
+                }
+                Err(e) => return Err(e.msg),
+            }
+        }
+    }
+
     /// The exchange itself: (status, bytes moved).
     fn exchange(
         &self,
@@ -256,7 +352,7 @@ impl Client {
         offset: u64,
         size: u64,
         buf: &mut [u8],
-    ) -> Result<(u16, u64), String> {
+    ) -> Result<(u16, u64), Fail> {
         let url = self.url(op, object)?;
         let len = buf.len() as u64;
         let auth = self.basic.as_ref().map(Secret::expose);
@@ -308,7 +404,7 @@ impl Client {
             _ => matches!(status, 200 | 202 | 204 | 404),
         };
         if !ok {
-            return Err(format!("HTTP {status}{}", error_code(&mut resp)));
+            return Err(refusal(&mut resp));
         }
         match op {
             Op::Read if status == 404 => {
@@ -316,7 +412,7 @@ impl Client {
                 // hole in a file); a missing bucket is an error.
                 let code = error_code(&mut resp);
                 if code == " (NoSuchBucket)" {
-                    return Err(format!("HTTP {status}{code}"));
+                    return Err(format!("HTTP {status}{code}").into());
                 }
                 buf.fill(0);
                 Ok((status, len))
@@ -328,7 +424,7 @@ impl Client {
                     match body.read(&mut buf[got..]) {
                         Ok(0) => break,
                         Ok(n) => got += n,
-                        Err(e) => return Err(format!("reading the body: {e}")),
+                        Err(e) => return Err(format!("reading the body: {e}").into()),
                     }
                 }
                 // More than asked for: the object is larger than the block.
@@ -338,9 +434,10 @@ impl Client {
                     Ok(_) => {
                         return Err(format!(
                             "HTTP {status}: the object holds more than the {len} bytes asked for"
-                        ))
+                        )
+                        .into())
                     }
-                    Err(e) => return Err(format!("reading the body: {e}")),
+                    Err(e) => return Err(format!("reading the body: {e}").into()),
                 }
                 Ok((status, got as u64))
             }
@@ -354,6 +451,56 @@ impl Client {
             }
         }
     }
+}
+
+/// A response whose status says the request failed: `HTTP 503
+/// (SlowDown)`, busy or not, with the server's `Retry-After`.
+fn refusal(resp: &mut ureq::http::Response<ureq::Body>) -> Fail {
+    let status = resp.status().as_u16();
+    let retry_after = resp
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    Fail {
+        msg: format!("HTTP {status}{}", error_code(resp)),
+        busy: is_busy(status),
+        retry_after,
+    }
+}
+
+/// The certificate authorities `https=on` trusts: those of
+/// `http_ca_file`, else of `SSL_CERT_FILE`, else (None) the built-in
+/// list. One line when the file cannot be read or holds no certificate.
+fn ca_roots(file: Option<&str>) -> Result<Option<ureq::tls::RootCerts>, String> {
+    let (path, whence) = match file {
+        Some(f) => (f.to_string(), "http_ca_file"),
+        None => match std::env::var("SSL_CERT_FILE") {
+            Ok(f) if !f.trim().is_empty() => (f, "SSL_CERT_FILE"),
+            _ => return Ok(None),
+        },
+    };
+    let pem = std::fs::read(&path).map_err(|e| {
+        format!(
+            "{whence} '{path}' cannot be read: {}",
+            crate::sys::error_text(&e)
+        )
+    })?;
+    let mut certs = Vec::new();
+    for item in ureq::tls::parse_pem(&pem) {
+        match item {
+            Ok(ureq::tls::PemItem::Certificate(c)) => certs.push(c),
+            Ok(_) => {}
+            Err(e) => return Err(format!("{whence} '{path}' is not a PEM file: {e}")),
+        }
+    }
+    if certs.is_empty() {
+        return Err(format!(
+            "{whence} '{path}' holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+        ));
+    }
+    Ok(Some(ureq::tls::RootCerts::new_with_certs(&certs)))
 }
 
 /// Reads what is left of a response, so its connection can be reused.
@@ -387,6 +534,10 @@ fn error_code(resp: &mut ureq::http::Response<ureq::Body>) -> String {
 fn describe(e: ureq::Error) -> String {
     use ureq::Error as E;
     match e {
+        E::Io(io) if io.to_string().contains("invalid peer certificate") => format!(
+            "TLS: the server's certificate is not trusted ({}): give its authority with http_ca_file=, or https=insecure",
+            io.to_string().replace("invalid peer certificate: ", "")
+        ),
         E::Io(io) => io.to_string(),
         E::Timeout(t) => format!("timed out ({t})"),
         E::HostNotFound => "host not found".into(),

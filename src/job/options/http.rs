@@ -188,6 +188,29 @@ pub const OPTS: &[OptDef] = &[
     )
     .default("block")
     .engines(HTTP),
+    opt(
+        "http_retries",
+        Engine,
+        Kind::Int,
+        "How often a request the server answers busy (HTTP 429, 500, 502, 503 SlowDown, 504) is sent again, after a pause doubling from 50ms (iomark's own; 0: never)",
+        |s, v| {
+            s.engine.http.retries = uint_in(v, 0, 20)? as u32;
+            Ok(())
+        },
+    )
+    .default("4")
+    .engines(HTTP),
+    opt(
+        "http_ca_file",
+        Engine,
+        Kind::Str,
+        "PEM file of the certificate authorities https=on trusts instead of the built-in list, e.g. a private CA or a self-signed server's certificate (iomark's own)",
+        |s, v| {
+            s.engine.http.ca_file = given(v);
+            Ok(())
+        },
+    )
+    .engines(HTTP),
     unsupported(
         "http_s3_sse_customer_key",
         Engine,

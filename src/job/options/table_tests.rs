@@ -276,6 +276,10 @@ const SAMPLES: &[(&str, &str, Check)] = &[
     ("http_object_mode", "range", |s| {
         s.engine.http.object_mode == ObjectMode::Range
     }),
+    ("http_retries", "7", |s| s.engine.http.retries == 7),
+    ("http_ca_file", "/etc/ca.pem", |s| {
+        s.engine.http.ca_file.as_deref() == Some("/etc/ca.pem")
+    }),
     ("registerfiles", "1", |s| s.engine.registerfiles),
     ("sqthread_poll", "1", |s| s.engine.sqthread_poll),
     ("sqthread_poll_cpu", "1", |s| {

@@ -134,6 +134,17 @@ pub(super) struct IoQueue {
 }
 
 impl IoQueue {
+    /// Adds to `stats` what the engine did outside the job's thread over
+    /// the job: its own threads' CPU time (the http engine's senders) and
+    /// the requests it sent again.
+    pub fn add_side_counters(&self, stats: &mut JobStats) {
+        let side = self.engine.side_counters();
+        stats.usr_us += side.usr_us;
+        stats.sys_us += side.sys_us;
+        stats.ctx += side.ctx;
+        stats.retries += side.retries;
+    }
+
     /// A queue of one unit per `unit_size` bytes of `pool`.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
