@@ -164,7 +164,11 @@ fn prepare(setup: Setup) -> Option<tempfile::TempDir> {
                         .any(|l| l.contains(" /dev/shm ") && l.contains(" - tmpfs "))
                 })
                 .unwrap_or(false);
-            if !cfg!(target_os = "linux") || !shm.is_dir() || !is_tmpfs {
+            if !cfg!(target_os = "linux") {
+                // A Linux mistake: Windows has no tmpfs to be misled by.
+                return None;
+            }
+            if !shm.is_dir() || !is_tmpfs {
                 missing("/dev/shm is not a tmpfs here");
                 return None;
             }
