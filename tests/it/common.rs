@@ -54,6 +54,17 @@ pub fn history_in<'a>(cmd: &'a mut Command, dir: &Path) -> &'a mut Command {
     cmd.env("IOMARK_HISTORY_DB", history_db(dir))
 }
 
+/// iomark run to its end in `dir`, with the results history of `dir`
+/// (see [`history_in`]), under the tools' deadline.
+pub fn run_with_history(dir: &Path, args: &[&str]) -> Output {
+    let mut c = iomark();
+    history_in(&mut c, dir)
+        .args(args)
+        .current_dir(dir)
+        .output_bounded()
+        .expect("run iomark")
+}
+
 /// A path as written into a job option's value (filename=, directory=,
 /// read_iolog=...): on Windows a drive's colon escaped (`C\:`), as fio's
 /// ':' separator wants; elsewhere the path as it is.

@@ -14,16 +14,6 @@ use crate::common::*;
 use crate::html_check;
 use crate::require_fio;
 
-/// iomark in `dir` with the history of `dir`.
-fn hist(dir: &Path, args: &[&str]) -> std::process::Output {
-    let mut c = iomark();
-    history_in(&mut c, dir)
-        .args(args)
-        .current_dir(dir)
-        .output_bounded()
-        .expect("run iomark")
-}
-
 fn json_out(o: &std::process::Output) -> Value {
     serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(o), stderr(o)))
@@ -47,7 +37,7 @@ fn quick_and_labelled_job_runs_are_recorded() {
     a.extend([
         "--label", "before", "--json", "q1.json", "--html", "q1.html",
     ]);
-    let o = hist(d, &a);
+    let o = run_with_history(d, &a);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stdout(&o).contains("History:      run #1 in "),
@@ -61,7 +51,7 @@ fn quick_and_labelled_job_runs_are_recorded() {
     // --no-history: not recorded; no label: none in the file.
     let mut b: Vec<&str> = QUICK.to_vec();
     b.extend(["--no-history", "--no-report"]);
-    let o = hist(d, &b);
+    let o = run_with_history(d, &b);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stdout(&o).contains("History:"), "{}", stdout(&o));
     // A job run: recorded with --label only.
@@ -71,12 +61,12 @@ fn quick_and_labelled_job_runs_are_recorded() {
         "--size=1m",
         "--output-format=json",
     ];
-    let o = hist(d, &job);
+    let o = run_with_history(d, &job);
     assert!(o.status.success());
     assert!(json_out(&o)["iomark"].get("label").is_none());
     let mut labelled = job.to_vec();
     labelled.push("--label=after");
-    let o = hist(d, &labelled);
+    let o = run_with_history(d, &labelled);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(json_out(&o)["iomark"]["label"], "after");
     assert!(
@@ -85,7 +75,7 @@ fn quick_and_labelled_job_runs_are_recorded() {
         stderr(&o)
     );
 
-    let list = json_out(&hist(d, &["history", "--json"]));
+    let list = json_out(&run_with_history(d, &["history", "--json"]));
     let runs = list["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2, "{list}");
     assert_eq!(runs[0]["label"], "before");
@@ -104,24 +94,27 @@ fn quick_and_labelled_job_runs_are_recorded() {
     assert_eq!(runs[1]["label"], "after");
     assert_eq!(runs[1]["kind"], "job");
     // Filters.
-    let only = json_out(&hist(d, &["history", "--json", "--label", "after"]));
+    let only = json_out(&run_with_history(
+        d,
+        &["history", "--json", "--label", "after"],
+    ));
     assert_eq!(only["runs"].as_array().unwrap().len(), 1);
     // A test named as the tables show it ("RND4K Q32T1 read"): one test
     // in the history list, and the one series of trend.
-    let named = json_out(&hist(
+    let named = json_out(&run_with_history(
         d,
         &["history", "--json", "--test", "RND4K Q32T1 read"],
     ));
     let tests = named["runs"][0]["tests"].as_array().unwrap();
     assert_eq!(tests.len(), 1, "{named}");
     assert_eq!(tests[0]["key"], "rnd4k-q32t1-read/read", "{named}");
-    let o = hist(d, &["trend", "--test", "rnd4k q32t1 READ", "--json"]);
+    let o = run_with_history(d, &["trend", "--test", "rnd4k q32t1 READ", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let none = stdout(&hist(d, &["history", "--since", "2099-01-01"]));
+    let none = stdout(&run_with_history(d, &["history", "--since", "2099-01-01"]));
     assert!(none.contains("no run in the history matches"), "{none}");
     // The merged bins of the quick run give exact percentiles: the
     // export carries them, pass counts included.
-    let lines = stdout(&hist(
+    let lines = stdout(&run_with_history(
         d,
         &["history", "export", "--format", "jsonl", "--kind", "quick"],
     ));
@@ -145,19 +138,22 @@ fn quick_and_labelled_job_runs_are_recorded() {
         counted, ios,
         "every I/O of both passes is in the merged bins"
     );
-    let csv = stdout(&hist(d, &["history", "export", "--format", "csv"]));
+    let csv = stdout(&run_with_history(
+        d,
+        &["history", "export", "--format", "csv"],
+    ));
     assert!(
         csv.starts_with("run,time,label,kind,host,device,model,serial,firmware"),
         "{csv}"
     );
     assert_eq!(csv.lines().count(), 1 + 9, "{csv}");
-    let influx = stdout(&hist(
+    let influx = stdout(&run_with_history(
         d,
         &["history", "export", "--format=influx", "--label=after"],
     ));
     assert!(influx.starts_with("iomark,label=after,host="), "{influx}");
     assert!(influx.trim_end().ends_with("000000000"), "{influx}");
-    let o = hist(d, &["history", "check"]);
+    let o = run_with_history(d, &["history", "check"]);
     assert!(
         stdout(&o).contains("ok (2 runs, schema version 1)"),
         "{}",
@@ -259,7 +255,7 @@ fn two_writers_at_once_and_a_killed_writer_leave_a_sound_history() {
     assert!(eb.status.success(), "{}", stderr(&eb));
     let db = history_db(d);
     assert_eq!(count_runs(&db), 120);
-    let o = hist(d, &["history", "check"]);
+    let o = run_with_history(d, &["history", "check"]);
     assert!(
         stdout(&o).contains(": ok (120 runs"),
         "{}{}",
@@ -285,7 +281,7 @@ fn two_writers_at_once_and_a_killed_writer_leave_a_sound_history() {
         after < 3120,
         "the writer was killed before it finished: {after}"
     );
-    let o = hist(d, &["history", "check"]);
+    let o = run_with_history(d, &["history", "check"]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     assert!(
         stdout(&o).contains(&format!(": ok ({after} runs")),
@@ -315,23 +311,26 @@ fn fio_json_imports_as_one_run() {
     let o = fio_output(Command::new("fio").args(job).current_dir(d));
     assert!(o.status.success());
     std::fs::write(d.join("fio.json"), &o.stdout).unwrap();
-    let o = hist(d, &["history", "import", "fio.json", "--label", "fio-run"]);
+    let o = run_with_history(d, &["history", "import", "fio.json", "--label", "fio-run"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("#1  "), "{}", stdout(&o));
     // The same file again: kept once.
-    let o = hist(d, &["history", "import", "fio.json"]);
+    let o = run_with_history(d, &["history", "import", "fio.json"]);
     assert!(
         stdout(&o).contains("already in the history"),
         "{}",
         stdout(&o)
     );
-    let list = json_out(&hist(d, &["history", "--json"]));
+    let list = json_out(&run_with_history(d, &["history", "--json"]));
     let r = &list["runs"][0];
     assert_eq!(r["tool"], "fio", "{r}");
     assert!(r["version"].as_str().unwrap().starts_with("fio-3"), "{r}");
     assert_eq!(r["label"], "fio-run");
     assert_eq!(r["tests"][0]["key"], "f/read");
-    let line = stdout(&hist(d, &["history", "export", "--format", "jsonl"]));
+    let line = stdout(&run_with_history(
+        d,
+        &["history", "export", "--format", "jsonl"],
+    ));
     let v: Value = serde_json::from_str(line.trim_end()).unwrap();
     assert_eq!(v["settings"]["rw"], "randread", "{v}");
     assert_eq!(v["settings"]["ioengine"], "psync", "{v}");
@@ -342,7 +341,7 @@ fn fio_json_imports_as_one_run() {
     assert_eq!(v["passes"].as_array().unwrap().len(), 1);
     // Not a result: one line, nothing imported.
     std::fs::write(d.join("x.json"), "{\"a\": 1}").unwrap();
-    let o = hist(d, &["history", "import", "x.json"]);
+    let o = run_with_history(d, &["history", "import", "x.json"]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
 }
@@ -351,7 +350,7 @@ fn fio_json_imports_as_one_run() {
 fn a_history_not_made_yet_lists_as_an_empty_one() {
     let dir = tempdir();
     let d = dir.path();
-    let o = hist(d, &["history", "--json"]);
+    let o = run_with_history(d, &["history", "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(json_out(&o), serde_json::json!({"runs": []}));
     assert!(
@@ -359,7 +358,7 @@ fn a_history_not_made_yet_lists_as_an_empty_one() {
         "{}",
         stderr(&o)
     );
-    let o = hist(d, &["history"]);
+    let o = run_with_history(d, &["history"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), "no run in the history matches\n");
     // Listing made nothing.
@@ -376,7 +375,7 @@ fn a_file_with_no_test_is_not_imported() {
         r#"{"fio version": "fio-3.33", "jobs": []}"#,
     )
     .unwrap();
-    let o = hist(d, &["history", "import", "none.json"]);
+    let o = run_with_history(d, &["history", "import", "none.json"]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert_eq!(
         stderr(&o).trim_end(),
@@ -404,35 +403,38 @@ fn a_trend_with_a_step_has_its_change_point_and_its_chart_renders() {
         .collect();
     let mut args = vec!["history", "import"];
     args.extend(files.iter().map(String::as_str));
-    assert!(hist(d, &args).status.success());
-    let o = hist(d, &["trend", "--test", "t/read", "--html", "trend.html"]);
+    assert!(run_with_history(d, &args).status.success());
+    let o = run_with_history(d, &["trend", "--test", "t/read", "--html", "trend.html"]);
     let out = stdout(&o);
     assert!(o.status.success(), "{out}{}", stderr(&o));
     assert!(out.contains("---- change: -20."), "{out}");
     assert!(out.contains("1 change point(s)"), "{out}");
-    let v = json_out(&hist(d, &["trend", "--test", "t/read", "--json"]));
+    let v = json_out(&run_with_history(
+        d,
+        &["trend", "--test", "t/read", "--json"],
+    ));
     let cps = v["series"][0]["change_points"].as_array().unwrap();
     assert_eq!(cps.len(), 1, "{v}");
     assert_eq!(cps[0]["before_run"], 5, "{v}");
     assert!(cps[0]["interval_pct"][1].as_f64().unwrap() < -5.0, "{v}");
     // A percentile of the merged bins.
-    let v = json_out(&hist(
+    let v = json_out(&run_with_history(
         d,
         &["trend", "--test", "t/read", "--metric", "p99.5", "--json"],
     ));
     assert_eq!(v["series"][0]["runs"][0]["value"], 5000.0, "{v}");
     assert_eq!(html_check::check_report(&d.join("trend.html")), 1);
     // A flat series: none.
-    let o = hist(d, &["trend", "--test", "t/read", "--until", "2023-11-17"]);
+    let o = run_with_history(d, &["trend", "--test", "t/read", "--until", "2023-11-17"]);
     assert!(stdout(&o).contains("no change point"), "{}", stdout(&o));
     // A test name that names nothing, or no --test: one line.
     for bad in [vec!["trend", "--test", "zzz"], vec!["trend"]] {
-        let o = hist(d, &bad);
+        let o = run_with_history(d, &bad);
         assert_eq!(o.status.code(), Some(1));
         assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     }
     // Without --test it names the tests it could draw.
-    let o = hist(d, &["trend"]);
+    let o = run_with_history(d, &["trend"]);
     assert_eq!(
         stderr(&o).trim_end(),
         "iomark trend: name the test with --test; the history has 1: t/read"
@@ -548,7 +550,9 @@ fn links_planted_beside_the_history_are_refused() {
     let d = dir.path();
     let db = history_db(d);
     let files = docs(d, "a", 1);
-    assert!(hist(d, &["history", "import", &files[0]]).status.success());
+    assert!(run_with_history(d, &["history", "import", &files[0]])
+        .status
+        .success());
     let victim = d.join("victim.txt");
     std::fs::write(&victim, "someone else's file\n").unwrap();
     let before = sha(&victim);
@@ -661,7 +665,7 @@ fn names_read_back_are_shown_escaped() {
         serde_json::from_str(&doc("j\u{1b}[31mred\0\nforged line", 1100.0, 1_700_086_400)).unwrap();
     w["jobs"][0]["job options"]["iodepth"] = json!("4\u{1b}[2J\n+ forged");
     std::fs::write(d.join("other.json"), w.to_string()).unwrap();
-    let o = hist(d, &["history", "import", "bad.json"]);
+    let o = run_with_history(d, &["history", "import", "bad.json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let label = "@l\u{1b}]0;title\u{7}\nforged";
     let cmds: Vec<(Vec<&str>, usize)> = vec![
@@ -677,7 +681,7 @@ fn names_read_back_are_shown_escaped() {
         (vec!["trend"], 0),
     ];
     for (args, lines) in cmds {
-        let o = hist(d, &args);
+        let o = run_with_history(d, &args);
         for (what, bytes) in [("stdout", &o.stdout), ("stderr", &o.stderr)] {
             let raw: Vec<u8> = bytes
                 .iter()
@@ -705,13 +709,13 @@ fn names_read_back_are_shown_escaped() {
             "{args:?}:\n{all}"
         );
     }
-    let o = hist(d, &["history", "--test", "forged"]);
+    let o = run_with_history(d, &["history", "--test", "forged"]);
     assert!(
         stdout(&o).contains("j\\x1b[31mred\\0\\nforged line"),
         "{}",
         stdout(&o)
     );
-    let o = hist(d, &["compare", "--base", "bad.json", "--new", "other.json"]);
+    let o = run_with_history(d, &["compare", "--base", "bad.json", "--new", "other.json"]);
     assert!(
         stdout(&o).contains("iodepth=4\\x1b[2J\\n+ forged"),
         "{}",

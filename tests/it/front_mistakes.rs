@@ -144,15 +144,6 @@ const MISTAKES: &[Mistake] = &[
     },
 ];
 
-fn run(dir: &Path, args: &[&str]) -> std::process::Output {
-    let mut c = iomark();
-    history_in(&mut c, dir)
-        .args(args)
-        .current_dir(dir)
-        .output_bounded()
-        .expect("run iomark")
-}
-
 /// A directory set up as `setup` says; None when it cannot be here.
 fn prepare(setup: Setup) -> Option<tempfile::TempDir> {
     let dir = match setup {
@@ -181,7 +172,7 @@ fn prepare(setup: Setup) -> Option<tempfile::TempDir> {
         Setup::OneRun => {
             let mut a = SMALL_QUICK.to_vec();
             a.extend(["--json", "q.json", "--html", "q.html"]);
-            let o = run(dir.path(), &a);
+            let o = run_with_history(dir.path(), &a);
             assert!(o.status.success(), "{}", stderr(&o));
         }
         _ => {}
@@ -209,7 +200,7 @@ fn each_newcomer_mistake_has_a_one_line_answer_that_leads_somewhere() {
         };
         let d = dir.path();
         let before = files(d);
-        let o = run(d, m.args);
+        let o = run_with_history(d, m.args);
         let err = stderr(&o);
         let want = m
             .answer
@@ -235,7 +226,7 @@ fn each_newcomer_mistake_has_a_one_line_answer_that_leads_somewhere() {
             assert_eq!(std::fs::read(d.join("iomark-quick.tmp")).unwrap(), b"mine");
         }
         if !m.then.is_empty() {
-            let o = run(d, m.then);
+            let o = run_with_history(d, m.then);
             assert!(
                 o.status.success(),
                 "mistake {}: the advice {:?} fails: {}",

@@ -3,20 +3,9 @@
 //! `trend`, `compare`, the exports and its HTML report; `--units MiB`
 //! turns every one of them to MiB/s, labelled.
 
-use std::path::Path;
-
 use serde_json::Value;
 
 use crate::common::*;
-
-fn run(dir: &Path, args: &[&str]) -> std::process::Output {
-    let mut c = iomark();
-    history_in(&mut c, dir)
-        .args(args)
-        .current_dir(dir)
-        .output_bounded()
-        .expect("run iomark")
-}
 
 fn json_of(o: &std::process::Output) -> Value {
     assert!(o.status.success(), "{}\n{}", stdout(o), stderr(o));
@@ -52,7 +41,7 @@ fn a_quick_runs_bandwidth_is_one_figure_in_one_unit_everywhere() {
         "--json=q.json",
         "--html=q.html",
     ];
-    let o = run(d, &quick);
+    let o = run_with_history(d, &quick);
     assert!(o.status.success(), "{}", stderr(&o));
     let table = stdout(&o);
     assert!(table.contains(" MB/s "), "{table}");
@@ -60,7 +49,7 @@ fn a_quick_runs_bandwidth_is_one_figure_in_one_unit_everywhere() {
     let mb: f64 = fig.parse().unwrap();
 
     // history: the same figure, labelled MB/s, in text and JSON.
-    let h = run(d, &["history", "--test", "seq1m-q8t1"]);
+    let h = run_with_history(d, &["history", "--test", "seq1m-q8t1"]);
     let ht = stdout(&h);
     let line = ht
         .lines()
@@ -69,7 +58,10 @@ fn a_quick_runs_bandwidth_is_one_figure_in_one_unit_everywhere() {
         })
         .unwrap_or_else(|| panic!("{ht}"));
     assert!(line.contains(&format!(" {fig} MB/s ")), "{fig}: {line}");
-    let hj = json_of(&run(d, &["history", "--test", "seq1m-q8t1", "--json"]));
+    let hj = json_of(&run_with_history(
+        d,
+        &["history", "--test", "seq1m-q8t1", "--json"],
+    ));
     let t = hj["runs"][0]["tests"]
         .as_array()
         .unwrap()
@@ -89,21 +81,24 @@ fn a_quick_runs_bandwidth_is_one_figure_in_one_unit_everywhere() {
     assert_eq!(same, fig, "{t}");
 
     // trend: MB/s by default, in its text, JSON and chart axis.
-    let tr = run(d, &["trend", "--test", &key, "--metric", "bw"]);
+    let tr = run_with_history(d, &["trend", "--test", &key, "--metric", "bw"]);
     assert!(
         stdout(&tr).contains(&format!("{fig} MB/s")),
         "{fig}: {}\n{}",
         stdout(&tr),
         stderr(&tr)
     );
-    let tj = json_of(&run(
+    let tj = json_of(&run_with_history(
         d,
         &["trend", "--test", &key, "--metric", "bw", "--json"],
     ));
     assert_eq!(tj["unit"], "MB/s", "{tj}");
 
     // compare: the run against itself, its values in MB/s.
-    let cj = json_of(&run(d, &["compare", "q.json", "q.json", "--json", "-"]));
+    let cj = json_of(&run_with_history(
+        d,
+        &["compare", "q.json", "q.json", "--json", "-"],
+    ));
     assert_eq!(cj["unit"], "MB/s");
     let shown: Vec<String> = cj["tests"]
         .as_array()
@@ -117,7 +112,10 @@ fn a_quick_runs_bandwidth_is_one_figure_in_one_unit_everywhere() {
         shown.iter().any(|s| s == &format!("{fig} → {fig} MB/s")),
         "{fig}: {shown:?}"
     );
-    let ct = stdout(&run(d, &["compare", "q.json", "q.json", "--detail"]));
+    let ct = stdout(&run_with_history(
+        d,
+        &["compare", "q.json", "q.json", "--detail"],
+    ));
     assert!(ct.contains(&format!("{fig} → {fig} MB/s")), "{ct}");
     assert!(!ct.contains("MiB/s"), "{ct}");
 
@@ -137,7 +135,10 @@ fn a_quick_runs_bandwidth_is_one_figure_in_one_unit_everywhere() {
     assert!(!html.contains("MiB/s"), "the page says MiB/s somewhere");
 
     // The exports: bw and bw_unit in the recorded unit.
-    let csv = stdout(&run(d, &["history", "export", "--format", "csv"]));
+    let csv = stdout(&run_with_history(
+        d,
+        &["history", "export", "--format", "csv"],
+    ));
     assert!(
         csv.lines().next().unwrap().ends_with(",passes,bw,bw_unit"),
         "{csv}"
@@ -146,7 +147,7 @@ fn a_quick_runs_bandwidth_is_one_figure_in_one_unit_everywhere() {
 
     // --units MiB: every command in MiB/s, labelled.
     let mib = mb * 1e6 / 1048576.0;
-    let hj = json_of(&run(
+    let hj = json_of(&run_with_history(
         d,
         &[
             "history",
@@ -159,7 +160,7 @@ fn a_quick_runs_bandwidth_is_one_figure_in_one_unit_everywhere() {
     ));
     let t = &hj["runs"][0]["tests"][0];
     assert_eq!(t["bw_unit"], "MiB/s", "{t}");
-    let tj = json_of(&run(
+    let tj = json_of(&run_with_history(
         d,
         &[
             "trend", "--test", &key, "--metric", "bw", "--json", "--units", "MiB",
@@ -168,18 +169,18 @@ fn a_quick_runs_bandwidth_is_one_figure_in_one_unit_everywhere() {
     assert_eq!(tj["unit"], "MiB/s");
     let v = tj["series"][0]["runs"][0]["value"].as_f64().unwrap();
     assert!((v / 1048576.0 - mib).abs() < 0.01 * mib, "{v} {mib}");
-    let cj = json_of(&run(
+    let cj = json_of(&run_with_history(
         d,
         &[
             "compare", "q.json", "q.json", "--json", "-", "--units", "mib",
         ],
     ));
     assert_eq!(cj["unit"], "MiB/s");
-    let o = run(d, &["report", "q.json", "-o", "r.html", "--units", "MiB/s"]);
+    let o = run_with_history(d, &["report", "q.json", "-o", "r.html", "--units", "MiB/s"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let page = std::fs::read_to_string(d.join("r.html")).unwrap();
     assert!(page.contains(">MiB/s</th>"), "grid in MiB/s");
-    let jl = stdout(&run(
+    let jl = stdout(&run_with_history(
         d,
         &["history", "export", "--format", "jsonl", "--units", "MiB"],
     ));
@@ -188,7 +189,7 @@ fn a_quick_runs_bandwidth_is_one_figure_in_one_unit_everywhere() {
         "{jl}"
     );
     // A unit that is none: one line, exit 1.
-    let o = run(d, &["history", "--units", "GB"]);
+    let o = run_with_history(d, &["history", "--units", "GB"]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     assert!(
