@@ -77,7 +77,7 @@ fn signal(pid: i32, sig: i32) {
 pub(crate) const STOP_BOUND: Duration = Duration::from_secs(7);
 
 /// A 20 s time-based phase on every rank, with `--mpi-timeout=3`.
-const LONG: [&str; 9] = [
+pub(crate) const LONG: [&str; 9] = [
     "--mpi-timeout=3",
     "--name=t",
     "--ioengine=null",

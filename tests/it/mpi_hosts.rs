@@ -559,20 +559,7 @@ fn a_host_stopped_mid_phase_is_named_and_the_other_ranks_report() {
     // about iomark's part: without that wait.
     args.extend(["--mca", "odls_base_sigkill_timeout", "0"].map(String::from));
     args.extend(["-np".into(), "4".into(), bin.to_string_lossy().into_owned()]);
-    args.extend(
-        [
-            "--mpi-timeout=3",
-            "--name=t",
-            "--ioengine=null",
-            "--rw=randread",
-            "--bs=4k",
-            "--size=1m",
-            "--time_based",
-            "--runtime=20",
-            "--output-format=json",
-        ]
-        .map(String::from),
-    );
+    args.extend(crate::mpi_faults::LONG.map(String::from));
     args.push(format!("--output={}", out.display()));
     // Not under `timeout`: its process group keeps mpirun from ending
     // the ranks it started through the agent promptly.
@@ -885,20 +872,7 @@ fn a_cut_link_ends_mpirun_within_the_timeout_and_the_report_names_the_host() {
         args.extend(["--mca".into(), k.into(), v.into()]);
     }
     args.extend(["-np".into(), "4".into(), bin.to_string_lossy().into_owned()]);
-    args.extend(
-        [
-            "--mpi-timeout=3",
-            "--name=t",
-            "--ioengine=null",
-            "--rw=randread",
-            "--bs=4k",
-            "--size=1m",
-            "--time_based",
-            "--runtime=20",
-            "--output-format=json",
-        ]
-        .map(String::from),
-    );
+    args.extend(crate::mpi_faults::LONG.map(String::from));
     args.push(format!("--output={}", out.display()));
     // To files, not pipes: the cut host's daemon, orphaned, keeps
     // mpirun's pipes open after mpirun is gone.
