@@ -16,6 +16,7 @@ pub use crate::sys::RawFd;
 
 pub use crate::job::EngineKind;
 use crate::job::JobSpec;
+use crate::stats::histogram::Histogram;
 pub use error::EngineError;
 pub use registry::{Destroys, EngineInfo, Layout};
 
@@ -386,6 +387,17 @@ pub trait Engine: Send {
     fn side_counters(&self) -> SideCounters {
         SideCounters::default()
     }
+
+    /// Times to first byte by direction (read, write, trim), for engines
+    /// that talk to a server; None for the others. Read once, when the
+    /// job ends (cold).
+    fn first_byte(&self) -> Option<[Histogram; 3]> {
+        None
+    }
+
+    /// Measuring starts again (end of `ramp_time`, a latency-target
+    /// step): what the engine measured on its own side so far is dropped.
+    fn restart_side(&mut self) {}
 }
 
 /// Work an engine did outside the job's thread ([`Engine::side_counters`]),

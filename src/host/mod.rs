@@ -75,14 +75,22 @@ impl Environment {
     /// Describes the host and the targets of `jobs`.
     pub fn of_jobs<'a>(jobs: impl IntoIterator<Item = &'a JobSpec>) -> Environment {
         let mut paths: Vec<PathBuf> = Vec::new();
+        let mut stores: Vec<Target> = Vec::new();
         for j in jobs {
             for p in job_targets(j) {
                 if !paths.contains(&p) {
                     paths.push(p);
                 }
             }
+            if let Some(t) = object_store(j) {
+                if !stores.iter().any(|s| s.path == t.path) {
+                    stores.push(t);
+                }
+            }
         }
-        Environment::capture(&paths)
+        let mut env = Environment::capture(&paths);
+        env.targets.extend(stores);
+        env
     }
 
     /// What was found under `path` (as a job names it).
@@ -230,6 +238,50 @@ pub fn job_targets(spec: &JobSpec) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The object store a job of the `http` engine talks to, as a target:
+/// its endpoint and bucket (`http://host:port/bucket`), so that results,
+/// the history and reports name what was measured. The store is not a
+/// filesystem: nothing is probed, and no credential is part of the name.
+pub fn object_store(spec: &JobSpec) -> Option<Target> {
+    use crate::engine::EngineKind;
+    use crate::job::spec::{HttpMode, Https};
+    if spec.io.ioengine != EngineKind::Http {
+        return None;
+    }
+    let o = &spec.engine.http;
+    let scheme = if o.https == Https::Off {
+        "http"
+    } else {
+        "https"
+    };
+    // A user name or password written into the host stays out of it.
+    let host = o.host.rsplit('@').next().unwrap_or_default();
+    let first = spec.file.filenames.first()?;
+    let bucket = first.trim_start_matches('/').split('/').next()?;
+    let url = format!("{scheme}://{host}/{bucket}");
+    Some(Target {
+        path: url.clone(),
+        fs_type: Some(
+            match o.mode {
+                HttpMode::S3 => "s3",
+                HttpMode::Webdav => "webdav",
+            }
+            .into(),
+        ),
+        device: Some(url),
+        ..Target::default()
+    })
+}
+
+/// The paths a job's report describes: its files' (see [`job_targets`]),
+/// or its object store's name.
+pub fn report_targets(spec: &JobSpec) -> Vec<PathBuf> {
+    match object_store(spec) {
+        Some(t) => vec![PathBuf::from(t.path)],
+        None => job_targets(spec),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,5 +325,24 @@ mod tests {
         );
         spec.io.ioengine = crate::job::engine_kind::EngineKind::Null;
         assert!(job_targets(&spec).is_empty());
+    }
+
+    #[test]
+    fn an_object_store_is_named_by_its_endpoint_and_bucket_without_credentials() {
+        use crate::job::spec::{HttpMode, Https};
+        let mut spec = JobSpec::default();
+        spec.file.filenames = vec!["/bkt/dir/obj".into()];
+        assert!(object_store(&spec).is_none(), "a file job has no store");
+        spec.io.ioengine = crate::job::engine_kind::EngineKind::Http;
+        spec.engine.http.host = "user:pw@127.0.0.1:8333".into();
+        spec.engine.http.mode = HttpMode::S3;
+        spec.engine.http.https = Https::Insecure;
+        let t = object_store(&spec).expect("a store");
+        assert_eq!(t.path, "https://127.0.0.1:8333/bkt");
+        assert_eq!(t.device.as_deref(), Some("https://127.0.0.1:8333/bkt"));
+        assert_eq!(t.fs_type.as_deref(), Some("s3"));
+        assert_eq!(report_targets(&spec), vec![PathBuf::from(&t.path)]);
+        let env = Environment::of_jobs([&spec]);
+        assert_eq!(env.targets, vec![t], "nothing local is probed");
     }
 }

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use serde_json::{json, Map, Value};
 
 use super::Report;
-use crate::host::{job_targets, Environment, Host, Target, Warning};
+use crate::host::{report_targets, Environment, Host, Target, Warning};
 
 fn opt<T: Into<Value>>(m: &mut Map<String, Value>, k: &str, v: Option<T>) {
     if let Some(v) = v {
@@ -122,7 +122,7 @@ fn timeline_json(report: &Report) -> Option<Value> {
 pub fn iomark_section(report: &Report) -> Value {
     let mut paths: Vec<PathBuf> = Vec::new();
     for j in &report.jobs {
-        for p in job_targets(&j.spec) {
+        for p in report_targets(&j.spec) {
             if !paths.contains(&p) {
                 paths.push(p);
             }

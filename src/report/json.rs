@@ -89,6 +89,13 @@ fn dir_obj(r: &JobReport, ds: &DirStats, agg_bw: u64, plus: bool) -> Value {
         "lat_ns".into(),
         lat_obj(&ds.lat, st.lat_percentiles.then_some(list), plus),
     );
+    // iomark's own: time to first byte, for engines that talk to a server.
+    if let Some(t) = ds.ttfb.as_deref().filter(|t| t.count() > 0) {
+        m.insert(
+            "ttfb_ns".into(),
+            lat_obj(t, st.clat_percentiles.then_some(list), plus),
+        );
+    }
     if let Some(prios) = prios_array(r, ds, plus) {
         m.insert("prios".into(), prios);
     }

@@ -214,6 +214,9 @@ fn dir_block(out: &mut String, r: &JobReport, sec: &Section, report: &Report) {
     lat_line(out, "slat", &ds.slat);
     lat_line(out, "clat", &ds.clat);
     lat_line(out, " lat", &ds.lat);
+    if let Some(t) = &ds.ttfb {
+        lat_line(out, "ttfb", t);
+    }
     let prios = ds.prios_with_samples() >= 2;
     let lat_type = if st.lat_percentiles { "lat" } else { "clat" };
     if prios {

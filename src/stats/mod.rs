@@ -33,6 +33,10 @@ pub struct DirStats {
     pub slat: Histogram,
     pub clat: Histogram,
     pub lat: Histogram,
+    /// Time to first byte (engines that talk to a server: from a request
+    /// sent to its answer's first byte), kept only by such engines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttfb: Option<Box<Histogram>>,
     /// Per-interval bandwidth (KiB/s) and IOPS samples.
     pub bw_samples: SampleStats,
     pub iops_samples: SampleStats,
@@ -77,6 +81,9 @@ impl DirStats {
         self.slat.merge(&o.slat);
         self.clat.merge(&o.clat);
         self.lat.merge(&o.lat);
+        if let Some(t) = &o.ttfb {
+            self.add_ttfb(t);
+        }
         self.bw_samples.add_parallel(&o.bw_samples);
         self.iops_samples.add_parallel(&o.iops_samples);
         self.runtime_ms = self.runtime_ms.max(o.runtime_ms);
@@ -123,6 +130,14 @@ impl DirStats {
         }
     }
 
+    /// Adds times to first byte.
+    pub fn add_ttfb(&mut self, t: &Histogram) {
+        match &mut self.ttfb {
+            Some(own) => own.merge(t),
+            None => self.ttfb = Some(Box::new(t.clone())),
+        }
+    }
+
     /// How many priorities saw I/O (fio shows them from two on).
     pub fn prios_with_samples(&self) -> usize {
         self.prios.iter().filter(|p| p.lat.count() > 0).count()
@@ -138,6 +153,10 @@ impl DirStats {
         self.slat.copy_from(&o.slat);
         self.clat.copy_from(&o.clat);
         self.lat.copy_from(&o.lat);
+        match (&mut self.ttfb, &o.ttfb) {
+            (Some(a), Some(b)) => a.copy_from(b),
+            (a, b) => a.clone_from(b),
+        }
         self.bw_samples = o.bw_samples;
         self.iops_samples = o.iops_samples;
         self.runtime_ms = o.runtime_ms;
@@ -458,6 +477,9 @@ impl JobStats {
             d.slat.clear();
             d.clat.clear();
             d.lat.clear();
+            if let Some(t) = &mut d.ttfb {
+                t.clear();
+            }
             d.bw_samples = SampleStats::default();
             d.iops_samples = SampleStats::default();
             d.runtime_ms = 0;
@@ -830,5 +852,40 @@ mod tests {
         assert_eq!(batch_bucket(1), 1);
         assert_eq!(batch_bucket(4), 1);
         assert_eq!(batch_bucket(5), 2);
+    }
+
+    #[test]
+    fn times_to_first_byte_merge_copy_and_clear_only_where_kept() {
+        let mut a = DirStats::default();
+        let mut t = Histogram::new();
+        t.record(1_000);
+        t.record(3_000);
+        let b = DirStats {
+            ttfb: Some(Box::new(t)),
+            ..DirStats::default()
+        };
+        a.merge(&DirStats::default());
+        assert!(a.ttfb.is_none(), "a file job's streams keep none");
+        a.merge(&b);
+        a.merge(&b);
+        let kept = a.ttfb.as_deref().unwrap();
+        assert_eq!(
+            (kept.count(), kept.summary.min, kept.summary.max),
+            (4, 1_000, 3_000)
+        );
+        let mut c = DirStats::default();
+        c.copy_from(&a);
+        assert_eq!(c.ttfb, a.ttfb);
+        c.copy_from(&DirStats::default());
+        assert!(c.ttfb.is_none());
+        let mut js = JobStats::default();
+        js.dir[0] = a;
+        js.reset();
+        assert_eq!(js.dir[0].ttfb.as_deref().map(Histogram::count), Some(0));
+        let wire = wire::encode(&b);
+        let back: DirStats = wire::decode(&wire).unwrap();
+        assert_eq!(back, b, "ranks send it to rank 0");
+        let none: DirStats = wire::decode(&wire::encode(&DirStats::default())).unwrap();
+        assert!(none.ttfb.is_none());
     }
 }

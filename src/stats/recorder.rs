@@ -28,6 +28,8 @@ pub enum Action {
     Depth {
         depth: u32,
         quiesce: bool,
+        /// The statistics were cleared: measuring starts again.
+        reset: bool,
     },
     /// End the job now (latency target found, or steady state reached).
     Stop,
@@ -306,7 +308,11 @@ impl Recorder {
                     self.start_measuring(stats, now, &mut || now, true);
                 }
                 self.update_due();
-                Action::Depth { depth, quiesce }
+                Action::Depth {
+                    depth,
+                    quiesce,
+                    reset,
+                }
             }
             Step::Done => Action::Stop,
             Step::Fail { lat_ns, target_ns } => {

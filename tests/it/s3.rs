@@ -291,6 +291,22 @@ fn a_fio_http_job_writes_reads_and_trims_objects_the_server_lists() {
     assert_eq!(get["read"]["total_ios"], 16);
     assert_eq!(get["read"]["io_bytes"], 65536);
     assert!(get["read"]["clat_ns"]["mean"].as_f64().unwrap() > 0.0);
+    // Time to first byte, per request and direction: each answer's first
+    // byte comes before its request completes.
+    assert_eq!(get["read"]["ttfb_ns"]["N"], 16, "{get}");
+    assert_eq!(put["write"]["ttfb_ns"]["N"], 16, "{put}");
+    assert_eq!(put["read"]["ttfb_ns"]["N"], 16, "the verify reads: {put}");
+    let ttfb = &get["read"]["ttfb_ns"];
+    assert!(ttfb["min"].as_u64().unwrap() > 0, "{ttfb}");
+    assert!(
+        ttfb["percentile"]["99.000000"].as_u64().unwrap() > 0,
+        "{ttfb}"
+    );
+    assert!(
+        ttfb["mean"].as_f64().unwrap() <= get["read"]["clat_ns"]["mean"].as_f64().unwrap(),
+        "{get}"
+    );
+    assert!(put["write"].get("ttfb_ns").is_some() && get["write"].get("ttfb_ns").is_none());
     // What a GET returns is what the PUT stored: a ranged job reads the
     // stored block back byte for byte.
     let stored = w.get("roundtrip", "obj_8192_4096");
@@ -321,6 +337,7 @@ fn a_fio_http_job_writes_reads_and_trims_objects_the_server_lists() {
     assert!(o.status.success(), "{}", stderr(&o));
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(job(&doc, "del")["trim"]["total_ios"], 16);
+    assert_eq!(job(&doc, "del")["trim"]["ttfb_ns"]["N"], 16);
     assert_eq!(w.list("roundtrip"), vec![], "nothing left after the trims");
 }
 
@@ -443,9 +460,30 @@ fn the_secret_key_is_never_shown() {
     assert!(o.status.success(), "{}", stderr(&o));
     let all = format!("{}{}", stdout(&o), stderr(&o));
     assert!(all.contains("http: PUT /secret/o_0_4096: 200"), "{all}");
+    assert!(all.contains("\n    ttfb ("), "{all}");
     assert!(!all.contains(SECRET), "{all}");
     assert!(!all.contains("X-Amz-Signature"), "{all}");
     assert!(all.contains("\"http_s3_key\" : \"<hidden>\""), "{all}");
+    // The history names the store, endpoint and bucket, as its target.
+    let out = stdout(&o);
+    let at = out.find("\n{\n").expect("the JSON report") + 1;
+    let doc: Value = serde_json::Deserializer::from_str(&out[at..])
+        .into_iter::<Value>()
+        .next()
+        .unwrap()
+        .unwrap();
+    let store = format!("http://127.0.0.1:{}/secret", w.s3);
+    assert_eq!(
+        doc["iomark"]["environment"]["targets"][0]["path"],
+        store.as_str()
+    );
+    assert_eq!(doc["iomark"]["environment"]["targets"][0]["fs_type"], "s3");
+    let mut h = iomark();
+    h.env("IOMARK_HISTORY_DB", &hist)
+        .args(["history", "--json"]);
+    let listed = output_within(&mut h, Duration::from_secs(30)).expect("ends");
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    assert!(stdout(&listed).contains(&store), "{}", stdout(&listed));
     let mut show = iomark();
     show.arg(&f).arg("--showcmd");
     let s = output_within(&mut show, Duration::from_secs(30)).unwrap();

@@ -26,14 +26,16 @@ use std::collections::HashMap;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use super::{
     Caps, Completion, Engine, EngineError, EngineKind, IoUnit, Op, OpenFile, Queued, SideCounters,
 };
 use crate::job::spec::HttpMode;
 use crate::job::JobSpec;
+use crate::stats::histogram::Histogram;
 use crate::sys::RawFd;
 
 pub use request::Client;
@@ -89,6 +91,22 @@ pub struct HttpEngine {
     /// CPU time the senders used, by sender: user µs, system µs,
     /// context switches (each sender updates its own after each request).
     cpu: Arc<Vec<[AtomicU64; 3]>>,
+    /// Times to first byte by direction (read, write, trim), recorded
+    /// by whichever thread sent the request.
+    ttfb: Arc<Mutex<[Histogram; 3]>>,
+}
+
+/// Records a request's time to first byte in its direction.
+fn record_ttfb(ttfb: &Mutex<[Histogram; 3]>, op: Op, t: Duration) {
+    let d = match op {
+        Op::Read => 0,
+        Op::Write => 1,
+        _ => 2,
+    };
+    let ns = u64::try_from(t.as_nanos()).unwrap_or(u64::MAX);
+    // A poisoned lock only means a sender panicked; the figures stand.
+    let mut h = ttfb.lock().unwrap_or_else(|e| e.into_inner());
+    h[d].record(ns);
 }
 
 /// The calling thread's CPU time (user µs, system µs) and context
@@ -203,6 +221,7 @@ impl HttpEngine {
             pending: Vec::with_capacity(depth as usize),
             errors: HashMap::new(),
             cpu: Arc::new(Vec::new()),
+            ttfb: Arc::new(Mutex::new(std::array::from_fn(|_| Histogram::empty()))),
         })
     }
 
@@ -217,6 +236,7 @@ impl HttpEngine {
             let (tx, rx) = mpsc::channel::<Req>();
             let client = Arc::clone(&self.client);
             let cpu = Arc::clone(&self.cpu);
+            let ttfb = Arc::clone(&self.ttfb);
             let done = done_tx.clone();
             let t = std::thread::Builder::new()
                 .name(format!("iomark-http-{s}"))
@@ -229,7 +249,13 @@ impl HttpEngine {
                         // its completion is reaped.
                         let buf =
                             unsafe { std::slice::from_raw_parts_mut(r.buf.0, r.len as usize) };
-                        let result = client.execute(r.op, &r.target, r.offset, buf);
+                        let result =
+                            client
+                                .execute(r.op, &r.target, r.offset, buf)
+                                .map(|(n, first)| {
+                                    record_ttfb(&ttfb, r.op, first);
+                                    n
+                                });
                         // Counted before the completion is sent: the job
                         // reads these once its last request is reaped.
                         let now = thread_cpu();
@@ -327,7 +353,13 @@ impl Engine for HttpEngine {
         };
         if self.depth <= 1 {
             let (op, offset) = (io.op, io.offset);
-            let r = self.client.execute(op, &target, offset, io.data());
+            let r = self
+                .client
+                .execute(op, &target, offset, io.data())
+                .map(|(n, first)| {
+                    record_ttfb(&self.ttfb, op, first);
+                    n
+                });
             io.result = self.outcome(io.idx, r);
             return Queued::Completed;
         }
@@ -396,6 +428,16 @@ impl Engine for HttpEngine {
             ctx: sum(2),
             retries: self.client.retried.load(Ordering::Relaxed),
         }
+    }
+
+    fn first_byte(&self) -> Option<[Histogram; 3]> {
+        let h = self.ttfb.lock().unwrap_or_else(|e| e.into_inner());
+        Some(h.clone())
+    }
+
+    fn restart_side(&mut self) {
+        let mut h = self.ttfb.lock().unwrap_or_else(|e| e.into_inner());
+        h.iter_mut().for_each(Histogram::clear);
     }
 }
 

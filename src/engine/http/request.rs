@@ -10,7 +10,7 @@
 
 use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusty_s3::actions::{DeleteObject, GetObject, HeadObject, ListObjectsV2, PutObject};
 use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
@@ -282,8 +282,18 @@ impl Client {
     }
 
     /// Does one I/O: `buf` is the data to PUT or the room a GET fills.
-    /// Returns the bytes moved, or one line saying what went wrong.
-    pub fn execute(&self, op: Op, t: &Target, offset: u64, buf: &mut [u8]) -> Result<u64, String> {
+    /// Returns the bytes moved and the time from the request's start to
+    /// its answer's first byte (the status line; pauses before retries
+    /// included, as in the I/O's latency), or one line saying what went
+    /// wrong.
+    pub fn execute(
+        &self,
+        op: Op,
+        t: &Target,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> Result<(u64, Duration), String> {
+        let start = Instant::now();
         let len = buf.len() as u64;
         let object = self.object(t, offset, len);
         let method = match op {
@@ -296,13 +306,13 @@ impl Client {
         });
         if self.verbose > 0 {
             let what = match &r {
-                Ok((status, n)) => format!("{status} ({n} bytes)"),
+                Ok((status, n, _)) => format!("{status} ({n} bytes)"),
                 Err(e) => e.clone(),
             };
             super::say(&format!("http: {method} {object}: {what}"));
         }
         match r {
-            Ok((_, n)) => Ok(n),
+            Ok((_, n, first)) => Ok((n, first.saturating_duration_since(start))),
             Err(e) => Err(format!("{method} {object}: {e}")),
         }
     }
@@ -344,7 +354,8 @@ impl Client {
         }
     }
 
-    /// The exchange itself: (status, bytes moved).
+    /// The exchange itself: (status, bytes moved, when the answer's
+    /// first byte came).
     fn exchange(
         &self,
         op: Op,
@@ -352,7 +363,7 @@ impl Client {
         offset: u64,
         size: u64,
         buf: &mut [u8],
-    ) -> Result<(u16, u64), Fail> {
+    ) -> Result<(u16, u64, Instant), Fail> {
         let url = self.url(op, object)?;
         let len = buf.len() as u64;
         let auth = self.basic.as_ref().map(Secret::expose);
@@ -389,6 +400,9 @@ impl Client {
                 rq.call().map_err(describe)?
             }
         };
+        // ureq returns the response once its status line and headers
+        // have come: the first byte is at most a few header lines back.
+        let first = Instant::now();
         let status = resp.status().as_u16();
         if self.verbose > 1 {
             for (k, v) in resp.headers() {
@@ -415,7 +429,7 @@ impl Client {
                     return Err(format!("HTTP {status}{code}").into());
                 }
                 buf.fill(0);
-                Ok((status, len))
+                Ok((status, len, first))
             }
             Op::Read => {
                 let mut body = resp.body_mut().as_reader();
@@ -439,15 +453,15 @@ impl Client {
                     }
                     Err(e) => return Err(format!("reading the body: {e}").into()),
                 }
-                Ok((status, got as u64))
+                Ok((status, got as u64, first))
             }
             Op::Write => {
                 drain(&mut resp);
-                Ok((status, len))
+                Ok((status, len, first))
             }
             _ => {
                 drain(&mut resp);
-                Ok((status, len))
+                Ok((status, len, first))
             }
         }
     }

@@ -246,7 +246,14 @@ impl Worker<'_> {
     fn apply_action(&mut self, q: &mut IoQueue, a: Action) {
         match a {
             Action::Continue => {}
-            Action::Depth { depth, quiesce } => {
+            Action::Depth {
+                depth,
+                quiesce,
+                reset,
+            } => {
+                if reset {
+                    q.restart_side();
+                }
                 if quiesce {
                     q.drain(self);
                 }

@@ -30,7 +30,7 @@ impl Worker<'_> {
                 return PassEnd::Stopped;
             }
             if self.phase.ramp_over(now) {
-                self.end_ramp(now);
+                self.end_ramp(now, q);
             }
             if self.retry.is_none() && self.backlog_due() {
                 self.run_backlog(q);
@@ -111,7 +111,7 @@ impl Worker<'_> {
                 return PassEnd::Stopped;
             }
             if self.phase.ramp_over(now) {
-                self.end_ramp(now);
+                self.end_ramp(now, q);
             }
             let retried = self.retry.is_some();
             let next = match self.retry.take() {

@@ -164,7 +164,8 @@ impl Worker<'_> {
     /// Measuring starts at the end of the ramp, for every clone of the
     /// batch at the same instant, whenever this one noticed it (`now`):
     /// what completed between the two is left out.
-    pub(super) fn end_ramp(&mut self, now: u64) {
+    pub(super) fn end_ramp(&mut self, now: u64, q: &mut IoQueue) {
+        q.restart_side();
         let from = self.phase.ramp_end(now, self.clock.is_fake());
         self.phase.measure_from(from);
         let clock = &mut self.clock;

@@ -143,6 +143,19 @@ impl IoQueue {
         stats.sys_us += side.sys_us;
         stats.ctx += side.ctx;
         stats.retries += side.retries;
+        if let Some(h) = self.engine.first_byte() {
+            for (d, h) in stats.dir.iter_mut().zip(&h) {
+                if h.count() > 0 {
+                    d.add_ttfb(h);
+                }
+            }
+        }
+    }
+
+    /// Measuring starts again: the engine drops what it measured on its
+    /// own side (times to first byte).
+    pub fn restart_side(&mut self) {
+        self.engine.restart_side();
     }
 
     /// A queue of one unit per `unit_size` bytes of `pool`.
