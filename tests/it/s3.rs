@@ -884,3 +884,55 @@ fn https_with_an_unknown_certificate_is_refused_unless_told() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert_eq!(w.list("tls").len(), 8);
 }
+
+#[test]
+fn object_results_make_an_html_report_and_compare_as_disk_results_do() {
+    let Some(w) = shared() else { return };
+    w.bucket("pages");
+    let dir = tempdir();
+    let text = global(w.s3, "filename=/pages/obj\nbs=4k\nsize=64k\n")
+        + "[put]\nrw=write\niodepth=4\n\
+           [get]\nstonewall\nrw=randread\niodepth=8\n\
+           [del]\nstonewall\nrw=trim\niodepth=2\n";
+    for side in ["a", "b"] {
+        let out = format!("{side}.json");
+        let o = run_job(
+            dir.path(),
+            &text,
+            &["--output-format=json", "--output", out.as_str()],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(w.list("pages"), vec![], "the trims left nothing behind");
+    }
+    let mut c = iomark();
+    c.current_dir(dir.path())
+        .args(["report", "a.json", "b.json", "-o", "r.html"]);
+    let o = output_within(&mut c, Duration::from_secs(60)).expect("ends");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    let store = format!("http://127.0.0.1:{}/pages", w.s3);
+    assert!(
+        html.contains(&format!("Target {store}")),
+        "the store is named"
+    );
+    for name in ["put write", "get read", "del trim"] {
+        assert!(html.contains(name), "{name} in the report");
+    }
+    // One run a side: the comparison finds the same tests and calls
+    // nothing a change.
+    let mut c = iomark();
+    c.current_dir(dir.path())
+        .args(["compare", "a.json", "b.json", "--json", "-"]);
+    let o = output_within(&mut c, Duration::from_secs(60)).expect("ends");
+    let v: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&o), stderr(&o)));
+    assert_eq!(o.status.code(), Some(0), "{v}");
+    let tests: Vec<&str> = v["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(tests.len(), 3, "{v}");
+    assert_eq!(v["regressions"], 0, "{v}");
+}
