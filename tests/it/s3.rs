@@ -936,3 +936,72 @@ fn object_results_make_an_html_report_and_compare_as_disk_results_do() {
     assert_eq!(tests.len(), 3, "{v}");
     assert_eq!(v["regressions"], 0, "{v}");
 }
+
+#[test]
+fn two_ranks_share_one_store_and_rank_0_reports_both_exactly() {
+    let _serial = crate::common::cpu_heavy();
+    let Some(w) = shared() else { return };
+    let Some(bin) = crate::mpi::mpi_iomark() else {
+        return;
+    };
+    w.bucket("ranks");
+    let dir = tempdir();
+    // One object path, each rank's clone 64 KiB further on (N-to-1, as
+    // with a shared file): 16 objects a rank, none shared.
+    let common = "filename=/ranks/obj\nbs=4k\nsize=64k\noffset_increment=64k\n";
+    let put = global(w.s3, common)
+        + "[put]\nrw=write\niodepth=4\n[get]\nstonewall\nrw=randread\niodepth=4\n";
+    std::fs::write(dir.path().join("put.fio"), &put).unwrap();
+    let o = crate::mpi::mpirun(
+        &bin,
+        dir.path(),
+        2,
+        &[],
+        &["put.fio", "--output-format=json"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = crate::mpi::json_of(&o);
+    let sum = |name: &str, dir: &str, key: &str| -> u64 {
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|j| j["jobname"] == name)
+            .map(|j| {
+                let d = &j[dir];
+                match key {
+                    "ttfb" => d["ttfb_ns"]["N"].as_u64().unwrap_or(0),
+                    k => d[k].as_u64().unwrap_or(0),
+                }
+            })
+            .sum()
+    };
+    assert_eq!(sum("put", "write", "total_ios"), 32, "{v}");
+    assert_eq!(sum("put", "write", "io_bytes"), 32 * 4096, "{v}");
+    assert_eq!(sum("put", "write", "ttfb"), 32, "{v}");
+    assert_eq!(sum("get", "read", "total_ios"), 32, "{v}");
+    assert_eq!(sum("get", "read", "ttfb"), 32, "{v}");
+    let want: Vec<(String, u64)> = {
+        let mut v: Vec<_> = (0..32)
+            .map(|i| (format!("obj_{}_4096", i * 4096), 4096))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(w.list("ranks"), want, "the server's listing");
+    assert_eq!(
+        v["iomark"]["environment"]["targets"][0]["path"],
+        format!("http://127.0.0.1:{}/ranks", w.s3).as_str()
+    );
+    let del = global(w.s3, common) + "[del]\nrw=trim\niodepth=4\n";
+    std::fs::write(dir.path().join("del.fio"), &del).unwrap();
+    let o = crate::mpi::mpirun(
+        &bin,
+        dir.path(),
+        2,
+        &[],
+        &["del.fio", "--output-format=json"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(w.list("ranks"), vec![], "nothing left behind");
+}
