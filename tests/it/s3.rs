@@ -437,6 +437,16 @@ fn wrong_credentials_and_a_missing_bucket_fail_in_one_line() {
     );
     let doc: Value = serde_json::from_slice(&o.stdout).expect("the report is still written");
     assert_ne!(job(&doc, "r")["error"], 0);
+    // Nor is a DELETE in a missing bucket a deleted object.
+    let text = global(w.s3, "") + "[t]\nfilename=/no-such-bucket/o\nrw=trim\nbs=4k\nsize=16k\n";
+    let o = run_job(dir.path(), &text, &["--output-format=json"]);
+    assert!(!o.status.success(), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("DELETE /no-such-bucket/o_0_4096: HTTP 404 (NoSuchBucket)"),
+        "{err}"
+    );
 }
 
 #[test]

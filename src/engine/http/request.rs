@@ -459,6 +459,15 @@ impl Client {
                 drain(&mut resp);
                 Ok((status, len, first))
             }
+            _ if status == 404 => {
+                // A missing object is no error for a DELETE (it is gone
+                // either way); a missing bucket is: nothing was deleted.
+                let code = error_code(&mut resp);
+                if code == " (NoSuchBucket)" {
+                    return Err(format!("HTTP {status}{code}").into());
+                }
+                Ok((status, len, first))
+            }
             _ => {
                 drain(&mut resp);
                 Ok((status, len, first))
