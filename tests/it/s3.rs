@@ -1015,3 +1015,183 @@ fn two_ranks_share_one_store_and_rank_0_reports_both_exactly() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(w.list("ranks"), vec![], "nothing left behind");
 }
+
+/// moto's S3 server (`moto_server`): a second S3 implementation, for the
+/// requests' conformance. It checks no signature; buckets and listings
+/// go through its S3 API unsigned.
+struct Moto {
+    child: Child,
+    port: u16,
+}
+
+impl Moto {
+    fn start() -> Option<Moto> {
+        let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/motovenv/bin/moto_server");
+        let bin = if venv.is_file() {
+            venv
+        } else {
+            let found = std::env::var_os("PATH").and_then(|p| {
+                std::env::split_paths(&p)
+                    .map(|d| d.join("moto_server"))
+                    .find(|f| f.is_file())
+            });
+            let Some(b) = found else {
+                missing("moto's moto_server is not installed (pip install 'moto[server]' into target/motovenv)");
+                return None;
+            };
+            b
+        };
+        let port = free_port();
+        let mut cmd = Command::new(bin);
+        cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let child = cmd.spawn().expect("start moto_server");
+        let m = Moto { child, port };
+        let t0 = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(60),
+                "moto_server did not start within 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Some(m)
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn bucket(&self, name: &str) {
+        let r = ureq::put(self.url(&format!("/{name}")))
+            .send_empty()
+            .expect("create a bucket");
+        assert!(r.status().is_success());
+    }
+
+    /// The bucket's objects by ListObjectsV2: (key, size).
+    fn list(&self, bucket: &str) -> Vec<(String, u64)> {
+        let mut r = ureq::get(self.url(&format!("/{bucket}?list-type=2&max-keys=1000")))
+            .call()
+            .expect("listing");
+        let xml = r.body_mut().read_to_string().unwrap();
+        let tag = |s: &str, t: &str| -> String {
+            s.split_once(&format!("<{t}>"))
+                .and_then(|(_, r)| r.split_once(&format!("</{t}>")))
+                .map(|(v, _)| v.to_string())
+                .unwrap_or_default()
+        };
+        let mut out: Vec<(String, u64)> = xml
+            .split("<Contents>")
+            .skip(1)
+            .map(|c| (tag(c, "Key"), tag(c, "Size").parse().unwrap_or(0)))
+            .collect();
+        out.sort();
+        out
+    }
+
+    fn put(&self, bucket: &str, key: &str, data: &[u8]) {
+        let mut r = ureq::put(self.url(&format!("/{bucket}/{key}")))
+            .config()
+            .http_status_as_error(false)
+            .build()
+            .send(data)
+            .expect("put");
+        let status = r.status();
+        assert!(
+            status.is_success(),
+            "PUT /{bucket}/{key}: {status} {}",
+            r.body_mut().read_to_string().unwrap_or_default()
+        );
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        kill_group(&mut self.child);
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_second_s3_implementation_sees_the_same_objects_and_refusals() {
+    let Some(m) = Moto::start() else { return };
+    m.bucket("conform");
+    let dir = tempdir();
+    // An object iomark did not write (no mark in its metadata) is
+    // neither overwritten nor deleted.
+    m.put("conform", "other_0_4096", &[1; 4096]);
+    let theirs = vec![("other_0_4096".to_string(), 4096)];
+    for (rw, verb) in [("write", "overwrite"), ("trim", "delete")] {
+        let text = global(m.port, "filename=/conform/other\nbs=4k\nsize=16k\n")
+            + &format!("[x]\nrw={rw}\n");
+        let o = run_job(dir.path(), &text, &[]);
+        assert!(!o.status.success(), "{rw}");
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!(
+                "object /conform/other_0_4096 was not written by iomark: refusing to {verb} it"
+            )),
+            "{rw}: {err}"
+        );
+        assert_eq!(m.list("conform"), theirs, "{rw}: nothing changed");
+    }
+    // Block mode: PUTs with verify, GETs.
+    let text = global(m.port, "filename=/conform/obj\nbs=4k\nsize=64k\n")
+        + "[put]\nrw=write\niodepth=4\nverify=crc32c\n\
+           [get]\nstonewall\nrw=randread\niodepth=8\n";
+    let o = run_job(dir.path(), &text, &["--output-format=json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(job(&doc, "put")["write"]["total_ios"], 16);
+    assert_eq!(
+        job(&doc, "put")["read"]["total_ios"],
+        16,
+        "the verify reads"
+    );
+    assert_eq!(job(&doc, "get")["read"]["io_bytes"], 65536);
+    assert_eq!(job(&doc, "get")["read"]["ttfb_ns"]["N"], 16);
+    let mut want: Vec<(String, u64)> = (0..16)
+        .map(|i| (format!("obj_{}_4096", i * 4096), 4096))
+        .chain(theirs.clone())
+        .collect();
+    want.sort();
+    assert_eq!(m.list("conform"), want, "ListObjectsV2 after the PUTs");
+    // Range mode: one object, ranged GETs.
+    let text = global(
+        m.port,
+        "filename=/conform/whole\nbs=4k\nsize=32k\nhttp_object_mode=range\n",
+    ) + "[put]\nrw=write\nbs=32k\n[get]\nstonewall\nrw=randread\n";
+    let o = run_job(dir.path(), &text, &["--output-format=json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(job(&doc, "get")["read"]["total_ios"], 8);
+    assert_eq!(job(&doc, "get")["read"]["io_bytes"], 32768);
+    assert!(m.list("conform").contains(&("whole".to_string(), 32768)));
+    // The trims delete iomark's block objects, and only those.
+    let trim = global(m.port, "filename=/conform/obj\nbs=4k\nsize=64k\n") + "[del]\nrw=trim\n";
+    let o = run_job(dir.path(), &trim, &["--output-format=json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut left = theirs.clone();
+    left.push(("whole".to_string(), 32768));
+    left.sort();
+    assert_eq!(m.list("conform"), left);
+    // A missing bucket fails each kind of request in one line.
+    for (rw, method) in [("read", "GET"), ("trim", "DELETE"), ("write", "PUT")] {
+        let text =
+            global(m.port, "") + &format!("[x]\nfilename=/nobucket/o\nrw={rw}\nbs=4k\nsize=8k\n");
+        let o = run_job(dir.path(), &text, &[]);
+        assert!(!o.status.success(), "{rw}: {}", stdout(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!(
+                "{method} /nobucket/o_0_4096: HTTP 404 (NoSuchBucket)"
+            )),
+            "{rw}: {err}"
+        );
+    }
+}
