@@ -96,7 +96,10 @@ impl Weed {
             .arg(format!("-s3.port.grpc={}", p[7]))
             .args(["-s3.port.iceberg=0", "-s3.port.lance=0"])
             .arg(format!("-s3.config={}", cfg.display()))
-            .args(["-master.volumeSizeLimitMB=32", "-volume.max=32"])
+            // Each bucket is a collection with volumes of its own: with
+            // 32 volume slots the shared server's seventh bucket got
+            // HTTP 500 for every PUT. Volumes are sparse files.
+            .args(["-master.volumeSizeLimitMB=32", "-volume.max=256"])
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -424,10 +424,7 @@ impl Client {
             Op::Read if status == 404 => {
                 // As fio does: a missing object reads as zeroes (like a
                 // hole in a file); a missing bucket is an error.
-                let code = error_code(&mut resp);
-                if code == " (NoSuchBucket)" {
-                    return Err(format!("HTTP {status}{code}").into());
-                }
+                no_bucket(&mut resp)?;
                 buf.fill(0);
                 Ok((status, len, first))
             }
@@ -462,10 +459,7 @@ impl Client {
             _ if status == 404 => {
                 // A missing object is no error for a DELETE (it is gone
                 // either way); a missing bucket is: nothing was deleted.
-                let code = error_code(&mut resp);
-                if code == " (NoSuchBucket)" {
-                    return Err(format!("HTTP {status}{code}").into());
-                }
+                no_bucket(&mut resp)?;
                 Ok((status, len, first))
             }
             _ => {
@@ -474,6 +468,16 @@ impl Client {
             }
         }
     }
+}
+
+/// A 404 answer that says the bucket is missing, as an error (one of a
+/// missing object is not).
+fn no_bucket(resp: &mut ureq::http::Response<ureq::Body>) -> Result<(), Fail> {
+    let code = error_code(resp);
+    if code == " (NoSuchBucket)" {
+        return Err(format!("HTTP 404{code}").into());
+    }
+    Ok(())
 }
 
 /// A response whose status says the request failed: `HTTP 503
