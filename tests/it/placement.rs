@@ -52,7 +52,7 @@ fn cpu_split_nice_and_io_priority_apply_to_each_clone() {
             "--size=1g",
             "--rw=read",
             "--time_based",
-            "--runtime=3",
+            "--runtime=20",
             "--numjobs=2",
             &format!("--cpus_allowed={cpus}"),
             "--cpus_allowed_policy=split",
@@ -66,14 +66,20 @@ fn cpu_split_nice_and_io_priority_apply_to_each_clone() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("start iomark");
+    // Each clone sets its CPUs, nice and I/O priority one after the
+    // other as it starts: wait until both show all three (a loaded
+    // machine was seen between a clone's nice and its I/O priority).
+    let prio = (2 << 13) | 6;
     let t0 = Instant::now();
     let mut seen = Vec::new();
-    while t0.elapsed() < Duration::from_secs(2) {
+    while t0.elapsed() < Duration::from_secs(15) {
         seen = threads(child.id())
             .into_iter()
             .filter(|t| t.0.starts_with("iomark:placed"))
             .collect();
-        if seen.len() == 2 && seen.iter().all(|t| t.2 == 5) {
+        let placed =
+            |t: &(String, String, i64, i64)| t.2 == 5 && t.3 == prio && !t.1.contains(['-', ',']);
+        if seen.len() == 2 && seen.iter().all(placed) {
             break;
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -90,6 +96,6 @@ fn cpu_split_nice_and_io_priority_apply_to_each_clone() {
     }
     for t in &seen {
         assert_eq!(t.2, 5, "nice of {}", t.0);
-        assert_eq!(t.3, (2 << 13) | 6, "I/O priority of {}", t.0);
+        assert_eq!(t.3, prio, "I/O priority of {}", t.0);
     }
 }
