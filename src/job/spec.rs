@@ -1188,6 +1188,9 @@ pub struct HttpOpts {
     /// PEM file of the certificate authorities HTTPS trusts instead of
     /// the built-in list (a private CA, a self-signed server).
     pub ca_file: Option<String>,
+    /// S3 PUTs of objects larger than this are multipart uploads in
+    /// parts of this size (0: one PUT whatever the size, as fio).
+    pub s3_part_size: u64,
 }
 
 impl Default for HttpOpts {
@@ -1207,6 +1210,7 @@ impl Default for HttpOpts {
             object_mode: ObjectMode::Block,
             retries: 4,
             ca_file: None,
+            s3_part_size: 0,
         }
     }
 }

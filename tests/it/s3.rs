@@ -1198,3 +1198,71 @@ fn a_second_s3_implementation_sees_the_same_objects_and_refusals() {
         );
     }
 }
+
+#[test]
+fn objects_above_the_part_size_are_multipart_uploads_on_both_servers() {
+    let Some(w) = shared() else { return };
+    let Some(m) = Moto::start() else { return };
+    w.bucket("parts");
+    m.bucket("parts");
+    let dir = tempdir();
+    // Two objects of 12 MiB, each three parts (5, 5 and 2 MiB), read back
+    // and checked.
+    let opts = "filename=/parts/big\nbs=12m\nsize=24m\nhttp_s3_part_size=5m\nhttp_verbose=1\n";
+    let job_text = "[put]\nrw=write\niodepth=2\nverify=crc32c\n";
+    let twelve = 12u64 << 20;
+    for (port, list) in [
+        (
+            w.s3,
+            // SeaweedFS stages parts under the bucket's .uploads folder
+            // (its filer shows it; S3 listings do not): none may be left.
+            Box::new(|| {
+                assert_eq!(w.list("parts/.uploads"), vec![], "parts left staged");
+                w.list("parts")
+                    .into_iter()
+                    .filter(|(n, _)| n != ".uploads")
+                    .collect()
+            }) as Box<dyn Fn() -> Vec<(String, u64)>>,
+        ),
+        (m.port, Box::new(|| m.list("parts"))),
+    ] {
+        let text = global(port, opts) + job_text;
+        let o = run_job(dir.path(), &text, &["--output-format=json"]);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{err}");
+        let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let put = job(&doc, "put");
+        assert_eq!(put["write"]["total_ios"], 2, "{put}");
+        assert_eq!(put["write"]["io_bytes"], 2 * twelve, "{put}");
+        assert_eq!(put["read"]["total_ios"], 2, "the verify reads");
+        assert_eq!(put["write"]["ttfb_ns"]["N"], 2, "{put}");
+        for object in ["/parts/big_0_12582912", "/parts/big_12582912_12582912"] {
+            for n in 1..=3 {
+                let line = format!("http: PUT {object} part {n} of 3: ");
+                assert_eq!(err.matches(&line).count(), 1, "{line} in {err}");
+            }
+        }
+        assert_eq!(
+            list(),
+            vec![
+                ("big_0_12582912".to_string(), twelve),
+                ("big_12582912_12582912".to_string(), twelve)
+            ],
+            "port {port}: the objects, whole"
+        );
+        // Overwritten whole by a multipart upload again: they are
+        // iomark's (the mark went with the upload's start).
+        let o = run_job(dir.path(), &text, &[]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    // A part below S3's smallest is refused before anything is sent.
+    let text = global(
+        w.s3,
+        "filename=/parts/small\nbs=8m\nsize=8m\nhttp_s3_part_size=1m\n",
+    ) + "[put]\nrw=write\n";
+    let o = run_job(dir.path(), &text, &[]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("below S3's smallest part (5MiB)"), "{err}");
+}

@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 use rusty_s3::actions::{DeleteObject, GetObject, HeadObject, ListObjectsV2, PutObject};
 use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
 
+mod multipart;
+
 use super::creds;
 use super::{Op, Target};
 use crate::job::spec::{HttpMode, Https, ObjectMode, Secret};
@@ -98,6 +100,8 @@ pub struct Client {
     verbose: u32,
     /// How often a busy answer is retried.
     retries: u32,
+    /// PUTs above this size are multipart uploads (0: never).
+    part_size: u64,
     /// Requests sent again, over the job.
     pub retried: AtomicU64,
 }
@@ -171,6 +175,7 @@ impl Client {
             storage_class: o.s3_storage_class.clone(),
             verbose: o.verbose,
             retries: o.retries,
+            part_size: o.s3_part_size,
             retried: AtomicU64::new(0),
         })
     }
@@ -183,13 +188,8 @@ impl Client {
         }
     }
 
-    /// The URL of `method` on `object`, signed for S3.
-    fn url(&self, op: Op, object: &str) -> Result<String, String> {
-        let Some(s3) = &self.s3 else {
-            let mut u = self.endpoint.clone();
-            u.set_path(object);
-            return Ok(u.into());
-        };
+    /// The bucket of an S3 object path, and the object's key in it.
+    fn bucket<'o>(&self, s3: &S3, object: &'o str) -> Result<(Bucket, &'o str), String> {
         let (bucket, key) = split_bucket(object)
             .ok_or_else(|| format!("object path '{object}' names no bucket and key"))?;
         let bucket = Bucket::new(
@@ -199,6 +199,17 @@ impl Client {
             s3.region.clone(),
         )
         .map_err(|e| format!("bucket of '{object}': {e}"))?;
+        Ok((bucket, key))
+    }
+
+    /// The URL of `method` on `object`, signed for S3.
+    fn url(&self, op: Op, object: &str) -> Result<String, String> {
+        let Some(s3) = &self.s3 else {
+            let mut u = self.endpoint.clone();
+            u.set_path(object);
+            return Ok(u.into());
+        };
+        let (bucket, key) = self.bucket(s3, object)?;
         let c = Some(&s3.creds);
         let url = match op {
             Op::Write => {
@@ -301,9 +312,14 @@ impl Client {
             Op::Read => "GET",
             _ => "DELETE",
         };
-        let r = self.with_retries(method, &object, || {
-            self.exchange(op, &object, offset, t.size, buf)
-        });
+        let r = match (&self.s3, op) {
+            (Some(s3), Op::Write) if self.part_size > 0 && len > self.part_size => {
+                self.multipart(s3, &object, buf)
+            }
+            _ => self.with_retries(method, &object, || {
+                self.exchange(op, &object, offset, t.size, buf)
+            }),
+        };
         if self.verbose > 0 {
             let what = match &r {
                 Ok((status, n, _)) => format!("{status} ({n} bytes)"),

@@ -2,7 +2,7 @@
 //! objects are, which protocol, and the credentials. Credentials are
 //! marked secret: the "job options" echo and `--showcmd` hide them.
 
-use super::{opt, uint_in, unsupported, Category::*, Kind, OptDef};
+use super::{opt, size, uint_in, unsupported, Category::*, Kind, OptDef};
 use crate::job::engine_kind::EngineKind;
 use crate::job::spec::{HttpMode, Https, ObjectMode, Secret};
 use crate::job::value::parse_choice;
@@ -199,6 +199,25 @@ pub const OPTS: &[OptDef] = &[
         },
     )
     .default("4")
+    .engines(HTTP),
+    opt(
+        "http_s3_part_size",
+        Engine,
+        Kind::Size,
+        "S3: a PUT of an object larger than this is a multipart upload in parts of this size, at least 5MiB as S3 requires (iomark's own; 0: one PUT, as fio)",
+        |s, v| {
+            let n = size(s, v)?;
+            if n != 0 && n < 5 << 20 {
+                return Err(format!(
+                    "{v} is below S3's smallest part (5MiB); give 5m or more, or 0 for single PUTs"
+                )
+                .into());
+            }
+            s.engine.http.s3_part_size = n;
+            Ok(())
+        },
+    )
+    .default("0")
     .engines(HTTP),
     opt(
         "http_ca_file",

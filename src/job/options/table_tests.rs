@@ -277,6 +277,9 @@ const SAMPLES: &[(&str, &str, Check)] = &[
         s.engine.http.object_mode == ObjectMode::Range
     }),
     ("http_retries", "7", |s| s.engine.http.retries == 7),
+    ("http_s3_part_size", "8m", |s| {
+        s.engine.http.s3_part_size == 8 << 20
+    }),
     ("http_ca_file", "/etc/ca.pem", |s| {
         s.engine.http.ca_file.as_deref() == Some("/etc/ca.pem")
     }),
