@@ -11,12 +11,17 @@
 //! reports and decides the exit code. `sys` is the operating system
 //! underneath (Linux, macOS, FreeBSD, Windows).
 
+//! `histogram` (the latency histogram) sits at the bottom with `sys`:
+//! `stats` records into it, and engines that time their own requests
+//! (the http engine's time to first byte) keep one.
+
 // Per-direction arrays are indexed by direction number throughout.
 #![allow(clippy::needless_range_loop)]
 
 pub mod cli;
 pub mod cluster;
 pub mod engine;
+pub mod histogram;
 pub mod history;
 pub mod host;
 pub mod job;

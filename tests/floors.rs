@@ -20,7 +20,7 @@ const FLOORS: &[&[&str]] = &[
     &["engine"],
     &["host"],
     &["job", "outfile"],
-    &["sys"],
+    &["sys", "histogram"],
 ];
 
 fn floor_of(room: &str) -> Option<usize> {

@@ -14,9 +14,9 @@ use std::io;
 
 pub use crate::sys::RawFd;
 
+use crate::histogram::Histogram;
 pub use crate::job::EngineKind;
 use crate::job::JobSpec;
-use crate::stats::histogram::Histogram;
 pub use error::EngineError;
 pub use registry::{Destroys, EngineInfo, Layout};
 

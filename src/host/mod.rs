@@ -243,7 +243,7 @@ pub fn job_targets(spec: &JobSpec) -> Vec<PathBuf> {
 /// the history and reports name what was measured. The store is not a
 /// filesystem: nothing is probed, and no credential is part of the name.
 pub fn object_store(spec: &JobSpec) -> Option<Target> {
-    use crate::engine::EngineKind;
+    use crate::job::engine_kind::EngineKind;
     use crate::job::spec::{HttpMode, Https};
     if spec.io.ioengine != EngineKind::Http {
         return None;

@@ -7,7 +7,9 @@
 //! Nothing here formats output: that is `report`.
 
 pub mod disk;
-pub mod histogram;
+/// The latency histogram, a module of its own below `engine` (which
+/// keeps one for times to first byte); named here as well.
+pub use crate::histogram;
 pub mod inflate;
 pub mod latency_target;
 pub mod live;

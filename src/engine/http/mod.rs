@@ -33,9 +33,9 @@ use std::time::Duration;
 use super::{
     Caps, Completion, Engine, EngineError, EngineKind, IoUnit, Op, OpenFile, Queued, SideCounters,
 };
+use crate::histogram::Histogram;
 use crate::job::spec::HttpMode;
 use crate::job::JobSpec;
-use crate::stats::histogram::Histogram;
 use crate::sys::RawFd;
 
 pub use request::Client;
