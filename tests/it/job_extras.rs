@@ -299,11 +299,12 @@ fn flow_weights_set_the_ratio_of_ios() {
         "{ours:?}"
     );
     if crate::common::fio_for_comparison() {
+        // What fio 3.33 does with the same file, for the log: on a quiet
+        // machine its ratios are the same, but with two CPU hogs beside CI
+        // its flow control gave [0.30, 0.20], so fio's figures are shown,
+        // not asserted (iomark's above hold under that load).
         let theirs = ratios(&crate::common::fio_json(dir.path(), &["flow.fio"]));
-        assert!(
-            (theirs[0] - 3.0).abs() < 0.15 && (theirs[1] - 2.0).abs() < 0.1,
-            "fio: {theirs:?}"
-        );
+        eprintln!("flow ratios: iomark {ours:?}, fio {theirs:?} (want [3, 2])");
     }
     // A short job in the group ends; the long one then runs alone.
     let job = "[global]\nioengine=null\nbs=4k\nflow=1\n[short]\nrw=write\nsize=1m\n[long]\nrw=read\nsize=8m\n";
