@@ -212,6 +212,7 @@ impl FileTarget {
     /// A random offset, or `None` when the random map (or lfsr) has given
     /// every block in this pass. A length that does not fit before the
     /// region's end is replaced by `fit(room)` as in `sequential`.
+    #[inline(always)]
     pub fn random(
         &mut self,
         d: Ddir,
