@@ -184,30 +184,23 @@ pub const DEPTH_BUCKETS: usize = 7;
 /// Index of the depth bucket for a queue depth.
 #[inline]
 pub fn depth_bucket(depth: u32) -> usize {
-    match depth {
-        0..=1 => 0,
-        2..=3 => 1,
-        4..=7 => 2,
-        8..=15 => 3,
-        16..=31 => 4,
-        32..=63 => 5,
-        _ => 6,
-    }
+    // 0..=1 => 0, 2..=3 => 1, 4..=7 => 2, ... 32..=63 => 5, 64.. => 6:
+    // the highest bit set, without a chain of comparisons per I/O.
+    ((31 - (depth | 1).leading_zeros()) as usize).min(6)
 }
 
 /// Buckets of fio's "submit"/"complete" lines: 0, 4, 8, 16, 32, 64, >=64
 /// (the count of I/Os per submit or reap call, by upper bound).
 #[inline]
 pub fn batch_bucket(n: u32) -> usize {
-    match n {
-        0 => 0,
-        1..=4 => 1,
-        5..=8 => 2,
-        9..=16 => 3,
-        17..=32 => 4,
-        33..=64 => 5,
-        _ => 6,
+    // 0 => 0, 1..=4 => 1, 5..=8 => 2, 9..=16 => 3, ... 33..=64 => 5,
+    // 65.. => 6: the rounded-up power of two, without a chain of
+    // comparisons per I/O.
+    if n == 0 {
+        return 0;
     }
+    let ceil_log2 = 32 - (n - 1).leading_zeros();
+    (ceil_log2.saturating_sub(1) as usize).clamp(1, 6)
 }
 
 /// Upper bounds of the latency distribution buckets per unit:
@@ -222,8 +215,29 @@ pub struct LatDist {
     pub msec: [u64; 12],
 }
 
+/// `edge_index` of every value below 1000, worked out at compile time: a
+/// latency takes one load instead of a walk along the edges.
+static EDGE_INDEX: [u8; 1000] = {
+    let mut t = [0u8; 1000];
+    let mut v = 0;
+    while v < 1000 {
+        let mut i = 0;
+        while i < 9 && v as u64 >= LAT_EDGES[i] {
+            i += 1;
+        }
+        t[v] = i as u8;
+        v += 1;
+    }
+    t
+};
+
+/// The first bucket whose bound exceeds `v` (the last one from 750 on).
+#[inline]
 fn edge_index(v: u64) -> usize {
-    LAT_EDGES.iter().position(|e| v < *e).unwrap_or(9)
+    match EDGE_INDEX.get(v as usize) {
+        Some(&i) => i as usize,
+        None => 9,
+    }
 }
 
 impl LatDist {
@@ -606,6 +620,43 @@ impl ThreadUsage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn edge_index_is_the_first_bound_above() {
+        for v in 0..3000u64 {
+            let want = LAT_EDGES.iter().position(|e| v < *e).unwrap_or(9);
+            assert_eq!(edge_index(v), want, "{v}");
+        }
+        assert_eq!(edge_index(u64::MAX), 9);
+    }
+
+    #[test]
+    fn depth_and_batch_buckets_are_fios_ranges() {
+        // fio's depth buckets: 1, 2, 4, 8, 16, 32, >=64 (0 counts as 1).
+        let depth = |d: u32| match d {
+            0..=1 => 0,
+            2..=3 => 1,
+            4..=7 => 2,
+            8..=15 => 3,
+            16..=31 => 4,
+            32..=63 => 5,
+            _ => 6,
+        };
+        // fio's submit/complete buckets: 0, 4, 8, 16, 32, 64, >=64.
+        let batch = |n: u32| match n {
+            0 => 0,
+            1..=4 => 1,
+            5..=8 => 2,
+            9..=16 => 3,
+            17..=32 => 4,
+            33..=64 => 5,
+            _ => 6,
+        };
+        for v in (0..=4200).chain([u32::MAX - 1, u32::MAX]) {
+            assert_eq!(depth_bucket(v), depth(v), "depth {v}");
+            assert_eq!(batch_bucket(v), batch(v), "batch {v}");
+        }
+    }
 
     #[test]
     fn latency_distribution_buckets() {

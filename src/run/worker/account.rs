@@ -58,16 +58,14 @@ impl Completions for Worker<'_> {
         self.err.fail(errno, msg);
     }
 
-    #[inline]
+    #[inline(always)]
     fn settle(&mut self, q: &mut IoQueue, idx: u32, result: i64) -> Option<i64> {
         let u = q.unit(idx);
-        if !short::is_short(u.op, u.len(), result) {
-            return Some(self.reassemble(q, idx, result));
+        // The usual case: the whole transfer, in one piece.
+        if result as u64 == u.len() && u.moved() == 0 {
+            return Some(result);
         }
-        match self.short_transfer(q, idx, result) {
-            Short::Account(r) => Some(r),
-            Short::Requeued => None,
-        }
+        self.settle_rest(q, idx, result)
     }
 
     #[inline]
@@ -264,6 +262,22 @@ impl Worker<'_> {
                 let msg = self.rec.fail_message();
                 self.err.fail(errno, msg);
             }
+        }
+    }
+}
+
+impl Worker<'_> {
+    /// [`Completions::settle`] for a completion that is short, failed, a
+    /// sync, or the rest of a short one.
+    #[inline(never)]
+    fn settle_rest(&mut self, q: &mut IoQueue, idx: u32, result: i64) -> Option<i64> {
+        let u = q.unit(idx);
+        if !short::is_short(u.op, u.len(), result) {
+            return Some(self.reassemble(q, idx, result));
+        }
+        match self.short_transfer(q, idx, result) {
+            Short::Account(r) => Some(r),
+            Short::Requeued => None,
         }
     }
 }
