@@ -462,7 +462,14 @@ pub fn parse_split(s: &str, kb_base: u64) -> Result<Vec<SplitEntry>, JobError> {
     }
     let unset = out.iter().filter(|e| e.perc == 0.0).count();
     if unset > 0 {
-        let each = (100.0 - total) / unset as f64;
+        // Whole shares are split in whole percent, as fio splits them
+        // (`4k:8k:16k` gives 33 % each; draws beyond 99 % take the last
+        // entry), so the same job draws the same sizes.
+        let each = if total.fract() == 0.0 {
+            ((100.0 - total) / unset as f64).floor()
+        } else {
+            (100.0 - total) / unset as f64
+        };
         for e in out.iter_mut().filter(|e| e.perc == 0.0) {
             e.perc = each;
         }

@@ -128,6 +128,7 @@ fn ours(r: &Row) -> (Vec<u64>, u64, u64, u64) {
         }
         let regions: Vec<_> = job.files.iter().map(|f| f.region).collect();
         let mut w = Workload::new(&job.spec, &regions, job.limits, job.seed);
+        w.number_clone(&job.spec, job.thread_number, job.seed);
         let mut pass = |w: &mut Workload| {
             while let Ok(io) = w.next_io() {
                 if io.op.is_data() {

@@ -2,22 +2,82 @@
 //! `bsrange` or `bssplit` (weighted choices), per direction or, with
 //! `bs_is_seq_rand`, per sequential/random I/O.
 //!
-//! A `bsrange=LOW-HIGH` length is drawn as fio draws it: uniform over
-//! `LOW .. LOW + HIGH`, rounded down to a multiple of LOW (unless
-//! `bs_unaligned`), then capped at HIGH. Every multiple of LOW below HIGH
-//! is equally likely and HIGH takes the rest, so with `4k-10k` the shares
-//! are 4k 40 %, 8k 40 %, 10k 20 % (HIGH is issued even when it is not a
-//! multiple of LOW). Where a length must fit in what is left of a region,
-//! it is drawn again until it does (`pick_within`).
+//! Lengths are drawn as fio draws them, from the same numbers: one
+//! taus88 (or taus258) stream per direction, seeded as fio seeds its
+//! block-size streams for the same clone (the write stream takes the
+//! read stream's seed when the job verifies, the trim stream the write
+//! stream's under trimwrite), so a job that draws its lengths gives the
+//! lengths fio gives, in the same order.
 //!
-//! Pure arithmetic on a caller's random stream; no allocation after `new`.
+//! - `bsrange=LOW-HIGH`: `LOW + HIGH × u` for a uniform `u` in [0, 1),
+//!   rounded down to a multiple of LOW (unless `bs_unaligned`), capped
+//!   at HIGH. Every multiple of LOW below HIGH is equally likely and HIGH
+//!   takes the rest, so with `4k-10k` the shares are 4k 40 %, 8k 40 %,
+//!   10k 20 %.
+//! - `bssplit`: the entries in order of their share (smallest first, as
+//!   given among equal ones); a draw takes the first entry whose running
+//!   total of shares covers it and that fits before the region's end.
+//!   Its size is issued as written (fio rounds it down to a multiple of
+//!   the smallest size; the same for the usual sizes, which are such
+//!   multiples).
+//! - A length that does not fit before the end is drawn again.
+//!
+//! Pure arithmetic; no allocation after `new`.
 
-use super::rng::Rng;
-use crate::job::spec::{BlockSizes, Ddir, IoOpts};
+use super::taus::{self, Taus};
+use crate::job::spec::{BlockSizes, Ddir, IoOpts, RandomGenerator, RwPattern, VerifyKind};
+use crate::job::value::SplitEntry;
+
+/// The streams block sizes are drawn from, one per fio direction (read,
+/// write, trim; or sequential, random with `bs_is_seq_rand`).
+#[derive(Clone, Debug)]
+pub struct BsDraws {
+    seeds: [u64; 3],
+    wide: bool,
+    streams: [Taus; 3],
+}
+
+impl BsDraws {
+    /// The streams of the clone numbered `thread_number` (fio's count of
+    /// clones from 1); `clone_seed` seeds them when the job asks for
+    /// unrepeatable draws (`randrepeat=0` without `randseed`).
+    pub fn new(io: &IoOpts, verify: VerifyKind, thread_number: u64, clone_seed: u64) -> Self {
+        let repeat = io.randrepeat || io.allrandrepeat || io.randseed.is_some();
+        let seed = |s: taus::Stream| {
+            if repeat {
+                taus::stream_seed(io.randseed, io.allrandrepeat, thread_number, s)
+            } else {
+                clone_seed ^ (s as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            }
+        };
+        let read = seed(taus::Stream::BlockSize);
+        let mut write = seed(taus::Stream::BlockSize1);
+        let mut trim = seed(taus::Stream::BlockSize2);
+        if verify != VerifyKind::None {
+            write = read;
+        }
+        if matches!(io.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite) {
+            trim = write;
+        }
+        let wide = io.random_generator == RandomGenerator::Tausworthe64;
+        let seeds = [read, write, trim];
+        BsDraws {
+            seeds,
+            wide,
+            streams: seeds.map(|s| Taus::new(s, wide)),
+        }
+    }
+
+    /// Starts every stream over (a new pass with `randrepeat`).
+    pub fn restart(&mut self) {
+        self.streams = self.seeds.map(|s| Taus::new(s, self.wide));
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct BlockSizer {
-    /// Indexed by direction, or by 0 = sequential / 1 = random.
+    /// Indexed by direction, or by 0 = sequential / 1 = random; split
+    /// entries in the order fio walks them.
     sizes: [BlockSizes; 3],
     by_seq_rand: bool,
     unaligned: bool,
@@ -25,19 +85,33 @@ pub struct BlockSizer {
 
 impl BlockSizer {
     pub fn new(io: &IoOpts) -> Self {
+        let mut sizes = io.bs.clone();
+        for b in &mut sizes {
+            if let BlockSizes::Split(v) = b {
+                // fio sorts by share (a sort that keeps equal shares in
+                // the order given, for the few entries a split has).
+                v.sort_by(|a, b| a.perc.total_cmp(&b.perc));
+            }
+        }
         BlockSizer {
-            sizes: io.bs.clone(),
+            sizes,
             by_seq_rand: io.bs_is_seq_rand,
             unaligned: io.bs_unaligned,
         }
     }
 
-    fn table(&self, d: Ddir, random: bool) -> &BlockSizes {
+    /// The table and stream index of an I/O of direction `d`.
+    #[inline]
+    fn slot(&self, d: Ddir, random: bool) -> usize {
         if self.by_seq_rand {
-            &self.sizes[usize::from(random)]
+            usize::from(random)
         } else {
-            &self.sizes[d.idx()]
+            d.idx()
         }
+    }
+
+    fn table(&self, d: Ddir, random: bool) -> &BlockSizes {
+        &self.sizes[self.slot(d, random)]
     }
 
     /// Smallest length an I/O of direction `d` can have.
@@ -74,53 +148,95 @@ impl BlockSizer {
         }
     }
 
-    /// Length of the next I/O.
+    /// Length of the next I/O, when nothing limits it.
     #[inline]
-    pub fn pick(&self, rng: &mut Rng, d: Ddir, random: bool) -> u64 {
-        match self.table(d, random) {
-            BlockSizes::Range { lo, hi } => self.in_range(rng, *lo, *hi),
-            BlockSizes::Split(entries) => {
-                let p = rng.percent();
-                let mut acc = 0.0;
-                for e in entries {
-                    acc += e.perc;
-                    if p < acc {
-                        return self.in_range(rng, e.lo, e.hi);
-                    }
-                }
-                // Rounding left a sliver past the last share.
-                entries
-                    .last()
-                    .map(|e| self.in_range(rng, e.lo, e.hi))
-                    .unwrap_or(4096)
-            }
-        }
+    pub fn pick(&self, draws: &mut BsDraws, d: Ddir, random: bool) -> u64 {
+        self.pick_within(draws, d, random, u64::MAX).unwrap_or(4096)
     }
 
     /// A length of at most `room` bytes: drawn again until one fits, or
     /// `None` when not even the smallest does.
     #[inline]
-    pub fn pick_within(&self, rng: &mut Rng, d: Ddir, random: bool, room: u64) -> Option<u64> {
-        if self.min(d) > room {
+    pub fn pick_within(
+        &self,
+        draws: &mut BsDraws,
+        d: Ddir,
+        random: bool,
+        room: u64,
+    ) -> Option<u64> {
+        let slot = self.slot(d, random);
+        let table = &self.sizes[slot];
+        let (min, max) = (table.min().max(1), table.max().max(1));
+        if min >= max {
+            return (min <= room).then_some(min);
+        }
+        if min > room {
             return None;
         }
+        let rng = &mut draws.streams[slot];
+        let top = rng.max();
         loop {
-            let len = self.pick(rng, d, random);
+            let r = rng.draw();
+            let len = match table {
+                BlockSizes::Range { .. } if self.unaligned => min + scale(max, r, top),
+                BlockSizes::Range { .. } => {
+                    let len = min + scale(max, r, top);
+                    len - len % min
+                }
+                // Issued as written: fio also rounds a split's sizes down
+                // to a multiple of the smallest (`4k/50:6k/50` would give
+                // only 4k), which is not the I/O the job asks for. Sizes
+                // that are multiples, the usual case, are the same.
+                BlockSizes::Split(entries) => split_pick(entries, r, top, room, rng),
+            };
+            let len = len.min(max);
             if len <= room {
                 return Some(len);
             }
         }
     }
+}
 
-    #[inline]
-    fn in_range(&self, rng: &mut Rng, lo: u64, hi: u64) -> u64 {
-        let lo = lo.max(1);
-        if hi <= lo {
-            return lo;
+/// `span × r / (top + 1)`: a uniform share of `span` from a draw `r` of a
+/// stream whose largest value is `top`, in double precision as fio
+/// computes it.
+#[inline]
+fn scale(span: u64, r: u64, top: u64) -> u64 {
+    (span as f64 * (r as f64 / (top as f64 + 1.0))) as u64
+}
+
+/// The entry of a split that draw `r` lands in: the first whose running
+/// total of shares covers `r` (`r / total <= top / 100` in integers, as
+/// fio tests it) and that fits in `room`; the last entry with a share
+/// when none does. An entry that is a range (iomark's `LOW-HIGH/PERC`)
+/// takes its length from the next draw.
+#[inline]
+fn split_pick(entries: &[SplitEntry], r: u64, top: u64, room: u64, rng: &mut Taus) -> u64 {
+    let bound = top / 100;
+    let mut total = 0.0f64;
+    let mut pick = None;
+    for e in entries {
+        if e.perc <= 0.0 {
+            continue;
         }
-        let len = lo + rng.below(hi);
-        let len = if self.unaligned { len } else { len - len % lo };
-        len.min(hi)
+        total += e.perc;
+        pick = Some(e);
+        let covered = if total.fract() == 0.0 {
+            r / (total as u64) <= bound
+        } else {
+            (r as f64 / total).floor() <= bound as f64
+        };
+        if covered && e.lo <= room {
+            break;
+        }
+    }
+    match pick {
+        Some(e) if e.hi > e.lo => {
+            let v = e.lo.max(1) + scale(e.hi - e.lo + 1, rng.draw(), rng.max());
+            v.min(e.hi)
+        }
+        Some(e) => e.lo,
+        None => entries.first().map_or(4096, |e| e.lo),
     }
 }
 
@@ -130,18 +246,28 @@ mod tests {
     use crate::job::options::{apply, lookup};
     use crate::job::spec::JobSpec;
 
-    fn sizer(opts: &[(&str, &str)]) -> BlockSizer {
+    fn spec(opts: &[(&str, &str)]) -> JobSpec {
         let mut s = JobSpec::default();
         for (k, v) in opts {
             apply(&mut s, lookup(k).unwrap(), Some(v)).unwrap();
         }
-        BlockSizer::new(&s.io)
+        s
+    }
+
+    fn sizer(opts: &[(&str, &str)]) -> BlockSizer {
+        BlockSizer::new(&spec(opts).io)
+    }
+
+    /// The streams of clone `n` of a job with `opts`.
+    fn draws(opts: &[(&str, &str)], n: u64) -> BsDraws {
+        let s = spec(opts);
+        BsDraws::new(&s.io, s.verify.verify, n, n)
     }
 
     /// Shares of each length in 100,000 draws.
     fn shares(opts: &[(&str, &str)], d: Ddir) -> std::collections::BTreeMap<u64, f64> {
         let b = sizer(opts);
-        let mut rng = Rng::new(9);
+        let mut rng = draws(opts, 9);
         let mut n = std::collections::BTreeMap::new();
         for _ in 0..100_000 {
             *n.entry(b.pick(&mut rng, d, false)).or_insert(0.0) += 1e-3;
@@ -158,6 +284,95 @@ mod tests {
                 "{len}: {g:.1} %, want {pct} % ({got:?})"
             );
         }
+    }
+
+    /// The first lengths (in KiB) the first clone of a job draws.
+    fn first_kib(opts: &[(&str, &str)], d: Ddir, n: usize) -> Vec<u64> {
+        let b = sizer(opts);
+        let mut rng = draws(opts, 1);
+        (0..n).map(|_| b.pick(&mut rng, d, false) / 1024).collect()
+    }
+
+    #[test]
+    fn lengths_are_the_ones_fio_draws() {
+        // fio 3.33's first lengths for the same jobs (from its
+        // write_iolog): bssplit, bssplit with verify (the write stream
+        // takes the read stream's seed), bsrange.
+        assert_eq!(
+            first_kib(
+                &[("rw", "write"), ("bssplit", "4k/50:16k/50")],
+                Ddir::Write,
+                24
+            ),
+            [4, 4, 4, 16, 16, 4, 16, 4, 16, 16, 16, 4, 16, 4, 4, 4, 4, 4, 4, 16, 4, 16, 4, 4]
+        );
+        assert_eq!(
+            first_kib(
+                &[
+                    ("rw", "write"),
+                    ("bssplit", "4k/50:16k/50"),
+                    ("verify", "crc32c")
+                ],
+                Ddir::Write,
+                12
+            ),
+            [4, 16, 16, 4, 16, 4, 16, 4, 4, 4, 4, 4]
+        );
+        assert_eq!(
+            first_kib(&[("rw", "read"), ("bsrange", "4k-64k")], Ddir::Read, 16),
+            [12, 44, 52, 24, 60, 8, 64, 12, 16, 12, 16, 24, 12, 4, 4, 48]
+        );
+    }
+
+    #[test]
+    fn split_sizes_are_issued_as_written() {
+        // Not rounded down to a multiple of the smallest (fio would
+        // issue only 4k here).
+        near(
+            &shares(&[("bssplit", "4k/50:6k/50")], Ddir::Write),
+            &[(4096, 50.0), (6144, 50.0)],
+        );
+        // Shares left unset are whole percents: 33 each, the last entry
+        // taking the draws beyond 99 %.
+        near(
+            &shares(&[("bssplit", "4k:8k:16k")], Ddir::Write),
+            &[(4096, 33.0), (8192, 33.0), (16384, 34.0)],
+        );
+    }
+
+    #[test]
+    fn a_split_entry_that_does_not_fit_gives_way_to_the_next_that_does() {
+        // With 9000 bytes left a 16k share falls to the next entry that
+        // fits; the smallest share first, as fio orders them.
+        let opts = [("bssplit", "8k/60:16k/30:4k/10")];
+        let b = sizer(&opts);
+        let mut rng = draws(&opts, 1);
+        for _ in 0..1000 {
+            let l = b.pick_within(&mut rng, Ddir::Read, false, 9000).unwrap();
+            assert!(l == 4096 || l == 8192, "{l}");
+        }
+        assert_eq!(b.pick_within(&mut rng, Ddir::Read, false, 4095), None);
+    }
+
+    #[test]
+    fn a_new_pass_draws_the_same_lengths_again() {
+        let opts = [("rw", "write"), ("bsrange", "4k-64k")];
+        let b = sizer(&opts);
+        let mut rng = draws(&opts, 3);
+        let first: Vec<u64> = (0..50)
+            .map(|_| b.pick(&mut rng, Ddir::Write, false))
+            .collect();
+        rng.restart();
+        let again: Vec<u64> = (0..50)
+            .map(|_| b.pick(&mut rng, Ddir::Write, false))
+            .collect();
+        assert_eq!(first, again);
+        // Another clone draws others.
+        let mut other = draws(&opts, 4);
+        let theirs: Vec<u64> = (0..50)
+            .map(|_| b.pick(&mut other, Ddir::Write, false))
+            .collect();
+        assert_ne!(first, theirs);
     }
 
     #[test]
@@ -186,7 +401,7 @@ mod tests {
     #[test]
     fn a_length_that_must_fit_is_drawn_again() {
         let b = sizer(&[("bsrange", "4k-16k")]);
-        let mut rng = Rng::new(4);
+        let mut rng = draws(&[], 4);
         for _ in 0..1000 {
             let l = b.pick_within(&mut rng, Ddir::Read, false, 9000).unwrap();
             assert!(l == 4096 || l == 8192, "{l}");
@@ -197,7 +412,7 @@ mod tests {
     #[test]
     fn range_gives_multiples_of_the_low_end_evenly() {
         let b = sizer(&[("bsrange", "4k-16k")]);
-        let mut rng = Rng::new(1);
+        let mut rng = draws(&[], 1);
         let mut seen = [0u32; 5];
         for _ in 0..40_000 {
             let l = b.pick(&mut rng, Ddir::Read, false);
@@ -213,7 +428,7 @@ mod tests {
     #[test]
     fn unaligned_range_gives_any_length() {
         let b = sizer(&[("bsrange", "1000-1003"), ("bs_unaligned", "1")]);
-        let mut rng = Rng::new(2);
+        let mut rng = draws(&[], 2);
         let mut seen = [false; 4];
         for _ in 0..20_000 {
             seen[(b.pick(&mut rng, Ddir::Write, true) - 1000) as usize] = true;
@@ -224,7 +439,7 @@ mod tests {
     #[test]
     fn split_follows_shares_and_seq_rand_indexes_by_randomness() {
         let b = sizer(&[("bssplit", "4k/25:64k/75")]);
-        let mut rng = Rng::new(3);
+        let mut rng = draws(&[], 3);
         let big = (0..40_000)
             .filter(|_| b.pick(&mut rng, Ddir::Read, true) == 65536)
             .count();

@@ -21,6 +21,7 @@ pub mod dist;
 pub mod fileservice;
 pub mod iolog;
 pub mod lfsr;
+pub mod mix;
 pub mod pacing;
 pub mod prio;
 pub mod randmap;
@@ -32,7 +33,7 @@ pub mod zbd;
 
 use crate::engine::Op;
 use crate::job::spec::{Ddir, JobSpec, RandomGenerator, RwPattern, RwSequencer, ZoneMode};
-use bs::BlockSizer;
+use bs::{BlockSizer, BsDraws};
 use fileservice::{FileChooser, FileEvent};
 use rng::Rng;
 use target::{FileTarget, TargetCfg};
@@ -167,9 +168,9 @@ pub struct Workload {
     rand_run: u64,
     run_left: u64,
     identical: bool,
-    rng_dir: Rng,
+    mix: mix::MixCycle,
     rng_off: Rng,
-    rng_bs: Rng,
+    rng_bs: BsDraws,
     rng_mix: Rng,
     rng_file: Rng,
     limits: Limits,
@@ -235,9 +236,7 @@ struct Fast {
 }
 
 /// Purposes for random streams.
-const STREAM_DIR: u64 = 1;
 const STREAM_OFF: u64 = 2;
-const STREAM_BS: u64 = 3;
 const STREAM_MIX: u64 = 4;
 const STREAM_FILE: u64 = 6;
 
@@ -250,6 +249,14 @@ impl Workload {
             .filter(|f| f.map_failed)
             .map(|f| f.blocks())
             .sum()
+    }
+
+    /// Seeds the block-size streams as fio seeds them for the clone
+    /// numbered `thread_number` (counting every clone of the run from 1;
+    /// `new` takes the first).
+    pub fn number_clone(&mut self, spec: &JobSpec, thread_number: u64, seed: u64) {
+        self.rng_bs = BsDraws::new(&spec.io, spec.verify.verify, thread_number, seed);
+        self.mix = mix::MixCycle::new(&spec.io, thread_number, seed);
     }
 
     #[allow(clippy::too_many_lines)]
@@ -331,9 +338,9 @@ impl Workload {
             rand_run: if random { io.rw_nr.max(1) as u64 } else { 1 },
             run_left: 0,
             identical: io.rw_sequencer == RwSequencer::Identical,
-            rng_dir: Rng::stream(seed, STREAM_DIR),
+            mix: mix::MixCycle::new(io, 1, seed),
             rng_off: Rng::stream(seed, STREAM_OFF),
-            rng_bs: Rng::stream(seed, STREAM_BS),
+            rng_bs: BsDraws::new(io, spec.verify.verify, 1, seed),
             rng_mix: Rng::stream(seed, STREAM_MIX),
             rng_file: Rng::stream(seed, STREAM_FILE),
             limits,
@@ -608,9 +615,9 @@ impl Workload {
     }
 
     fn seed_streams(&mut self, seed: u64) {
-        self.rng_dir = Rng::stream(seed, STREAM_DIR);
+        self.mix.reseed();
         self.rng_off = Rng::stream(seed, STREAM_OFF);
-        self.rng_bs = Rng::stream(seed, STREAM_BS);
+        self.rng_bs.restart();
         self.rng_mix = Rng::stream(seed, STREAM_MIX);
         self.rng_file = Rng::stream(seed, STREAM_FILE);
     }
@@ -651,6 +658,7 @@ impl Workload {
         self.chooser.reset();
         self.run_left = 0;
         self.pass_ios = 0;
+        self.mix.new_pass();
         self.pending = None;
         self.last_was_sync = false;
     }
@@ -856,7 +864,10 @@ impl Workload {
                 at => at,
             };
             match at {
-                Some((offset, len)) => return Ok(Self::data_io(ddir, fi, offset, len)),
+                Some((offset, len)) => {
+                    self.mix.issued(ddir);
+                    return Ok(Self::data_io(ddir, fi, offset, len));
+                }
                 // A skewed file choice starts a finished file over (one
                 // that has no room even from its start is done).
                 None if self.chooser.restarts_files()
@@ -922,15 +933,7 @@ impl Workload {
             | RwPattern::TrimWrite
             | RwPattern::RandTrimWrite => Ddir::Trim,
             RwPattern::ReadWrite | RwPattern::RandRw => {
-                let d = if self.rwmixread >= 100.0 {
-                    Ddir::Read
-                } else if self.rwmixread <= 0.0 {
-                    Ddir::Write
-                } else if self.rng_dir.percent() < self.rwmixread {
-                    Ddir::Read
-                } else {
-                    Ddir::Write
-                };
+                let d = self.mix.next_ddir();
                 // A rate-limited direction that must wait yields to one
                 // that may go now.
                 let other = if d == Ddir::Read {

@@ -9,8 +9,14 @@
 //! (`cmdprio_percentage`): the n-th read or write drawn for gets the
 //! priority fio's n-th does.
 //!
-//! Offsets, block sizes and mixes use iomark's own generator (`rng`);
-//! only their distributions need to match, not their sequences.
+//! And for block sizes drawn from `bsrange` or `bssplit`: the n-th
+//! length of a direction is fio's n-th (see `bs`).
+//!
+//! And for the direction of a mixed job's I/Os (`rw=rw`, `randrw`): the
+//! n-th direction drawn is fio's n-th (see `mix`).
+//!
+//! Offsets use iomark's own generator (`rng`); only their distribution
+//! needs to match, not its sequence.
 
 /// fio's default `randseed`.
 const DEFAULT_RANDSEED: u64 = 0x89;
@@ -23,6 +29,14 @@ const SPREAD: u64 = 0x9e37_0001;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u64)]
 pub enum Stream {
+    /// Block sizes of reads (or of sequential I/O with `bs_is_seq_rand`).
+    BlockSize = 0,
+    /// Block sizes of writes (or of random I/O with `bs_is_seq_rand`).
+    BlockSize1 = 1,
+    /// Block sizes of trims.
+    BlockSize2 = 2,
+    /// The direction of the next I/O of a mixed job (`rwmixread`).
+    Mix = 4,
     /// Sizes drawn from a `filesize` range.
     FileSize = 7,
     /// Which I/Os get a priority of their own (`cmdprio_percentage`,

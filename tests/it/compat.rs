@@ -4,9 +4,13 @@
 //!
 //! - `Exact`: `total_ios` and `io_bytes` equal, the same number of syncs,
 //!   the same files left behind with the same sizes;
-//! - `Ios(p)`: I/O counts within `p` (random mixes, block size splits),
-//!   bytes still exact;
-//! - `Mix(p)`: counts and bytes within `p` (random direction mixes);
+//!   Block sizes and a mixed job's directions are drawn from fio's
+//!   streams, so sequential jobs with `bsrange`/`bssplit` and mixed jobs
+//!   are exact too;
+//! - `Ios(p)`: I/O counts within `p` (random offsets meeting drawn block
+//!   sizes: the offsets are iomark's own draws), bytes still exact;
+//! - `Mix(p)`: counts and bytes within `p` (the same, with two
+//!   directions);
 //! - `Alloc(p)`: counts exact, the same files, and the space the written
 //!   files occupy (the distinct blocks a distribution touched) within `p`;
 //! - `Iops(p, asked)`: achieved IOPS within `p` of the rate the job asks
@@ -99,7 +103,7 @@ const CASES: &[Case] = &[
     case("qd-batch-submit-complete", "--ioengine=libaio --direct=1 --iodepth=16 --iodepth_batch_submit=8 --iodepth_batch_complete_min=4 --iodepth_batch_complete_max=16 --rw=randwrite --size=4m", Exact),
     case("qd-iodepth-low", "--ioengine=libaio --direct=1 --iodepth=16 --iodepth_low=4 --rw=read --size=4m", Exact),
     case("qd-complete-poll", "--ioengine=libaio --direct=1 --iodepth=8 --iodepth_batch_complete_min=0 --rw=randread --size=2m", Exact),
-    case("qd-null-32", "--ioengine=null --iodepth=32 --rw=randrw --size=64m --norandommap", Mix(0.03)),
+    case("qd-null-32", "--ioengine=null --iodepth=32 --rw=randrw --size=64m --norandommap", Exact),
     // Offsets and sizes.
     case("seq-read", "--rw=read --bs=4k --size=2m", Exact),
     case("size-over-nrfiles", "--rw=write --bs=4k --size=1m --nrfiles=3", Exact),
@@ -126,17 +130,17 @@ const CASES: &[Case] = &[
     case("offset-grows-files", "--rw=write --size=1m --numjobs=2 --offset=512k", Exact),
     case("filesize-with-size-cap", "--rw=write --size=200k --filesize=100k --nrfiles=4", Exact),
     case("filesize-fixed", "--rw=randwrite --filesize=96k --nrfiles=5", Exact),
-    case("bs-read-write", "--ioengine=null --rw=rw --bs=4k,16k --size=64m", Mix(0.03)),
-    case("bsrange-seq", "--ioengine=null --rw=write --bsrange=4k-16k --size=64m", Ios(0.03)),
+    case("bs-read-write", "--ioengine=null --rw=rw --bs=4k,16k --size=64m", Exact),
+    case("bsrange-seq", "--ioengine=null --rw=write --bsrange=4k-16k --size=64m", Exact),
     case("bsrange-rand", "--ioengine=null --rw=randwrite --bsrange=4k-16k --size=64m", Ios(0.03)),
-    case("bsrange-top-not-multiple", "--ioengine=null --rw=write --bsrange=4k-10k --size=64m", Ios(0.03)),
+    case("bsrange-top-not-multiple", "--ioengine=null --rw=write --bsrange=4k-10k --size=64m", Exact),
     case("bsrange-odd-low-end", "--ioengine=null --rw=randwrite --bsrange=3k-10k --size=64m", Mix(0.03)),
-    case("bsrange-unaligned", "--ioengine=null --rw=write --bsrange=1k-9k --bs_unaligned=1 --size=64m", Mix(0.03)),
-    case("bsrange-per-direction", "--ioengine=null --rw=rw --bsrange=3k-10k,1k-9k --bs_unaligned=1 --size=64m", Mix(0.04)),
+    case("bsrange-unaligned", "--ioengine=null --rw=write --bsrange=1k-9k --bs_unaligned=1 --size=64m", Exact),
+    case("bsrange-per-direction", "--ioengine=null --rw=rw --bsrange=3k-10k,1k-9k --bs_unaligned=1 --size=64m", Exact),
     case("bsrange-per-direction-rand", "--ioengine=null --rw=randrw --bsrange=4k-10k,4k-9k --size=64m", Mix(0.04)),
     // A range or split wins over bs wherever bs stands.
     case("bssplit-then-bs", "[global]\nioengine=null\nbssplit=4k/50:16k/50\nrw=randwrite\nsize=64m\n[t]\nbs=4k\n", Ios(0.03)),
-    case("bsrange-then-bs", "--ioengine=null --rw=write --bsrange=4k-16k --bs=8k --size=64m", Ios(0.03)),
+    case("bsrange-then-bs", "--ioengine=null --rw=write --bsrange=4k-16k --bs=8k --size=64m", Exact),
     case("bssplit-rand", "--ioengine=null --rw=randwrite --bssplit=4k/50:12k/50 --size=64m", Ios(0.03)),
     case("blockalign", "--rw=randwrite --bs=8k --blockalign=4k --size=1m", Exact),
     case("percentage_random", "--rw=randread --percentage_random=50 --size=1m", Exact),

@@ -425,6 +425,7 @@ fn workload(job: &PlannedJob) -> Result<Workload, SetupError> {
     let spec = &job.spec;
     let regions: Vec<Region> = job.files.iter().map(|f| f.region).collect();
     let mut workload = Workload::new(spec, &regions, job.limits, job.seed);
+    workload.number_clone(spec, job.thread_number, job.seed);
     match workload.random_map_failed() {
         0 => {}
         n if spec.io.softrandommap => crate::run::output::stderr_line(&format!(
