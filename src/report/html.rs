@@ -192,7 +192,17 @@ fn summary_table(sets: &[Dataset], names: &[String], unit: BwUnit) -> String {
         headers.insert(0, "run");
     }
     let bw = format!("{} median (min–max)", unit.name());
-    headers.extend([bw.as_str(), "IOPS", "mean lat", "p99 lat", "passes"]);
+    headers.extend([bw.as_str(), "IOPS", "mean lat", "p99 lat"]);
+    // Runs against a server (the http engine) also show the median and
+    // the time to first byte, of the pass drawn below each test.
+    let served = sets
+        .iter()
+        .flat_map(|d| &d.items)
+        .any(|it| it.detail.as_ref().is_some_and(|d| !d.ttfb.is_empty()));
+    if served {
+        headers.extend(["p50 lat", "p99 ttfb"]);
+    }
+    headers.push("passes");
     let mut rows = Vec::new();
     for (d, name) in sets.iter().zip(names) {
         for it in &d.items {
@@ -204,6 +214,13 @@ fn summary_table(sets: &[Dataset], names: &[String], unit: BwUnit) -> String {
             r.push(table::iops(median(it, 1)));
             r.push(table::latency(median(it, 2)));
             r.push(table::latency(median(it, 3)));
+            if served {
+                let at = |f: fn(&Detail) -> &[(f64, f64)], p| {
+                    it.detail.as_ref().map_or(f64::NAN, |d| Detail::at(f(d), p))
+                };
+                r.push(table::latency(at(|d| &d.percentiles, 50.0)));
+                r.push(table::latency(at(|d| &d.ttfb, 99.0)));
+            }
             r.push(it.samples.len().to_string());
             rows.push(r);
         }
@@ -562,7 +579,28 @@ fn item_section(d: &Dataset, run: &str, it: &Item, unit: BwUnit) -> String {
         s.push_str(&timeline_chart_in(unit, "IOPS over time", true, &c));
     }
     if let Some(det) = &it.detail {
-        if !det.percentiles.is_empty() {
+        if !det.ttfb.is_empty() {
+            // The time to first byte beside the latency: the gap between
+            // the curves is the body's transfer.
+            let first = Detail {
+                percentiles: det.ttfb.clone(),
+                ..det.clone()
+            };
+            s.push_str(&percentile_chart(
+                "Latency and time to first byte percentiles",
+                &[
+                    (it.label(), det, false, 0),
+                    ("time to first byte".to_string(), &first, true, 1),
+                ],
+            ));
+            let _ = write!(
+                s,
+                "<p class=\"meta\">time to first byte: p50 {}, p99 {}, p99.9 {}</p>",
+                latency_text(Detail::at(&det.ttfb, 50.0)),
+                latency_text(Detail::at(&det.ttfb, 99.0)),
+                latency_text(Detail::at(&det.ttfb, 99.9))
+            );
+        } else if !det.percentiles.is_empty() {
             s.push_str(&percentile_chart(
                 "Latency percentiles",
                 &[(it.label(), det, false, 0)],

@@ -951,6 +951,58 @@ fn object_results_make_an_html_report_and_compare_as_disk_results_do() {
 }
 
 #[test]
+fn the_html_report_shows_time_to_first_byte_for_http_runs_only() {
+    let Some(w) = shared() else { return };
+    w.bucket("ttfbpage");
+    let dir = tempdir();
+    let text = global(w.s3, "filename=/ttfbpage/obj\nbs=4k\nsize=32k\n")
+        + "[put]\nrw=write\niodepth=2\n[del]\nstonewall\nrw=trim\n";
+    let o = run_job(
+        dir.path(),
+        &text,
+        &["--output-format=json", "--output", "http.json"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(w.list("ttfbpage"), vec![]);
+    let file = "[f]\nfilename=f.dat\nrw=write\nbs=4k\nsize=32k\n";
+    std::fs::write(dir.path().join("f.fio"), file).unwrap();
+    let mut c = iomark();
+    c.current_dir(dir.path())
+        .args(["f.fio", "--output-format=json", "--output", "file.json"]);
+    let o = output_within(&mut c, Duration::from_secs(60)).expect("ends");
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::remove_file(dir.path().join("f.dat")).unwrap();
+    let page = |json: &str| {
+        let mut c = iomark();
+        c.current_dir(dir.path())
+            .args(["report", json, "-o", "r.html"]);
+        let o = output_within(&mut c, Duration::from_secs(60)).expect("ends");
+        assert!(o.status.success(), "{}", stderr(&o));
+        std::fs::read_to_string(dir.path().join("r.html")).unwrap()
+    };
+    let html = page("http.json");
+    for shown in [
+        "<th>p99 ttfb</th>",
+        "<th>p50 lat</th>",
+        "Latency and time to first byte percentiles",
+        "time to first byte: p50 ",
+    ] {
+        assert!(html.contains(shown), "{shown} in the http run's page");
+    }
+    // The p99 ttfb cell of each test is a latency, not "-".
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("http.json")).unwrap())
+            .unwrap();
+    assert!(job(&doc, "put")["write"]["ttfb_ns"]["percentile"]["99.000000"].as_u64() > Some(0));
+    assert!(!html.contains("time to first byte: p50 -"), "figures shown");
+    let html = page("file.json");
+    assert!(html.contains("<th>p99 lat</th>"), "a file run's page");
+    for absent in ["ttfb", "time to first byte", "p50 lat"] {
+        assert!(!html.contains(absent), "{absent} in a file run's page");
+    }
+}
+
+#[test]
 fn two_ranks_share_one_store_and_rank_0_reports_both_exactly() {
     let _serial = crate::common::cpu_heavy();
     let Some(w) = shared() else { return };
