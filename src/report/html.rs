@@ -200,13 +200,25 @@ fn summary_table(sets: &[Dataset], names: &[String], unit: BwUnit) -> String {
         .flat_map(|d| &d.items)
         .any(|it| it.detail.as_ref().is_some_and(|d| !d.ttfb.is_empty()));
     if served {
+        headers[if many { 5 } else { 4 }] = "IOPS (req/s)";
         headers.extend(["p50 lat", "p99 ttfb"]);
     }
     headers.push("passes");
     let mut rows = Vec::new();
     for (d, name) in sets.iter().zip(names) {
         for it in &d.items {
-            let mut r = vec![it.name.clone(), it.dir.clone(), it.params.describe()];
+            // Object requests are named by their method (GET, PUT).
+            let http = it
+                .params
+                .0
+                .iter()
+                .any(|(k, v)| k == "ioengine" && v == "http");
+            let dir = if http {
+                table::method(&it.dir).to_string()
+            } else {
+                it.dir.clone()
+            };
+            let mut r = vec![it.name.clone(), dir, it.params.describe()];
             if many {
                 r.insert(0, name.clone());
             }

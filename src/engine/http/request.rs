@@ -15,7 +15,10 @@ use std::time::{Duration, Instant};
 use rusty_s3::actions::{DeleteObject, GetObject, HeadObject, ListObjectsV2, PutObject};
 use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
 
+mod bucket;
 mod multipart;
+
+pub use bucket::Removed;
 
 use super::creds;
 use super::{Op, Target};
