@@ -11,7 +11,8 @@
 //!   zeroes, as fio does) fails the run instead of counting as data. The
 //!   mixed-size GET replays the prep's own size draws (same seed, one
 //!   pass over the set, not time-based): it asks for exactly the objects
-//!   the prep wrote.
+//!   the prep wrote. (fio draws a read job's sizes from another stream
+//!   than a write job's: under fio this GET fails its check, loudly.)
 //! - `s3-mixed` (70 % GET / 30 % PUT) has fixed sizes only: with drawn
 //!   sizes its GETs would ask for objects no PUT made, and iomark does not
 //!   pass zeroes off as data.
@@ -95,7 +96,11 @@ pub const S3_GET: Preset = Preset {
             40% 1 MiB, 10% 4 MiB) is first written by a prep test, then read \
             back whole with 8 requests in flight and checked (crc32c), so a \
             missing object fails the run. The mixed-size GET reads the set \
-            once; the 1 MiB GET reads it over and over for the run time.",
+            once, drawing the prep's sizes again (same seed); the 1 MiB GET \
+            reads it over and over for the run time. Under fio (3.42) the \
+            mixed-size GET fails its check: fio draws a read job's sizes \
+            from another random stream than a write job's, so it asks for \
+            objects the prep did not write.",
     shared_file: None,
     size: "64m",
     runtime_s: 10,
