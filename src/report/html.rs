@@ -192,11 +192,33 @@ fn summary_table(sets: &[Dataset], names: &[String], unit: BwUnit) -> String {
         headers.insert(0, "run");
     }
     let bw = format!("{} median (min–max)", unit.name());
-    headers.extend([bw.as_str(), "IOPS", "mean lat", "p99 lat", "passes"]);
+    headers.extend([bw.as_str(), "IOPS", "mean lat", "p99 lat"]);
+    // Runs against a server (the http engine) also show the median and
+    // the time to first byte, of the pass drawn below each test.
+    let served = sets
+        .iter()
+        .flat_map(|d| &d.items)
+        .any(|it| it.detail.as_ref().is_some_and(|d| !d.ttfb.is_empty()));
+    if served {
+        headers[if many { 5 } else { 4 }] = "IOPS (req/s)";
+        headers.extend(["p50 lat", "p99 ttfb"]);
+    }
+    headers.push("passes");
     let mut rows = Vec::new();
     for (d, name) in sets.iter().zip(names) {
         for it in &d.items {
-            let mut r = vec![it.name.clone(), it.dir.clone(), it.params.describe()];
+            // Object requests are named by their method (GET, PUT).
+            let http = it
+                .params
+                .0
+                .iter()
+                .any(|(k, v)| k == "ioengine" && v == "http");
+            let dir = if http {
+                table::method(&it.dir).to_string()
+            } else {
+                it.dir.clone()
+            };
+            let mut r = vec![it.name.clone(), dir, it.params.describe()];
             if many {
                 r.insert(0, name.clone());
             }
@@ -204,6 +226,13 @@ fn summary_table(sets: &[Dataset], names: &[String], unit: BwUnit) -> String {
             r.push(table::iops(median(it, 1)));
             r.push(table::latency(median(it, 2)));
             r.push(table::latency(median(it, 3)));
+            if served {
+                let at = |f: fn(&Detail) -> &[(f64, f64)], p| {
+                    it.detail.as_ref().map_or(f64::NAN, |d| Detail::at(f(d), p))
+                };
+                r.push(table::latency(at(|d| &d.percentiles, 50.0)));
+                r.push(table::latency(at(|d| &d.ttfb, 99.0)));
+            }
             r.push(it.samples.len().to_string());
             rows.push(r);
         }
@@ -562,7 +591,28 @@ fn item_section(d: &Dataset, run: &str, it: &Item, unit: BwUnit) -> String {
         s.push_str(&timeline_chart_in(unit, "IOPS over time", true, &c));
     }
     if let Some(det) = &it.detail {
-        if !det.percentiles.is_empty() {
+        if !det.ttfb.is_empty() {
+            // The time to first byte beside the latency: the gap between
+            // the curves is the body's transfer.
+            let first = Detail {
+                percentiles: det.ttfb.clone(),
+                ..det.clone()
+            };
+            s.push_str(&percentile_chart(
+                "Latency and time to first byte percentiles",
+                &[
+                    (it.label(), det, false, 0),
+                    ("time to first byte".to_string(), &first, true, 1),
+                ],
+            ));
+            let _ = write!(
+                s,
+                "<p class=\"meta\">time to first byte: p50 {}, p99 {}, p99.9 {}</p>",
+                latency_text(Detail::at(&det.ttfb, 50.0)),
+                latency_text(Detail::at(&det.ttfb, 99.0)),
+                latency_text(Detail::at(&det.ttfb, 99.9))
+            );
+        } else if !det.percentiles.is_empty() {
             s.push_str(&percentile_chart(
                 "Latency percentiles",
                 &[(it.label(), det, false, 0)],

@@ -130,7 +130,19 @@ pub struct Detail {
     pub percentiles: Vec<(f64, f64)>,
     /// json+ histogram bins: (latency ns, count), ascending.
     pub bins: Vec<(f64, f64)>,
+    /// Time to first byte (engines that talk to a server: `ttfb_ns`):
+    /// (percentile, ns), ascending; empty for other engines.
+    pub ttfb: Vec<(f64, f64)>,
     pub timeline: Option<Series>,
+}
+
+impl Detail {
+    /// The latency at percentile `p` of the curve `of` (NaN if absent).
+    pub fn at(of: &[(f64, f64)], p: f64) -> f64 {
+        of.iter()
+            .find(|(q, _)| (*q - p).abs() < 1e-9)
+            .map_or(f64::NAN, |x| x.1)
+    }
 }
 
 /// What a job was asked to do: every option that defines its I/O, as
@@ -1031,6 +1043,7 @@ pub fn dir_metrics(d: &Value) -> Option<(Metrics, Detail)> {
             lat_kind: kind,
             percentiles,
             bins,
+            ttfb: lat_detail(&d["ttfb_ns"]).0,
             timeline: None,
         },
     ))

@@ -146,3 +146,13 @@ pub fn cdm_label(name: &str) -> Option<String> {
     let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     (all_digits(digits) && all_digits(q) && all_digits(t)).then(|| format!("{kind} {queue}"))
 }
+
+/// The method of an object request in direction `dir` (`read` → GET).
+pub fn method(dir: &str) -> &str {
+    match dir {
+        "read" => "GET",
+        "write" => "PUT",
+        "trim" => "DELETE",
+        d => d,
+    }
+}

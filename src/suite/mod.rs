@@ -437,7 +437,20 @@ pub fn run_bench(b: Bench, flags: &RunFlags) -> i32 {
     }
     // The benchmarked directory, described once for the table's heading
     // and the results bundle.
-    let env = host::Environment::capture(std::slice::from_ref(&b.target.path));
+    let env = if b.target.engine.kind == crate::job::EngineKind::Http {
+        // An object store: named by its endpoint and bucket, not probed.
+        let mut env = host::Environment::capture(&[]);
+        let url = b.target.path.display().to_string();
+        env.targets.push(host::Target {
+            path: url.clone(),
+            fs_type: Some("s3".into()),
+            device: Some(url),
+            ..host::Target::default()
+        });
+        env
+    } else {
+        host::Environment::capture(std::slice::from_ref(&b.target.path))
+    };
     let (json_path, html_path) = report_paths(b.kind, flags);
     let mut out = match open_reports(b.kind, flags, to_stdout, &json_path, &html_path) {
         Ok(o) => o,
@@ -569,7 +582,11 @@ fn print_heading(
         b.kind,
         b.title,
         b.target.shown,
-        describe_target(env.target(&b.target.path))
+        if b.target.engine.kind == crate::job::EngineKind::Http {
+            "S3 object store".to_string()
+        } else {
+            describe_target(env.target(&b.target.path))
+        }
     ));
     let warm = if b.warmup_us > 0 {
         format!(" after a {} warm-up", presets::time_text(b.warmup_us))
@@ -577,16 +594,18 @@ fn print_heading(
         String::new()
     };
     out.console.print(&format!(
-        "{} test(s), {} measured pass(es) each{}, engine {}, {} I/O; median of the passes \
+        "{} test(s), {} measured pass(es) each{}, engine {}, {}; median of the passes \
          shown, in {}\n",
         b.tests.len(),
         b.passes,
         warm,
         b.target.engine.kind,
-        if b.target.direct {
-            "direct"
+        if b.target.engine.kind == crate::job::EngineKind::Http {
+            "whole objects"
+        } else if b.target.direct {
+            "direct I/O"
         } else {
-            "buffered"
+            "buffered I/O"
         },
         unit.meaning()
     ));
@@ -622,8 +641,13 @@ fn run_tests(
     out: &mut BenchOut,
 ) -> Result<SuiteOutcome, i32> {
     let label_w = label_width(b);
-    out.console
-        .print(&format!("\n{}", table::header(label_w, unit)));
+    let object = b.target.engine.kind == crate::job::EngineKind::Http;
+    let header = if object {
+        table::object_header(label_w, unit)
+    } else {
+        table::header(label_w, unit)
+    };
+    out.console.print(&format!("\n{header}"));
     let run = SuiteRun {
         jobfile: &b.jobfile,
         jobfile_name: name,
@@ -637,6 +661,18 @@ fn run_tests(
     let mut print_row = |t: &runner::TestOutcome| {
         let mut rows = String::new();
         for d in &t.dirs {
+            if object {
+                let (p50, ttfb) = object_latencies(&t.runs, &d.dir);
+                rows.push_str(&table::object_row(
+                    &format!("{} {}", t.test.label, table::method(&d.dir)),
+                    label_w,
+                    &d.passes,
+                    &p50,
+                    &ttfb,
+                    unit,
+                ));
+                continue;
+            }
             rows.push_str(&table::row(
                 &format!("{} {}", t.test.label, d.dir),
                 label_w,
@@ -654,6 +690,23 @@ fn run_tests(
         Err(Refused::Say(e)) => Err(fail(b.kind, &e)),
         Err(Refused::Quiet) => Err(1),
     }
+}
+
+/// The p50 latency and p99 time to first byte of direction `dir` in
+/// each pass document (NaN where a pass has none).
+fn object_latencies(runs: &[Value], dir: &str) -> (Vec<f64>, Vec<f64>) {
+    use crate::results::dataset::{items_of_doc, Detail};
+    let mut p50 = Vec::new();
+    let mut ttfb = Vec::new();
+    for doc in runs {
+        for (it, d) in items_of_doc(doc) {
+            if it.dir == dir {
+                p50.push(Detail::at(&d.percentiles, 50.0));
+                ttfb.push(Detail::at(&d.ttfb, 99.0));
+            }
+        }
+    }
+    (p50, ttfb)
 }
 
 /// Says on standard error that the run was interrupted or failed.

@@ -11,7 +11,7 @@
 
 use crate::results::dataset::Metrics;
 use crate::results::stats;
-pub use crate::results::units::{iops, latency, mib, BwUnit};
+pub use crate::results::units::{iops, latency, method, mib, BwUnit};
 
 pub fn header(label_width: usize, unit: BwUnit) -> String {
     format!(
@@ -70,6 +70,57 @@ pub fn row(label: &str, label_width: usize, passes: &[Metrics], unit: BwUnit) ->
         ));
     }
     out
+}
+
+/// The header of an object run's table: requests, not I/Os, with the
+/// median latency and the time to first byte.
+pub fn object_header(label_width: usize, unit: BwUnit) -> String {
+    format!(
+        "{:<w$}  {:>9}  {:<19}  {:>9}  {:>9}  {:>9}  {:>9}\n",
+        "Test",
+        unit.name(),
+        "(min–max)",
+        "req/s",
+        "p50 lat",
+        "p99 lat",
+        "p99 ttfb",
+        w = label_width
+    )
+}
+
+/// One row of an object run: medians over the passes of bandwidth,
+/// requests per second, p50 and p99 latency and p99 time to first byte
+/// (`p50` and `ttfb99` by pass, NaN where a pass has none).
+pub fn object_row(
+    label: &str,
+    label_width: usize,
+    passes: &[Metrics],
+    p50: &[f64],
+    ttfb99: &[f64],
+    unit: BwUnit,
+) -> String {
+    let med = |v: Vec<f64>| {
+        let s = stats::summarize(&v.into_iter().filter(|x| x.is_finite()).collect::<Vec<_>>());
+        (s.n > 0).then_some(s)
+    };
+    let bw = med(passes.iter().map(|m| m.bw_bytes).collect());
+    let spread = match &bw {
+        Some(s) if s.n > 1 => format!("({}–{})", unit.text(s.min), unit.text(s.max)),
+        _ => String::new(),
+    };
+    let text =
+        |s: Option<stats::Summary>, f: fn(f64) -> String| s.map_or("-".into(), |s| f(s.median));
+    format!(
+        "{:<w$}  {:>9}  {:<19}  {:>9}  {:>9}  {:>9}  {:>9}\n",
+        label,
+        bw.map_or("-".into(), |s| unit.text(s.median)),
+        spread,
+        text(med(passes.iter().map(|m| m.iops).collect()), iops),
+        text(med(p50.to_vec()), latency),
+        text(med(passes.iter().map(|m| m.lat_p99_ns).collect()), latency),
+        text(med(ttfb99.to_vec()), latency),
+        w = label_width
+    )
 }
 
 /// The line under a row of a run on many ranks: the range of bandwidth

@@ -951,6 +951,58 @@ fn object_results_make_an_html_report_and_compare_as_disk_results_do() {
 }
 
 #[test]
+fn the_html_report_shows_time_to_first_byte_for_http_runs_only() {
+    let Some(w) = shared() else { return };
+    w.bucket("ttfbpage");
+    let dir = tempdir();
+    let text = global(w.s3, "filename=/ttfbpage/obj\nbs=4k\nsize=32k\n")
+        + "[put]\nrw=write\niodepth=2\n[del]\nstonewall\nrw=trim\n";
+    let o = run_job(
+        dir.path(),
+        &text,
+        &["--output-format=json", "--output", "http.json"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(w.list("ttfbpage"), vec![]);
+    let file = "[f]\nfilename=f.dat\nrw=write\nbs=4k\nsize=32k\n";
+    std::fs::write(dir.path().join("f.fio"), file).unwrap();
+    let mut c = iomark();
+    c.current_dir(dir.path())
+        .args(["f.fio", "--output-format=json", "--output", "file.json"]);
+    let o = output_within(&mut c, Duration::from_secs(60)).expect("ends");
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::remove_file(dir.path().join("f.dat")).unwrap();
+    let page = |json: &str| {
+        let mut c = iomark();
+        c.current_dir(dir.path())
+            .args(["report", json, "-o", "r.html"]);
+        let o = output_within(&mut c, Duration::from_secs(60)).expect("ends");
+        assert!(o.status.success(), "{}", stderr(&o));
+        std::fs::read_to_string(dir.path().join("r.html")).unwrap()
+    };
+    let html = page("http.json");
+    for shown in [
+        "<th>p99 ttfb</th>",
+        "<th>p50 lat</th>",
+        "Latency and time to first byte percentiles",
+        "time to first byte: p50 ",
+    ] {
+        assert!(html.contains(shown), "{shown} in the http run's page");
+    }
+    // The p99 ttfb cell of each test is a latency, not "-".
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("http.json")).unwrap())
+            .unwrap();
+    assert!(job(&doc, "put")["write"]["ttfb_ns"]["percentile"]["99.000000"].as_u64() > Some(0));
+    assert!(!html.contains("time to first byte: p50 -"), "figures shown");
+    let html = page("file.json");
+    assert!(html.contains("<th>p99 lat</th>"), "a file run's page");
+    for absent in ["ttfb", "time to first byte", "p50 lat"] {
+        assert!(!html.contains(absent), "{absent} in a file run's page");
+    }
+}
+
+#[test]
 fn two_ranks_share_one_store_and_rank_0_reports_both_exactly() {
     let _serial = crate::common::cpu_heavy();
     let Some(w) = shared() else { return };
@@ -1265,4 +1317,347 @@ fn objects_above_the_part_size_are_multipart_uploads_on_both_servers() {
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("below S3's smallest part (5MiB)"), "{err}");
+}
+
+/// `iomark suite` with an object preset against the server on `port`,
+/// credentials from the environment, reports in `dir`.
+fn preset(dir: &Path, port: u16, name: &str, bucket: &str, extra: &[&str]) -> Command {
+    let mut c = iomark();
+    c.current_dir(dir)
+        .env("AWS_ACCESS_KEY_ID", KEYID)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .env_remove("AWS_SESSION_TOKEN")
+        .env_remove("AWS_PROFILE")
+        .args(["suite", name, "--endpoint"])
+        .arg(format!("http://127.0.0.1:{port}"))
+        .args(["--bucket", bucket])
+        .args(["--size=4m", "--runtime=1s", "--no-history", "--eta=never"])
+        .args(["--json", "r.json", "--html", "r.html"])
+        .args(extra);
+    c
+}
+
+impl Weed {
+    /// Whether the filer has the bucket.
+    fn has_bucket(&self, bucket: &str) -> bool {
+        let r = ureq::get(format!("http://127.0.0.1:{}/buckets/{bucket}/", self.filer))
+            .header("accept", "application/json")
+            .config()
+            .http_status_as_error(false)
+            .build()
+            .call()
+            .expect("filer answers");
+        r.status().is_success()
+    }
+
+    /// The objects under `path` (a bucket or a folder in it), through the
+    /// filer, folders followed: full paths below /buckets.
+    fn objects(&self, path: &str) -> Vec<String> {
+        let mut r = ureq::get(format!(
+            "http://127.0.0.1:{}/buckets/{path}/?limit=100000",
+            self.filer
+        ))
+        .header("accept", "application/json")
+        .call()
+        .expect("filer listing");
+        let v: Value = serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap();
+        let mut out = Vec::new();
+        for e in v["Entries"].as_array().into_iter().flatten() {
+            let full = e["FullPath"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches("/buckets/");
+            // A folder (SeaweedFS keeps one for a prefix after its
+            // objects are deleted): its objects count, not the folder.
+            if e["Mode"].as_u64().unwrap_or(0) & (1 << 31) != 0 {
+                out.extend(self.objects(full));
+            } else {
+                out.push(full.to_string());
+            }
+        }
+        out
+    }
+}
+
+#[test]
+fn s3_presets_show_requests_per_size_and_leave_nothing_behind() {
+    let Some(w) = shared() else { return };
+    let dir = tempdir();
+    for (name, bucket, rows) in [
+        ("s3-put", "preset-put", &["1MiB PUT", "4KiB-4MiB PUT"][..]),
+        (
+            "s3-get",
+            "preset-get",
+            &[
+                "prep 1MiB PUT",
+                "1MiB GET",
+                "prep 4KiB-4MiB PUT",
+                "4KiB-4MiB GET",
+            ][..],
+        ),
+        (
+            "s3-mixed",
+            "preset-mixed",
+            &[
+                "70/30 1MiB GET",
+                "70/30 1MiB PUT",
+                "70/30 64KiB GET",
+                "70/30 64KiB PUT",
+            ][..],
+        ),
+    ] {
+        let o = output_within(
+            &mut preset(dir.path(), w.s3, name, bucket, &[]),
+            Duration::from_secs(120),
+        )
+        .expect("ends");
+        let (out, err) = (stdout(&o), stderr(&o));
+        assert!(o.status.success(), "{name}: {out}{err}");
+        assert!(!out.contains(SECRET) && !err.contains(SECRET), "{name}");
+        assert!(
+            out.contains("req/s") && out.contains("p50 lat") && out.contains("p99 ttfb"),
+            "{name}: {out}"
+        );
+        for row in rows {
+            let line = out
+                .lines()
+                .find(|l| l.starts_with(row))
+                .unwrap_or_else(|| panic!("{name}: row {row} in {out}"));
+            assert!(!line.contains(" - "), "{name}: a figure missing in {line}");
+        }
+        let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+        for shown in ["<th>p99 ttfb</th>", "<th>p50 lat</th>", "IOPS (req/s)"] {
+            assert!(html.contains(shown), "{name}: {shown}");
+        }
+        assert!(html.contains(&format!("Target http://127.0.0.1:{}/{bucket}", w.s3)));
+        assert!(!html.contains(SECRET), "{name}");
+        // The run's bucket is gone, with every object in it.
+        assert!(!w.has_bucket(bucket), "{name}: bucket {bucket} left");
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap())
+                .unwrap();
+        let jobs: Vec<&Value> = v["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r["result"]["jobs"].as_array().unwrap())
+            .collect();
+        let of = |n: &str| *jobs.iter().find(|j| j["jobname"] == n).unwrap();
+        if name == "s3-get" {
+            // The mixed-size GET read exactly the objects its prep wrote.
+            let (prep, get) = (of("prep-mixed"), of("get-mixed"));
+            assert_eq!(prep["write"]["io_bytes"], 4 << 20);
+            assert_eq!(get["read"]["io_bytes"], prep["write"]["io_bytes"]);
+            assert_eq!(get["read"]["total_ios"], prep["write"]["total_ios"]);
+            assert_eq!(of("prep-1m")["write"]["total_ios"], 4);
+        }
+    }
+    // The job file names no credential.
+    let o = output_within(
+        &mut preset(
+            dir.path(),
+            w.s3,
+            "s3-get",
+            "preset-print",
+            &["--print-jobfile"],
+        ),
+        Duration::from_secs(30),
+    )
+    .expect("ends");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("ioengine=http") && text.contains("filename=/preset-print/iomark-"));
+    assert!(!text.contains(SECRET) && !text.contains(KEYID), "{text}");
+    assert!(!w.has_bucket("preset-print"), "printing creates nothing");
+}
+
+#[test]
+fn an_existing_bucket_is_used_only_when_told_and_its_objects_survive() {
+    let Some(w) = shared() else { return };
+    w.bucket("keepme");
+    w.put("keepme", "theirs.txt", b"not iomark's");
+    let dir = tempdir();
+    let o = output_within(
+        &mut preset(dir.path(), w.s3, "s3-put", "keepme", &[]),
+        Duration::from_secs(60),
+    )
+    .expect("ends");
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("bucket 'keepme' already exists") && err.contains("--use-existing-bucket"),
+        "{err}"
+    );
+    assert_eq!(w.objects("keepme"), vec!["keepme/theirs.txt"]);
+    assert!(!dir.path().join("r.json").exists(), "nothing written");
+    for name in ["s3-put", "s3-get"] {
+        let o = output_within(
+            &mut preset(dir.path(), w.s3, name, "keepme", &["--use-existing-bucket"]),
+            Duration::from_secs(120),
+        )
+        .expect("ends");
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        assert!(w.has_bucket("keepme"), "an existing bucket is kept");
+        assert_eq!(w.objects("keepme"), vec!["keepme/theirs.txt"], "{name}");
+        assert_eq!(w.get("keepme", "theirs.txt"), b"not iomark's");
+    }
+    // A missing bucket with --use-existing-bucket: one line, none made.
+    let o = output_within(
+        &mut preset(
+            dir.path(),
+            w.s3,
+            "s3-put",
+            "nosuch",
+            &["--use-existing-bucket"],
+        ),
+        Duration::from_secs(60),
+    )
+    .expect("ends");
+    assert!(!o.status.success());
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(!w.has_bucket("nosuch"));
+    // Not an object preset's options, or no PATH for one.
+    for (args, says) in [
+        (
+            &["suite", "ars", "--bucket", "abc"][..],
+            "are for the object presets",
+        ),
+        (
+            &[
+                "suite",
+                "s3-put",
+                ".",
+                "--endpoint",
+                "http://h:1",
+                "--bucket",
+                "abc",
+            ][..],
+            "not a PATH",
+        ),
+        (
+            &["suite", "s3-put", "--endpoint", "h:1", "--bucket", "abc"][..],
+            "must start with http://",
+        ),
+        (
+            &[
+                "suite",
+                "s3-put",
+                "--endpoint",
+                "http://h:1",
+                "--bucket",
+                "A_b",
+            ][..],
+            "is not an S3 bucket name",
+        ),
+        (
+            &["suite", "s3-put", "--bucket", "abc"][..],
+            "needs --endpoint URL",
+        ),
+    ] {
+        let mut c = iomark();
+        c.current_dir(dir.path()).args(args);
+        let o = output_within(&mut c, Duration::from_secs(30)).expect("ends");
+        assert!(!o.status.success(), "{args:?}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn an_interrupted_preset_still_removes_its_bucket_and_objects() {
+    let Some(w) = shared() else { return };
+    let dir = tempdir();
+    let mut c = preset(dir.path(), w.s3, "s3-put", "stopped", &["--runtime=60s"]);
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = c.spawn().unwrap();
+    let t0 = Instant::now();
+    while !w.has_bucket("stopped") || w.objects("stopped").is_empty() {
+        assert!(t0.elapsed() < Duration::from_secs(30), "no object appeared");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let mut child = child;
+    let t0 = Instant::now();
+    // Its output is a few lines: the pipes cannot fill meanwhile.
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(90) {
+            kill_group(&mut child);
+            panic!("the interrupted run did not end");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(!o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
+    assert!(!w.has_bucket("stopped"), "bucket left: {}", stderr(&o));
+}
+
+#[test]
+fn s3_presets_create_and_remove_buckets_on_a_second_implementation() {
+    let Some(m) = Moto::start() else { return };
+    let dir = tempdir();
+    let o = output_within(
+        &mut preset(dir.path(), m.port, "s3-get", "moto-own", &[]),
+        Duration::from_secs(120),
+    )
+    .expect("ends");
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let head = ureq::head(m.url("/moto-own"))
+        .config()
+        .http_status_as_error(false)
+        .build()
+        .call()
+        .expect("moto answers");
+    assert_eq!(head.status().as_u16(), 404, "the run's bucket is removed");
+    m.bucket("moto-shared");
+    m.put("moto-shared", "theirs", b"kept");
+    let o = output_within(
+        &mut preset(
+            dir.path(),
+            m.port,
+            "s3-mixed",
+            "moto-shared",
+            &["--use-existing-bucket"],
+        ),
+        Duration::from_secs(120),
+    )
+    .expect("ends");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(m.list("moto-shared"), vec![("theirs".to_string(), 4)]);
+}
+
+#[test]
+fn a_preset_whose_server_dies_says_in_one_line_what_is_left() {
+    let _serial = crate::common::cpu_heavy();
+    let Some(mut w) = Weed::start() else { return };
+    let dir = tempdir();
+    let mut c = preset(dir.path(), w.s3, "s3-put", "doomed", &["--runtime=60s"]);
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let t0 = Instant::now();
+    while !w.has_bucket("doomed") || w.objects("doomed").is_empty() {
+        assert!(t0.elapsed() < Duration::from_secs(30), "no object appeared");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    w.kill();
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(110) {
+            kill_group(&mut child);
+            panic!("the run did not end after its server died");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    let left: Vec<&str> = err.lines().filter(|l| l.contains(" left ")).collect();
+    assert_eq!(left.len(), 1, "{err}");
+    assert!(
+        left[0].starts_with("iomark suite: left bucket /doomed with objects under /doomed/iomark-"),
+        "{err}"
+    );
 }

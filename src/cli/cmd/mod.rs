@@ -549,6 +549,7 @@ mod tests {
             "A" => "0.1".into(),
             "DATE" => "2024-01-02".into(),
             "NAME" => "lab".into(),
+            "URL" => "http://127.0.0.1:8333".into(),
             _ => "x".into(),
         }
     }

@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 
-use super::{switch, Complete, Pos, Section, Spec};
+use super::{opt, switch, Complete, Pos, Section, Spec};
 use crate::suite::presets;
 pub use crate::suite::suite_cmd::SuiteOpts;
 
@@ -33,7 +33,62 @@ fn finish(o: &mut SuiteOpts, pos: Vec<OsString>) -> Result<(), String> {
     }
     o.preset = Some(preset);
     o.path = pos.get(1).cloned();
+    if preset.is_object() {
+        if let Some(p) = &o.path {
+            return Err(format!(
+                "preset '{}' runs against an object store: give --endpoint and --bucket, not a PATH ('{}')",
+                preset.name,
+                crate::job::value::excerpt(p)
+            ));
+        }
+        if o.endpoint.is_none() || o.bucket.is_none() {
+            return Err(format!(
+                "preset '{}' needs --endpoint URL and --bucket NAME (e.g. --endpoint http://127.0.0.1:8333 --bucket iomark-bench)",
+                preset.name
+            ));
+        }
+    } else if o.endpoint.is_some() || o.bucket.is_some() || o.use_existing_bucket {
+        return Err(format!(
+            "--endpoint, --bucket and --use-existing-bucket are for the object presets (s3-*), not '{}'",
+            preset.name
+        ));
+    }
     Ok(())
+}
+
+/// The options of the object presets: where the store is, which bucket.
+fn object_opts() -> Vec<super::Opt<SuiteOpts>> {
+    let endpoint = opt(
+        "endpoint",
+        "URL",
+        "object presets: the S3 endpoint, http://HOST[:PORT] or https://HOST[:PORT]",
+        Complete::Nothing,
+        |o: &mut SuiteOpts, v| {
+            crate::suite::suite_cmd::endpoint(v)?;
+            o.endpoint = Some(v.to_string());
+            Ok(())
+        },
+    );
+    let bucket = opt(
+        "bucket",
+        "NAME",
+        "object presets: the bucket, created and removed by the run (it must not exist)",
+        Complete::Nothing,
+        |o: &mut SuiteOpts, v| {
+            crate::suite::suite_cmd::bucket_name(v)?;
+            o.bucket = Some(v.to_string());
+            Ok(())
+        },
+    );
+    let existing = switch(
+        "use-existing-bucket",
+        "object presets: run in the existing --bucket, touching only the run's own prefix",
+        |o: &mut SuiteOpts, _| {
+            o.use_existing_bucket = true;
+            Ok(())
+        },
+    );
+    vec![endpoint, bucket, existing]
 }
 
 pub fn spec() -> Spec<SuiteOpts> {
@@ -45,17 +100,26 @@ pub fn spec() -> Spec<SuiteOpts> {
             Ok(())
         },
     );
-    let options = Section::with_run("Options", vec![list], |o: &mut SuiteOpts| &mut o.run);
+    let options = Section::with_run(
+        "Options",
+        std::iter::once(list).chain(object_opts()).collect(),
+        |o: &mut SuiteOpts| &mut o.run,
+    );
     Spec {
         name: "suite",
         usage: vec![
             "suite --list".into(),
             "suite NAME [PATH] [OPTIONS]".into(),
             "suite NAME [PATH] --print-jobfile [OPTIONS]".into(),
+            "suite s3-NAME --endpoint URL --bucket NAME [OPTIONS]".into(),
         ],
         about: "Runs a named set of tests on test files in PATH (default: the current \
                 directory), or prints it as a fio job file. --size and --runtime replace every \
-                test's own size and run time, in the printed job file too."
+                test's own size and run time, in the printed job file too. The object \
+                presets (s3-*) run against an S3 endpoint and bucket instead of PATH, with \
+                credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the shared \
+                credentials file; the run creates the bucket and removes it with every object \
+                it wrote."
             .into(),
         lists: vec![(
             "Presets",
@@ -88,6 +152,10 @@ pub fn spec() -> Spec<SuiteOpts> {
             (
                 "iomark suite crystaldiskmark --size=256m --runtime=2s",
                 "a shorter CrystalDiskMark run",
+            ),
+            (
+                "iomark suite s3-get --endpoint http://127.0.0.1:8333 --bucket bench --size=64m",
+                "GETs of 1 MiB and mixed-size objects from a bucket the run creates and removes",
             ),
             (
                 "iomark suite patterns --print-jobfile > patterns.fio",

@@ -38,7 +38,7 @@ use crate::job::spec::HttpMode;
 use crate::job::JobSpec;
 use crate::sys::RawFd;
 
-pub use request::Client;
+pub use request::{Client, Removed};
 
 /// One object path of the job (a file of its file table).
 #[derive(Debug)]

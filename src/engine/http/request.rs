@@ -15,7 +15,10 @@ use std::time::{Duration, Instant};
 use rusty_s3::actions::{DeleteObject, GetObject, HeadObject, ListObjectsV2, PutObject};
 use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
 
+mod bucket;
 mod multipart;
+
+pub use bucket::Removed;
 
 use super::creds;
 use super::{Op, Target};
@@ -562,6 +565,12 @@ fn error_code(resp: &mut ureq::http::Response<ureq::Body>) -> String {
         .limit(64 << 10)
         .read_to_string()
         .unwrap_or_default();
+    code_of(&text)
+}
+
+/// ` (Code)` of the S3 error document `text`, or "" when it has none
+/// (or one that is not a plain word).
+fn code_of(text: &str) -> String {
     let code = text
         .split_once("<Code>")
         .and_then(|(_, r)| r.split_once("</Code>"))
@@ -636,6 +645,16 @@ mod tests {
         ] {
             assert_eq!(base64(i.as_bytes()), o, "{i}");
         }
+    }
+
+    #[test]
+    fn the_code_of_an_s3_error_document_is_one_plain_word() {
+        let doc =
+            "<?xml version=\"1.0\"?><Error><Code>InvalidPart</Code><Message>m</Message></Error>";
+        assert_eq!(code_of(doc), " (InvalidPart)");
+        assert_eq!(code_of("<Error><Message>m</Message></Error>"), "");
+        assert_eq!(code_of("<Code>a<b></Code>"), "");
+        assert_eq!(code_of(""), "");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use rusty_s3::actions::{
 };
 use rusty_s3::{Bucket, S3Action};
 
-use super::{describe, drain, refusal, Client, Fail, EXPIRY, MARK, S3};
+use super::{code_of, describe, drain, refusal, Client, Fail, EXPIRY, MARK, S3};
 
 /// S3's most parts in one upload.
 const MAX_PARTS: u64 = 10_000;
@@ -65,12 +65,7 @@ impl Client {
             if !resp.status().is_success() {
                 return Err(refusal(&mut resp));
             }
-            let text = resp
-                .body_mut()
-                .with_config()
-                .limit(1 << 20)
-                .read_to_string()
-                .map_err(describe)?;
+            let text = body_text(&mut resp)?;
             CreateMultipartUpload::parse_response(&text)
                 .map(|r| r.upload_id().to_string())
                 .map_err(|e| Fail::from(format!("no upload id in the answer: {e}")))
@@ -140,20 +135,23 @@ impl Client {
                 return Err(refusal(&mut resp));
             }
             // S3 may answer 200 and still fail the upload, in the body.
-            let text = resp
-                .body_mut()
-                .with_config()
-                .limit(1 << 20)
-                .read_to_string()
-                .map_err(describe)?;
+            let text = body_text(&mut resp)?;
             if text.contains("<Error>") {
-                let code = text
-                    .split_once("<Code>")
-                    .and_then(|(_, r)| r.split_once("</Code>"))
-                    .map_or("", |(c, _)| c);
-                return Err(Fail::from(format!("the upload was not completed ({code})")));
+                return Err(Fail::from(format!(
+                    "the upload was not completed{}",
+                    code_of(&text)
+                )));
             }
             Ok((status, data.len() as u64, first))
         })
     }
+}
+
+/// The body of a successful answer (an S3 XML document), at most 1 MiB.
+fn body_text(resp: &mut ureq::http::Response<ureq::Body>) -> Result<String, Fail> {
+    resp.body_mut()
+        .with_config()
+        .limit(1 << 20)
+        .read_to_string()
+        .map_err(|e| Fail::from(describe(e)))
 }

@@ -1,0 +1,304 @@
+//! Object presets (`s3-put`, `s3-get`, `s3-mixed`): PUT and GET of whole
+//! objects through the `http` engine against an S3 endpoint and bucket the
+//! user names (`--endpoint`, `--bucket`), in the spirit of warp.
+//!
+//! - Each block is one object (`http_object_mode=block`), so `bs` is the
+//!   object size: fixed (1 MiB), or mixed as `bssplit` draws it (4 KiB to
+//!   4 MiB, weighted like a store of documents and media).
+//! - Reads need objects: a `prep` test writes the object set once (with
+//!   crc32c headers), then the GET test reads it back and checks each
+//!   object, so a GET that found no object (which the engine reads as
+//!   zeroes, as fio does) fails the run instead of counting as data. The
+//!   mixed-size GET replays the prep's own size draws (same seed, one
+//!   pass over the set, not time-based): it asks for exactly the objects
+//!   the prep wrote. (fio draws a read job's sizes from another stream
+//!   than a write job's: under fio this GET fails its check, loudly.)
+//! - `s3-mixed` (70 % GET / 30 % PUT) has fixed sizes only: with drawn
+//!   sizes its GETs would ask for objects no PUT made, and iomark does not
+//!   pass zeroes off as data.
+//!
+//! Every object lives under the run's own prefix (`iomark-STAMP-PID/`);
+//! `suite_cmd` creates and removes the bucket (or, with
+//! `--use-existing-bucket`, only what is under that prefix).
+
+use super::{comment_block, time_text, Preset, PresetTest, Render};
+use crate::job::EngineKind;
+
+/// Mixed object sizes: many small objects, most bytes in large ones.
+const MIXED: &str = "4k/25:64k/25:1m/40:4m/10";
+
+/// The seed of the size draws that the prep and the mixed GET share.
+const SEED: &str = "20260";
+
+const PREP_FIXED: PresetTest = PresetTest {
+    section: "prep-1m",
+    label: "prep 1MiB",
+    options: &[("rw", "write"), ("bs", "1m"), ("object_set", "fixed")],
+};
+
+const PREP_MIXED: PresetTest = PresetTest {
+    section: "prep-mixed",
+    label: "prep 4KiB-4MiB",
+    options: &[
+        ("rw", "write"),
+        ("bssplit", MIXED),
+        ("randseed", SEED),
+        ("object_set", "mixed"),
+    ],
+};
+
+pub const S3_PUT: Preset = Preset {
+    name: "s3-put",
+    summary: "Object PUTs: 1MiB objects, then mixed sizes (4KiB-4MiB), QD8, in a bucket of its own",
+    about: "PUT throughput and latency of an S3 store: whole objects of 1 MiB, \
+            then of mixed sizes (25% 4 KiB, 25% 64 KiB, 40% 1 MiB, 10% 4 MiB), \
+            8 requests in flight. Time to first byte is the server's answer \
+            after the body was sent. The run creates its bucket and removes it \
+            with every object it wrote.",
+    shared_file: None,
+    size: "64m",
+    runtime_s: 10,
+    passes: 1,
+    warmup_s: 0,
+    direct: false,
+    engines: &[EngineKind::Http],
+    global: &[],
+    tests: &[
+        PresetTest {
+            section: "put-1m",
+            label: "1MiB",
+            options: &[
+                ("rw", "write"),
+                ("bs", "1m"),
+                ("time_based", ""),
+                ("object_set", "put-1m"),
+            ],
+        },
+        PresetTest {
+            section: "put-mixed",
+            label: "4KiB-4MiB",
+            options: &[
+                ("rw", "write"),
+                ("bssplit", MIXED),
+                ("time_based", ""),
+                ("object_set", "put-mixed"),
+            ],
+        },
+    ],
+};
+
+pub const S3_GET: Preset = Preset {
+    name: "s3-get",
+    summary:
+        "Object GETs of a prepared set: 1MiB objects, then mixed sizes (4KiB-4MiB), QD8, checked",
+    about: "GET throughput, latency and time to first byte of an S3 store. \
+            Each set of objects (1 MiB, or mixed sizes: 25% 4 KiB, 25% 64 KiB, \
+            40% 1 MiB, 10% 4 MiB) is first written by a prep test, then read \
+            back whole with 8 requests in flight and checked (crc32c), so a \
+            missing object fails the run. The mixed-size GET reads the set \
+            once, drawing the prep's sizes again (same seed); the 1 MiB GET \
+            reads it over and over for the run time. Under fio (3.42) the \
+            mixed-size GET fails its check: fio draws a read job's sizes \
+            from another random stream than a write job's, so it asks for \
+            objects the prep did not write.",
+    shared_file: None,
+    size: "64m",
+    runtime_s: 10,
+    passes: 1,
+    warmup_s: 0,
+    direct: false,
+    engines: &[EngineKind::Http],
+    global: &[],
+    tests: &[
+        PREP_FIXED,
+        PresetTest {
+            section: "get-1m",
+            label: "1MiB",
+            options: &[
+                ("rw", "read"),
+                ("bs", "1m"),
+                ("time_based", ""),
+                ("verify", "crc32c"),
+                ("object_set", "fixed"),
+            ],
+        },
+        PREP_MIXED,
+        PresetTest {
+            section: "get-mixed",
+            label: "4KiB-4MiB",
+            options: &[
+                ("rw", "read"),
+                ("bssplit", MIXED),
+                ("randseed", SEED),
+                ("verify", "crc32c"),
+                ("object_set", "mixed"),
+            ],
+        },
+    ],
+};
+
+pub const S3_MIXED: Preset = Preset {
+    name: "s3-mixed",
+    summary: "Object mix: 70% GET / 30% PUT of 1MiB objects, then of 64KiB, QD8, on a prepared set",
+    about: "A read-mostly object workload: 70% GETs and 30% PUTs of whole \
+            objects over a set a prep test wrote first, at two fixed sizes \
+            (1 MiB, 64 KiB), 8 requests in flight. Sizes drawn at random are \
+            not offered here: GETs would ask for objects no PUT made.",
+    shared_file: None,
+    size: "64m",
+    runtime_s: 10,
+    passes: 1,
+    warmup_s: 0,
+    direct: false,
+    engines: &[EngineKind::Http],
+    global: &[],
+    tests: &[
+        PREP_FIXED,
+        PresetTest {
+            section: "mixed-1m",
+            label: "70/30 1MiB",
+            options: &[
+                ("rw", "rw"),
+                ("rwmixread", "70"),
+                ("bs", "1m"),
+                ("time_based", ""),
+                ("object_set", "fixed"),
+            ],
+        },
+        PresetTest {
+            section: "prep-64k",
+            label: "prep 64KiB",
+            options: &[("rw", "write"), ("bs", "64k"), ("object_set", "small")],
+        },
+        PresetTest {
+            section: "mixed-64k",
+            label: "70/30 64KiB",
+            options: &[
+                ("rw", "rw"),
+                ("rwmixread", "70"),
+                ("bs", "64k"),
+                ("time_based", ""),
+                ("object_set", "small"),
+            ],
+        },
+    ],
+};
+
+/// Where an object preset runs: the store, its bucket and the run's own
+/// prefix in it.
+#[derive(Clone, Debug)]
+pub struct Store {
+    /// `host` or `host:port`.
+    pub host: String,
+    pub https: bool,
+    pub bucket: String,
+    /// The run's prefix, without slashes (`iomark-STAMP-PID`).
+    pub prefix: String,
+}
+
+/// The fio job file of an object preset. A test's `object_set` (not a
+/// job option) names the objects it writes or reads: tests with the same
+/// set share their objects. Prep tests write their set once (no run
+/// time); the others run `runtime` when time-based, else once over the
+/// set with the run time as a limit.
+pub fn render(p: &Preset, r: &Render, store: &Store) -> String {
+    let mut out = format!("; iomark preset '{}': {}\n;\n", p.name, p.summary);
+    out.push_str(&comment_block(p.about));
+    out.push_str(
+        "; Credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or the\n\
+         ; shared credentials file; they are not written here. Under fio, give\n\
+         ; them with http_s3_keyid= and http_s3_key=, and create the bucket first.\n",
+    );
+    for c in &r.comments {
+        out.push_str(&format!("; {c}\n"));
+    }
+    out.push_str("\n[global]\nioengine=http\nhttp_mode=s3\n");
+    out.push_str(&format!("http_host={}\n", store.host));
+    out.push_str(&format!(
+        "https={}\n",
+        if store.https { "on" } else { "off" }
+    ));
+    let size = r.size.clone().unwrap_or_else(|| p.size.to_string());
+    out.push_str(&format!("size={size}\niodepth=8\n"));
+    out.push_str("group_reporting\nlat_percentiles=1\nstonewall\n");
+    let runtime = r
+        .runtime
+        .clone()
+        .unwrap_or_else(|| time_text(p.runtime_s * 1_000_000));
+    for t in p.tests {
+        out.push_str(&format!("\n[{}]\n", t.section));
+        for (k, v) in t.options {
+            if *k == "object_set" {
+                out.push_str(&format!(
+                    "filename=/{}/{}/{v}\n",
+                    store.bucket, store.prefix
+                ));
+                continue;
+            }
+            if v.is_empty() {
+                out.push_str(&format!("{k}\n"));
+            } else {
+                out.push_str(&format!("{k}={v}\n"));
+            }
+        }
+        if t.section.starts_with("prep-") {
+            // The set is written whole, with the headers its reads check.
+            out.push_str("verify=crc32c\ndo_verify=0\n");
+        } else {
+            out.push_str(&format!("runtime={runtime}\n"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> Store {
+        Store {
+            host: "127.0.0.1:8333".into(),
+            https: false,
+            bucket: "bkt".into(),
+            prefix: "iomark-x".into(),
+        }
+    }
+
+    #[test]
+    fn object_presets_render_job_files_iomark_accepts() {
+        for p in [&S3_PUT, &S3_GET, &S3_MIXED] {
+            let text = render(
+                p,
+                &Render {
+                    size: Some("4m".into()),
+                    runtime: Some("1s".into()),
+                    ..Render::default()
+                },
+                &store(),
+            );
+            assert!(!text.contains("object_set"), "{text}");
+            let sections =
+                crate::job::jobfile::parse_jobfile_text(&text, std::path::Path::new("p.fio"))
+                    .unwrap_or_else(|e| panic!("{}: {e}\n{text}", p.name));
+            let src = crate::job::JobSources {
+                files: vec![("p.fio".into(), sections)],
+                ..Default::default()
+            };
+            let list = crate::workload::checked_jobs(&src)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{text}", p.name));
+            assert_eq!(list.jobs.len(), p.tests.len(), "{}", p.name);
+            for (j, t) in list.jobs.iter().zip(p.tests) {
+                assert!(
+                    j.file.filenames[0].starts_with("/bkt/iomark-x/"),
+                    "{}",
+                    t.section
+                );
+                if t.section.starts_with("prep-") {
+                    assert!(!j.time.time_based, "{}", t.section);
+                } else {
+                    assert_eq!(j.time.runtime_us, 1_000_000, "{}", t.section);
+                }
+            }
+        }
+    }
+}
