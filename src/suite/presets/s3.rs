@@ -5,14 +5,15 @@
 //! - Each block is one object (`http_object_mode=block`), so `bs` is the
 //!   object size: fixed (1 MiB), or mixed as `bssplit` draws it (4 KiB to
 //!   4 MiB, weighted like a store of documents and media).
-//! - Reads need objects: a `prep` test writes the object set once (with
+//! - Reads need objects: a `prep` test writes the 1 MiB set once (with
 //!   crc32c headers), then the GET test reads it back and checks each
 //!   object, so a GET that found no object (which the engine reads as
-//!   zeroes, as fio does) fails the run instead of counting as data. The
-//!   mixed-size GET replays the prep's own size draws (same seed, one
-//!   pass over the set, not time-based): it asks for exactly the objects
-//!   the prep wrote. (fio draws a read job's sizes from another stream
-//!   than a write job's: under fio this GET fails its check, loudly.)
+//!   zeroes, as fio does) fails the run instead of counting as data.
+//! - Mixed sizes are GET in the test that PUT them: the job writes the
+//!   set and reads it back (`verify`), each GET asking for an object of
+//!   the size its PUT drew. A separate read job would draw its sizes
+//!   from another stream (fio's read and write size streams differ, and
+//!   so do iomark's, which are fio's), asking for objects nobody wrote.
 //! - `s3-mixed` (70 % GET / 30 % PUT) has fixed sizes only: with drawn
 //!   sizes its GETs would ask for objects no PUT made, and iomark does not
 //!   pass zeroes off as data.
@@ -27,24 +28,10 @@ use crate::job::EngineKind;
 /// Mixed object sizes: many small objects, most bytes in large ones.
 const MIXED: &str = "4k/25:64k/25:1m/40:4m/10";
 
-/// The seed of the size draws that the prep and the mixed GET share.
-const SEED: &str = "20260";
-
 const PREP_FIXED: PresetTest = PresetTest {
     section: "prep-1m",
     label: "prep 1MiB",
     options: &[("rw", "write"), ("bs", "1m"), ("object_set", "fixed")],
-};
-
-const PREP_MIXED: PresetTest = PresetTest {
-    section: "prep-mixed",
-    label: "prep 4KiB-4MiB",
-    options: &[
-        ("rw", "write"),
-        ("bssplit", MIXED),
-        ("randseed", SEED),
-        ("object_set", "mixed"),
-    ],
 };
 
 pub const S3_PUT: Preset = Preset {
@@ -90,17 +77,14 @@ pub const S3_PUT: Preset = Preset {
 pub const S3_GET: Preset = Preset {
     name: "s3-get",
     summary:
-        "Object GETs of a prepared set: 1MiB objects, then mixed sizes (4KiB-4MiB), QD8, checked",
+        "Object GETs of a prepared set: 1MiB objects, then mixed sizes (4KiB-4MiB) PUT and GET back, QD8, checked",
     about: "GET throughput, latency and time to first byte of an S3 store. \
-            Each set of objects (1 MiB, or mixed sizes: 25% 4 KiB, 25% 64 KiB, \
-            40% 1 MiB, 10% 4 MiB) is first written by a prep test, then read \
-            back whole with 8 requests in flight and checked (crc32c), so a \
-            missing object fails the run. The mixed-size GET reads the set \
-            once, drawing the prep's sizes again (same seed); the 1 MiB GET \
-            reads it over and over for the run time. Under fio (3.42) the \
-            mixed-size GET fails its check: fio draws a read job's sizes \
-            from another random stream than a write job's, so it asks for \
-            objects the prep did not write.",
+            A set of 1 MiB objects is first written by a prep test, then \
+            read back whole for the run time with 8 requests in flight and \
+            checked (crc32c), so a missing object fails the run. Mixed sizes \
+            (25% 4 KiB, 25% 64 KiB, 40% 1 MiB, 10% 4 MiB) are PUT and then \
+            GET back in one test, each GET asking for the object its PUT \
+            wrote, at that size, and checking it.",
     shared_file: None,
     size: "64m",
     runtime_s: 10,
@@ -122,14 +106,12 @@ pub const S3_GET: Preset = Preset {
                 ("object_set", "fixed"),
             ],
         },
-        PREP_MIXED,
         PresetTest {
-            section: "get-mixed",
+            section: "put-get-mixed",
             label: "4KiB-4MiB",
             options: &[
-                ("rw", "read"),
+                ("rw", "write"),
                 ("bssplit", MIXED),
-                ("randseed", SEED),
                 ("verify", "crc32c"),
                 ("object_set", "mixed"),
             ],
