@@ -130,16 +130,7 @@ fn known_size(spec: &JobSpec, t: &Probed, n: u64) -> Option<u64> {
 /// The generator `filesize` ranges are drawn from, for this clone.
 fn size_draws(spec: &JobSpec, thread_number: u64, seed: u64) -> Taus {
     let io = &spec.io;
-    let s = if io.randrepeat || io.allrandrepeat || io.randseed.is_some() {
-        taus::stream_seed(
-            io.randseed,
-            io.allrandrepeat,
-            thread_number,
-            taus::Stream::FileSize,
-        )
-    } else {
-        seed
-    };
+    let s = taus::job_stream_seed(io, thread_number, taus::Stream::FileSize).unwrap_or(seed);
     Taus::new(s, io.random_generator == RandomGenerator::Tausworthe64)
 }
 

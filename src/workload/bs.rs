@@ -42,13 +42,9 @@ impl BsDraws {
     /// clones from 1); `clone_seed` seeds them when the job asks for
     /// unrepeatable draws (`randrepeat=0` without `randseed`).
     pub fn new(io: &IoOpts, verify: VerifyKind, thread_number: u64, clone_seed: u64) -> Self {
-        let repeat = io.randrepeat || io.allrandrepeat || io.randseed.is_some();
         let seed = |s: taus::Stream| {
-            if repeat {
-                taus::stream_seed(io.randseed, io.allrandrepeat, thread_number, s)
-            } else {
-                clone_seed ^ (s as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            }
+            taus::job_stream_seed(io, thread_number, s)
+                .unwrap_or_else(|| clone_seed ^ (s as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
         };
         let read = seed(taus::Stream::BlockSize);
         let mut write = seed(taus::Stream::BlockSize1);

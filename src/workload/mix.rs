@@ -31,17 +31,8 @@ impl MixCycle {
     /// clones from 1); `clone_seed` seeds it when the job asks for
     /// unrepeatable draws.
     pub fn new(io: &IoOpts, thread_number: u64, clone_seed: u64) -> Self {
-        let repeat = io.randrepeat || io.allrandrepeat || io.randseed.is_some();
-        let seed = if repeat {
-            taus::stream_seed(
-                io.randseed,
-                io.allrandrepeat,
-                thread_number,
-                taus::Stream::Mix,
-            )
-        } else {
-            clone_seed ^ 0x4D49_5843
-        };
+        let seed = taus::job_stream_seed(io, thread_number, taus::Stream::Mix)
+            .unwrap_or(clone_seed ^ 0x4D49_5843);
         MixCycle {
             seed,
             rng: Taus::new(seed, false),

@@ -167,17 +167,8 @@ impl PrioChooser {
             values[d] = vals;
         }
         let io = &spec.io;
-        let repeat = io.randrepeat || io.allrandrepeat || io.randseed.is_some();
-        let seed = if repeat {
-            taus::stream_seed(
-                io.randseed,
-                io.allrandrepeat,
-                thread_number,
-                Stream::PrioCmds,
-            )
-        } else {
-            clone_seed ^ 0x5052_494f
-        };
+        let seed = taus::job_stream_seed(io, thread_number, Stream::PrioCmds)
+            .unwrap_or(clone_seed ^ 0x5052_494f);
         PrioChooser {
             own,
             active: rules.iter().any(|r| *r != Rule::Own),

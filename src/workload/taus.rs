@@ -18,6 +18,8 @@
 //! Offsets use iomark's own generator (`rng`); only their distribution
 //! needs to match, not its sequence.
 
+use crate::job::spec::IoOpts;
+
 /// fio's default `randseed`.
 const DEFAULT_RANDSEED: u64 = 0x89;
 /// The base every stream is seeded from with `allrandrepeat`.
@@ -64,6 +66,15 @@ pub fn stream_seed(
         seed = seed.wrapping_mul(SPREAD);
     }
     seed.wrapping_mul(thread_number).wrapping_add(idx)
+}
+
+/// The seed of stream `s` for the clone numbered `thread_number` when the
+/// job asks for repeatable draws (`randrepeat`, `allrandrepeat` or a
+/// `randseed`); `None` when it asks for unrepeatable ones, which each
+/// caller seeds from its clone's own seed.
+pub fn job_stream_seed(io: &IoOpts, thread_number: u64, s: Stream) -> Option<u64> {
+    (io.randrepeat || io.allrandrepeat || io.randseed.is_some())
+        .then(|| stream_seed(io.randseed, io.allrandrepeat, thread_number, s))
 }
 
 /// One generator: 32-bit (`random_generator=tausworthe`) or 64-bit
