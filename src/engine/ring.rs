@@ -16,6 +16,8 @@ use std::io;
 
 use io_uring::{cqueue, squeue, IoUring, Submitter};
 
+mod raw;
+
 use super::{Completion, Queued};
 use crate::job::JobSpec;
 
@@ -160,6 +162,8 @@ struct RsrcUpdate {
 /// declares its `Ring` before that memory: fields drop in order.
 pub struct Ring<S: Sqe, C: cqueue::EntryMarker> {
     ring: IoUring<S, C>,
+    /// The same rings' memory, for pushing and draining in place.
+    raw: raw::Raw<S, C>,
     /// Entries name registered files (`registerfiles`, `sqthread_poll`).
     fixed_files: bool,
     /// Completions come only from inside `io_uring_enter` (`hipri`).
@@ -197,8 +201,10 @@ impl<S: Sqe, C: cqueue::EntryMarker> Ring<S, C> {
         let e = &spec.engine;
         let (ring, mode) = build_mode(spec)?;
         let fd = std::os::fd::AsRawFd::as_raw_fd(&ring);
+        let raw = raw::Raw::new(&ring)?;
         Ok(Ring {
             ring,
+            raw,
             fixed_files: e.registerfiles || e.sqthread_poll,
             iopoll: e.hipri,
             force_async: e.force_async,
@@ -256,9 +262,7 @@ impl<S: Sqe, C: cqueue::EntryMarker> Ring<S, C> {
     /// events runs (or completions that overflowed the ring).
     #[inline]
     fn kernel_has_work(&self) -> bool {
-        // SAFETY: only the flags word is read; no entry is pushed.
-        let sq = unsafe { self.ring.submission_shared() };
-        sq.taskrun() || sq.cq_overflow()
+        self.raw.kernel_has_work()
     }
 
     /// `io_uring_enter`: submits `to_submit` and waits for `want`
@@ -274,23 +278,18 @@ impl<S: Sqe, C: cqueue::EntryMarker> Ring<S, C> {
         if want > 0 || self.iopoll || self.kernel_has_work() {
             flags |= IORING_ENTER_GETEVENTS;
         }
-        // SAFETY: no argument structure is passed (null, size 0).
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_enter,
-                self.enter_fd,
+        // SAFETY: the ring's descriptor (or its index among this thread's
+        // registered rings, with ENTER_REGISTERED_RING) outlives the
+        // call, and no argument structure is passed.
+        unsafe {
+            rustix::io_uring::io_uring_enter(
+                std::os::fd::BorrowedFd::borrow_raw(self.enter_fd),
                 to_submit,
                 want,
-                flags,
-                std::ptr::null::<libc::c_void>(),
-                0usize,
+                rustix::io_uring::IoringEnterFlags::from_bits_retain(flags),
             )
-        };
-        if r < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(r as u32)
         }
+        .map_err(io::Error::from)
     }
 
     /// Whether entries name registered files rather than descriptors.
@@ -370,7 +369,7 @@ impl<S: Sqe, C: cqueue::EntryMarker> Ring<S, C> {
         }
         // SAFETY: the caller keeps what the entry points to valid until
         // its completion is reaped.
-        if unsafe { self.ring.submission().push(&entry) }.is_err() {
+        if !unsafe { self.raw.push(entry) } {
             return Queued::Busy;
         }
         self.queued += 1;
@@ -411,7 +410,7 @@ impl<S: Sqe, C: cqueue::EntryMarker> Ring<S, C> {
             match self.enter(self.queued, 0) {
                 // With sqthread_poll the kernel's thread may have taken
                 // every request before this call looked: none is left.
-                Ok(0) if self.ring.submission().is_empty() => {
+                Ok(0) if self.raw.sq_len() == 0 => {
                     self.inflight += self.queued;
                     self.queued = 0;
                 }
@@ -444,21 +443,7 @@ impl<S: Sqe, C: cqueue::EntryMarker> Ring<S, C> {
     /// Moves up to `max - out.len()` completions from the ring to `out`.
     #[inline]
     fn drain_cq(&mut self, max: u32, out: &mut Vec<Completion>) {
-        let mut cq = self.ring.completion();
-        while out.len() < max as usize {
-            match cq.next() {
-                Some(c) => {
-                    let idx = c.user_data() as u32;
-                    let c: cqueue::Entry = c.into();
-                    out.push(Completion {
-                        idx,
-                        result: c.result() as i64,
-                    });
-                    self.inflight -= 1;
-                }
-                None => break,
-            }
-        }
+        self.inflight -= self.raw.drain(max, out);
     }
 
     /// Replaces `out` with between `min` and `max` completions (fewer than

@@ -142,6 +142,20 @@ impl RandomMap {
         true
     }
 
+    /// Marks block `b`, which is below `nblocks` and free (as
+    /// `next_free` and `is_used` say), used.
+    #[inline(always)]
+    pub fn set(&mut self, b: u64) {
+        debug_assert!(b < self.nblocks && !self.is_used(b));
+        let w = (b / 64) as usize;
+        let word = &mut self.levels[0][w];
+        *word |= 1u64 << (b % 64);
+        self.used += 1;
+        if *word == !0 {
+            self.set_full_upwards(0, w as u64);
+        }
+    }
+
     /// First free block at or after `from`, wrapping to the start.
     pub fn next_free(&self, from: u64) -> Option<u64> {
         if self.is_full() {

@@ -33,6 +33,10 @@ pub struct TargetCfg {
 pub struct FileTarget {
     pub region: Region,
     nblocks: u64,
+    /// Per direction, for the random map: blocks between aligned
+    /// offsets, and how many aligned offsets there are.
+    map_step: [u64; 3],
+    map_slots: [u64; 3],
     /// Start and end of the last I/O of each direction.
     last_start: [u64; 3],
     last_end: [u64; 3],
@@ -73,6 +77,8 @@ impl FileTarget {
         };
         let map = want_map.then(|| RandomMap::try_new(map_blocks)).flatten();
         let lfsr = (random && cfg.use_lfsr).then(|| Lfsr::new(nblocks, seed));
+        let map_step = cfg.align.map(|a| (a / cfg.unit.max(1)).max(1));
+        let map_slots = map_step.map(|step| nblocks.div_ceil(step));
         let pickers = [0, 1, 2].map(|i| {
             (random && !dists[i].is_uniform())
                 .then(|| BlockPicker::new(&dists[i], nblocks, cfg.unit, seed ^ i as u64))
@@ -80,6 +86,8 @@ impl FileTarget {
         let mut t = FileTarget {
             region,
             nblocks,
+            map_step,
+            map_slots,
             last_start: [region.start; 3],
             last_end: [region.start; 3],
             fresh: [true; 3],
@@ -248,17 +256,19 @@ impl FileTarget {
             if self.nblocks == 0 {
                 return None;
             }
-            let step = (cfg.align[d.idx()] / unit).max(1);
-            let slots = self.nblocks.div_ceil(step);
+            let (step, slots) = (self.map_step[d.idx()], self.map_slots[d.idx()]);
             let b = map.next_free(rng.below(slots) * step)?;
             // A length that fits before the end, cut at the first block
-            // already done.
+            // already done; `b` itself is free.
             let len = fitted(start + b * unit);
-            let want = len.div_ceil(unit).max(1);
-            let mut run = 0;
-            while run < want && b + run < self.nblocks && !map.is_used(b + run) {
-                map.mark(b + run);
-                run += 1;
+            map.set(b);
+            let mut run = 1;
+            if len > unit {
+                let want = len.div_ceil(unit);
+                while run < want && b + run < self.nblocks && !map.is_used(b + run) {
+                    map.set(b + run);
+                    run += 1;
+                }
             }
             let off = start + b * unit;
             let len = len.min(run * unit).min(end - off);
