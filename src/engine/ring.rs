@@ -455,6 +455,10 @@ impl<S: Sqe, C: cqueue::EntryMarker> Ring<S, C> {
         out.clear();
         self.waited = false;
         let max = max.max(1);
+        if out.capacity() < max as usize {
+            // Completions are written into spare capacity only.
+            out.reserve(max as usize);
+        }
         if self.stash.is_empty() {
             // The usual case: what is done is in the ring already.
             self.drain_cq(max, out);

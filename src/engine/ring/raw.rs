@@ -157,33 +157,40 @@ impl<S: Sqe, C: cqueue::EntryMarker> Raw<S, C> {
         true
     }
 
-    /// Moves up to `max - out.len()` completions to `out`; how many.
+    /// Moves up to `max - out.len()` completions to `out` (no more than
+    /// its spare capacity: it never grows); how many.
     #[inline(always)]
     pub fn drain(&mut self, max: u32, out: &mut Vec<Completion>) -> u32 {
+        let len = out.len();
+        let spare = out.spare_capacity_mut();
+        let room = (max as usize).saturating_sub(len).min(spare.len()) as u32;
         // SAFETY: as in `push`; this thread is the only writer of the
         // completion ring's head, and the kernel wrote every entry
         // before the tail it published.
-        unsafe {
+        let n = unsafe {
             let head = (*self.cq_head).load(Ordering::Relaxed);
             let tail = (*self.cq_tail).load(Ordering::Acquire);
-            let room = (max as usize).saturating_sub(out.len()) as u32;
             let n = tail.wrapping_sub(head).min(room);
-            for k in 0..n {
+            for (k, slot) in spare.iter_mut().take(n as usize).enumerate() {
                 // The first 16 bytes of either entry size: user data,
                 // result, flags.
-                let e = self.cqes.add((head.wrapping_add(k) & self.cq_mask) as usize) as *const u64;
-                let idx = e.read() as u32;
-                let result = (e.add(1) as *const i32).read();
-                out.push(Completion {
-                    idx,
-                    result: result as i64,
+                let e = self
+                    .cqes
+                    .add((head.wrapping_add(k as u32) & self.cq_mask) as usize)
+                    as *const u64;
+                slot.write(Completion {
+                    idx: e.read() as u32,
+                    result: (e.add(1) as *const i32).read() as i64,
                 });
             }
             if n > 0 {
                 (*self.cq_head).store(head.wrapping_add(n), Ordering::Release);
             }
             n
-        }
+        };
+        // SAFETY: the first `n` spare slots were written above.
+        unsafe { out.set_len(len + n as usize) };
+        n
     }
 
     /// The kernel holds completion work only an enter that gets events
