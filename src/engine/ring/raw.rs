@@ -99,7 +99,8 @@ impl<S: Sqe, C: cqueue::EntryMarker> Raw<S, C> {
         // SAFETY: `Parameters` is `#[repr(transparent)]` over the kernel's
         // `struct io_uring_params`, which `io_uring_params` is too (same
         // size, asserted above).
-        let p = unsafe { &*(ring.params() as *const io_uring::Parameters as *const io_uring_params) };
+        let p =
+            unsafe { &*(ring.params() as *const io_uring::Parameters as *const io_uring_params) };
         let fd = std::os::fd::AsRawFd::as_raw_fd(ring);
         let sq_len = p.sq_off.array as usize + p.sq_entries as usize * size_of::<u32>();
         let cq_len = p.cq_off.cqes as usize + p.cq_entries as usize * size_of::<C>();
@@ -162,23 +163,24 @@ impl<S: Sqe, C: cqueue::EntryMarker> Raw<S, C> {
     #[inline(always)]
     pub fn drain(&mut self, max: u32, out: &mut Vec<Completion>) -> u32 {
         let len = out.len();
-        let spare = out.spare_capacity_mut();
-        let room = (max as usize).saturating_sub(len).min(spare.len()) as u32;
+        let room = (max as usize).saturating_sub(len).min(out.capacity() - len) as u32;
         // SAFETY: as in `push`; this thread is the only writer of the
         // completion ring's head, and the kernel wrote every entry
-        // before the tail it published.
+        // before the tail it published. At most `room` completions go
+        // into `out`'s spare capacity.
         let n = unsafe {
             let head = (*self.cq_head).load(Ordering::Relaxed);
             let tail = (*self.cq_tail).load(Ordering::Acquire);
             let n = tail.wrapping_sub(head).min(room);
-            for (k, slot) in spare.iter_mut().take(n as usize).enumerate() {
+            let dst = out.as_mut_ptr().add(len);
+            for k in 0..n {
                 // The first 16 bytes of either entry size: user data,
                 // result, flags.
                 let e = self
                     .cqes
-                    .add((head.wrapping_add(k as u32) & self.cq_mask) as usize)
+                    .add((head.wrapping_add(k) & self.cq_mask) as usize)
                     as *const u64;
-                slot.write(Completion {
+                dst.add(k as usize).write(Completion {
                     idx: e.read() as u32,
                     result: (e.add(1) as *const i32).read() as i64,
                 });
