@@ -423,6 +423,49 @@ fn record(
     }
 }
 
+/// A preset's run as `quick` and `suite` make it: the settings every
+/// preset report records (from the target and the values in force), then
+/// [`run_bench`].
+pub struct PresetBench<'a> {
+    pub kind: &'static str,
+    pub title: String,
+    pub preset: &'static presets::Preset,
+    pub jobfile: String,
+    pub target: Target,
+    /// The size setting as the command records it: its key and value.
+    pub size: (&'static str, Value),
+    pub runtime_us: u64,
+    pub passes: u32,
+    pub warmup_us: u64,
+    pub launch: &'a Launch,
+}
+
+/// Runs a preset's benchmark (see [`PresetBench`]); returns the exit code.
+pub fn run_preset_bench(p: PresetBench, flags: &RunFlags) -> i32 {
+    let mut settings = serde_json::Map::new();
+    settings.insert("preset".into(), json!(p.preset.name));
+    settings.insert("path".into(), json!(p.target.path.display().to_string()));
+    settings.insert("ioengine".into(), json!(p.target.engine.kind.name()));
+    settings.insert("direct".into(), json!(p.target.direct));
+    settings.insert(p.size.0.into(), p.size.1);
+    settings.insert("runtime_us".into(), json!(p.runtime_us));
+    settings.insert("passes".into(), json!(p.passes));
+    settings.insert("warmup_us".into(), json!(p.warmup_us));
+    let bench = Bench {
+        kind: p.kind,
+        title: p.title,
+        jobfile: p.jobfile,
+        tests: p.preset.suite_tests(),
+        passes: p.passes,
+        warmup_us: p.warmup_us,
+        settings: Value::Object(settings),
+        target: p.target,
+        sweep: None,
+        launch: p.launch,
+    };
+    run_bench(bench, flags)
+}
+
 /// Runs a benchmark: table on stdout as tests finish, JSON and HTML
 /// reports, test files removed; returns the exit code. Under MPI every
 /// rank runs it on its own test file; rank 0 alone prints and reports.

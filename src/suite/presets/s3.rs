@@ -28,143 +28,142 @@ use crate::job::EngineKind;
 /// Mixed object sizes: many small objects, most bytes in large ones.
 const MIXED: &str = "4k/25:64k/25:1m/40:4m/10";
 
-const PREP_FIXED: PresetTest = PresetTest {
-    section: "prep-1m",
-    label: "prep 1MiB",
-    options: &[("rw", "write"), ("bs", "1m"), ("object_set", "fixed")],
-};
+/// A test of an object preset over object set `$set` (see [`render`]):
+/// its options, then `time_based` when marked `timed` (a prep test writes
+/// its set once).
+macro_rules! object_test {
+    ($section:literal, $label:literal, $set:literal, timed, [$($o:expr),* $(,)?]) => {
+        PresetTest {
+            section: $section,
+            label: $label,
+            options: &[$($o,)* ("time_based", ""), ("object_set", $set)],
+        }
+    };
+    ($section:literal, $label:literal, $set:literal, [$($o:expr),* $(,)?]) => {
+        PresetTest {
+            section: $section,
+            label: $label,
+            options: &[$($o,)* ("object_set", $set)],
+        }
+    };
+}
 
-pub const S3_PUT: Preset = Preset {
-    name: "s3-put",
-    summary: "Object PUTs: 1MiB objects, then mixed sizes (4KiB-4MiB), QD8, in a bucket of its own",
-    about: "PUT throughput and latency of an S3 store: whole objects of 1 MiB, \
-            then of mixed sizes (25% 4 KiB, 25% 64 KiB, 40% 1 MiB, 10% 4 MiB), \
-            8 requests in flight. Time to first byte is the server's answer \
-            after the body was sent. The run creates its bucket and removes it \
-            with every object it wrote.",
-    shared_file: None,
-    size: "64m",
-    runtime_s: 10,
-    passes: 1,
-    warmup_s: 0,
-    direct: false,
-    engines: &[EngineKind::Http],
-    global: &[],
-    tests: &[
-        PresetTest {
-            section: "put-1m",
-            label: "1MiB",
-            options: &[
-                ("rw", "write"),
-                ("bs", "1m"),
-                ("time_based", ""),
-                ("object_set", "put-1m"),
-            ],
-        },
-        PresetTest {
-            section: "put-mixed",
-            label: "4KiB-4MiB",
-            options: &[
-                ("rw", "write"),
-                ("bssplit", MIXED),
-                ("time_based", ""),
-                ("object_set", "put-mixed"),
-            ],
-        },
+/// An object preset: the http engine, 64 MiB per object set, 10 s per
+/// test, one pass, no warm-up.
+const fn object_preset(
+    name: &'static str,
+    summary: &'static str,
+    about: &'static str,
+    tests: &'static [PresetTest],
+) -> Preset {
+    Preset {
+        name,
+        summary,
+        about,
+        shared_file: None,
+        size: "64m",
+        runtime_s: 10,
+        passes: 1,
+        warmup_s: 0,
+        direct: false,
+        engines: &[EngineKind::Http],
+        global: &[],
+        tests,
+    }
+}
+
+const PREP_FIXED: PresetTest = object_test!(
+    "prep-1m",
+    "prep 1MiB",
+    "fixed",
+    [("rw", "write"), ("bs", "1m")]
+);
+
+pub const S3_PUT: Preset = object_preset(
+    "s3-put",
+    "Object PUTs: 1MiB objects, then mixed sizes (4KiB-4MiB), QD8, in a bucket of its own",
+    "PUT throughput and latency of an S3 store: whole objects of 1 MiB, \
+     then of mixed sizes (25% 4 KiB, 25% 64 KiB, 40% 1 MiB, 10% 4 MiB), \
+     8 requests in flight. Time to first byte is the server's answer \
+     after the body was sent. The run creates its bucket and removes it \
+     with every object it wrote.",
+    &[
+        object_test!(
+            "put-1m",
+            "1MiB",
+            "put-1m",
+            timed,
+            [("rw", "write"), ("bs", "1m")]
+        ),
+        object_test!(
+            "put-mixed",
+            "4KiB-4MiB",
+            "put-mixed",
+            timed,
+            [("rw", "write"), ("bssplit", MIXED)]
+        ),
     ],
-};
+);
 
-pub const S3_GET: Preset = Preset {
-    name: "s3-get",
-    summary:
-        "Object GETs of a prepared set: 1MiB objects, then mixed sizes (4KiB-4MiB) PUT and GET back, QD8, checked",
-    about: "GET throughput, latency and time to first byte of an S3 store. \
-            A set of 1 MiB objects is first written by a prep test, then \
-            read back whole for the run time with 8 requests in flight and \
-            checked (crc32c), so a missing object fails the run. Mixed sizes \
-            (25% 4 KiB, 25% 64 KiB, 40% 1 MiB, 10% 4 MiB) are PUT and then \
-            GET back in one test, each GET asking for the object its PUT \
-            wrote, at that size, and checking it.",
-    shared_file: None,
-    size: "64m",
-    runtime_s: 10,
-    passes: 1,
-    warmup_s: 0,
-    direct: false,
-    engines: &[EngineKind::Http],
-    global: &[],
-    tests: &[
+pub const S3_GET: Preset = object_preset(
+    "s3-get",
+    "Object GETs of a prepared set: 1MiB objects, then mixed sizes (4KiB-4MiB) PUT and GET back, QD8, checked",
+    "GET throughput, latency and time to first byte of an S3 store. \
+     A set of 1 MiB objects is first written by a prep test, then \
+     read back whole for the run time with 8 requests in flight and \
+     checked (crc32c), so a missing object fails the run. Mixed sizes \
+     (25% 4 KiB, 25% 64 KiB, 40% 1 MiB, 10% 4 MiB) are PUT and then \
+     GET back in one test, each GET asking for the object its PUT \
+     wrote, at that size, and checking it.",
+    &[
         PREP_FIXED,
-        PresetTest {
-            section: "get-1m",
-            label: "1MiB",
-            options: &[
-                ("rw", "read"),
-                ("bs", "1m"),
-                ("time_based", ""),
-                ("verify", "crc32c"),
-                ("object_set", "fixed"),
-            ],
-        },
-        PresetTest {
-            section: "put-get-mixed",
-            label: "4KiB-4MiB",
-            options: &[
-                ("rw", "write"),
-                ("bssplit", MIXED),
-                ("verify", "crc32c"),
-                ("object_set", "mixed"),
-            ],
-        },
+        object_test!(
+            "get-1m",
+            "1MiB",
+            "fixed",
+            timed,
+            [("rw", "read"), ("bs", "1m"), ("verify", "crc32c")]
+        ),
+        object_test!(
+            "put-get-mixed",
+            "4KiB-4MiB",
+            "mixed",
+            [("rw", "write"), ("bssplit", MIXED), ("verify", "crc32c")]
+        ),
     ],
-};
+);
 
-pub const S3_MIXED: Preset = Preset {
-    name: "s3-mixed",
-    summary: "Object mix: 70% GET / 30% PUT of 1MiB objects, then of 64KiB, QD8, on a prepared set",
-    about: "A read-mostly object workload: 70% GETs and 30% PUTs of whole \
-            objects over a set a prep test wrote first, at two fixed sizes \
-            (1 MiB, 64 KiB), 8 requests in flight. Sizes drawn at random are \
-            not offered here: GETs would ask for objects no PUT made.",
-    shared_file: None,
-    size: "64m",
-    runtime_s: 10,
-    passes: 1,
-    warmup_s: 0,
-    direct: false,
-    engines: &[EngineKind::Http],
-    global: &[],
-    tests: &[
+pub const S3_MIXED: Preset = object_preset(
+    "s3-mixed",
+    "Object mix: 70% GET / 30% PUT of 1MiB objects, then of 64KiB, QD8, on a prepared set",
+    "A read-mostly object workload: 70% GETs and 30% PUTs of whole \
+     objects over a set a prep test wrote first, at two fixed sizes \
+     (1 MiB, 64 KiB), 8 requests in flight. Sizes drawn at random are \
+     not offered here: GETs would ask for objects no PUT made.",
+    &[
         PREP_FIXED,
-        PresetTest {
-            section: "mixed-1m",
-            label: "70/30 1MiB",
-            options: &[
-                ("rw", "rw"),
-                ("rwmixread", "70"),
-                ("bs", "1m"),
-                ("time_based", ""),
-                ("object_set", "fixed"),
-            ],
-        },
-        PresetTest {
-            section: "prep-64k",
-            label: "prep 64KiB",
-            options: &[("rw", "write"), ("bs", "64k"), ("object_set", "small")],
-        },
-        PresetTest {
-            section: "mixed-64k",
-            label: "70/30 64KiB",
-            options: &[
-                ("rw", "rw"),
-                ("rwmixread", "70"),
-                ("bs", "64k"),
-                ("time_based", ""),
-                ("object_set", "small"),
-            ],
-        },
+        object_test!(
+            "mixed-1m",
+            "70/30 1MiB",
+            "fixed",
+            timed,
+            [("rw", "rw"), ("rwmixread", "70"), ("bs", "1m")]
+        ),
+        object_test!(
+            "prep-64k",
+            "prep 64KiB",
+            "small",
+            [("rw", "write"), ("bs", "64k")]
+        ),
+        object_test!(
+            "mixed-64k",
+            "70/30 64KiB",
+            "small",
+            timed,
+            [("rw", "rw"), ("rwmixread", "70"), ("bs", "64k")]
+        ),
     ],
-};
+);
 
 /// Where an object preset runs: the store, its bucket and the run's own
 /// prefix in it.
