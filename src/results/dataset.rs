@@ -467,8 +467,26 @@ pub struct Item {
 }
 
 impl Item {
+    /// The test and its operation, as reports name them (`get GET`,
+    /// `seq-read read`).
     pub fn label(&self) -> String {
-        format!("{} {}", self.name, self.dir)
+        format!("{} {}", self.name, self.op())
+    }
+
+    /// The operation as reports name it: an object request by its
+    /// method (GET, PUT, DELETE), file I/O by fio's direction (read,
+    /// write, trim).
+    pub fn op(&self) -> String {
+        let http = self
+            .params
+            .0
+            .iter()
+            .any(|(k, v)| k == "ioengine" && v == "http");
+        if http {
+            super::units::method(&self.dir).to_string()
+        } else {
+            self.dir.clone()
+        }
     }
 
     pub fn values(&self, m: &MetricDef) -> Vec<f64> {

@@ -928,7 +928,7 @@ fn object_results_make_an_html_report_and_compare_as_disk_results_do() {
         html.contains(&format!("Target {store}")),
         "the store is named"
     );
-    for name in ["put write", "get read", "del trim"] {
+    for name in ["put PUT", "get GET", "del DELETE"] {
         assert!(html.contains(name), "{name} in the report");
     }
     // One run a side: the comparison finds the same tests and calls
@@ -995,8 +995,17 @@ fn the_html_report_shows_time_to_first_byte_for_http_runs_only() {
             .unwrap();
     assert!(job(&doc, "put")["write"]["ttfb_ns"]["percentile"]["99.000000"].as_u64() > Some(0));
     assert!(!html.contains("time to first byte: p50 -"), "figures shown");
+    // The bar charts name the requests as the table does.
+    for (shown, not) in [(">put PUT<", ">put write<"), (">del DELETE<", ">del trim<")] {
+        assert!(
+            html.matches(shown).count() >= 2,
+            "{shown}: a bar of each chart"
+        );
+        assert!(!html.contains(not), "{not} in the http run's page");
+    }
     let html = page("file.json");
     assert!(html.contains("<th>p99 lat</th>"), "a file run's page");
+    assert!(html.matches(">f write<").count() >= 2, "a file run's bars");
     for absent in ["ttfb", "time to first byte", "p50 lat"] {
         assert!(!html.contains(absent), "{absent} in a file run's page");
     }
