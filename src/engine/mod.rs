@@ -279,6 +279,10 @@ pub struct Caps {
     /// Diskless, yet what it writes is stored and read back (objects on
     /// a server): verify checks its reads.
     pub stores_data: bool,
+    /// A completion's result is the payload its request moved, which
+    /// may be less than the block (or none: an object's HEAD) and is
+    /// whole: it is counted as it is, never issued again as short.
+    pub payload_results: bool,
 }
 
 impl Caps {
@@ -289,6 +293,7 @@ impl Caps {
         file_op: false,
         registers_buffers: false,
         stores_data: false,
+        payload_results: false,
     };
 }
 
@@ -411,6 +416,8 @@ pub struct SideCounters {
     pub ctx: u64,
     /// Requests sent again after the server answered busy.
     pub retries: u64,
+    /// Objects the job's LIST requests listed (while measuring).
+    pub listed: u64,
 }
 
 /// Creates the engine a job asks for, through its registry entry.

@@ -474,18 +474,24 @@ impl Item {
     }
 
     /// The operation as reports name it: an object request by its
-    /// method (GET, PUT, DELETE), file I/O by fio's direction (read,
-    /// write, trim).
+    /// method (GET, PUT, DELETE; reads of `http_op=head|list` HEAD or
+    /// LIST), file I/O by fio's direction (read, write, trim).
     pub fn op(&self) -> String {
-        let http = self
-            .params
-            .0
-            .iter()
-            .any(|(k, v)| k == "ioengine" && v == "http");
-        if http {
-            super::units::method(&self.dir).to_string()
-        } else {
-            self.dir.clone()
+        let has = |key: &str, value: &str| {
+            self.params
+                .0
+                .iter()
+                .any(|(k, v)| k == key && v.eq_ignore_ascii_case(value))
+        };
+        if !has("ioengine", "http") {
+            return self.dir.clone();
+        }
+        let meta = ["head", "list"]
+            .into_iter()
+            .find(|op| self.dir == "read" && has("http_op", op));
+        match meta {
+            Some(op) => op.to_ascii_uppercase(),
+            None => super::units::method(&self.dir).to_string(),
         }
     }
 

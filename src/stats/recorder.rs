@@ -64,6 +64,8 @@ pub struct Recorder {
     depth: u32,
     /// Fake clock: wall-clock and CPU figures are fixed.
     fake: bool,
+    /// Results are whole payloads, never short (`Caps::payload_results`).
+    payload: bool,
 }
 
 impl Recorder {
@@ -129,6 +131,7 @@ impl Recorder {
             fail_detail: None,
             depth,
             fake: fake_clock,
+            payload: caps.payload_results,
         })
     }
 
@@ -258,7 +261,8 @@ impl Recorder {
         let mut f = self.flags;
         // Done inside `queue`: there was no submission to time.
         f.slat &= queued;
-        stats.record_io(d, bytes, bytes < len, lat, f, prio.stat);
+        let short = bytes < len && !self.payload;
+        stats.record_io(d, bytes, short, lat, f, prio.stat);
         if let Some(l) = &mut self.logs {
             l.io(
                 now,

@@ -11,10 +11,18 @@ fn list() -> String {
     for p in presets::ALL {
         s.push_str(&format!("{}\n  {}\n", p.name, p.summary));
         if p.is_object() {
+            let set = if presets::s3::counts_objects(p) {
+                format!(
+                    "{} objects of 4KiB (--objects N)",
+                    presets::s3::DEFAULT_OBJECTS
+                )
+            } else {
+                format!("{} per object set", p.size)
+            };
             s.push_str(&format!(
-                "  defaults: {} per object set, {} s per test (prep tests write their set once), \
+                "  defaults: {set}, {} s per test (prep tests write their set once), \
                  {} pass(es), http engine, 8 requests in flight; needs --endpoint URL --bucket NAME\n",
-                p.size, p.runtime_s, p.passes
+                p.runtime_s, p.passes
             ));
             for t in p.tests {
                 let opts: Vec<String> = t
@@ -221,10 +229,17 @@ fn run_object(preset: &'static Preset, opts: &SuiteOpts, launch: &crate::launch:
         bucket: bucket.to_string(),
         prefix: format!("iomark-{}-{}", super::local_stamp(), std::process::id()),
     };
+    // s3-list and s3-stat: the size is --objects objects of 4 KiB.
+    let size = if presets::s3::counts_objects(preset) {
+        let n = opts.objects.unwrap_or(presets::s3::DEFAULT_OBJECTS);
+        Some(n * presets::s3::COUNTED_OBJECT)
+    } else {
+        flags.size
+    };
     let jobfile = presets::s3::render(
         preset,
         &presets::Render {
-            size: flags.size.map(presets::size_text),
+            size: size.map(presets::size_text),
             runtime: flags.runtime_us.map(presets::time_text),
             ..presets::Render::default()
         },
@@ -273,7 +288,7 @@ fn run_object(preset: &'static Preset, opts: &SuiteOpts, launch: &crate::launch:
         )],
         warnings: Vec::new(),
     };
-    let code = run_bench(preset, jobfile, target, flags, launch);
+    let code = run_bench(preset, jobfile, target, size, flags, launch);
     if owned.remove() {
         code
     } else {
@@ -316,19 +331,20 @@ fn run_preset(
     if flags.print_jobfile {
         return super::print_on(launch, "suite", &jobfile);
     }
-    run_bench(preset, jobfile, target, flags, launch)
+    run_bench(preset, jobfile, target, flags.size, flags, launch)
 }
 
-/// Runs a preset's job file on its target with the values in force.
+/// Runs a preset's job file on its target with the values in force
+/// (`size`: the size the job file was given, None: the preset's).
 fn run_bench(
     preset: &'static Preset,
     jobfile: String,
     target: super::Target,
+    size: Option<u64>,
     flags: &RunFlags,
     launch: &crate::launch::Launch,
 ) -> i32 {
-    let size = flags
-        .size
+    let size = size
         .map(presets::size_text)
         .unwrap_or_else(|| preset.size.to_string());
     let bench = super::PresetBench {
@@ -361,4 +377,6 @@ pub struct SuiteOpts {
     pub bucket: Option<String>,
     /// `--use-existing-bucket`: run in an existing bucket.
     pub use_existing_bucket: bool,
+    /// `--objects`: how many objects `s3-list` and `s3-stat` prepare.
+    pub objects: Option<u64>,
 }

@@ -1,6 +1,7 @@
-//! Object presets (`s3-put`, `s3-get`, `s3-mixed`): PUT and GET of whole
-//! objects through the `http` engine against an S3 endpoint and bucket the
-//! user names (`--endpoint`, `--bucket`), in the spirit of warp.
+//! Object presets (`s3-put`, `s3-get`, `s3-mixed`, `s3-list`,
+//! `s3-stat`): PUT, GET, LIST and HEAD of objects through the `http`
+//! engine against an S3 endpoint and bucket the user names
+//! (`--endpoint`, `--bucket`), in the spirit of warp.
 //!
 //! - Each block is one object (`http_object_mode=block`), so `bs` is the
 //!   object size: fixed (1 MiB), or mixed as `bssplit` draws it (4 KiB to
@@ -17,6 +18,11 @@
 //! - `s3-mixed` (70 % GET / 30 % PUT) has fixed sizes only: with drawn
 //!   sizes its GETs would ask for objects no PUT made, and iomark does not
 //!   pass zeroes off as data.
+//!
+//! - `s3-list` and `s3-stat` prepare `--objects` objects of 4 KiB (their
+//!   size is that count times 4 KiB), then send LIST pages
+//!   (`http_op=list`) or HEADs (`http_op=head`) over them: requests that
+//!   move no object data and count as reads of 0 bytes.
 //!
 //! Every object lives under the run's own prefix (`iomark-STAMP-PID/`);
 //! `suite_cmd` creates and removes the bucket (or, with
@@ -165,6 +171,72 @@ pub const S3_MIXED: Preset = object_preset(
     ],
 );
 
+/// The size of each object `s3-list` and `s3-stat` prepare.
+pub const COUNTED_OBJECT: u64 = 4096;
+
+/// How many objects `s3-list` and `s3-stat` prepare unless `--objects`
+/// says.
+pub const DEFAULT_OBJECTS: u64 = 1000;
+
+/// The set `s3-list` and `s3-stat` write first: `--objects` objects of
+/// 4 KiB.
+const PREP_COUNTED: PresetTest = object_test!(
+    "prep-objects",
+    "prep 4KiB",
+    "counted",
+    [("rw", "write"), ("bs", "4k")]
+);
+
+pub const S3_LIST: Preset = object_preset(
+    "s3-list",
+    "Object listing: ListObjectsV2 pages of 1000 keys over a prepared set of --objects objects (default 1000), QD8",
+    "LIST throughput and latency of an S3 store: a prep test writes \
+     --objects objects of 4 KiB (default 1000), then ListObjectsV2 walks \
+     their prefix for the run time, one page of up to 1000 keys a \
+     request, each of 8 requests in flight on a listing of its own \
+     that starts over after its last page. IOPS are pages per second; \
+     no object data moves (0 bytes); the objects listed, in all and \
+     per second, are counted.",
+    &[
+        PREP_COUNTED,
+        object_test!(
+            "list",
+            "1000 keys/page",
+            "counted",
+            timed,
+            [("rw", "read"), ("bs", "4k"), ("http_op", "list")]
+        ),
+    ],
+);
+
+pub const S3_STAT: Preset = object_preset(
+    "s3-stat",
+    "Object metadata: HEAD of random objects of a prepared set of --objects objects (default 1000), QD8",
+    "HEAD (stat) throughput and latency of an S3 store: a prep test \
+     writes --objects objects of 4 KiB (default 1000), then HEAD \
+     requests ask for the metadata of objects of the set at random for \
+     the run time, 8 in flight. IOPS are HEADs per second; no object \
+     data moves (0 bytes); a missing object fails the run.",
+    &[
+        PREP_COUNTED,
+        object_test!(
+            "stat",
+            "4KiB",
+            "counted",
+            timed,
+            [("rw", "randread"), ("bs", "4k"), ("http_op", "head")]
+        ),
+    ],
+);
+
+/// Whether a preset's size is a count of objects (`--objects`):
+/// `s3-list` and `s3-stat`, whose tests send HEAD or LIST requests.
+pub fn counts_objects(p: &Preset) -> bool {
+    p.tests
+        .iter()
+        .any(|t| t.options.iter().any(|(k, _)| *k == "http_op"))
+}
+
 /// Where an object preset runs: the store, its bucket and the run's own
 /// prefix in it.
 #[derive(Clone, Debug)]
@@ -247,7 +319,7 @@ mod tests {
 
     #[test]
     fn object_presets_render_job_files_iomark_accepts() {
-        for p in [&S3_PUT, &S3_GET, &S3_MIXED] {
+        for p in [&S3_PUT, &S3_GET, &S3_MIXED, &S3_LIST, &S3_STAT] {
             let text = render(
                 p,
                 &Render {
