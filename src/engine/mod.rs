@@ -400,10 +400,21 @@ pub trait Engine: Send {
         None
     }
 
+    /// The times to first byte as the engine records them, shared, so
+    /// that status snapshots can show them while the job runs (cold:
+    /// read only when a snapshot is served); None for other engines.
+    fn first_byte_live(&self) -> Option<FirstBytes> {
+        None
+    }
+
     /// Measuring starts again (end of `ramp_time`, a latency-target
     /// step): what the engine measured on its own side so far is dropped.
     fn restart_side(&mut self) {}
 }
+
+/// Times to first byte by direction (read, write, trim), recorded by
+/// an engine's own threads ([`Engine::first_byte_live`]).
+pub type FirstBytes = std::sync::Arc<std::sync::Mutex<[Histogram; 3]>>;
 
 /// Work an engine did outside the job's thread ([`Engine::side_counters`]),
 /// over the whole job.

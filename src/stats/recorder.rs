@@ -66,6 +66,8 @@ pub struct Recorder {
     fake: bool,
     /// Results are whole payloads, never short (`Caps::payload_results`).
     payload: bool,
+    /// The engine's times to first byte, for snapshots (http engine).
+    first_byte: Option<crate::engine::FirstBytes>,
 }
 
 impl Recorder {
@@ -132,6 +134,7 @@ impl Recorder {
             depth,
             fake: fake_clock,
             payload: caps.payload_results,
+            first_byte: None,
         })
     }
 
@@ -150,6 +153,15 @@ impl Recorder {
                     s.copy_from(stats);
                 }
             }
+        }
+    }
+
+    /// Status snapshots show the engine's times to first byte `live`
+    /// (kept by the engine's threads until the job ends), when it has
+    /// them.
+    pub fn watch_first_byte(&mut self, live: Option<crate::engine::FirstBytes>) {
+        if self.snapshots {
+            self.first_byte = live;
         }
     }
 
@@ -399,6 +411,18 @@ impl Recorder {
             usage,
         );
         buf.latency_depth = depth;
+        if let Some(live) = &self.first_byte {
+            // A poisoned lock only means a sender panicked.
+            let h = live.lock().unwrap_or_else(|e| e.into_inner());
+            for (d, h) in buf.dir.iter_mut().zip(h.iter()) {
+                if h.count() > 0 {
+                    match &mut d.ttfb {
+                        Some(own) => own.copy_from(h),
+                        None => d.ttfb = Some(Box::new(h.clone())),
+                    }
+                }
+            }
+        }
         if let Ok(mut slot) = link.snapshot.lock() {
             if let Some(s) = slot.as_mut() {
                 s.copy_from(buf);

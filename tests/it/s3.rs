@@ -1883,3 +1883,43 @@ fn s3_list_and_s3_stat_prepare_objects_count_them_and_leave_nothing() {
         assert!(!w.has_bucket("preset-refused"));
     }
 }
+
+#[test]
+fn status_snapshots_of_an_http_job_show_its_times_to_first_byte() {
+    let Some(w) = shared() else { return };
+    w.bucket("snaps");
+    let dir = tempdir();
+    let text = global(w.s3, "filename=/snaps/o\nbs=4k\nsize=64k\niodepth=2\n")
+        + "[put]\nrw=write\ntime_based\nruntime=2s\n";
+    let o = run_job(
+        dir.path(),
+        &text,
+        &["--status-interval=500ms", "--output-format=json"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let docs: Vec<Value> = serde_json::Deserializer::from_slice(&o.stdout)
+        .into_iter::<Value>()
+        .collect::<Result<_, _>>()
+        .expect("a stream of JSON documents");
+    assert!(docs.len() >= 3, "{} documents", docs.len());
+    // Each snapshot counts a time to first byte for every PUT it counts
+    // (and for those answered but not yet reaped: at most iodepth more).
+    let mut with_puts = 0;
+    for d in &docs {
+        let put = &job(d, "put")["write"];
+        let ios = put["total_ios"].as_u64().unwrap();
+        let n = put["ttfb_ns"]["N"].as_u64().unwrap_or(0);
+        assert!(n >= ios && n <= ios + 2, "{put}");
+        with_puts += usize::from(ios > 0);
+    }
+    assert!(with_puts >= 2, "snapshots while the job ran: {with_puts}");
+    let last = &job(docs.last().unwrap(), "put")["write"];
+    assert_eq!(last["ttfb_ns"]["N"], last["total_ios"], "{last}");
+    let o = run_job(
+        dir.path(),
+        &global(w.s3, "filename=/snaps/o\nbs=4k\nsize=64k\n[del]\nrw=trim\n"),
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(w.list("snaps"), vec![], "nothing left behind");
+}

@@ -476,6 +476,10 @@ impl Engine for HttpEngine {
         Some(h.clone())
     }
 
+    fn first_byte_live(&self) -> Option<super::FirstBytes> {
+        Some(Arc::clone(&self.ttfb))
+    }
+
     fn restart_side(&mut self) {
         let mut h = self.ttfb.lock().unwrap_or_else(|e| e.into_inner());
         h.iter_mut().for_each(Histogram::clear);
