@@ -279,6 +279,10 @@ pub struct Caps {
     /// Diskless, yet what it writes is stored and read back (objects on
     /// a server): verify checks its reads.
     pub stores_data: bool,
+    /// A completion's result is the payload its request moved, which
+    /// may be less than the block (or none: an object's HEAD) and is
+    /// whole: it is counted as it is, never issued again as short.
+    pub payload_results: bool,
 }
 
 impl Caps {
@@ -289,6 +293,7 @@ impl Caps {
         file_op: false,
         registers_buffers: false,
         stores_data: false,
+        payload_results: false,
     };
 }
 
@@ -395,10 +400,21 @@ pub trait Engine: Send {
         None
     }
 
+    /// The times to first byte as the engine records them, shared, so
+    /// that status snapshots can show them while the job runs (cold:
+    /// read only when a snapshot is served); None for other engines.
+    fn first_byte_live(&self) -> Option<FirstBytes> {
+        None
+    }
+
     /// Measuring starts again (end of `ramp_time`, a latency-target
     /// step): what the engine measured on its own side so far is dropped.
     fn restart_side(&mut self) {}
 }
+
+/// Times to first byte by direction (read, write, trim), recorded by
+/// an engine's own threads ([`Engine::first_byte_live`]).
+pub type FirstBytes = std::sync::Arc<std::sync::Mutex<[Histogram; 3]>>;
 
 /// Work an engine did outside the job's thread ([`Engine::side_counters`]),
 /// over the whole job.
@@ -411,6 +427,8 @@ pub struct SideCounters {
     pub ctx: u64,
     /// Requests sent again after the server answered busy.
     pub retries: u64,
+    /// Objects the job's LIST requests listed (while measuring).
+    pub listed: u64,
 }
 
 /// Creates the engine a job asks for, through its registry entry.

@@ -1160,6 +1160,30 @@ pub enum ObjectMode {
     Range,
 }
 
+/// `http_op`: what a read of the http engine asks the server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HttpOp {
+    /// GET for reads (PUT for writes, DELETE for trims), as fio.
+    #[default]
+    Data,
+    /// HEAD of the object a GET would read: its metadata, no data.
+    Head,
+    /// One page of ListObjectsV2 over the path's prefix (S3).
+    List,
+}
+
+impl HttpOp {
+    /// The request's method as reports name it (`Data`: None, the
+    /// direction says).
+    pub fn method(self) -> Option<&'static str> {
+        match self {
+            HttpOp::Data => None,
+            HttpOp::Head => Some("HEAD"),
+            HttpOp::List => Some("LIST"),
+        }
+    }
+}
+
 /// The http engine's options (fio's `http_*` and `https`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpOpts {
@@ -1191,6 +1215,10 @@ pub struct HttpOpts {
     /// S3 PUTs of objects larger than this are multipart uploads in
     /// parts of this size (0: one PUT whatever the size, as fio).
     pub s3_part_size: u64,
+    /// What reads ask: GET, HEAD or a page of LIST (iomark's own).
+    pub op: HttpOp,
+    /// Most keys a LIST page asks for (`max-keys`).
+    pub list_max_keys: u32,
 }
 
 impl Default for HttpOpts {
@@ -1211,6 +1239,8 @@ impl Default for HttpOpts {
             retries: 4,
             ca_file: None,
             s3_part_size: 0,
+            op: HttpOp::Data,
+            list_max_keys: 1000,
         }
     }
 }

@@ -208,16 +208,7 @@ fn summary_table(sets: &[Dataset], names: &[String], unit: BwUnit) -> String {
     for (d, name) in sets.iter().zip(names) {
         for it in &d.items {
             // Object requests are named by their method (GET, PUT).
-            let http = it
-                .params
-                .0
-                .iter()
-                .any(|(k, v)| k == "ioengine" && v == "http");
-            let dir = if http {
-                table::method(&it.dir).to_string()
-            } else {
-                it.dir.clone()
-            };
+            let dir = it.op();
             let mut r = vec![it.name.clone(), dir, it.params.describe()];
             if many {
                 r.insert(0, name.clone());

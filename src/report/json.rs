@@ -113,6 +113,22 @@ fn dir_obj(r: &JobReport, ds: &DirStats, agg_bw: u64, plus: bool) -> Value {
     Value::Object(m)
 }
 
+/// iomark addition for `http_op=head|list`: the read section's requests
+/// were HEADs or LIST pages (`method`), its bytes what they moved (none),
+/// and for LIST the objects listed, in all and per second of the run
+/// time (as `iops` is per second).
+fn object_op(d: &mut Value, r: &JobReport, ds: &DirStats) {
+    let Some(op) = super::object_op(&r.spec) else {
+        return;
+    };
+    d["method"] = json!(op.method());
+    if op == crate::job::spec::HttpOp::List {
+        let listed = r.stats.objects_listed;
+        d["objects_listed"] = json!(listed);
+        d["objects_listed_per_s"] = f(super::listed_per_s(listed, ds));
+    }
+}
+
 /// fio's `prios` array: one object per priority that saw I/O
 /// (`prioclass`, `prio`, and the latencies as `clat_ns`, or `lat_ns`
 /// with `lat_percentiles`), when two or more did. `priohint` (newer fio's
@@ -238,10 +254,11 @@ pub fn job_entry(r: &JobReport, report: &Report, plus: bool, entry: Entry) -> Va
         if label == "mixed" && r.unified() != UNIFIED_MIXED {
             add_sync(&mut m, r, plus);
         }
-        m.insert(
-            label.to_string(),
-            dir_obj(r, stats, report.group_agg(r, group_dir), plus),
-        );
+        let mut d = dir_obj(r, stats, report.group_agg(r, group_dir), plus);
+        if label == "read" {
+            object_op(&mut d, r, stats);
+        }
+        m.insert(label.to_string(), d);
     }
     if r.unified() == super::UNIFIED_NONE {
         add_sync(&mut m, r, plus);

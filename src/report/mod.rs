@@ -109,6 +109,18 @@ pub fn bw_bytes(ds: &DirStats) -> u64 {
     }
 }
 
+/// What an http job's reads are when they move no object data
+/// (`http_op=head|list`), or None.
+pub fn object_op(spec: &crate::job::JobSpec) -> Option<crate::job::spec::HttpOp> {
+    let op = spec.engine.http.op;
+    (spec.io.ioengine == crate::job::EngineKind::Http && op.method().is_some()).then_some(op)
+}
+
+/// Objects listed (`http_op=list`) per second of a direction's run time.
+pub fn listed_per_s(listed: u64, ds: &DirStats) -> f64 {
+    listed as f64 * 1000.0 / ds.runtime_ms.max(1) as f64
+}
+
 /// I/O per second of a direction's figures.
 pub fn iops(ds: &DirStats) -> f64 {
     if ds.runtime_ms == 0 {

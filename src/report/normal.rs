@@ -217,6 +217,9 @@ fn dir_block(out: &mut String, r: &JobReport, sec: &Section, report: &Report) {
     if let Some(t) = &ds.ttfb {
         lat_line(out, "ttfb", t);
     }
+    if sec.label == "read" {
+        object_op_line(out, r, ds);
+    }
     let prios = ds.prios_with_samples() >= 2;
     let lat_type = if st.lat_percentiles { "lat" } else { "clat" };
     if prios {
@@ -346,6 +349,28 @@ pub fn all_clients_block(r: &JobReport, report: &Report) -> String {
     block(r, report, true)
 }
 
+/// iomark addition for `http_op=head|list`: what the read figures count
+/// (HEADs, or LIST pages with the objects they listed).
+fn object_op_line(out: &mut String, r: &JobReport, ds: &DirStats) {
+    use crate::job::spec::HttpOp;
+    let _ = match super::object_op(&r.spec) {
+        None | Some(HttpOp::Data) => return,
+        Some(HttpOp::Head) => writeln!(
+            out,
+            "    requests: HEAD, {} (object metadata only: no data moved)",
+            ds.ios
+        ),
+        Some(HttpOp::List) => writeln!(
+            out,
+            "    requests: LIST, {} pages of up to {} keys; objects listed={} ({:.0}/s)",
+            ds.ios,
+            r.spec.engine.http.list_max_keys,
+            r.stats.objects_listed,
+            super::listed_per_s(r.stats.objects_listed, ds)
+        ),
+    };
+}
+
 /// iomark addition for http jobs: the requests sent again because the
 /// server said it was busy (their pauses are in the latencies).
 fn retries_line(out: &mut String, r: &JobReport) {
@@ -393,8 +418,10 @@ fn block(r: &JobReport, report: &Report, summary: bool) -> String {
     if !r.spec.description.is_empty() {
         let _ = writeln!(out, "  Description  : [{}]", r.spec.description);
     }
+    // Reads of HEADs or LIST pages move no data but are requests.
+    let requests = super::object_op(&r.spec).is_some();
     for sec in r.sections() {
-        if sec.stats.bytes > 0 {
+        if sec.stats.bytes > 0 || (requests && sec.label == "read" && sec.stats.ios > 0) {
             dir_block(&mut out, r, &sec, report);
         }
     }

@@ -467,8 +467,32 @@ pub struct Item {
 }
 
 impl Item {
+    /// The test and its operation, as reports name them (`get GET`,
+    /// `seq-read read`).
     pub fn label(&self) -> String {
-        format!("{} {}", self.name, self.dir)
+        format!("{} {}", self.name, self.op())
+    }
+
+    /// The operation as reports name it: an object request by its
+    /// method (GET, PUT, DELETE; reads of `http_op=head|list` HEAD or
+    /// LIST), file I/O by fio's direction (read, write, trim).
+    pub fn op(&self) -> String {
+        let has = |key: &str, value: &str| {
+            self.params
+                .0
+                .iter()
+                .any(|(k, v)| k == key && v.eq_ignore_ascii_case(value))
+        };
+        if !has("ioengine", "http") {
+            return self.dir.clone();
+        }
+        let meta = ["head", "list"]
+            .into_iter()
+            .find(|op| self.dir == "read" && has("http_op", op));
+        match meta {
+            Some(op) => op.to_ascii_uppercase(),
+            None => super::units::method(&self.dir).to_string(),
+        }
     }
 
     pub fn values(&self, m: &MetricDef) -> Vec<f64> {

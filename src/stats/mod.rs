@@ -319,6 +319,9 @@ pub struct JobStats {
     /// (the http engine's 503 SlowDown and kin), over the job.
     #[serde(default)]
     pub retries: u64,
+    /// Objects the http engine's LIST requests listed (`http_op=list`).
+    #[serde(default)]
+    pub objects_listed: u64,
     /// The job's own I/O priority (`prio`/`prioclass`, 0 when not set):
     /// what its I/Os ran at unless `cmdprio*` gave them another.
     #[serde(default)]
@@ -392,6 +395,7 @@ impl JobStats {
         self.timeline.merge(&o.timeline);
         self.zone_resets += o.zone_resets;
         self.retries += o.retries;
+        self.objects_listed += o.objects_listed;
     }
 
     pub fn total_ios(&self) -> u64 {
@@ -478,6 +482,7 @@ impl JobStats {
         self.first_error = o.first_error;
         self.zone_resets = o.zone_resets;
         self.retries = o.retries;
+        self.objects_listed = o.objects_listed;
         self.ioprio = o.ioprio;
         self.prio_lat = o.prio_lat;
     }
@@ -523,6 +528,7 @@ impl JobStats {
         self.steady = None;
         self.zone_resets = 0;
         self.retries = 0;
+        self.objects_listed = 0;
     }
 }
 

@@ -64,6 +64,10 @@ pub struct Recorder {
     depth: u32,
     /// Fake clock: wall-clock and CPU figures are fixed.
     fake: bool,
+    /// Results are whole payloads, never short (`Caps::payload_results`).
+    payload: bool,
+    /// The engine's times to first byte, for snapshots (http engine).
+    first_byte: Option<crate::engine::FirstBytes>,
 }
 
 impl Recorder {
@@ -129,6 +133,8 @@ impl Recorder {
             fail_detail: None,
             depth,
             fake: fake_clock,
+            payload: caps.payload_results,
+            first_byte: None,
         })
     }
 
@@ -147,6 +153,15 @@ impl Recorder {
                     s.copy_from(stats);
                 }
             }
+        }
+    }
+
+    /// Status snapshots show the engine's times to first byte `live`
+    /// (kept by the engine's threads until the job ends), when it has
+    /// them.
+    pub fn watch_first_byte(&mut self, live: Option<crate::engine::FirstBytes>) {
+        if self.snapshots {
+            self.first_byte = live;
         }
     }
 
@@ -258,7 +273,8 @@ impl Recorder {
         let mut f = self.flags;
         // Done inside `queue`: there was no submission to time.
         f.slat &= queued;
-        stats.record_io(d, bytes, bytes < len, lat, f, prio.stat);
+        let short = bytes < len && !self.payload;
+        stats.record_io(d, bytes, short, lat, f, prio.stat);
         if let Some(l) = &mut self.logs {
             l.io(
                 now,
@@ -395,6 +411,18 @@ impl Recorder {
             usage,
         );
         buf.latency_depth = depth;
+        if let Some(live) = &self.first_byte {
+            // A poisoned lock only means a sender panicked.
+            let h = live.lock().unwrap_or_else(|e| e.into_inner());
+            for (d, h) in buf.dir.iter_mut().zip(h.iter()) {
+                if h.count() > 0 {
+                    match &mut d.ttfb {
+                        Some(own) => own.copy_from(h),
+                        None => d.ttfb = Some(Box::new(h.clone())),
+                    }
+                }
+            }
+        }
         if let Ok(mut slot) = link.snapshot.lock() {
             if let Some(s) = slot.as_mut() {
                 s.copy_from(buf);

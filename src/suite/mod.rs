@@ -423,6 +423,49 @@ fn record(
     }
 }
 
+/// A preset's run as `quick` and `suite` make it: the settings every
+/// preset report records (from the target and the values in force), then
+/// [`run_bench`].
+pub struct PresetBench<'a> {
+    pub kind: &'static str,
+    pub title: String,
+    pub preset: &'static presets::Preset,
+    pub jobfile: String,
+    pub target: Target,
+    /// The size setting as the command records it: its key and value.
+    pub size: (&'static str, Value),
+    pub runtime_us: u64,
+    pub passes: u32,
+    pub warmup_us: u64,
+    pub launch: &'a Launch,
+}
+
+/// Runs a preset's benchmark (see [`PresetBench`]); returns the exit code.
+pub fn run_preset_bench(p: PresetBench, flags: &RunFlags) -> i32 {
+    let mut settings = serde_json::Map::new();
+    settings.insert("preset".into(), json!(p.preset.name));
+    settings.insert("path".into(), json!(p.target.path.display().to_string()));
+    settings.insert("ioengine".into(), json!(p.target.engine.kind.name()));
+    settings.insert("direct".into(), json!(p.target.direct));
+    settings.insert(p.size.0.into(), p.size.1);
+    settings.insert("runtime_us".into(), json!(p.runtime_us));
+    settings.insert("passes".into(), json!(p.passes));
+    settings.insert("warmup_us".into(), json!(p.warmup_us));
+    let bench = Bench {
+        kind: p.kind,
+        title: p.title,
+        jobfile: p.jobfile,
+        tests: p.preset.suite_tests(),
+        passes: p.passes,
+        warmup_us: p.warmup_us,
+        settings: Value::Object(settings),
+        target: p.target,
+        sweep: None,
+        launch: p.launch,
+    };
+    run_bench(bench, flags)
+}
+
 /// Runs a benchmark: table on stdout as tests finish, JSON and HTML
 /// reports, test files removed; returns the exit code. Under MPI every
 /// rank runs it on its own test file; rank 0 alone prints and reports.
@@ -662,15 +705,19 @@ fn run_tests(
         let mut rows = String::new();
         for d in &t.dirs {
             if object {
-                let (p50, ttfb) = object_latencies(&t.runs, &d.dir);
+                let o = object_figures(&t.runs, &d.dir);
+                let op = o.op.unwrap_or_else(|| table::method(&d.dir).to_string());
                 rows.push_str(&table::object_row(
-                    &format!("{} {}", t.test.label, table::method(&d.dir)),
+                    &format!("{} {op}", t.test.label),
                     label_w,
                     &d.passes,
-                    &p50,
-                    &ttfb,
+                    &o.p50,
+                    &o.ttfb99,
                     unit,
                 ));
+                if !o.listed.is_empty() {
+                    rows.push_str(&table::listed_row(label_w, &o.listed));
+                }
                 continue;
             }
             rows.push_str(&table::row(
@@ -692,21 +739,51 @@ fn run_tests(
     }
 }
 
-/// The p50 latency and p99 time to first byte of direction `dir` in
-/// each pass document (NaN where a pass has none).
-fn object_latencies(runs: &[Value], dir: &str) -> (Vec<f64>, Vec<f64>) {
+/// What the table shows of an object test's direction besides its
+/// passes' figures.
+struct ObjectFigures {
+    /// The request's name (`GET`, `HEAD`, `LIST`, ...), when a pass
+    /// document names it.
+    op: Option<String>,
+    /// p50 latency and p99 time to first byte, by pass (NaN where a pass
+    /// has none).
+    p50: Vec<f64>,
+    ttfb99: Vec<f64>,
+    /// LIST: (objects listed, per second), by pass.
+    listed: Vec<(u64, f64)>,
+}
+
+/// [`ObjectFigures`] of direction `dir` in each pass document.
+fn object_figures(runs: &[Value], dir: &str) -> ObjectFigures {
     use crate::results::dataset::{items_of_doc, Detail};
-    let mut p50 = Vec::new();
-    let mut ttfb = Vec::new();
+    let mut o = ObjectFigures {
+        op: None,
+        p50: Vec::new(),
+        ttfb99: Vec::new(),
+        listed: Vec::new(),
+    };
     for doc in runs {
         for (it, d) in items_of_doc(doc) {
             if it.dir == dir {
-                p50.push(Detail::at(&d.percentiles, 50.0));
-                ttfb.push(Detail::at(&d.ttfb, 99.0));
+                o.op.get_or_insert_with(|| it.op());
+                o.p50.push(Detail::at(&d.percentiles, 50.0));
+                o.ttfb99.push(Detail::at(&d.ttfb, 99.0));
             }
         }
+        let listed = doc["jobs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|j| {
+                let s = &j[dir];
+                Some((
+                    s["objects_listed"].as_u64()?,
+                    s["objects_listed_per_s"].as_f64()?,
+                ))
+            });
+        o.listed.extend(listed);
     }
-    (p50, ttfb)
+    o
 }
 
 /// Says on standard error that the run was interrupted or failed.

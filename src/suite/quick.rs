@@ -12,7 +12,6 @@ use serde_json::json;
 
 use super::flags::RunFlags;
 use super::presets::{self, crystaldiskmark};
-use super::Bench;
 use crate::launch::Launch;
 
 /// Defaults chosen to finish in about a minute on an ordinary disk:
@@ -66,30 +65,19 @@ fn run(flags: &RunFlags, path: Option<&str>, launch: &Launch) -> i32 {
     if flags.print_jobfile {
         return super::print_on(launch, "quick", &jobfile);
     }
-    let tests = preset.suite_tests();
-    let settings = json!({
-        "preset": preset.name,
-        "path": target.path.display().to_string(),
-        "ioengine": target.engine.kind.name(),
-        "direct": target.direct,
-        "size_bytes": size,
-        "runtime_us": runtime,
-        "passes": passes,
-        "warmup_us": warmup,
-    });
-    let bench = Bench {
+    let bench = super::PresetBench {
         kind: "quick",
         title: "CrystalDiskMark-style quick test".into(),
+        preset,
         jobfile,
-        tests,
+        target,
+        size: ("size_bytes", json!(size)),
+        runtime_us: runtime,
         passes,
         warmup_us: warmup,
-        settings,
-        target,
-        sweep: None,
         launch,
     };
-    super::run_bench(bench, flags)
+    super::run_preset_bench(bench, flags)
 }
 
 /// What `iomark quick` was asked.

@@ -5,17 +5,24 @@ use serde_json::json;
 
 use super::flags::RunFlags;
 use super::presets::{self, Preset};
-use super::Bench;
 
 fn list() -> String {
     let mut s = String::new();
     for p in presets::ALL {
         s.push_str(&format!("{}\n  {}\n", p.name, p.summary));
         if p.is_object() {
+            let set = if presets::s3::counts_objects(p) {
+                format!(
+                    "{} objects of 4KiB (--objects N)",
+                    presets::s3::DEFAULT_OBJECTS
+                )
+            } else {
+                format!("{} per object set", p.size)
+            };
             s.push_str(&format!(
-                "  defaults: {} per object set, {} s per test (prep tests write their set once), \
+                "  defaults: {set}, {} s per test (prep tests write their set once), \
                  {} pass(es), http engine, 8 requests in flight; needs --endpoint URL --bucket NAME\n",
-                p.size, p.runtime_s, p.passes
+                p.runtime_s, p.passes
             ));
             for t in p.tests {
                 let opts: Vec<String> = t
@@ -203,7 +210,7 @@ fn claim(
 /// Runs an object preset: checks the bucket (refusing an existing one
 /// unless told), creates it, runs the job file, then removes what the run
 /// wrote and the bucket it created.
-fn run_object(preset: &Preset, opts: &SuiteOpts, launch: &crate::launch::Launch) -> i32 {
+fn run_object(preset: &'static Preset, opts: &SuiteOpts, launch: &crate::launch::Launch) -> i32 {
     let fail = |m: &str| super::fail_on(launch, "suite", m);
     if launch.ranks().is_some() {
         return fail("the object presets run on one host, not under MPI (run a job file of the http engine on many ranks instead)");
@@ -222,10 +229,17 @@ fn run_object(preset: &Preset, opts: &SuiteOpts, launch: &crate::launch::Launch)
         bucket: bucket.to_string(),
         prefix: format!("iomark-{}-{}", super::local_stamp(), std::process::id()),
     };
+    // s3-list and s3-stat: the size is --objects objects of 4 KiB.
+    let size = if presets::s3::counts_objects(preset) {
+        let n = opts.objects.unwrap_or(presets::s3::DEFAULT_OBJECTS);
+        Some(n * presets::s3::COUNTED_OBJECT)
+    } else {
+        flags.size
+    };
     let jobfile = presets::s3::render(
         preset,
         &presets::Render {
-            size: flags.size.map(presets::size_text),
+            size: size.map(presets::size_text),
             runtime: flags.runtime_us.map(presets::time_text),
             ..presets::Render::default()
         },
@@ -255,9 +269,9 @@ fn run_object(preset: &Preset, opts: &SuiteOpts, launch: &crate::launch::Launch)
     let exists = !owned.created;
     let shown = format!("{}://{host}/{bucket}", if https { "https" } else { "http" });
     let target = super::Target {
-        shown: shown.clone(),
-        directory: None,
         path: std::path::PathBuf::from(&shown),
+        shown,
+        directory: None,
         engine: super::probe::EngineChoice {
             kind: crate::job::EngineKind::Http,
             note: None,
@@ -274,31 +288,7 @@ fn run_object(preset: &Preset, opts: &SuiteOpts, launch: &crate::launch::Launch)
         )],
         warnings: Vec::new(),
     };
-    let passes = flags.passes.unwrap_or(preset.passes);
-    let warmup = flags.warmup_us.unwrap_or(preset.warmup_s * 1_000_000);
-    let settings = json!({
-        "preset": preset.name,
-        "path": shown,
-        "ioengine": "http",
-        "direct": false,
-        "size": flags.size.map(presets::size_text).unwrap_or_else(|| preset.size.to_string()),
-        "runtime_us": flags.runtime_us.unwrap_or(preset.runtime_s * 1_000_000),
-        "passes": passes,
-        "warmup_us": warmup,
-    });
-    let bench = Bench {
-        kind: "suite",
-        title: format!("preset '{}'", preset.name),
-        jobfile,
-        tests: preset.suite_tests(),
-        passes,
-        warmup_us: warmup,
-        settings,
-        target,
-        sweep: None,
-        launch,
-    };
-    let code = super::run_bench(bench, flags);
+    let code = run_bench(preset, jobfile, target, size, flags, launch);
     if owned.remove() {
         code
     } else {
@@ -307,7 +297,7 @@ fn run_object(preset: &Preset, opts: &SuiteOpts, launch: &crate::launch::Launch)
 }
 
 fn run_preset(
-    preset: &Preset,
+    preset: &'static Preset,
     path: Option<&str>,
     flags: &RunFlags,
     launch: &crate::launch::Launch,
@@ -341,32 +331,35 @@ fn run_preset(
     if flags.print_jobfile {
         return super::print_on(launch, "suite", &jobfile);
     }
-    let passes = flags.passes.unwrap_or(preset.passes);
-    let warmup = flags.warmup_us.unwrap_or(preset.warmup_s * 1_000_000);
-    let tests = preset.suite_tests();
-    let settings = json!({
-        "preset": preset.name,
-        "path": target.path.display().to_string(),
-        "ioengine": target.engine.kind.name(),
-        "direct": target.direct,
-        "size": flags.size.map(presets::size_text).unwrap_or_else(|| preset.size.to_string()),
-        "runtime_us": flags.runtime_us.unwrap_or(preset.runtime_s * 1_000_000),
-        "passes": passes,
-        "warmup_us": warmup,
-    });
-    let bench = Bench {
+    run_bench(preset, jobfile, target, flags.size, flags, launch)
+}
+
+/// Runs a preset's job file on its target with the values in force
+/// (`size`: the size the job file was given, None: the preset's).
+fn run_bench(
+    preset: &'static Preset,
+    jobfile: String,
+    target: super::Target,
+    size: Option<u64>,
+    flags: &RunFlags,
+    launch: &crate::launch::Launch,
+) -> i32 {
+    let size = size
+        .map(presets::size_text)
+        .unwrap_or_else(|| preset.size.to_string());
+    let bench = super::PresetBench {
         kind: "suite",
         title: format!("preset '{}'", preset.name),
+        preset,
         jobfile,
-        tests,
-        passes,
-        warmup_us: warmup,
-        settings,
         target,
-        sweep: None,
+        size: ("size", json!(size)),
+        runtime_us: flags.runtime_us.unwrap_or(preset.runtime_s * 1_000_000),
+        passes: flags.passes.unwrap_or(preset.passes),
+        warmup_us: flags.warmup_us.unwrap_or(preset.warmup_s * 1_000_000),
         launch,
     };
-    super::run_bench(bench, flags)
+    super::run_preset_bench(bench, flags)
 }
 
 /// What `iomark suite` was asked.
@@ -384,4 +377,6 @@ pub struct SuiteOpts {
     pub bucket: Option<String>,
     /// `--use-existing-bucket`: run in an existing bucket.
     pub use_existing_bucket: bool,
+    /// `--objects`: how many objects `s3-list` and `s3-stat` prepare.
+    pub objects: Option<u64>,
 }

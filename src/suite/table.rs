@@ -123,6 +123,19 @@ pub fn object_row(
     )
 }
 
+/// The line under a LIST row: the objects the pages listed, per second
+/// (median over the passes) and in all.
+pub fn listed_row(label_width: usize, listed: &[(u64, f64)]) -> String {
+    let rate = stats::summarize(&listed.iter().map(|l| l.1).collect::<Vec<_>>());
+    let total: u64 = listed.iter().map(|l| l.0).sum();
+    format!(
+        "{:<w$}  objects listed: {}/s, {total} in all\n",
+        "",
+        iops(rate.median),
+        w = label_width
+    )
+}
+
 /// The line under a row of a run on many ranks: the range of bandwidth
 /// and IOPS over the hosts (or the ranks, on one host).
 pub fn spread_row(label_width: usize, sp: &super::runner::Spread, unit: BwUnit) -> String {

@@ -928,7 +928,7 @@ fn object_results_make_an_html_report_and_compare_as_disk_results_do() {
         html.contains(&format!("Target {store}")),
         "the store is named"
     );
-    for name in ["put write", "get read", "del trim"] {
+    for name in ["put PUT", "get GET", "del DELETE"] {
         assert!(html.contains(name), "{name} in the report");
     }
     // One run a side: the comparison finds the same tests and calls
@@ -995,8 +995,17 @@ fn the_html_report_shows_time_to_first_byte_for_http_runs_only() {
             .unwrap();
     assert!(job(&doc, "put")["write"]["ttfb_ns"]["percentile"]["99.000000"].as_u64() > Some(0));
     assert!(!html.contains("time to first byte: p50 -"), "figures shown");
+    // The bar charts name the requests as the table does.
+    for (shown, not) in [(">put PUT<", ">put write<"), (">del DELETE<", ">del trim<")] {
+        assert!(
+            html.matches(shown).count() >= 2,
+            "{shown}: a bar of each chart"
+        );
+        assert!(!html.contains(not), "{not} in the http run's page");
+    }
     let html = page("file.json");
     assert!(html.contains("<th>p99 lat</th>"), "a file run's page");
+    assert!(html.matches(">f write<").count() >= 2, "a file run's bars");
     for absent in ["ttfb", "time to first byte", "p50 lat"] {
         assert!(!html.contains(absent), "{absent} in a file run's page");
     }
@@ -1322,6 +1331,14 @@ fn objects_above_the_part_size_are_multipart_uploads_on_both_servers() {
 /// `iomark suite` with an object preset against the server on `port`,
 /// credentials from the environment, reports in `dir`.
 fn preset(dir: &Path, port: u16, name: &str, bucket: &str, extra: &[&str]) -> Command {
+    let mut c = preset_sized(dir, port, name, bucket, &[]);
+    c.arg("--size=4m").args(extra);
+    c
+}
+
+/// [`preset`] without `--size` (`s3-list` and `s3-stat` are sized by
+/// `--objects`).
+fn preset_sized(dir: &Path, port: u16, name: &str, bucket: &str, extra: &[&str]) -> Command {
     let mut c = iomark();
     c.current_dir(dir)
         .env("AWS_ACCESS_KEY_ID", KEYID)
@@ -1331,10 +1348,32 @@ fn preset(dir: &Path, port: u16, name: &str, bucket: &str, extra: &[&str]) -> Co
         .args(["suite", name, "--endpoint"])
         .arg(format!("http://127.0.0.1:{port}"))
         .args(["--bucket", bucket])
-        .args(["--size=4m", "--runtime=1s", "--no-history", "--eta=never"])
+        .args(["--runtime=1s", "--no-history", "--eta=never"])
         .args(["--json", "r.json", "--html", "r.html"])
         .args(extra);
     c
+}
+
+/// Checks that preset `name`'s table `out` has a row starting `row`
+/// with every figure.
+fn full_row(name: &str, out: &str, row: &str) {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(row))
+        .unwrap_or_else(|| panic!("{name}: row {row} in {out}"));
+    assert!(!line.contains(" - "), "{name}: a figure missing in {line}");
+}
+
+/// Every job of every pass in the results bundle `dir/r.json`.
+fn bundle_jobs(dir: &Path) -> Vec<Value> {
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["result"]["jobs"].as_array().unwrap().clone())
+        .collect()
 }
 
 impl Weed {
@@ -1419,11 +1458,7 @@ fn s3_presets_show_requests_per_size_and_leave_nothing_behind() {
             "{name}: {out}"
         );
         for row in rows {
-            let line = out
-                .lines()
-                .find(|l| l.starts_with(row))
-                .unwrap_or_else(|| panic!("{name}: row {row} in {out}"));
-            assert!(!line.contains(" - "), "{name}: a figure missing in {line}");
+            full_row(name, &out, row);
         }
         let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
         for shown in ["<th>p99 ttfb</th>", "<th>p50 lat</th>", "IOPS (req/s)"] {
@@ -1433,16 +1468,8 @@ fn s3_presets_show_requests_per_size_and_leave_nothing_behind() {
         assert!(!html.contains(SECRET), "{name}");
         // The run's bucket is gone, with every object in it.
         assert!(!w.has_bucket(bucket), "{name}: bucket {bucket} left");
-        let v: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap())
-                .unwrap();
-        let jobs: Vec<&Value> = v["runs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .flat_map(|r| r["result"]["jobs"].as_array().unwrap())
-            .collect();
-        let of = |n: &str| *jobs.iter().find(|j| j["jobname"] == n).unwrap();
+        let jobs = bundle_jobs(dir.path());
+        let of = |n: &str| jobs.iter().find(|j| j["jobname"] == n).unwrap();
         if name == "s3-get" {
             // The mixed sizes were read back, every object its PUT wrote.
             let mixed = of("put-get-mixed");
@@ -1661,4 +1688,238 @@ fn a_preset_whose_server_dies_says_in_one_line_what_is_left() {
         left[0].starts_with("iomark suite: left bucket /doomed with objects under /doomed/iomark-"),
         "{err}"
     );
+}
+
+/// The JSON document of a job file's run (`--output-format=json`).
+fn run_json(dir: &Path, text: &str) -> (Value, std::process::Output) {
+    let o = run_job(dir, text, &["--output-format=json"]);
+    let v = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&o), stderr(&o)));
+    (v, o)
+}
+
+#[test]
+fn head_and_list_requests_count_as_requests_that_move_no_data() {
+    let Some(w) = shared() else { return };
+    w.bucket("meta");
+    let dir = tempdir();
+    let g = |extra: &str| global(w.s3, &format!("filename=/meta/set\nbs=4k\n{extra}"));
+    // 25 objects, as the server lists them.
+    let (doc, o) = run_json(
+        dir.path(),
+        &(g("size=100k\n") + "[put]\nrw=write\niodepth=4\n"),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(job(&doc, "put")["write"]["total_ios"], 25);
+    let objects = w.list("meta").len() as u64;
+    assert_eq!(objects, 25, "the server's listing");
+    // 25 HEADs, 4 in flight: 25 requests of 0 bytes, none short.
+    // LIST pages of at most 10 keys, one listing after another: 6 pages
+    // are two whole listings of ceil(25 / 10) = 3 pages each.
+    let text = g("")
+        + "[head]\nrw=read\nhttp_op=head\nsize=100k\niodepth=4\n\
+           [list]\nstonewall\nrw=read\nhttp_op=list\nhttp_list_max_keys=10\nsize=24k\n";
+    let (doc, o) = run_json(dir.path(), &text);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let head = &job(&doc, "head")["read"];
+    assert_eq!(head["method"], "HEAD", "{head}");
+    assert_eq!(head["total_ios"], 25, "{head}");
+    assert_eq!(head["io_bytes"], 0, "{head}");
+    assert_eq!(head["short_ios"], 0, "{head}");
+    assert_eq!(head["ttfb_ns"]["N"], 25, "{head}");
+    assert_eq!(head["clat_ns"]["N"], 25, "{head}");
+    let list = &job(&doc, "list")["read"];
+    assert_eq!(list["method"], "LIST", "{list}");
+    assert_eq!(list["total_ios"], 2 * objects.div_ceil(10), "{list}");
+    assert_eq!(list["objects_listed"], 2 * objects, "{list}");
+    assert!(list["objects_listed_per_s"].as_f64() > Some(0.0), "{list}");
+    assert_eq!(list["io_bytes"], 0, "{list}");
+    assert_eq!(list["short_ios"], 0, "{list}");
+    for j in ["head", "list"] {
+        assert_eq!(job(&doc, j)["error"], 0);
+        assert!(job(&doc, j)["write"]["total_ios"] == 0, "{j} wrote");
+    }
+    // The normal output names the requests and the objects listed.
+    let o = run_job(dir.path(), &text, &[]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(
+        out.contains("requests: HEAD, 25 (object metadata only"),
+        "{out}"
+    );
+    assert!(
+        out.contains("requests: LIST, 6 pages of up to 10 keys; objects listed=50 ("),
+        "{out}"
+    );
+    assert!(out.contains("read: IOPS=") && out.contains("(0B/"), "{out}");
+    // Nothing was written or deleted by the HEADs and LISTs.
+    assert_eq!(w.list("meta").len(), 25);
+    let o = run_job(dir.path(), &(g("size=100k\n") + "[del]\nrw=trim\n"), &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(w.list("meta"), vec![], "nothing left behind");
+}
+
+#[test]
+fn head_and_list_refuse_what_they_cannot_do_in_one_line() {
+    let Some(w) = shared() else { return };
+    w.bucket("metamiss");
+    let dir = tempdir();
+    let one_line = |text: &str, want: &str| {
+        let o = run_job(dir.path(), text, &[]);
+        let err = stderr(&o);
+        assert!(!o.status.success(), "{want}: {err}");
+        assert!(err.contains(want), "{want} in {err}");
+        assert_eq!(
+            err.lines().filter(|l| !l.trim().is_empty()).count(),
+            1,
+            "{err}"
+        );
+    };
+    let g = global(w.s3, "filename=/metamiss/none\nbs=4k\nsize=4k\n");
+    one_line(
+        &(g.clone() + "[w]\nrw=randwrite\nhttp_op=head\n"),
+        "http_op=head makes the job's reads HEAD requests: give it a job that only reads (rw=read or randread), not rw=randwrite",
+    );
+    one_line(
+        &(g.clone() + "[v]\nrw=read\nhttp_op=list\nverify=crc32c\n"),
+        "http_op=list moves no object data, so there is nothing to verify",
+    );
+    one_line(
+        "[f]\nfilename=f.dat\nrw=read\nbs=4k\nsize=4k\nhttp_op=head\n",
+        "option 'http_op' only applies to ioengine=http",
+    );
+    one_line(
+        &(g.clone() + "[m]\nrw=read\nhttp_list_max_keys=1001\n"),
+        "http_list_max_keys",
+    );
+    // A HEAD of an object that is not there is an error, named once.
+    let o = run_job(
+        dir.path(),
+        &(g + "[h]\nrw=read\nhttp_op=head\n"),
+        &["--output-format=json"],
+    );
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("HEAD /metamiss/none_0_4096: HTTP 404 (no such object)"),
+        "{err}"
+    );
+    assert_eq!(err.matches("HEAD /metamiss").count(), 1, "{err}");
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_ne!(job(&doc, "h")["error"], 0);
+    assert_eq!(job(&doc, "h")["read"]["io_bytes"], 0);
+    assert!(!dir.path().join("f.dat").exists());
+    assert_eq!(w.list("metamiss"), vec![]);
+}
+
+#[test]
+fn s3_list_and_s3_stat_prepare_objects_count_them_and_leave_nothing() {
+    let Some(w) = shared() else { return };
+    let dir = tempdir();
+    for (name, bucket, row) in [
+        ("s3-list", "preset-list", "1000 keys/page LIST"),
+        ("s3-stat", "preset-stat", "4KiB HEAD"),
+    ] {
+        let o = output_within(
+            &mut preset_sized(dir.path(), w.s3, name, bucket, &["--objects", "30"]),
+            Duration::from_secs(120),
+        )
+        .expect("ends");
+        let (out, err) = (stdout(&o), stderr(&o));
+        assert!(o.status.success(), "{name}: {out}{err}");
+        full_row(name, &out, row);
+        let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+        let op = row.rsplit(' ').next().unwrap();
+        assert!(
+            html.contains(&format!("<td class=\"l\">{op}</td>")),
+            "{name}: {op} in the table"
+        );
+        assert!(!w.has_bucket(bucket), "{name}: bucket {bucket} left");
+        let jobs = bundle_jobs(dir.path());
+        let of = |n: &str| jobs.iter().find(|j| j["jobname"] == n).unwrap();
+        assert_eq!(of("prep-objects")["write"]["total_ios"], 30, "{name}");
+        let test = if name == "s3-list" { "list" } else { "stat" };
+        let read = &of(test)["read"];
+        let requests = read["total_ios"].as_u64().unwrap();
+        assert!(requests > 0, "{name}: {read}");
+        assert_eq!(read["io_bytes"], 0, "{name}: {read}");
+        assert_eq!(of(test)["error"], 0, "{name}");
+        if name == "s3-list" {
+            // 30 objects are one page of up to 1000 keys: each request
+            // listed all 30.
+            assert_eq!(read["objects_listed"], 30 * requests, "{read}");
+            let all = format!("objects listed: {}/s, {} in all", "", 30 * requests);
+            let (rate_at, all_at) = all.split_once("/s").unwrap();
+            assert!(out.contains(rate_at) && out.contains(all_at), "{out}");
+        } else {
+            assert_eq!(read["method"], "HEAD");
+        }
+    }
+    // --objects is for these two; --size is not.
+    for (name, args, want) in [
+        (
+            "s3-put",
+            &["--objects", "5"][..],
+            "--objects is for s3-list and s3-stat",
+        ),
+        (
+            "s3-list",
+            &["--size=4m"][..],
+            "--size does not apply to 's3-list'",
+        ),
+        (
+            "s3-stat",
+            &["--objects", "0"][..],
+            "--objects '0' is not a count",
+        ),
+    ] {
+        let o = output_within(
+            &mut preset_sized(dir.path(), w.s3, name, "preset-refused", args),
+            Duration::from_secs(30),
+        )
+        .expect("ends");
+        assert!(!o.status.success(), "{name}");
+        assert!(stderr(&o).contains(want), "{want} in {}", stderr(&o));
+        assert!(!w.has_bucket("preset-refused"));
+    }
+}
+
+#[test]
+fn status_snapshots_of_an_http_job_show_its_times_to_first_byte() {
+    let Some(w) = shared() else { return };
+    w.bucket("snaps");
+    let dir = tempdir();
+    let text = global(w.s3, "filename=/snaps/o\nbs=4k\nsize=64k\niodepth=2\n")
+        + "[put]\nrw=write\ntime_based\nruntime=2s\n";
+    let o = run_job(
+        dir.path(),
+        &text,
+        &["--status-interval=500ms", "--output-format=json"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let docs: Vec<Value> = serde_json::Deserializer::from_slice(&o.stdout)
+        .into_iter::<Value>()
+        .collect::<Result<_, _>>()
+        .expect("a stream of JSON documents");
+    assert!(docs.len() >= 3, "{} documents", docs.len());
+    // Each snapshot counts a time to first byte for every PUT it counts
+    // (and for those answered but not yet reaped: at most iodepth more).
+    let mut with_puts = 0;
+    for d in &docs {
+        let put = &job(d, "put")["write"];
+        let ios = put["total_ios"].as_u64().unwrap();
+        let n = put["ttfb_ns"]["N"].as_u64().unwrap_or(0);
+        assert!(n >= ios && n <= ios + 2, "{put}");
+        with_puts += usize::from(ios > 0);
+    }
+    assert!(with_puts >= 2, "snapshots while the job ran: {with_puts}");
+    let last = &job(docs.last().unwrap(), "put")["write"];
+    assert_eq!(last["ttfb_ns"]["N"], last["total_ios"], "{last}");
+    let o = run_job(
+        dir.path(),
+        &global(w.s3, "filename=/snaps/o\nbs=4k\nsize=64k\n[del]\nrw=trim\n"),
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(w.list("snaps"), vec![], "nothing left behind");
 }

@@ -47,9 +47,26 @@ fn finish(o: &mut SuiteOpts, pos: Vec<OsString>) -> Result<(), String> {
                 preset.name
             ));
         }
-    } else if o.endpoint.is_some() || o.bucket.is_some() || o.use_existing_bucket {
+        let counted = presets::s3::counts_objects(preset);
+        if o.objects.is_some() && !counted {
+            return Err(format!(
+                "--objects is for s3-list and s3-stat (the objects they prepare), not '{}'",
+                preset.name
+            ));
+        }
+        if counted && o.run.size.is_some() {
+            return Err(format!(
+                "--size does not apply to '{}': it prepares --objects objects of 4KiB",
+                preset.name
+            ));
+        }
+    } else if o.endpoint.is_some()
+        || o.bucket.is_some()
+        || o.use_existing_bucket
+        || o.objects.is_some()
+    {
         return Err(format!(
-            "--endpoint, --bucket and --use-existing-bucket are for the object presets (s3-*), not '{}'",
+            "--endpoint, --bucket, --use-existing-bucket and --objects are for the object presets (s3-*), not '{}'",
             preset.name
         ));
     }
@@ -88,7 +105,28 @@ fn object_opts() -> Vec<super::Opt<SuiteOpts>> {
             Ok(())
         },
     );
-    vec![endpoint, bucket, existing]
+    let objects = opt(
+        "objects",
+        "N",
+        "s3-list, s3-stat: how many objects of 4KiB the prep test writes, 1 to 1000000 (default 1000)",
+        Complete::Nothing,
+        |o: &mut SuiteOpts, v| {
+            let n = v
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (1..=1_000_000).contains(n))
+                .ok_or_else(|| {
+                    format!(
+                        "--objects '{}' is not a count from 1 to 1000000",
+                        crate::job::value::excerpt(v)
+                    )
+                })?;
+            o.objects = Some(n);
+            Ok(())
+        },
+    );
+    vec![endpoint, bucket, existing, objects]
 }
 
 pub fn spec() -> Spec<SuiteOpts> {

@@ -6,7 +6,11 @@
 //! (the default) each block is its own object, `FILENAME_OFFSET_LENGTH`;
 //! with `range` the file is one object and reads are ranged GETs. Writes
 //! are PUTs, reads GETs (a missing object reads as zeroes, as in fio),
-//! trims DELETEs (a missing object is no error).
+//! trims DELETEs (a missing object is no error). With `http_op=head` a
+//! read is a HEAD of the object a GET would read (a missing object is an
+//! error), with `http_op=list` one page of ListObjectsV2 over the path's
+//! key as a prefix, each page going on where the last ended; neither
+//! moves object data, so each counts as a read of 0 bytes.
 //!
 //! At `iodepth=1` each request runs inside `queue` on the job's thread.
 //! Deeper, `iodepth` sender threads each keep their own connection alive
@@ -34,11 +38,11 @@ use super::{
     Caps, Completion, Engine, EngineError, EngineKind, IoUnit, Op, OpenFile, Queued, SideCounters,
 };
 use crate::histogram::Histogram;
-use crate::job::spec::HttpMode;
+use crate::job::spec::{HttpMode, HttpOp};
 use crate::job::JobSpec;
 use crate::sys::RawFd;
 
-pub use request::{Client, Removed};
+pub use request::{Client, Listing, Removed};
 
 /// One object path of the job (a file of its file table).
 #[derive(Debug)]
@@ -78,6 +82,11 @@ struct Done {
 pub struct HttpEngine {
     client: Arc<Client>,
     depth: u32,
+    /// What reads ask (`http_op`).
+    op: HttpOp,
+    /// Where the next LIST page of each path starts (at `iodepth=1`;
+    /// deeper, each sender walks listings of its own).
+    listing: Listing,
     files: Vec<Arc<Target>>,
     senders: Vec<Sender<Req>>,
     threads: Vec<JoinHandle<()>>,
@@ -170,12 +179,38 @@ pub fn preflight(spec: &JobSpec) -> Result<(), EngineError> {
     if o.mode == HttpMode::S3 {
         creds::resolve(o).map_err(EngineError::Unfit)?;
     }
+    if let Some(m) = o.op.method() {
+        op_fits(spec, m)?;
+    }
     if o.user.is_some() != o.pass.is_some() {
         return Err(EngineError::Unfit(
             "http_user and http_pass go together: give both or neither".into(),
         ));
     }
     consent(spec)
+}
+
+/// `http_op=head|list`: reads only, no data to check, LIST on S3 only.
+fn op_fits(spec: &JobSpec, method: &str) -> Result<(), EngineError> {
+    let o = &spec.engine.http;
+    let op = method.to_ascii_lowercase();
+    if spec.io.rw.writes() {
+        return Err(EngineError::Unfit(format!(
+            "http_op={op} makes the job's reads {method} requests: give it a job that only reads (rw=read or randread), not rw={}",
+            spec.io.rw.name()
+        )));
+    }
+    if spec.verify.enabled() {
+        return Err(EngineError::Unfit(format!(
+            "http_op={op} moves no object data, so there is nothing to verify: drop verify="
+        )));
+    }
+    if o.op == HttpOp::List && o.mode != HttpMode::S3 {
+        return Err(EngineError::Unfit(
+            "http_op=list sends ListObjectsV2, an S3 request: it needs http_mode=s3".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Consent: a job that writes or trims S3 objects may overwrite or
@@ -213,6 +248,8 @@ impl HttpEngine {
         Ok(HttpEngine {
             client: Arc::new(client),
             depth,
+            op: spec.engine.http.op,
+            listing: Listing::default(),
             files: Vec::new(),
             senders: Vec::new(),
             threads: Vec::new(),
@@ -243,19 +280,19 @@ impl HttpEngine {
                 .spawn(move || {
                     let mine = &cpu[s as usize];
                     let start = thread_cpu();
+                    let mut listing = Listing::default();
                     while let Ok(r) = rx.recv() {
                         // SAFETY: see `BufPtr`: the unit's buffer holds
                         // `len` bytes and is this request's alone until
                         // its completion is reaped.
                         let buf =
                             unsafe { std::slice::from_raw_parts_mut(r.buf.0, r.len as usize) };
-                        let result =
-                            client
-                                .execute(r.op, &r.target, r.offset, buf)
-                                .map(|(n, first)| {
-                                    record_ttfb(&ttfb, r.op, first);
-                                    n
-                                });
+                        let result = client
+                            .execute(r.op, &r.target, r.offset, buf, &mut listing)
+                            .map(|(n, first)| {
+                                record_ttfb(&ttfb, r.op, first);
+                                n
+                            });
                         // Counted before the completion is sent: the job
                         // reads these once its last request is reaped.
                         let now = thread_cpu();
@@ -312,6 +349,9 @@ impl Engine for HttpEngine {
     fn caps(&self) -> Caps {
         Caps {
             sync: self.depth <= 1,
+            // A HEAD or a LIST page moves no object data: its result
+            // (0) is the whole of it.
+            payload_results: self.op != HttpOp::Data,
             ..EngineKind::Http.info().caps
         }
     }
@@ -355,7 +395,7 @@ impl Engine for HttpEngine {
             let (op, offset) = (io.op, io.offset);
             let r = self
                 .client
-                .execute(op, &target, offset, io.data())
+                .execute(op, &target, offset, io.data(), &mut self.listing)
                 .map(|(n, first)| {
                     record_ttfb(&self.ttfb, op, first);
                     n
@@ -427,6 +467,7 @@ impl Engine for HttpEngine {
             sys_us: sum(1),
             ctx: sum(2),
             retries: self.client.retried.load(Ordering::Relaxed),
+            listed: self.client.listed.load(Ordering::Relaxed),
         }
     }
 
@@ -435,9 +476,14 @@ impl Engine for HttpEngine {
         Some(h.clone())
     }
 
+    fn first_byte_live(&self) -> Option<super::FirstBytes> {
+        Some(Arc::clone(&self.ttfb))
+    }
+
     fn restart_side(&mut self) {
         let mut h = self.ttfb.lock().unwrap_or_else(|e| e.into_inner());
         h.iter_mut().for_each(Histogram::clear);
+        self.client.listed.store(0, Ordering::Relaxed);
     }
 }
 

@@ -16,13 +16,15 @@ use rusty_s3::actions::{DeleteObject, GetObject, HeadObject, ListObjectsV2, PutO
 use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
 
 mod bucket;
+mod meta;
 mod multipart;
 
 pub use bucket::Removed;
+pub use meta::Listing;
 
 use super::creds;
 use super::{Op, Target};
-use crate::job::spec::{HttpMode, Https, ObjectMode, Secret};
+use crate::job::spec::{HttpMode, HttpOp, Https, ObjectMode, Secret};
 use crate::job::JobSpec;
 
 /// The metadata every S3 PUT of iomark carries (`x-amz-meta-iomark`): the
@@ -107,6 +109,12 @@ pub struct Client {
     part_size: u64,
     /// Requests sent again, over the job.
     pub retried: AtomicU64,
+    /// What reads ask (`http_op`), and the most keys a LIST page asks
+    /// for.
+    op: HttpOp,
+    list_max_keys: u32,
+    /// Objects listed by LIST pages (`http_op=list`), over the job.
+    pub listed: AtomicU64,
 }
 
 /// `/bucket/key` → (`bucket`, `key`); None when there is no key.
@@ -180,6 +188,9 @@ impl Client {
             retries: o.retries,
             part_size: o.s3_part_size,
             retried: AtomicU64::new(0),
+            op: o.op,
+            list_max_keys: o.list_max_keys,
+            listed: AtomicU64::new(0),
         })
     }
 
@@ -223,6 +234,7 @@ impl Client {
                 }
                 a.sign(EXPIRY)
             }
+            Op::Read if self.op == HttpOp::Head => HeadObject::new(&bucket, c, key).sign(EXPIRY),
             Op::Read => GetObject::new(&bucket, c, key).sign(EXPIRY),
             _ => DeleteObject::new(&bucket, c, key).sign(EXPIRY),
         };
@@ -295,20 +307,25 @@ impl Client {
         Ok(None)
     }
 
-    /// Does one I/O: `buf` is the data to PUT or the room a GET fills.
-    /// Returns the bytes moved and the time from the request's start to
-    /// its answer's first byte (the status line; pauses before retries
-    /// included, as in the I/O's latency), or one line saying what went
-    /// wrong.
+    /// Does one I/O: `buf` is the data to PUT or the room a GET fills
+    /// (with `http_op=head|list` a read is a HEAD or a LIST page, going
+    /// on from `listing`). Returns the bytes moved and the time from the
+    /// request's start to its answer's first byte (the status line;
+    /// pauses before retries included, as in the I/O's latency), or one
+    /// line saying what went wrong.
     pub fn execute(
         &self,
         op: Op,
         t: &Target,
         offset: u64,
         buf: &mut [u8],
+        listing: &mut Listing,
     ) -> Result<(u64, Duration), String> {
         let start = Instant::now();
         let len = buf.len() as u64;
+        if op == Op::Read && self.op != HttpOp::Data {
+            return self.meta(t, offset, len, listing, start);
+        }
         let object = self.object(t, offset, len);
         let method = match op {
             Op::Write => "PUT",
@@ -709,7 +726,9 @@ mod tests {
             size: 4096,
         };
         let mut buf = vec![0u8; 4096];
-        let e = c.execute(Op::Write, &t, 0, &mut buf).unwrap_err();
+        let e = c
+            .execute(Op::Write, &t, 0, &mut buf, &mut Listing::default())
+            .unwrap_err();
         assert!(e.starts_with("PUT /bkt/obj_0_4096: "), "{e}");
         assert!(!e.contains('\n') && !e.contains("X-Amz"), "{e}");
     }

@@ -4,7 +4,7 @@
 
 use super::{opt, size, uint_in, unsupported, Category::*, Kind, OptDef};
 use crate::job::engine_kind::EngineKind;
-use crate::job::spec::{HttpMode, Https, ObjectMode, Secret};
+use crate::job::spec::{HttpMode, HttpOp, Https, ObjectMode, Secret};
 use crate::job::value::parse_choice;
 
 const HTTP: &[EngineKind] = &[EngineKind::Http];
@@ -229,6 +229,41 @@ pub const OPTS: &[OptDef] = &[
             Ok(())
         },
     )
+    .engines(HTTP),
+    opt(
+        "http_op",
+        Engine,
+        Kind::Choice(&[
+            ("data", "reads are GETs (writes PUTs, trims DELETEs), as fio"),
+            ("head", "each read is a HEAD of the object a GET would read: 0 bytes of data"),
+            ("list", "each read is one page of ListObjectsV2 over the path's prefix (S3): 0 bytes of data, the objects listed counted"),
+        ]),
+        "What a read asks the server: data (GET), head or list; head and list take jobs that only read (iomark's own)",
+        |s, v| {
+            s.engine.http.op = parse_choice(
+                v,
+                &[
+                    ("data", HttpOp::Data),
+                    ("head", HttpOp::Head),
+                    ("list", HttpOp::List),
+                ],
+            )?;
+            Ok(())
+        },
+    )
+    .default("data")
+    .engines(HTTP),
+    opt(
+        "http_list_max_keys",
+        Engine,
+        Kind::Int,
+        "Most keys one LIST page asks for (max-keys, 1 to 1000; iomark's own)",
+        |s, v| {
+            s.engine.http.list_max_keys = uint_in(v, 1, 1000)? as u32;
+            Ok(())
+        },
+    )
+    .default("1000")
     .engines(HTTP),
     unsupported(
         "http_s3_sse_customer_key",

@@ -277,6 +277,12 @@ const SAMPLES: &[(&str, &str, Check)] = &[
         s.engine.http.object_mode == ObjectMode::Range
     }),
     ("http_retries", "7", |s| s.engine.http.retries == 7),
+    ("http_op", "list", |s| {
+        s.engine.http.op == crate::job::spec::HttpOp::List
+    }),
+    ("http_list_max_keys", "7", |s| {
+        s.engine.http.list_max_keys == 7
+    }),
     ("http_s3_part_size", "8m", |s| {
         s.engine.http.s3_part_size == 8 << 20
     }),

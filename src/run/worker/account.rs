@@ -272,7 +272,7 @@ impl Worker<'_> {
     #[inline(never)]
     fn settle_rest(&mut self, q: &mut IoQueue, idx: u32, result: i64) -> Option<i64> {
         let u = q.unit(idx);
-        if !short::is_short(u.op, u.len(), result) {
+        if !short::is_short(u.op, u.len(), result) || q.engine().caps().payload_results {
             return Some(self.reassemble(q, idx, result));
         }
         match self.short_transfer(q, idx, result) {

@@ -143,6 +143,7 @@ impl IoQueue {
         stats.sys_us += side.sys_us;
         stats.ctx += side.ctx;
         stats.retries += side.retries;
+        stats.objects_listed += side.listed;
         if let Some(h) = self.engine.first_byte() {
             for (d, h) in stats.dir.iter_mut().zip(&h) {
                 if h.count() > 0 {

@@ -57,6 +57,8 @@ pub const ALL: &[&Preset] = &[
     &s3::S3_PUT,
     &s3::S3_GET,
     &s3::S3_MIXED,
+    &s3::S3_LIST,
+    &s3::S3_STAT,
 ];
 
 impl Preset {

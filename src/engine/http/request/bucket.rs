@@ -4,8 +4,11 @@
 //! signed as the engine's are (SigV4) and retried when the server is
 //! busy; none deletes an object that lacks iomark's mark.
 
+use std::time::Instant;
+
 use rusty_s3::actions::{
     CreateBucket, DeleteBucket, DeleteObject, HeadBucket, HeadObject, ListObjectsV2,
+    ListObjectsV2Response,
 };
 use rusty_s3::{Bucket, S3Action, UrlStyle};
 
@@ -94,42 +97,61 @@ impl Client {
     /// The keys under `prefix` in bucket `name` (every page of the
     /// listing).
     pub fn list_prefix(&self, name: &str, prefix: &str) -> Result<Vec<String>, String> {
-        let s3 = self.s3()?;
-        let b = self.named(s3, name)?;
-        let listing = format!("/{name}/{prefix}");
         let mut keys = Vec::new();
         let mut token: Option<String> = None;
         loop {
-            let mut list = ListObjectsV2::new(&b, Some(&s3.creds));
-            list.with_prefix(prefix);
-            if let Some(t) = &token {
-                list.with_continuation_token(t.as_str());
-            }
-            let url: String = list.sign(EXPIRY).into();
-            let text = self
-                .with_retries("LIST", &listing, || {
-                    let mut resp = self.agent.get(&url).call().map_err(describe)?;
-                    if resp.status().as_u16() != 200 {
-                        return Err(refusal(&mut resp));
-                    }
-                    resp.body_mut()
-                        .with_config()
-                        .limit(64 << 20)
-                        .read_to_string()
-                        .map_err(|e| Fail::from(describe(e)))
-                })
-                .map_err(|e| format!("listing {listing}: {e}"))?;
-            if text.contains("<Error>") {
-                return Err(format!("listing {listing}: refused{}", code_of(&text)));
-            }
-            let page = ListObjectsV2::parse_response(&text)
-                .map_err(|e| format!("listing {listing}: {e}"))?;
+            let (page, _) = self
+                .list_page(name, prefix, token.as_deref(), None)
+                .map_err(|e| format!("listing /{name}/{prefix}: {e}"))?;
             keys.extend(page.contents.into_iter().map(|o| o.key));
             match page.next_continuation_token {
                 Some(t) if !t.is_empty() => token = Some(t),
                 _ => return Ok(keys),
             }
         }
+    }
+
+    /// One page of the listing of `prefix` in bucket `name`, from
+    /// `token` (None: the first page), of at most `max_keys` keys (None:
+    /// as many as the server gives, 1000 in S3), and when its answer
+    /// came (busy answers retried).
+    pub(super) fn list_page(
+        &self,
+        name: &str,
+        prefix: &str,
+        token: Option<&str>,
+        max_keys: Option<u32>,
+    ) -> Result<(ListObjectsV2Response, Instant), String> {
+        let s3 = self.s3()?;
+        let b = self.named(s3, name)?;
+        let mut list = ListObjectsV2::new(&b, Some(&s3.creds));
+        list.with_prefix(prefix);
+        if let Some(t) = token {
+            list.with_continuation_token(t);
+        }
+        if let Some(k) = max_keys {
+            list.with_max_keys(k as usize);
+        }
+        let url: String = list.sign(EXPIRY).into();
+        let (text, first) = self.with_retries("LIST", &format!("/{name}/{prefix}"), || {
+            let mut resp = self.agent.get(&url).call().map_err(describe)?;
+            let first = Instant::now();
+            if resp.status().as_u16() != 200 {
+                return Err(refusal(&mut resp));
+            }
+            let text = resp
+                .body_mut()
+                .with_config()
+                .limit(64 << 20)
+                .read_to_string()
+                .map_err(|e| Fail::from(describe(e)))?;
+            Ok((text, first))
+        })?;
+        if text.contains("<Error>") {
+            return Err(format!("refused{}", code_of(&text)));
+        }
+        let page = ListObjectsV2::parse_response(&text).map_err(|e| e.to_string())?;
+        Ok((page, first))
     }
 
     /// Deletes every object under `prefix` in bucket `name` that carries
