@@ -393,17 +393,11 @@ pub trait Engine: Send {
         SideCounters::default()
     }
 
-    /// Times to first byte by direction (read, write, trim), for engines
-    /// that talk to a server; None for the others. Read once, when the
-    /// job ends (cold).
-    fn first_byte(&self) -> Option<[Histogram; 3]> {
-        None
-    }
-
-    /// The times to first byte as the engine records them, shared, so
-    /// that status snapshots can show them while the job runs (cold:
-    /// read only when a snapshot is served); None for other engines.
-    fn first_byte_live(&self) -> Option<FirstBytes> {
+    /// Times to first byte by direction (read, write, trim) as the
+    /// engine records them, shared: status snapshots read them while the
+    /// job runs, the job's figures when it ends (cold both). None for
+    /// engines that do not talk to a server.
+    fn first_byte(&self) -> Option<FirstBytes> {
         None
     }
 
@@ -413,7 +407,7 @@ pub trait Engine: Send {
 }
 
 /// Times to first byte by direction (read, write, trim), recorded by
-/// an engine's own threads ([`Engine::first_byte_live`]).
+/// an engine's own threads ([`Engine::first_byte`]).
 pub type FirstBytes = std::sync::Arc<std::sync::Mutex<[Histogram; 3]>>;
 
 /// Work an engine did outside the job's thread ([`Engine::side_counters`]),

@@ -471,12 +471,7 @@ impl Engine for HttpEngine {
         }
     }
 
-    fn first_byte(&self) -> Option<[Histogram; 3]> {
-        let h = self.ttfb.lock().unwrap_or_else(|e| e.into_inner());
-        Some(h.clone())
-    }
-
-    fn first_byte_live(&self) -> Option<super::FirstBytes> {
+    fn first_byte(&self) -> Option<super::FirstBytes> {
         Some(Arc::clone(&self.ttfb))
     }
 

@@ -144,8 +144,10 @@ impl IoQueue {
         stats.ctx += side.ctx;
         stats.retries += side.retries;
         stats.objects_listed += side.listed;
-        if let Some(h) = self.engine.first_byte() {
-            for (d, h) in stats.dir.iter_mut().zip(&h) {
+        if let Some(live) = self.engine.first_byte() {
+            // A poisoned lock only means a sender panicked.
+            let h = live.lock().unwrap_or_else(|e| e.into_inner());
+            for (d, h) in stats.dir.iter_mut().zip(h.iter()) {
                 if h.count() > 0 {
                     d.add_ttfb(h);
                 }

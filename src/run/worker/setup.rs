@@ -162,7 +162,7 @@ pub(super) fn setup<'a>(
     );
     let (stats, prio) = priorities(job, opening_latencies(job, &files, caps));
     rec.shape_snapshots(&stats, &progress.link);
-    rec.watch_first_byte(engine.first_byte_live());
+    rec.watch_first_byte(engine.first_byte());
     publish_plan(job, progress);
     let Buffers {
         pool,
