@@ -121,6 +121,7 @@ impl Completions for Worker<'_> {
         self.after_completion(q, now);
     }
 
+    #[inline(always)]
     fn after_reap(&mut self, q: &mut IoQueue, n: u32, now: u64) {
         self.after_completion(q, now);
         if !self.pace.thinking
@@ -213,12 +214,24 @@ impl Worker<'_> {
 
     /// stats hook: applies what the recorder asked for after completions
     /// (depth change, stop, failure) and runs its periodic work; checks
-    /// the minimum rate.
-    #[inline]
+    /// the minimum rate. In line, the test that nothing of that is due
+    /// (most completions); the work itself is one call away.
+    #[inline(always)]
     pub(super) fn after_completion(&mut self, q: &mut IoQueue, now: u64) {
         if self.stamps {
             self.stamp = Some(now);
         }
+        let quiet = self.pace.min_rate.is_none()
+            && (!self.phase.measuring
+                || (self.pending == Action::Continue && !self.rec.due(now, &self.progress.link)));
+        if !quiet {
+            self.after_completion_rest(q, now);
+        }
+    }
+
+    /// [`Worker::after_completion`] when something may be due.
+    #[inline(never)]
+    fn after_completion_rest(&mut self, q: &mut IoQueue, now: u64) {
         if let Some(m) = &mut self.pace.min_rate {
             if m.due(now) {
                 if let Err(msg) = m.check(now, self.done.bytes, self.done.ios) {
