@@ -25,7 +25,7 @@ use std::io;
 use io_uring::{cqueue, opcode, squeue, types, IoUring, Probe};
 
 use super::file::sync_op;
-use super::ring::{self, with_fd};
+use super::ring::{self, with_fd, RwSqe};
 use super::{Caps, Completion, Engine, EngineError, EngineKind, IoUnit, Op, Queued};
 use crate::job::JobSpec;
 
@@ -133,6 +133,10 @@ pub struct IoUringEngine {
     iovecs: Vec<libc::iovec>,
     rw_flags: i32,
     nonvectored: i32,
+    /// The opcodes of a read and of a write, in the form `init` chose.
+    ops: [u8; 2],
+    /// `IOSQE_FIXED_FILE` when files are registered, else 0.
+    sqe_flags: u8,
 }
 
 // SAFETY: the iovecs point into the worker's buffer pool, which outlives
@@ -158,64 +162,47 @@ impl IoUringEngine {
             iovecs: Vec::new(),
             rw_flags,
             nonvectored: e.nonvectored,
+            ops: [opcode::Read::CODE, opcode::Write::CODE],
+            sqe_flags: 0,
         })
     }
 
+    /// A read or write as its submission entry: the opcode of the form
+    /// chosen at set-up (fixed buffer, vectored or plain), the file by
+    /// registered index or descriptor, the job's RWF flags and the I/O's
+    /// priority (every read and write carries it: a kernel submission
+    /// thread, `sqthread_poll`, does not run at the job's).
     #[inline]
-    fn entry(&mut self, io: &IoUnit) -> squeue::Entry {
-        let len = io.len as u32;
-        let (off, flags) = (io.offset, self.rw_flags);
-        // Every read and write carries its priority: a kernel submission
-        // thread (sqthread_poll) does not run at the job's.
-        let prio = io.prio.value;
-        let write = io.op == Op::Write;
-        if self.fixed_bufs {
-            return with_fd!(self.ring.fixed_files(), io, |fd| if write {
-                opcode::WriteFixed::new(fd, io.buf, len, 0)
-                    .offset(off)
-                    .rw_flags(flags)
-                    .ioprio(prio)
-                    .build()
-            } else {
-                opcode::ReadFixed::new(fd, io.buf, len, 0)
-                    .offset(off)
-                    .rw_flags(flags)
-                    .ioprio(prio)
-                    .build()
-            });
-        }
-        if self.vectored {
+    fn rw_sqe(&mut self, io: &IoUnit) -> RwSqe {
+        let (addr, len) = if self.vectored {
             let iov = &mut self.iovecs[io.idx as usize];
-            iov.iov_base = io.buf as *mut libc::c_void;
+            iov.iov_base = io.buf.cast();
             iov.iov_len = io.len as usize;
-            let iov = iov as *const libc::iovec;
-            return with_fd!(self.ring.fixed_files(), io, |fd| if write {
-                opcode::Writev::new(fd, iov, 1)
-                    .offset(off)
-                    .rw_flags(flags)
-                    .ioprio(prio)
-                    .build()
-            } else {
-                opcode::Readv::new(fd, iov, 1)
-                    .offset(off)
-                    .rw_flags(flags)
-                    .ioprio(prio)
-                    .build()
-            });
-        }
-        with_fd!(self.ring.fixed_files(), io, |fd| if write {
-            opcode::Write::new(fd, io.buf, len)
-                .offset(off)
-                .rw_flags(flags)
-                .ioprio(prio)
-                .build()
+            (iov as *const libc::iovec as u64, 1)
         } else {
-            opcode::Read::new(fd, io.buf, len)
-                .offset(off)
-                .rw_flags(flags)
-                .ioprio(prio)
-                .build()
-        })
+            (io.buf as u64, io.len as u32)
+        };
+        RwSqe {
+            opcode: self.ops[(io.op == Op::Write) as usize],
+            flags: self.sqe_flags,
+            ioprio: io.prio.value,
+            fd: if self.sqe_flags != 0 {
+                io.file as i32
+            } else {
+                io.fd
+            },
+            off: io.offset,
+            addr,
+            len,
+            rw_flags: self.rw_flags,
+            user_data: 0,
+            // READ_FIXED and WRITE_FIXED use buffer 0, the pool.
+            buf_index: 0,
+            personality: 0,
+            file_index: 0,
+            addr3: 0,
+            pad: 0,
+        }
     }
 }
 
@@ -234,20 +221,34 @@ impl Engine for IoUringEngine {
     fn init(&mut self, depth: u32, pool: (*mut u8, usize)) -> io::Result<()> {
         let depth = depth.max(1) as usize;
         self.ring.init(depth, self.fixed_bufs.then_some(pool))?;
-        self.vectored = match self.nonvectored {
-            0 => true,
-            n if n > 0 => false,
-            _ => {
-                // Auto: non-vectored when the kernel has READ/WRITE.
-                let mut probe = Probe::new();
-                match self.ring.submitter().register_probe(&mut probe) {
-                    Ok(()) => {
-                        !(probe.is_supported(opcode::Read::CODE)
-                            && probe.is_supported(opcode::Write::CODE))
+        // Fixed buffers have their own opcodes, never vectored.
+        self.vectored = !self.fixed_bufs
+            && match self.nonvectored {
+                0 => true,
+                n if n > 0 => false,
+                _ => {
+                    // Auto: non-vectored when the kernel has READ/WRITE.
+                    let mut probe = Probe::new();
+                    match self.ring.submitter().register_probe(&mut probe) {
+                        Ok(()) => {
+                            !(probe.is_supported(opcode::Read::CODE)
+                                && probe.is_supported(opcode::Write::CODE))
+                        }
+                        Err(_) => true,
                     }
-                    Err(_) => true,
                 }
-            }
+            };
+        self.ops = if self.fixed_bufs {
+            [opcode::ReadFixed::CODE, opcode::WriteFixed::CODE]
+        } else if self.vectored {
+            [opcode::Readv::CODE, opcode::Writev::CODE]
+        } else {
+            [opcode::Read::CODE, opcode::Write::CODE]
+        };
+        self.sqe_flags = if self.ring.fixed_files() {
+            squeue::Flags::FIXED_FILE.bits()
+        } else {
+            0
         };
         if self.vectored {
             self.iovecs = vec![
@@ -268,7 +269,12 @@ impl Engine for IoUringEngine {
     #[inline]
     fn queue(&mut self, io: &mut IoUnit) -> Queued {
         let entry = match io.op {
-            Op::Read | Op::Write => self.entry(io),
+            Op::Read | Op::Write => {
+                let sqe = self.rw_sqe(io);
+                // SAFETY: the buffer, iovec and descriptor stay valid
+                // until the completion is reaped.
+                return unsafe { self.ring.push_rw(sqe, io.idx) };
+            }
             Op::Fsync | Op::Fdatasync if !self.iopoll => {
                 let flags = if io.op == Op::Fdatasync {
                     types::FsyncFlags::DATASYNC
@@ -341,6 +347,91 @@ mod tests {
         // 20000 rounds up to 32768: the largest ring there is.
         assert_eq!(ring::entries(&spec(20000)), MAX_ENTRIES);
         assert_eq!(ring::entries(&spec(u32::MAX)), u32::MAX);
+    }
+
+    /// Reads and writes are written into their slots as the kernel's
+    /// `struct io_uring_sqe`: byte for byte what the io-uring crate's
+    /// builders make, in each form (plain, vectored, fixed buffers;
+    /// descriptor or registered file; RWF flags, priority).
+    #[test]
+    fn read_and_write_entries_are_the_crates_byte_for_byte() {
+        fn bytes<T>(v: &T) -> [u8; 64] {
+            assert_eq!(std::mem::size_of::<T>(), 64);
+            // SAFETY: a 64-byte plain-data struct (both are
+            // `struct io_uring_sqe`).
+            unsafe { std::mem::transmute_copy(v) }
+        }
+        let mut pool = vec![0u8; 8 * 4096];
+        for (fixedbufs, nonvectored, registerfiles, nowait) in [
+            (false, 1, false, false),
+            (false, 0, false, true),
+            (true, 1, false, false),
+            (false, 1, true, false),
+            (true, 0, true, true),
+        ] {
+            let mut sp = spec(8);
+            sp.engine.fixedbufs = fixedbufs;
+            sp.engine.nonvectored = nonvectored;
+            sp.engine.registerfiles = registerfiles;
+            sp.engine.nowait = nowait;
+            let mut eng = IoUringEngine::new(&sp).unwrap();
+            eng.init(8, (pool.as_mut_ptr(), pool.len())).unwrap();
+            for op in [Op::Read, Op::Write] {
+                // SAFETY: `pool` outlives the unit; nothing is submitted.
+                let mut u = unsafe { IoUnit::new(3, pool.as_mut_ptr().add(3 * 4096), 4096) };
+                u.op = op;
+                u.fd = 7;
+                u.file = 2;
+                u.offset = 0x1234_5000;
+                u.set_len(3072);
+                u.prio.value = 0x4003;
+                let got = eng.rw_sqe(&u);
+                let (buf, len, off) = (u.buf, 3072u32, u.offset);
+                let flags = if nowait { RWF_NOWAIT } else { 0 };
+                let iov = &eng
+                    .iovecs
+                    .get(3)
+                    .map_or(std::ptr::null(), |v| v as *const _);
+                let want = with_fd!(registerfiles, u, |fd| match (fixedbufs, nonvectored, op) {
+                    (true, _, Op::Read) => opcode::ReadFixed::new(fd, buf, len, 0)
+                        .offset(off)
+                        .rw_flags(flags)
+                        .ioprio(0x4003)
+                        .build(),
+                    (true, _, _) => opcode::WriteFixed::new(fd, buf, len, 0)
+                        .offset(off)
+                        .rw_flags(flags)
+                        .ioprio(0x4003)
+                        .build(),
+                    (false, 0, Op::Read) => opcode::Readv::new(fd, *iov, 1)
+                        .offset(off)
+                        .rw_flags(flags)
+                        .ioprio(0x4003)
+                        .build(),
+                    (false, 0, _) => opcode::Writev::new(fd, *iov, 1)
+                        .offset(off)
+                        .rw_flags(flags)
+                        .ioprio(0x4003)
+                        .build(),
+                    (false, _, Op::Read) => opcode::Read::new(fd, buf, len)
+                        .offset(off)
+                        .rw_flags(flags)
+                        .ioprio(0x4003)
+                        .build(),
+                    (false, _, _) => opcode::Write::new(fd, buf, len)
+                        .offset(off)
+                        .rw_flags(flags)
+                        .ioprio(0x4003)
+                        .build(),
+                });
+                let what = (fixedbufs, nonvectored, registerfiles, nowait, op);
+                assert_eq!(bytes(&got), bytes(&want), "{what:?}");
+                if nonvectored == 0 && !fixedbufs {
+                    assert_eq!(eng.iovecs[3].iov_base, buf.cast());
+                    assert_eq!(eng.iovecs[3].iov_len, 3072);
+                }
+            }
+        }
     }
 
     /// A ring made on one thread (the worker, or an offload submitter's

@@ -18,6 +18,8 @@ use io_uring::{cqueue, squeue, IoUring, Submitter};
 
 mod raw;
 
+pub use raw::RwSqe;
+
 use super::{Completion, Queued};
 use crate::job::JobSpec;
 
@@ -193,6 +195,33 @@ pub struct Ring<S: Sqe, C: cqueue::EntryMarker> {
     waited: bool,
     /// The thread whose registered rings hold this one.
     registered_by: Option<std::thread::ThreadId>,
+}
+
+impl<C: cqueue::EntryMarker> Ring<squeue::Entry, C> {
+    /// [`Ring::push`] of a read or write (`sqe` without its user data,
+    /// which is `idx`), written into its slot in place.
+    ///
+    /// # Safety
+    ///
+    /// As [`Ring::push`].
+    #[inline]
+    pub unsafe fn push_rw(&mut self, mut sqe: RwSqe, idx: u32) -> Queued {
+        sqe.user_data = idx as u64;
+        if self.force_async > 0 {
+            self.counter += 1;
+            if self.counter >= self.force_async {
+                self.counter = 0;
+                sqe.flags |= squeue::Flags::ASYNC.bits();
+            }
+        }
+        // SAFETY: the caller keeps what the entry points to valid until
+        // its completion is reaped.
+        if !unsafe { self.raw.push_rw(sqe) } {
+            return Queued::Busy;
+        }
+        self.queued += 1;
+        Queued::Queued
+    }
 }
 
 impl<S: Sqe, C: cqueue::EntryMarker> Ring<S, C> {

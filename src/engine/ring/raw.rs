@@ -10,7 +10,7 @@ use std::marker::PhantomData;
 use std::mem::size_of;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use io_uring::{cqueue, IoUring};
+use io_uring::{cqueue, squeue, IoUring};
 use rustix::io_uring::{io_uring_params, IORING_OFF_CQ_RING, IORING_OFF_SQES, IORING_OFF_SQ_RING};
 
 use super::{Completion, Sqe};
@@ -25,6 +25,37 @@ const FEAT_SINGLE_MMAP: u32 = 1 << 0;
 // `struct io_uring_params`, as rustix's `io_uring_params` is that struct.
 const _: () = assert!(size_of::<io_uring::Parameters>() == size_of::<io_uring_params>());
 const _: () = assert!(size_of::<io_uring_params>() == 120);
+
+/// A read or write as the kernel's 64-byte `struct io_uring_sqe` lays
+/// it out (the fields the read and write opcodes use; the rest zero), so
+/// that one is written into its slot whole rather than built beside it
+/// and copied.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RwSqe {
+    pub opcode: u8,
+    pub flags: u8,
+    pub ioprio: u16,
+    /// The descriptor, or the registered file's index with
+    /// `IOSQE_FIXED_FILE`.
+    pub fd: i32,
+    pub off: u64,
+    /// The buffer, or the iovec of a vectored read or write.
+    pub addr: u64,
+    /// Bytes, or the number of iovecs.
+    pub len: u32,
+    pub rw_flags: i32,
+    pub user_data: u64,
+    /// The registered buffer of READ_FIXED and WRITE_FIXED.
+    pub buf_index: u16,
+    pub personality: u16,
+    pub file_index: u32,
+    pub addr3: u64,
+    pub pad: u64,
+}
+
+const _: () = assert!(size_of::<RwSqe>() == size_of::<squeue::Entry>());
+const _: () = assert!(size_of::<RwSqe>() == 64);
 
 /// One mapping of the ring's memory.
 struct Map {
@@ -91,6 +122,30 @@ pub struct Raw<S: Sqe, C: cqueue::EntryMarker> {
     /// is a mapping of its own, the submission entries.
     _maps: (Map, Option<Map>, Map),
     _types: PhantomData<(S, C)>,
+}
+
+impl<C: cqueue::EntryMarker> Raw<squeue::Entry, C> {
+    /// [`Raw::push`] of a read or write written into its slot in place.
+    ///
+    /// # Safety
+    ///
+    /// Whatever the entry points to stays valid until its completion.
+    #[inline(always)]
+    pub unsafe fn push_rw(&mut self, sqe: RwSqe) -> bool {
+        // SAFETY: as in `push`; a slot holds one 64-byte entry, which
+        // `RwSqe` is (asserted above).
+        unsafe {
+            let tail = (*self.sq_tail).load(Ordering::Relaxed);
+            let head = (*self.sq_head).load(Ordering::Acquire);
+            if tail.wrapping_sub(head) >= self.sq_entries {
+                return false;
+            }
+            let slot = self.sqes.add((tail & self.sq_mask) as usize);
+            slot.cast::<RwSqe>().write(sqe);
+            (*self.sq_tail).store(tail.wrapping_add(1), Ordering::Release);
+        }
+        true
+    }
 }
 
 impl<S: Sqe, C: cqueue::EntryMarker> Raw<S, C> {
