@@ -392,37 +392,19 @@ mod tests {
                     .iovecs
                     .get(3)
                     .map_or(std::ptr::null(), |v| v as *const _);
+                // The crate's builder, finished alike in every form.
+                macro_rules! built {
+                    ($b:expr) => {
+                        $b.offset(off).rw_flags(flags).ioprio(0x4003).build()
+                    };
+                }
                 let want = with_fd!(registerfiles, u, |fd| match (fixedbufs, nonvectored, op) {
-                    (true, _, Op::Read) => opcode::ReadFixed::new(fd, buf, len, 0)
-                        .offset(off)
-                        .rw_flags(flags)
-                        .ioprio(0x4003)
-                        .build(),
-                    (true, _, _) => opcode::WriteFixed::new(fd, buf, len, 0)
-                        .offset(off)
-                        .rw_flags(flags)
-                        .ioprio(0x4003)
-                        .build(),
-                    (false, 0, Op::Read) => opcode::Readv::new(fd, *iov, 1)
-                        .offset(off)
-                        .rw_flags(flags)
-                        .ioprio(0x4003)
-                        .build(),
-                    (false, 0, _) => opcode::Writev::new(fd, *iov, 1)
-                        .offset(off)
-                        .rw_flags(flags)
-                        .ioprio(0x4003)
-                        .build(),
-                    (false, _, Op::Read) => opcode::Read::new(fd, buf, len)
-                        .offset(off)
-                        .rw_flags(flags)
-                        .ioprio(0x4003)
-                        .build(),
-                    (false, _, _) => opcode::Write::new(fd, buf, len)
-                        .offset(off)
-                        .rw_flags(flags)
-                        .ioprio(0x4003)
-                        .build(),
+                    (true, _, Op::Read) => built!(opcode::ReadFixed::new(fd, buf, len, 0)),
+                    (true, _, _) => built!(opcode::WriteFixed::new(fd, buf, len, 0)),
+                    (false, 0, Op::Read) => built!(opcode::Readv::new(fd, *iov, 1)),
+                    (false, 0, _) => built!(opcode::Writev::new(fd, *iov, 1)),
+                    (false, _, Op::Read) => built!(opcode::Read::new(fd, buf, len)),
+                    (false, _, _) => built!(opcode::Write::new(fd, buf, len)),
                 });
                 let what = (fixedbufs, nonvectored, registerfiles, nowait, op);
                 assert_eq!(bytes(&got), bytes(&want), "{what:?}");

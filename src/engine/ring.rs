@@ -207,20 +207,13 @@ impl<C: cqueue::EntryMarker> Ring<squeue::Entry, C> {
     #[inline]
     pub unsafe fn push_rw(&mut self, mut sqe: RwSqe, idx: u32) -> Queued {
         sqe.user_data = idx as u64;
-        if self.force_async > 0 {
-            self.counter += 1;
-            if self.counter >= self.force_async {
-                self.counter = 0;
-                sqe.flags |= squeue::Flags::ASYNC.bits();
-            }
+        if self.force_async_due() {
+            sqe.flags |= squeue::Flags::ASYNC.bits();
         }
         // SAFETY: the caller keeps what the entry points to valid until
         // its completion is reaped.
-        if !unsafe { self.raw.push_rw(sqe) } {
-            return Queued::Busy;
-        }
-        self.queued += 1;
-        Queued::Queued
+        let pushed = unsafe { self.raw.push_rw(sqe) };
+        self.pushed(pushed)
     }
 }
 
@@ -389,16 +382,35 @@ impl<S: Sqe, C: cqueue::EntryMarker> Ring<S, C> {
     #[inline]
     pub unsafe fn push(&mut self, entry: S, idx: u32) -> Queued {
         let mut entry = entry.with_user_data(idx as u64);
-        if self.force_async > 0 {
-            self.counter += 1;
-            if self.counter >= self.force_async {
-                self.counter = 0;
-                entry = entry.forced_async();
-            }
+        if self.force_async_due() {
+            entry = entry.forced_async();
         }
         // SAFETY: the caller keeps what the entry points to valid until
         // its completion is reaped.
-        if !unsafe { self.raw.push(entry) } {
+        let pushed = unsafe { self.raw.push(entry) };
+        self.pushed(pushed)
+    }
+
+    /// `force_async`: whether the entry being pushed is the Nth, which
+    /// goes to the kernel's async worker pool.
+    #[inline]
+    fn force_async_due(&mut self) -> bool {
+        if self.force_async == 0 {
+            return false;
+        }
+        self.counter += 1;
+        if self.counter < self.force_async {
+            return false;
+        }
+        self.counter = 0;
+        true
+    }
+
+    /// After a push: counted as queued, or `Busy` when the submission
+    /// ring was full.
+    #[inline]
+    fn pushed(&mut self, pushed: bool) -> Queued {
+        if !pushed {
             return Queued::Busy;
         }
         self.queued += 1;

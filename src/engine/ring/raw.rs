@@ -31,7 +31,7 @@ const _: () = assert!(size_of::<io_uring_params>() == 120);
 /// that one is written into its slot whole rather than built beside it
 /// and copied.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct RwSqe {
     pub opcode: u8,
     pub flags: u8,
@@ -132,19 +132,8 @@ impl<C: cqueue::EntryMarker> Raw<squeue::Entry, C> {
     /// Whatever the entry points to stays valid until its completion.
     #[inline(always)]
     pub unsafe fn push_rw(&mut self, sqe: RwSqe) -> bool {
-        // SAFETY: as in `push`; a slot holds one 64-byte entry, which
-        // `RwSqe` is (asserted above).
-        unsafe {
-            let tail = (*self.sq_tail).load(Ordering::Relaxed);
-            let head = (*self.sq_head).load(Ordering::Acquire);
-            if tail.wrapping_sub(head) >= self.sq_entries {
-                return false;
-            }
-            let slot = self.sqes.add((tail & self.sq_mask) as usize);
-            slot.cast::<RwSqe>().write(sqe);
-            (*self.sq_tail).store(tail.wrapping_add(1), Ordering::Release);
-        }
-        true
+        // SAFETY: the caller's promise; `RwSqe` is a 64-byte entry.
+        unsafe { self.put(sqe) }
     }
 }
 
@@ -199,15 +188,30 @@ impl<S: Sqe, C: cqueue::EntryMarker> Raw<S, C> {
     /// Whatever the entry points to stays valid until its completion.
     #[inline(always)]
     pub unsafe fn push(&mut self, entry: S) -> bool {
+        // SAFETY: the caller's promise.
+        unsafe { self.put(entry) }
+    }
+
+    /// [`Raw::push`] of any form of the ring's entry (`T` is an entry of
+    /// the ring's size: checked at compile time).
+    ///
+    /// # Safety
+    ///
+    /// As [`Raw::push`]; `T` is laid out as the kernel's entry.
+    #[inline(always)]
+    unsafe fn put<T>(&mut self, entry: T) -> bool {
+        const { assert!(size_of::<T>() == size_of::<S>()) };
         // SAFETY: the words and slots are inside the live mappings; this
-        // thread is the only writer of the tail.
+        // thread is the only writer of the tail; a slot holds one entry
+        // of `T`'s size.
         unsafe {
             let tail = (*self.sq_tail).load(Ordering::Relaxed);
             let head = (*self.sq_head).load(Ordering::Acquire);
             if tail.wrapping_sub(head) >= self.sq_entries {
                 return false;
             }
-            self.sqes.add((tail & self.sq_mask) as usize).write(entry);
+            let slot = self.sqes.add((tail & self.sq_mask) as usize);
+            slot.cast::<T>().write(entry);
             (*self.sq_tail).store(tail.wrapping_add(1), Ordering::Release);
         }
         true
